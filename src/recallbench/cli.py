@@ -1,0 +1,89 @@
+"""Command line entry point; the only module that imports Hydra's runtime.
+
+    recallbench dataset=msc memory=memory_retrieval generator=extractive
+    recallbench -m experiment=theanine_table1          # a table's sweep (Hydra multirun)
+
+``cli`` resolves the config, builds plain objects (episodes, LLM, embedder, memory factory,
+protocol) and hands them to ``Runner``; everything below receives plain values.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+
+
+def select_episodes(episodes: list, n: int | None, seed: int) -> list:
+    """Sample ``n`` episodes with a fixed seed (order kept); all when ``n`` is None."""
+    if n is None or n >= len(episodes):
+        return list(episodes)
+    keep = set(random.Random(seed).sample(range(len(episodes)), n))
+    return [ep for i, ep in enumerate(episodes) if i in keep]
+
+
+def build_protocol(cfg: DictConfig):
+    """Instantiate the protocol named by ``cfg.protocol.name`` with its settings."""
+    from recallbench.protocols import build_protocol as _build
+
+    return _build(OmegaConf.to_container(cfg.protocol, resolve=True), seed=int(cfg.seed))
+
+
+def run(cfg: DictConfig, job: str) -> Path:
+    """Run one job described by a composed config; return its run folder."""
+    from hydra.utils import instantiate
+
+    from recallbench.datasets import load
+    from recallbench.embed import build_embedder
+    from recallbench.llm import build_llm
+    from recallbench.runner import Runner, default_stamp
+    from recallbench.tracking import WandbLogger
+
+    paths = cfg.paths
+    episodes = load(cfg.dataset.name, paths.data_dir, **(cfg.dataset.get("options") or {}))
+    episodes = select_episodes(episodes, cfg.episodes, int(cfg.seed))
+    cache = Path(paths.cache_dir) / "llm.sqlite"
+    llm = build_llm(OmegaConf.to_container(cfg.generator, resolve=True), cache)
+    embedder = build_embedder(OmegaConf.to_container(cfg.embedder, resolve=True))
+    protocol = build_protocol(cfg)
+    metrics = list(cfg.metrics or cfg.protocol.get("metrics") or [])
+    if cfg.resume_dir:
+        run_dir = Path(cfg.resume_dir)
+    else:
+        run_dir = Path(paths.results_dir) / "runs" / cfg.tag / default_stamp() / job
+    config: dict[str, Any] = OmegaConf.to_container(cfg, resolve=True)
+    config["job"] = job
+    runner = Runner(
+        run_dir,
+        protocol=protocol,
+        make_method=lambda: instantiate(cfg.memory, llm=llm, embedder=embedder),
+        llm=llm,
+        metrics=metrics,
+        config=config,
+        progress=bool(cfg.progress),
+        logger=WandbLogger(cfg.wandb.project, cfg.wandb.mode, tags=[cfg.tag]),
+    )
+    runner.run(episodes)
+    return run_dir
+
+
+def main() -> None:
+    """Console entry point (Hydra app)."""
+    import hydra
+    from hydra.core.hydra_config import HydraConfig
+
+    @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
+    def _app(cfg: DictConfig) -> None:
+        choices = HydraConfig.get().runtime.choices
+        job = cfg.job or f"{cfg.dataset.name}-{choices['memory']}-{choices['generator']}"
+        print(run(cfg, job))
+
+    _app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,21 @@
+"""Evaluation protocols; ``build_protocol`` maps ``conf/protocol/*.yaml`` to a protocol object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from recallbench.errors import did_you_mean
+
+PROTOCOLS = ("response",)
+
+
+def build_protocol(cfg: dict[str, Any], seed: int = 0):
+    """Instantiate the protocol ``cfg["name"]`` with the remaining settings."""
+    cfg = dict(cfg)
+    name = cfg.pop("name")
+    cfg.pop("metrics", None)
+    if name == "response":
+        from recallbench.protocols.response import ResponseProtocol
+
+        return ResponseProtocol(seed=seed, **cfg)
+    raise did_you_mean("protocol", name, PROTOCOLS)

@@ -1,0 +1,125 @@
+"""Protocol ``response``: next-utterance generation on target sessions.
+
+For each episode the memory method observes every session before the first target session; then,
+for every turn of the responding speaker in each target session, the method recalls for the
+dialogue so far and the generator produces the next utterance from the method's own prompt. The
+reference is the dataset's real next turn. After each session the method observes it, so later
+target sessions see earlier ones only through memory (THEANINE sec. 3, CareCall sec. 5.2).
+
+Settings (``conf/protocol/response*.yaml``):
+- ``target_sessions``: 1-based session indices (THEANINE: 3-5; CareCall: 2-5). Sessions the
+  episode lacks are skipped (MSC public files stop at session 4: the table says so).
+- ``responder``: ``all`` (every turn after the first, THEANINE: ~3.6K turns for 100 episodes x
+  3 sessions) or a speaker name (CareCall: ``system``, the bot).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from recallbench.memory.base import MemoryMethod
+from recallbench.records import Episode, MemoryItem, Prediction, Query
+
+
+@dataclass
+class EpisodeResult:
+    """Predictions of one episode and the memory snapshot after each session."""
+
+    predictions: list[Prediction] = field(default_factory=list)
+    snapshots: list[tuple[int, list[MemoryItem]]] = field(default_factory=list)
+
+
+def prompt_hash(messages: list[dict[str, str]]) -> str:
+    """Return a short stable hash of chat messages (for provenance in predictions)."""
+    blob = json.dumps(messages, sort_keys=True, ensure_ascii=False).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _usage(res) -> dict:
+    return {
+        "prompt_tokens": res.prompt_tokens,
+        "completion_tokens": res.completion_tokens,
+        "cost_usd": res.cost_usd,
+        "latency_s": round(res.latency_s, 4),
+        "cached": res.cached,
+    }
+
+
+class ResponseProtocol:
+    """Replay an episode and generate the responder's turns of the target sessions."""
+
+    name = "response"
+
+    def __init__(
+        self,
+        target_sessions: list[int] | tuple[int, ...] = (3, 4, 5),
+        responder: str = "all",
+        max_tokens: int = 128,
+        temperature: float = 0.0,
+        seed: int | None = 0,
+    ) -> None:
+        self.target_sessions = tuple(int(s) for s in target_sessions)
+        self.responder = responder
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.seed = seed
+
+    def targets(self, episode: Episode) -> list[int]:
+        """Return the target session indices this episode actually has."""
+        have = {s.index for s in episode.sessions}
+        return [i for i in self.target_sessions if i in have]
+
+    def run_episode(self, episode: Episode, method: MemoryMethod, llm) -> EpisodeResult:
+        """Replay ``episode`` through ``method`` and return its predictions and snapshots."""
+        result = EpisodeResult()
+        targets = set(self.targets(episode))
+        method.reset(episode)
+        for session in episode.sessions:
+            if session.index in targets:
+                for j, turn in enumerate(session.turns):
+                    if j == 0 or not self._responds(turn.speaker):
+                        continue
+                    query = Query(
+                        episode.episode_id,
+                        session.index,
+                        session.turns[:j],
+                        turn.speaker,
+                        session.start,
+                    )
+                    result.predictions.append(self._predict(method, llm, query, turn))
+            method.observe(session)
+            result.snapshots.append((session.index, list(method.snapshot())))
+        return result
+
+    def _responds(self, speaker: str) -> bool:
+        return self.responder == "all" or speaker == self.responder
+
+    def _predict(self, method: MemoryMethod, llm, query: Query, turn) -> Prediction:
+        recall = method.recall(query)
+        messages = method.prompt(query, recall)
+        offline: Callable[[], str] = lambda: method.offline_response(query, recall)  # noqa: E731
+        res = llm.chat(
+            messages,
+            name="response",
+            stage="answer",
+            offline=offline,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            seed=self.seed,
+        )
+        return Prediction(
+            pred_id=f"{turn.turn_id}/response",
+            episode_id=query.episode_id,
+            session_index=query.session_index,
+            kind="response",
+            prompt_hash=prompt_hash(messages),
+            output=res.value if isinstance(res.value, str) else res.raw,
+            reference=turn.text,
+            recalled=recall.source_ids(),
+            usage=_usage(res),
+            failure=res.failure,
+            meta={"speaker": turn.speaker, "n_recalled": len(recall.items)},
+        )

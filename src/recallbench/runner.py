@@ -1,0 +1,236 @@
+"""One run = dataset x memory x generator x protocol -> a run folder (DESIGN.md section 6).
+
+Run folder ``results/runs/<tag>/<stamp>/<job>/``::
+
+    config.yaml        the resolved config (no secrets: API keys live only in the environment)
+    run.json           git sha, package versions, dataset sha256, status (written in a finally)
+    items/<ep>.jsonl   predictions of each finished episode (resume skips these episodes)
+    predictions.jsonl  all predictions          scores.jsonl   per-item metric values
+    summary.json       per metric: corpus value, item mean, n, 95% CI, per session
+    usage.json         LLM usage and cost per task, per stage and in total
+    memory/<ep>.jsonl  the memory store after every session
+
+A rerun with the same config finds every LLM call in the SQLite cache (zero uncached calls); a
+rerun into the same folder (``resume_dir``) also skips finished episodes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from recallbench.records import Episode, MemoryItem, Prediction, Score, read_jsonl, write_jsonl
+
+PACKAGES = ("recallbench", "torch", "transformers", "openai", "sentence-transformers", "numpy")
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (temp file + rename); NaN is refused."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, sort_keys=True))
+    tmp.replace(path)
+
+
+def git_sha() -> str | None:
+    """Return the current git commit of the project, or None outside a checkout."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).resolve().parent,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def package_versions() -> dict[str, str]:
+    """Return installed versions of the packages that shape results."""
+    found = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return found
+
+
+def episodes_sha256(episodes: Sequence[Episode]) -> str:
+    """Return the sha256 of the loaded episodes' canonical JSON (what the run actually saw)."""
+    h = hashlib.sha256()
+    for ep in episodes:
+        h.update(ep.to_json().encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+class Runner:
+    """Execute a protocol over episodes with a fresh memory method per episode and score it."""
+
+    def __init__(
+        self,
+        run_dir: str | Path,
+        *,
+        protocol,
+        make_method: Callable[[], Any],
+        llm,
+        metrics: Sequence[str] = (),
+        config: dict | None = None,
+        progress: bool = True,
+        logger=None,
+    ) -> None:
+        self.run_dir = Path(run_dir)
+        self.protocol = protocol
+        self.make_method = make_method
+        self.llm = llm
+        self.metrics = list(metrics)
+        self.config = config or {}
+        self.progress = progress
+        self.logger = logger
+
+    def run(self, episodes: Sequence[Episode]) -> dict:
+        """Run every episode (skipping finished ones), score, and write the run folder."""
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        info = {
+            "status": "running",
+            "git_sha": git_sha(),
+            "versions": package_versions(),
+            "dataset_sha256": episodes_sha256(episodes),
+            "n_episodes": len(episodes),
+            "started_unix": time.time(),
+            "host": platform.node(),
+        }
+        write_json(self.run_dir / "run.json", info)
+        _write_yaml(self.run_dir / "config.yaml", self.config)
+        try:
+            predictions = self._replay(episodes)
+            write_jsonl(self.run_dir / "predictions.jsonl", predictions)
+            scores, summary = self._score(predictions)
+            write_jsonl(self.run_dir / "scores.jsonl", scores)
+            summary["n_episodes"] = len(episodes)
+            summary["n_predictions"] = len(predictions)
+            write_json(self.run_dir / "summary.json", summary)
+            write_json(self.run_dir / "usage.json", self.llm.usage.to_dict())
+            if self.logger is not None:
+                self.logger.log_run(self.config, summary, predictions, self.llm.usage.to_dict())
+            info["status"] = "finished"
+            return summary
+        except BaseException as exc:
+            info["status"] = "failed"
+            info["error"] = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            info["finished_unix"] = time.time()
+            write_json(self.run_dir / "run.json", info)
+            if (usage := getattr(self.llm, "usage", None)) is not None:
+                write_json(self.run_dir / "usage.json", usage.to_dict())
+
+    def _replay(self, episodes: Sequence[Episode]) -> list[Prediction]:
+        from tqdm.auto import tqdm
+
+        items_dir = self.run_dir / "items"
+        out: list[Prediction] = []
+        bar = tqdm(episodes, desc=f"{self.protocol.name}", unit="ep", disable=not self.progress)
+        for episode in bar:
+            item_path = items_dir / f"{_safe(episode.episode_id)}.jsonl"
+            if item_path.exists():  # finished in an earlier, interrupted run
+                out.extend(read_jsonl(item_path, Prediction))
+                continue
+            result = self.protocol.run_episode(episode, self.make_method(), self.llm)
+            self._write_snapshots(episode.episode_id, result.snapshots)
+            write_jsonl(item_path, result.predictions)
+            out.extend(result.predictions)
+            totals = self.llm.usage.to_dict()["totals"]
+            bar.set_postfix(
+                preds=len(out),
+                calls=totals.get("calls", 0),
+                cost=f"${totals.get('cost_usd') or 0:.4f}",
+            )
+        return out
+
+    def _write_snapshots(self, episode_id: str, snapshots: list[tuple[int, list[MemoryItem]]]):
+        path = self.run_dir / "memory" / f"{_safe(episode_id)}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            for index, items in snapshots:
+                row = {"after_session": index, "items": [i.to_dict() for i in items]}
+                fh.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
+        tmp.replace(path)
+
+    def _score(self, predictions: list[Prediction]) -> tuple[list[Score], dict]:
+        score_fn = getattr(self.protocol, "score", None)
+        if score_fn is not None:
+            return score_fn(predictions, self.metrics)
+        return score_predictions(predictions, self.metrics)
+
+
+def score_predictions(
+    predictions: Sequence[Prediction], metric_names: Sequence[str]
+) -> tuple[list[Score], dict]:
+    """Score predictions with reference-based metrics, overall and per session.
+
+    ``summary[metric]`` holds ``value`` (the metric's corpus value over all predictions),
+    ``session_mean`` (mean of the per-session corpus values: THEANINE's "average of sessions"),
+    ``mean``/``ci95``/``n`` over per-item values when the metric defines them, and ``per_session``.
+    """
+    from recallbench.metrics import get_metric
+    from recallbench.metrics.stats import mean_ci
+
+    scored = [p for p in predictions if p.reference is not None]
+    by_session: dict[int, list[Prediction]] = defaultdict(list)
+    for p in scored:
+        by_session[p.session_index].append(p)
+    scores: list[Score] = []
+    summary: dict[str, Any] = {"metrics": {}}
+    for name in metric_names:
+        metric = get_metric(name)
+        res = metric.compute([p.output for p in scored], [p.reference for p in scored])
+        entry: dict[str, Any] = {"value": res.value, "n": len(scored), "meta": res.meta}
+        if res.items is not None:
+            scores.extend(Score(p.pred_id, name, v) for p, v in zip(scored, res.items, strict=True))
+            entry.update(_ci(mean_ci(res.items)))
+        per_session = {}
+        for index, preds in sorted(by_session.items()):
+            r = metric.compute([p.output for p in preds], [p.reference for p in preds])
+            per_session[str(index)] = {"value": r.value, "n": len(preds)}
+        entry["per_session"] = per_session
+        values = [v["value"] for v in per_session.values()]
+        entry["session_mean"] = sum(values) / len(values) if values else 0.0
+        summary["metrics"][name] = entry
+    return scores, summary
+
+
+def _ci(stats) -> dict:
+    mean, low, high = stats
+    return {"mean": mean, "ci95": [low, high]}
+
+
+def _write_yaml(path: Path, config: dict) -> None:
+    import yaml
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
+    tmp.replace(path)
+
+
+def default_stamp() -> str:
+    """Return the sweep stamp: $RECALLBENCH_STAMP (shared by a multirun) or the current time."""
+    return os.environ.get("RECALLBENCH_STAMP") or time.strftime("%Y%m%d-%H%M%S")
