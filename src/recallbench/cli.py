@@ -33,8 +33,12 @@ def build_protocol(cfg: DictConfig):
     return _build(OmegaConf.to_container(cfg.protocol, resolve=True), seed=int(cfg.seed))
 
 
-def run(cfg: DictConfig, job: str) -> Path:
-    """Run one job described by a composed config; return its run folder."""
+def run(cfg: DictConfig, job: str, choices: dict[str, str] | None = None) -> Path:
+    """Run one job described by a composed config; return its run folder.
+
+    ``choices`` are the config-group choices (e.g. ``{"memory": "memory_retrieval"}``); tables
+    find runs by them.
+    """
     from hydra.utils import instantiate
 
     from recallbench.datasets import load
@@ -57,6 +61,7 @@ def run(cfg: DictConfig, job: str) -> Path:
         run_dir = Path(paths.results_dir) / "runs" / cfg.tag / default_stamp() / job
     config: dict[str, Any] = OmegaConf.to_container(cfg, resolve=True)
     config["job"] = job
+    config["choices"] = dict(choices or {})
     runner = Runner(
         run_dir,
         protocol=protocol,
@@ -80,7 +85,8 @@ def main() -> None:
     def _app(cfg: DictConfig) -> None:
         choices = HydraConfig.get().runtime.choices
         job = cfg.job or f"{cfg.dataset.name}-{choices['memory']}-{choices['generator']}"
-        print(run(cfg, job))
+        picked = {k: v for k, v in choices.items() if v is not None and not k.startswith("hydra")}
+        print(run(cfg, job, picked))
 
     _app()
 
