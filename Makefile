@@ -10,7 +10,13 @@ RESULTS ?= results
 GENERATOR ?= extractive
 STAMP := $(VENV)/.installed
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
-RUN := $(OFFLINE) RECALLBENCH_DATA_DIR=$(abspath $(DATA_DIR)) $(PY)
+RUN := $(OFFLINE) RECALLBENCH_DATA_DIR=$(abspath $(DATA_DIR)) RECALLBENCH_RESULTS_DIR=$(RESULTS) $(PY)
+# Conversation Chronicles lives only on the Hub: use DATA_DIR when it has it, else our fixtures.
+CC_DATA_DIR ?= $(if $(wildcard $(DATA_DIR)/conversation_chronicles/*.jsonl),$(DATA_DIR),data/fixtures)
+# One stamp per make invocation so the jobs of a table share a folder.
+RUN_STAMP := $(shell date +%Y%m%d-%H%M%S)
+GEN_ARGS := generator=$(GENERATOR) $(if $(BASE_URL),generator.base_url=$(BASE_URL)) $(if $(MODEL),generator.model=$(MODEL))
+CLI := RECALLBENCH_STAMP=$(RUN_STAMP) $(RUN) -m recallbench.cli
 
 .DEFAULT_GOAL := help
 .PHONY: help install test lint data tables bench clean
@@ -45,7 +51,20 @@ reproduce-table-lufy-1: $(STAMP) ## LUFY Table 1: average turns and words per co
 reproduce-table-carecall-1: $(STAMP) ## CareCall Table 1: CareCall_mem dataset statistics
 	$(RUN) scripts/dataset_stats.py --table carecall_table1 --data-dir $(DATA_DIR) --out $(RESULTS)/tables
 
-tables: reproduce-table-lufy-1 reproduce-table-carecall-1 ## Every table that can run here
+reproduce-table-theanine-1: $(STAMP) ## THEANINE Table 1: memory baselines on MSC + CC (GENERATOR=openai BASE_URL=.. MODEL=..)
+	$(CLI) experiment=theanine_table1 dataset=msc $(GEN_ARGS) $(ARGS)
+	$(CLI) experiment=theanine_table1 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
+	$(RUN) -m recallbench.reproduce theanine_table1 --results $(RESULTS)
+
+reproduce-table-theanine-9: $(STAMP) ## THEANINE Table 9: per-session results (reuses Table 1 runs when present)
+	@if [ -z "$$(ls -d $(RESULTS)/runs/theanine_table1/*/* 2>/dev/null)" ]; then $(MAKE) reproduce-table-theanine-1; fi
+	$(RUN) -m recallbench.reproduce theanine_table9 --results $(RESULTS)
+
+reproduce-table-carecall-4: $(STAMP) ## CareCall Table 4: PPL/BLEU-1/2/F1 per session, 5 memory settings
+	$(CLI) experiment=carecall_table4 $(GEN_ARGS) $(ARGS)
+	$(RUN) -m recallbench.reproduce carecall_table4 --results $(RESULTS)
+
+tables: reproduce-table-lufy-1 reproduce-table-carecall-1 reproduce-table-theanine-1 reproduce-table-theanine-9 reproduce-table-carecall-4 ## Every table that can run here
 
 clean: ## Remove caches and run folders (keeps .venv)
 	rm -rf $(RESULTS)/runs .pytest_cache
