@@ -7,14 +7,45 @@ sessions. ``snapshot`` returns the store, dumped by the runner after every sessi
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 
 from recallbench.records import Episode, MemoryItem, Query, Recall, Session, Turn
 
 Message = dict[str, str]
 
+_WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)*")
+# Function words ignored by word-overlap heuristics (offline responses, offline memory ops).
+STOPWORDS = frozenset(
+    """a an the and or but if so as at by for from in into of on onto to with without about
+    i me my mine myself you your yours we us our they them their he him his she her it its
+    this that these those there here what which who whom whose when where why how
+    am is are was were be been being do does did doing have has had having
+    can could will would shall should may might must just really very much many some any
+    all also too not no yes oh ok okay well then than s t d ll m re ve don doesn didn isn
+    wasn aren weren couldn wouldn shouldn won haven hasn hadn""".split()
+)
+
 # THEANINE Fig. 24 is the default response prompt of the THEANINE baselines; methods override
 # ``prompt`` with their own paper template.
+
+
+def words(text: str) -> list[str]:
+    """Return the lowercased words of ``text`` (letters only; apostrophes kept inside words)."""
+    return _WORD.findall(text.lower().replace("\u2019", "'"))
+
+
+def content_words(text: str) -> list[str]:
+    """Return the words of ``text`` that are not in ``STOPWORDS``, in order."""
+    return [w for w in words(text) if w.split("'")[0] not in STOPWORDS]
+
+
+def strip_speaker(line: str, speakers: tuple[str, ...] | list[str]) -> str:
+    """Drop a leading ``speaker:`` tag of one of ``speakers`` from ``line``."""
+    for speaker in speakers:
+        if line.startswith(f"{speaker}:"):
+            return line[len(speaker) + 1 :].strip()
+    return line.strip()
 
 
 def render_history(turns: tuple[Turn, ...] | list[Turn]) -> str:
@@ -48,3 +79,26 @@ class MemoryMethod(ABC):
     @abstractmethod
     def snapshot(self) -> list[MemoryItem]:
         """Return the current store."""
+
+    def offline_response(self, query: Query, recall: Recall) -> str:
+        """Return a deterministic reply without an LLM (the ``extractive`` backend's response).
+
+        The recalled line (one line of an item's text, speaker tag removed) sharing the most
+        content words with the last turn, ties to the earliest; if none shares a word, a generic
+        follow-up built from the last turn's longest content word. A documented no-LLM baseline.
+        """
+        if not query.history:
+            return "Hello! How have you been?"
+        last = set(content_words(query.history[-1].text))
+        speakers = tuple(getattr(self, "speakers", ()))
+        best, best_overlap = "", 0
+        for item in recall.items:
+            for line in item.text.splitlines():
+                line = strip_speaker(line.strip(), speakers)
+                overlap = len(last & set(content_words(line)))
+                if overlap > best_overlap:
+                    best, best_overlap = line, overlap
+        if best:
+            return best
+        topic = max(content_words(query.history[-1].text), key=len, default="")
+        return f"I see. Tell me more about {topic}." if topic else "I see. Tell me more."

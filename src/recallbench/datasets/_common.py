@@ -1,0 +1,125 @@
+"""Helpers shared by the dataset loaders: file reading with located errors, field checks, ids.
+
+Every error names the file (relative to the data root when it lies inside it), the line or record
+and what was expected, so that a broken download is fixed in one look.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from recallbench.errors import DatasetFormatError
+from recallbench.records import Turn
+
+
+def display(path: Path, root: Path) -> str:
+    """Return ``path`` relative to the data root when it lies inside it (for error messages)."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def require_file(path: Path, root: Path, what: str) -> Path:
+    """Return ``path`` if it is a file, else raise FileNotFoundError listing its folder."""
+    if path.is_file():
+        return path
+    folder = path.parent
+    while not folder.is_dir() and folder != folder.parent:
+        folder = folder.parent
+    present = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    raise FileNotFoundError(
+        f"{what}: {display(path, root)} not found under {root} "
+        f"({display(folder, root)}/ holds: {present or 'nothing'})"
+    )
+
+
+def read_json(path: Path, root: Path) -> Any:
+    """Parse a whole JSON file; a syntax error names the file, line and column."""
+    with path.open(encoding="utf-8") as fh:
+        try:
+            return json.load(fh)
+        except json.JSONDecodeError as exc:
+            raise DatasetFormatError(
+                f"{display(path, root)} line {exc.lineno} column {exc.colno}: invalid JSON ({exc.msg})"
+            ) from None
+
+
+def iter_jsonl(path: Path, root: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ``(where, record)`` for each non-blank line; ``where`` is ``"<file> line <n>"``."""
+    name = display(path, root)
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            where = f"{name} line {number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DatasetFormatError(f"{where}: invalid JSON ({exc.msg})") from None
+            if not isinstance(record, dict):
+                raise DatasetFormatError(
+                    f"{where}: expected a JSON object, got {type(record).__name__}"
+                )
+            yield where, record
+
+
+_TYPE_NAMES = {str: "a string", list: "a list", dict: "an object", int: "an integer"}
+
+
+def get(record: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    """Return ``record[key]`` checked against ``kind``; missing or mistyped raises located."""
+    if not isinstance(record, dict):
+        raise DatasetFormatError(f"{where}: expected an object, got {type(record).__name__}")
+    if key not in record:
+        raise DatasetFormatError(f"{where}: {key!r} missing (keys: {sorted(record)})")
+    value = record[key]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        expected = " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in kinds)
+        raise DatasetFormatError(
+            f"{where}: {key!r} should be {expected}, got {type(value).__name__} {_short(value)}"
+        )
+    return value
+
+
+def strings(values: Any, what: str, where: str) -> list[str]:
+    """Check that ``values`` is a list of strings and return it as a new list."""
+    if not isinstance(values, list):
+        raise DatasetFormatError(f"{where}: {what} should be a list, got {type(values).__name__}")
+    for i, value in enumerate(values):
+        if not isinstance(value, str):
+            raise DatasetFormatError(
+                f"{where}: {what}[{i}] should be a string, got {type(value).__name__} "
+                f"{_short(value)}"
+            )
+    return list(values)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def session_id(episode_id: str, index: int) -> str:
+    """Return the id of session ``index`` (1-based) of an episode."""
+    return f"{episode_id}/s{index}"
+
+
+def make_turns(
+    sid: str, utterances: Sequence[tuple[str, str]], labels: Sequence[dict] | None = None
+) -> tuple[Turn, ...]:
+    """Build the turns of session ``sid`` from ``(speaker, text)`` pairs; ids ``<sid>/t<j>``."""
+    labels = labels or [{} for _ in utterances]
+    return tuple(
+        Turn(f"{sid}/t{j}", speaker, text, dict(lab))
+        for j, ((speaker, text), lab) in enumerate(zip(utterances, labels, strict=True))
+    )
+
+
+def speakers_in_order(sessions: Sequence[Sequence[tuple[str, str]]]) -> tuple[str, ...]:
+    """Return the distinct speakers of ``(speaker, text)`` sessions in order of first appearance."""
+    return tuple(dict.fromkeys(spk for utterances in sessions for spk, _ in utterances))

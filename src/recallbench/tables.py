@@ -1,0 +1,247 @@
+"""Render paper tables with our values beside the papers' reference values.
+
+One generic renderer serves every table: a list of :class:`Cell` (row x column, ours, paper, n)
+becomes ``results/tables/<paper>_table<n>.{md,tex,csv}``. md and tex keep the paper's layout
+(rows x columns, each cell ``ours (paper; ours - paper)``) under a header that names whatever
+the caller passes (generator, judge, embedder, data, episode counts ...); the csv is tidy, one
+line per cell: ``row,column,metric,ours,paper,diff,n``. A missing value is shown as ``n/a``
+(ours not computable here) or ``—`` (the paper reports none), never invented.
+
+Reference values live in ``references/<paper>.yaml`` (package data), one top-level key per
+table (``table1:`` ...), each with a ``source:`` note naming the paper and table.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from recallbench.errors import did_you_mean
+
+__all__ = ["Cell", "load_reference", "reference_table", "render", "REFERENCES_DIR"]
+
+REFERENCES_DIR = Path(__file__).parent / "references"
+NA = "n/a"  # our value is not available (not computable here)
+DASH = "—"  # the paper reports no value
+LEGEND = (
+    "Each cell: ours (paper; ours - paper). n/a = not computable here; "
+    "— = not reported by the paper."
+)
+
+Value = float | int | str | None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: our value and the paper's for ``metric`` at (``row``, ``column``).
+
+    ``n`` is the number of items our value was computed on (episodes, sessions, questions);
+    ``digits`` is the number of decimals shown for non-integer values.
+    """
+
+    row: str
+    column: str
+    metric: str
+    ours: Value
+    paper: Value
+    n: int | None = None
+    digits: int = 2
+
+    @property
+    def diff(self) -> float | None:
+        """Return ours - paper when both are numbers, else None."""
+        if _is_number(self.ours) and _is_number(self.paper):
+            return float(self.ours) - float(self.paper)
+        return None
+
+
+def _is_number(value: Value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _fmt(value: Value, digits: int, *, missing: str = NA, sign: bool = False) -> str:
+    if value is None:
+        return missing
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and not digits):
+        return f"{int(value):+,}" if sign else f"{int(value):,}"
+    return f"{value:+,.{digits}f}" if sign else f"{value:,.{digits}f}"
+
+
+def format_cell(cell: Cell) -> str:
+    """Return the human-readable text of ``cell`` for md/tex."""
+    ours = _fmt(cell.ours, cell.digits)
+    if cell.paper is None:
+        return ours if cell.ours is None else f"{ours} ({DASH})"
+    paper = _fmt(cell.paper, cell.digits)
+    if isinstance(cell.ours, str) and isinstance(cell.paper, str):
+        return ours if cell.ours == cell.paper else f"{ours} ({paper})"
+    if cell.diff is None:
+        return f"{ours} ({paper})"
+    digits = cell.digits if not (_is_int(cell.ours) and _is_int(cell.paper)) else 0
+    return f"{ours} ({paper}; {_fmt(cell.diff, digits, sign=True)})"
+
+
+def _is_int(value: Value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _layout(cells: Sequence[Cell]) -> tuple[list[str], list[str], dict[tuple[str, str], Cell]]:
+    rows: dict[str, None] = {}
+    columns: dict[str, None] = {}
+    grid: dict[tuple[str, str], Cell] = {}
+    for cell in cells:
+        key = (cell.row, cell.column)
+        if key in grid:
+            raise ValueError(f"two cells for row {cell.row!r}, column {cell.column!r}")
+        rows.setdefault(cell.row)
+        columns.setdefault(cell.column)
+        grid[key] = cell
+    return list(rows), list(columns), grid
+
+
+def _row_n(row: str, columns: list[str], grid: dict[tuple[str, str], Cell]) -> str:
+    ns = sorted({c.n for col in columns if (c := grid.get((row, col))) and c.n is not None})
+    return ", ".join(f"{n:,}" for n in ns) if ns else NA
+
+
+def _markdown(title, header, notes, rows, columns, grid) -> str:
+    lines = [f"# {title}", ""]
+    lines += [f"- **{key}**: {value}" for key, value in header.items()]
+    lines += ["", "| | " + " | ".join(columns) + " | n |", "|---" * (len(columns) + 2) + "|"]
+    for row in rows:
+        texts = [format_cell(grid[(row, c)]) if (row, c) in grid else "" for c in columns]
+        texts = [t.replace("|", "\\|") for t in texts]
+        lines.append(f"| {row} | " + " | ".join(texts) + f" | {_row_n(row, columns, grid)} |")
+    lines += ["", LEGEND]
+    lines += [f"- {note}" for note in notes]
+    return "\n".join(lines) + "\n"
+
+
+_TEX_ESCAPES = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "—": "---",
+}
+
+
+def tex_escape(text: str) -> str:
+    """Escape LaTeX special characters in ``text``."""
+    return "".join(_TEX_ESCAPES.get(ch, ch) for ch in str(text))
+
+
+def _latex(title, header, notes, rows, columns, grid, label) -> str:
+    lines = ["% Generated by recallbench.tables; do not edit by hand."]
+    lines += [f"% {key}: {value}" for key, value in header.items()]
+    lines += [r"\begin{table}[t]", r"\centering", r"\small"]
+    lines += [r"\begin{tabular}{l" + "r" * (len(columns) + 1) + "}", r"\toprule"]
+    lines.append(" & ".join(["", *map(tex_escape, columns), "n"]) + r" \\")
+    lines.append(r"\midrule")
+    for row in rows:
+        texts = [tex_escape(format_cell(grid[(row, c)])) if (row, c) in grid else "" for c in columns]
+        lines.append(" & ".join([tex_escape(row), *texts, _row_n(row, columns, grid)]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    caption = [title, *(f"{k}: {v}." for k, v in header.items()), LEGEND, *notes]
+    lines.append(r"\caption{" + tex_escape(" ".join(caption)) + "}")
+    lines += [r"\label{tab:" + label + "}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def _csv_value(value: Value) -> str:
+    if value is None:
+        return NA
+    if isinstance(value, float):
+        return repr(round(value, 6))
+    return str(value)
+
+
+def _csv(cells: Sequence[Cell]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["row", "column", "metric", "ours", "paper", "diff", "n"])
+    for c in cells:
+        values = (c.ours, c.paper, c.diff, c.n)
+        writer.writerow([c.row, c.column, c.metric, *map(_csv_value, values)])
+    return buf.getvalue()
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temp file in the same folder and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def render(
+    cells: Sequence[Cell],
+    *,
+    paper: str,
+    table: int | str,
+    title: str,
+    header: Mapping[str, Any],
+    out_dir: str | Path,
+    notes: Sequence[str] = (),
+) -> dict[str, Path]:
+    """Write ``<out_dir>/<paper>_table<table>.{md,tex,csv}`` and return {format: path}.
+
+    Rows and columns appear in the order of their first cell; ``header`` items are printed
+    above the table (md) or in the caption (tex); ``notes`` are printed below it.
+    """
+    if not cells:
+        raise ValueError(f"{paper} table {table}: no cells to render")
+    rows, columns, grid = _layout(cells)
+    stem = f"{paper}_table{table}"
+    header = {str(k): str(v) for k, v in header.items()}
+    texts = {
+        "md": _markdown(title, header, notes, rows, columns, grid),
+        "tex": _latex(title, header, notes, rows, columns, grid, f"{paper}-table{table}"),
+        "csv": _csv(cells),
+    }
+    paths = {fmt: Path(out_dir) / f"{stem}.{fmt}" for fmt in texts}
+    for fmt, text in texts.items():
+        atomic_write_text(paths[fmt], text)
+    return paths
+
+
+def load_reference(paper: str) -> dict[str, Any]:
+    """Load the paper's published numbers from ``references/<paper>.yaml``."""
+    available = sorted(p.stem for p in REFERENCES_DIR.glob("*.yaml"))
+    path = REFERENCES_DIR / f"{paper}.yaml"
+    if not path.is_file():
+        raise did_you_mean("reference paper", paper, available)
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping of tables, got {type(data).__name__}")
+    return data
+
+
+def reference_table(paper: str, table: int | str) -> dict[str, Any]:
+    """Return the ``table<table>`` entry of the paper's reference YAML."""
+    reference = load_reference(paper)
+    key = f"table{table}"
+    if key not in reference:
+        raise did_you_mean(f"table of {paper}", key, reference)
+    return reference[key]
