@@ -56,8 +56,10 @@ class Cell:
     digits: int = 2
 
     @property
-    def diff(self) -> float | None:
-        """Return ours - paper when both are numbers, else None."""
+    def diff(self) -> float | int | None:
+        """Return ours - paper when both are numbers (an int when both are ints), else None."""
+        if _is_int(self.ours) and _is_int(self.paper):
+            return self.ours - self.paper
         if _is_number(self.ours) and _is_number(self.paper):
             return float(self.ours) - float(self.paper)
         return None
@@ -87,41 +89,74 @@ def format_cell(cell: Cell) -> str:
         return ours if cell.ours == cell.paper else f"{ours} ({paper})"
     if cell.diff is None:
         return f"{ours} ({paper})"
-    digits = cell.digits if not (_is_int(cell.ours) and _is_int(cell.paper)) else 0
-    return f"{ours} ({paper}; {_fmt(cell.diff, digits, sign=True)})"
+    return f"{ours} ({paper}; {_fmt(cell.diff, cell.digits, sign=True)})"
 
 
 def _is_int(value: Value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _layout(cells: Sequence[Cell]) -> tuple[list[str], list[str], dict[tuple[str, str], Cell]]:
-    rows: dict[str, None] = {}
-    columns: dict[str, None] = {}
-    grid: dict[tuple[str, str], Cell] = {}
-    for cell in cells:
-        key = (cell.row, cell.column)
-        if key in grid:
-            raise ValueError(f"two cells for row {cell.row!r}, column {cell.column!r}")
-        rows.setdefault(cell.row)
-        columns.setdefault(cell.column)
-        grid[key] = cell
-    return list(rows), list(columns), grid
+@dataclass(frozen=True)
+class _Grid:
+    """Cells laid out as rows x display columns.
+
+    A column keeps one display column unless some row has several metrics in it (THEANINE:
+    column "MSC" with bleu4, rouge_l ...); then it gets one display column per metric.
+    """
+
+    rows: list[str]
+    keys: list[tuple[str, str | None]]  # (column, metric or None when the column is not split)
+    cells: dict[tuple[str, str, str | None], Cell]
+    show_n: bool
+    corner: str
+
+    @classmethod
+    def build(cls, cells: Sequence[Cell], show_n: bool, corner: str) -> _Grid:
+        seen: set[tuple[str, str, str]] = set()
+        per_pair: dict[tuple[str, str], int] = {}
+        for cell in cells:
+            key = (cell.row, cell.column, cell.metric)
+            if key in seen:
+                raise ValueError(
+                    f"two cells for row {cell.row!r}, column {cell.column!r}, metric {cell.metric!r}"
+                )
+            seen.add(key)
+            per_pair[cell.row, cell.column] = per_pair.get((cell.row, cell.column), 0) + 1
+        split = {column for (_, column), count in per_pair.items() if count > 1}
+        grid = {(c.row, c.column, c.metric if c.column in split else None): c for c in cells}
+        keys = list(dict.fromkeys((col, metric) for _, col, metric in grid))
+        rows = list(dict.fromkeys(c.row for c in cells))
+        return cls(rows, keys, grid, show_n, corner)
+
+    def heads(self) -> list[str]:
+        """Header texts: corner, one per display column ("MSC / bleu4" when split), n."""
+        names = [
+            column if metric is None else f"{column} / {metric}" for column, metric in self.keys
+        ]
+        return [self.corner, *names, *(["n"] if self.show_n else [])]
+
+    def texts(self, row: str) -> list[str]:
+        """The row label, each cell's text ('' where the row has no cell) and the row's n."""
+        found = [self.cells.get((row, column, metric)) for column, metric in self.keys]
+        texts = [row] + [format_cell(cell) if cell else "" for cell in found]
+        if self.show_n:
+            ns = {cell.n for cell in found if cell and cell.n is not None}
+            texts.append(NA if not ns else f"{ns.pop():,}" if len(ns) == 1 else "varies (csv)")
+        return texts
 
 
-def _row_n(row: str, columns: list[str], grid: dict[tuple[str, str], Cell]) -> str:
-    ns = sorted({c.n for col in columns if (c := grid.get((row, col))) and c.n is not None})
-    return ", ".join(f"{n:,}" for n in ns) if ns else NA
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
 
 
-def _markdown(title, header, notes, rows, columns, grid) -> str:
+def _markdown(title: str, header: dict, notes: Sequence[str], grid: _Grid) -> str:
     lines = [f"# {title}", ""]
-    lines += [f"- **{key}**: {value}" for key, value in header.items()]
-    lines += ["", "| | " + " | ".join(columns) + " | n |", "|---" * (len(columns) + 2) + "|"]
-    for row in rows:
-        texts = [format_cell(grid[(row, c)]) if (row, c) in grid else "" for c in columns]
-        texts = [t.replace("|", "\\|") for t in texts]
-        lines.append(f"| {row} | " + " | ".join(texts) + f" | {_row_n(row, columns, grid)} |")
+    if header:
+        lines += [f"- **{key}**: {value}" for key, value in header.items()] + [""]
+    heads = grid.heads()
+    lines += ["| " + " | ".join(map(_md_escape, heads)) + " |", "|---" * len(heads) + "|"]
+    for row in grid.rows:
+        lines.append("| " + " | ".join(map(_md_escape, grid.texts(row))) + " |")
     lines += ["", LEGEND]
     lines += [f"- {note}" for note in notes]
     return "\n".join(lines) + "\n"
@@ -139,6 +174,9 @@ _TEX_ESCAPES = {
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
     "—": "---",
+    "|": r"\textbar{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
 }
 
 
@@ -147,16 +185,15 @@ def tex_escape(text: str) -> str:
     return "".join(_TEX_ESCAPES.get(ch, ch) for ch in str(text))
 
 
-def _latex(title, header, notes, rows, columns, grid, label) -> str:
+def _latex(title: str, header: dict, notes: Sequence[str], grid: _Grid, label: str) -> str:
     lines = ["% Generated by recallbench.tables; do not edit by hand."]
     lines += [f"% {key}: {value}" for key, value in header.items()]
     lines += [r"\begin{table}[t]", r"\centering", r"\small"]
-    lines += [r"\begin{tabular}{l" + "r" * (len(columns) + 1) + "}", r"\toprule"]
-    lines.append(" & ".join(["", *map(tex_escape, columns), "n"]) + r" \\")
-    lines.append(r"\midrule")
-    for row in rows:
-        texts = [tex_escape(format_cell(grid[(row, c)])) if (row, c) in grid else "" for c in columns]
-        lines.append(" & ".join([tex_escape(row), *texts, _row_n(row, columns, grid)]) + r" \\")
+    heads = grid.heads()
+    lines += [r"\begin{tabular}{l" + "r" * (len(heads) - 1) + "}", r"\toprule"]
+    lines += [" & ".join(map(tex_escape, heads)) + r" \\", r"\midrule"]
+    for row in grid.rows:
+        lines.append(" & ".join(map(tex_escape, grid.texts(row))) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     caption = [title, *(f"{k}: {v}." for k, v in header.items()), LEGEND, *notes]
     lines.append(r"\caption{" + tex_escape(" ".join(caption)) + "}")
@@ -204,20 +241,26 @@ def render(
     header: Mapping[str, Any],
     out_dir: str | Path,
     notes: Sequence[str] = (),
+    show_n: bool = True,
+    corner: str = "",
 ) -> dict[str, Path]:
     """Write ``<out_dir>/<paper>_table<table>.{md,tex,csv}`` and return {format: path}.
 
-    Rows and columns appear in the order of their first cell; ``header`` items are printed
-    above the table (md) or in the caption (tex); ``notes`` are printed below it.
+    Rows and columns appear in the order of their first cell; a column where some row has
+    several metrics becomes one display column per metric ("MSC / bleu4"). ``header`` items are printed
+    above the table (md) or in the caption (tex); ``notes`` are printed below it. ``show_n``
+    adds a last column with each row's n (when its cells share one); the csv always has n.
+    ``corner`` names the row-label column (e.g. "Dataset").
     """
     if not cells:
         raise ValueError(f"{paper} table {table}: no cells to render")
-    rows, columns, grid = _layout(cells)
-    stem = f"{paper}_table{table}"
+    grid = _Grid.build(cells, show_n, corner)
+    number = str(table).removeprefix("table")  # accept 1, "1" or "table1"
+    stem = f"{paper}_table{number}"
     header = {str(k): str(v) for k, v in header.items()}
     texts = {
-        "md": _markdown(title, header, notes, rows, columns, grid),
-        "tex": _latex(title, header, notes, rows, columns, grid, f"{paper}-table{table}"),
+        "md": _markdown(title, header, notes, grid),
+        "tex": _latex(title, header, notes, grid, f"{paper}-table{number}"),
         "csv": _csv(cells),
     }
     paths = {fmt: Path(out_dir) / f"{stem}.{fmt}" for fmt in texts}

@@ -17,6 +17,12 @@ Stage = Literal["memory", "answer", "judge", "generate"]
 Message = dict[str, str]
 
 
+# ``TaskResult.failure`` starts with one of these: the call itself failed (after the backend's
+# bounded retries), or the reply could not be parsed and ``task.fallback`` was used.
+CALL_FAILURE = "call failed"
+PARSE_FAILURE = "parse failed"
+
+
 class ParseError(ValueError):
     """An LLM reply did not have the shape the task's parser expects."""
 
@@ -40,6 +46,9 @@ class PromptTask:
         stage: which cost bucket the call belongs to.
         max_tokens, temperature: decoding parameters (part of the cache key).
         source: where the template comes from (e.g. "THEANINE Fig. 24, verbatim").
+        seed: sampling seed (part of the cache key); None uses the generator's ``seed``. A
+            sampled call (temperature > 0) without any seed is never cached. Draw several
+            samples with ``dataclasses.replace(task, seed=i)``.
     """
 
     name: str
@@ -51,20 +60,28 @@ class PromptTask:
     max_tokens: int = 256
     temperature: float = 0.0
     source: str = ""
+    seed: int | None = None
 
     def render(self, **fields: Any) -> list[Message]:
         """Fill the template with ``fields`` and return chat messages."""
         try:
             if isinstance(self.template, str):
                 return [{"role": "user", "content": self.template.format(**fields)}]
-            return [{"role": role, "content": text.format(**fields)} for role, text in self.template]
+            return [
+                {"role": role, "content": text.format(**fields)} for role, text in self.template
+            ]
         except KeyError as exc:
             raise KeyError(f"task {self.name!r}: template field {exc} not given") from None
 
 
 @dataclass(frozen=True)
 class TaskResult:
-    """What ``LLM.run`` returns: the parsed value, the raw reply and the call's usage."""
+    """What ``LLM.run`` returns: the parsed value, the raw reply and the call's usage.
+
+    ``failure`` is None on success, else starts with ``CALL_FAILURE`` (value = the task's
+    fallback, or "" for ``LLM.chat``) or ``PARSE_FAILURE`` (value = the task's fallback).
+    ``cost_usd`` is None when the model has no known price; cache hits cost 0.
+    """
 
     value: Any
     raw: str
@@ -73,6 +90,16 @@ class TaskResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0
     failure: str | None = None
     messages: list[Message] = field(default_factory=list)
+
+    def usage_dict(self) -> dict[str, Any]:
+        """Return this call's usage as a JSON-ready dict (for ``Prediction.usage``)."""
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": self.cost_usd,
+            "latency_s": round(self.latency_s, 6),
+            "cached": self.cached,
+        }

@@ -1,0 +1,55 @@
+"""LLM layer: PromptTasks, backends (extractive, openai, hf), SQLite cache, usage and cost.
+
+    from recallbench.llm import LLM, PromptTask, TaskResult, build_llm
+    llm = build_llm({"backend": "extractive"}, cache_path=None)
+    result = llm.run(task, **fields)
+
+See DESIGN.md section 4 and notes/API.md for the contract.
+"""
+
+from __future__ import annotations
+
+from recallbench.llm.backends import (
+    Backend,
+    BackendCallError,
+    Completion,
+    Decoding,
+    ExtractiveBackend,
+    OpenAIBackend,
+    TokenBucket,
+)
+from recallbench.llm.cache import Cache, cache_key
+from recallbench.llm.client import LLM
+from recallbench.llm.config import build_llm
+from recallbench.llm.hf import HFBackend, load_causal_lm, load_tokenizer
+from recallbench.llm.prices import PRICES_AS_OF, PRICES_SOURCE, Price, PriceTable
+from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE, ParseError, PromptTask, TaskResult
+from recallbench.llm.usage import Bucket, Usage
+
+__all__ = [
+    "LLM",
+    "Backend",
+    "BackendCallError",
+    "Bucket",
+    "CALL_FAILURE",
+    "Cache",
+    "Completion",
+    "Decoding",
+    "ExtractiveBackend",
+    "HFBackend",
+    "OpenAIBackend",
+    "PARSE_FAILURE",
+    "PRICES_AS_OF",
+    "PRICES_SOURCE",
+    "ParseError",
+    "Price",
+    "PriceTable",
+    "PromptTask",
+    "TaskResult",
+    "TokenBucket",
+    "Usage",
+    "build_llm",
+    "cache_key",
+    "load_causal_lm",
+    "load_tokenizer",
+]

@@ -1,0 +1,87 @@
+"""SQLite cache of LLM replies, shared safely by parallel processes (Hydra multirun jobs).
+
+The key is the sha256 of a canonical JSON of everything that decides a reply: backend, model,
+the full chat messages and every decoding parameter (max_tokens, temperature, seed). Values are
+JSON (no pickle): the reply text, its token counts and what it cost when it was made. The
+database runs in WAL mode with a busy timeout, so several processes can read and write the same
+file; a write is one autocommitted ``INSERT OR REPLACE`` (identical keys hold identical values, so
+a race between two writers of the same key is harmless).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS replies (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+def cache_key(
+    backend: str, model: str, messages: list[dict[str, str]], params: dict[str, Any]
+) -> str:
+    """Return the sha256 hex key of one call (canonical JSON, sorted keys)."""
+    payload = {"backend": backend, "model": model, "messages": messages, "params": params}
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Cache:
+    """A key -> JSON value store in one SQLite file.
+
+    Args:
+        path: the database file; its folder is created. ``":memory:"`` for a private cache.
+        busy_timeout_s: how long a writer waits for another process's lock before failing.
+    """
+
+    def __init__(self, path: str | Path, busy_timeout_s: float = 60.0) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        # One connection shared by this process's threads, serialized by a lock.
+        self._conn = sqlite3.connect(
+            self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
+        )
+        self._lock = threading.Lock()
+        with self._lock:
+            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._conn.execute(_SCHEMA)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """Return the stored value of ``key``, or None when absent."""
+        with self._lock:
+            row = self._conn.execute("SELECT value FROM replies WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        """Store ``value`` (JSON-serializable, no NaN) under ``key``."""
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO replies (key, value, created) VALUES (?, ?, ?)",
+                (key, text, time.time()),
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._conn.close()
+
+    def __repr__(self) -> str:
+        return f"Cache({self.path!r})"

@@ -1,0 +1,337 @@
+"""The LLM facade: render a PromptTask, look up the cache, call the backend, parse, record usage.
+
+``LLM`` is synchronous for its callers (memory methods, protocols, judges). Async backends run on
+a private event loop in a daemon thread, so ``run_many`` overlaps calls up to the backend's
+concurrency bound while the caller just waits, and it works inside notebooks whose own loop is
+already running. Cache lookups happen in the caller's thread before anything is sent.
+
+Failure policy (never crashes a run): a call that fails after the backend's bounded retries
+gives ``task.fallback`` (``""`` for ``chat``) with ``failure`` set and counts under
+``failures``; an unparseable reply gives ``task.fallback`` and counts under ``parse_failures``.
+Configuration mistakes (bad key, unknown model, a task without an offline implementation on
+the extractive backend) raise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from recallbench.llm.backends import (
+    Backend,
+    BackendCallError,
+    Completion,
+    Decoding,
+    count_message_tokens,
+)
+from recallbench.llm.cache import Cache, cache_key
+from recallbench.llm.prices import PriceTable
+from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE, Message, PromptTask, TaskResult
+from recallbench.llm.usage import Usage
+
+# A parser signals an unparseable reply with one of these (ParseError is a ValueError).
+_PARSE_ERRORS = (ValueError, KeyError, IndexError, TypeError)
+
+
+@dataclass(frozen=True)
+class _Call:
+    name: str
+    stage: str
+    messages: list[Message]
+    dec: Decoding
+    offline: Callable[[], str] | None
+    parse: Callable[[str], Any] | None  # None: free-form chat, value = stripped text
+    fallback: Any
+
+
+class _LoopThread:
+    """An asyncio event loop running forever in a daemon thread."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True, name="llm-loop")
+        self.thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        if threading.current_thread() is self.thread:
+            raise RuntimeError("LLM.run called from its own event loop thread (would deadlock)")
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+def _progress_enabled(progress: bool | None) -> bool:
+    if progress is not None:
+        return progress
+    return sys.stderr.isatty() and os.environ.get("RECALLBENCH_PROGRESS", "1") != "0"
+
+
+class LLM:
+    """Run PromptTasks and free-form chats on one backend, with cache and usage accounting.
+
+    Args:
+        backend: an ``ExtractiveBackend``, ``OpenAIBackend`` or ``HFBackend``.
+        cache: reply cache (ignored by the extractive backend: computing beats a lookup).
+        prices: price table (default: ``PriceTable()``).
+        seed: default sampling seed for calls that give none.
+        temperature, max_tokens: when not None, override every call's own value.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        cache: Cache | None = None,
+        prices: PriceTable | None = None,
+        *,
+        seed: int | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> None:
+        self.backend = backend
+        self.cache = None if backend.offline else cache
+        self.prices = prices or PriceTable()
+        self.usage = Usage()
+        self.seed = seed
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self._loop: _LoopThread | None = None
+        self._loop_lock = threading.Lock()
+
+    @property
+    def model(self) -> str:
+        return self.backend.model
+
+    @property
+    def context_length(self) -> int:
+        return self.backend.context_length
+
+    def count_tokens(self, text: str) -> int:
+        """Count tokens with a local tokenizer (exact for hf models, approximate for OpenAI)."""
+        return self.backend.count_tokens(text)
+
+    # -- public calls ---------------------------------------------------------------------
+
+    def run(self, task: PromptTask, **fields: Any) -> TaskResult:
+        """Render ``task`` with ``fields``, call (or hit the cache), parse and record usage."""
+        return self._execute([self._task_call(task, fields)], progress=False, desc=task.name)[0]
+
+    def run_many(
+        self, task: PromptTask, fields_list: list[dict[str, Any]], *, progress: bool | None = None
+    ) -> list[TaskResult]:
+        """Run ``task`` over many field dicts, concurrently on async backends; order is kept."""
+        calls = [self._task_call(task, fields) for fields in fields_list]
+        return self._execute(calls, progress=_progress_enabled(progress), desc=task.name)
+
+    def chat(
+        self,
+        messages: list[Message],
+        *,
+        name: str,
+        stage: str,
+        offline: Callable[[], str],
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        seed: int | None = None,
+    ) -> TaskResult:
+        """Free-form generation; ``value`` is the stripped reply (``offline()`` if extractive)."""
+        call = _Call(
+            name, stage, list(messages), self._decoding(max_tokens, temperature, seed),
+            offline, None, "",
+        )  # fmt: skip
+        return self._execute([call], progress=False, desc=name)[0]
+
+    def describe(self) -> dict[str, Any]:
+        """Return what produced the outputs (for run.json): backend, model, prices; no secrets."""
+        price = self.prices.price(self.model)
+        return {
+            "backend": self.backend.name,
+            "model": self.model,
+            "base_url": getattr(self.backend, "base_url", None),
+            "context_length": self.context_length if not self.backend.offline else None,
+            "cache": self.cache.path if self.cache else None,
+            "price_per_1m": None if price is None else [price.input_per_1m, price.output_per_1m],
+            "prices_source": self.prices.source,
+        }
+
+    def close(self) -> None:
+        """Close the backend client and stop the event loop thread."""
+        if self._loop is not None:
+            aclose = getattr(self.backend, "aclose", None)
+            if aclose is not None:
+                self._loop.run(aclose())
+            self._loop.stop()
+            self._loop = None
+        self.backend.close()
+
+    def __enter__(self) -> LLM:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"LLM(backend={self.backend!r}, cache={self.cache!r})"
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _decoding(self, max_tokens: int, temperature: float, seed: int | None) -> Decoding:
+        return Decoding(
+            max_tokens=self.max_tokens if self.max_tokens is not None else max_tokens,
+            temperature=self.temperature if self.temperature is not None else temperature,
+            seed=seed if seed is not None else self.seed,
+        )
+
+    def _task_call(self, task: PromptTask, fields: dict[str, Any]) -> _Call:
+        offline = None
+        if task.offline is not None:
+            offline = lambda: task.offline(**fields)  # noqa: E731
+        dec = self._decoding(task.max_tokens, task.temperature, task.seed)
+        return _Call(task.name, task.stage, task.render(**fields), dec, offline, task.parse,
+                     task.fallback)  # fmt: skip
+
+    def _key(self, call: _Call) -> str | None:
+        if self.cache is None or (call.dec.temperature > 0 and call.dec.seed is None):
+            return None  # unseeded sampling is meant to differ every time: never cached
+        return cache_key(self.backend.name, self.model, call.messages, call.dec.as_dict())
+
+    def _execute(self, calls: list[_Call], *, progress: bool, desc: str) -> list[TaskResult]:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(calls), desc=desc, unit="call", disable=not progress, leave=False)
+        last = [0.0]
+
+        def done(result: TaskResult) -> None:
+            bar.update(1)
+            if progress and time.monotonic() - last[0] > 0.5:
+                last[0] = time.monotonic()
+                bar.set_postfix(cost=f"${self.usage.totals.cost_usd:.4f}", refresh=False)
+
+        results: list[TaskResult | None] = []
+        for call in calls:
+            hit = self._lookup(call)
+            results.append(hit)
+            if hit is not None:
+                done(hit)
+        misses = [i for i, r in enumerate(results) if r is None]
+        try:
+            if misses and self.backend.is_async:
+                got = self._async_loop().run(self._amany([calls[i] for i in misses], done))
+                for i, result in zip(misses, got, strict=True):
+                    results[i] = result
+            for i in misses if not self.backend.is_async else ():
+                results[i] = self._call_sync(calls[i])
+                done(results[i])
+        finally:
+            bar.close()
+        return [r for r in results if r is not None]
+
+    def _async_loop(self) -> _LoopThread:
+        with self._loop_lock:
+            if self._loop is None:
+                self._loop = _LoopThread()
+            return self._loop
+
+    async def _amany(
+        self, calls: list[_Call], done: Callable[[TaskResult], None]
+    ) -> list[TaskResult]:
+        async def one(call: _Call) -> TaskResult:
+            try:
+                completion = await self.backend.acomplete(call.messages, call.dec)  # type: ignore[attr-defined]
+            except BackendCallError as exc:
+                result = self._failed(call, str(exc))
+            else:
+                result = self._finish(call, completion)
+            done(result)
+            return result
+
+        tasks = [asyncio.ensure_future(one(c)) for c in calls]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:  # a ConfigError (bad key, unknown model) stops the whole batch
+            for t in tasks:
+                t.cancel()
+            raise
+
+    def _call_sync(self, call: _Call) -> TaskResult:
+        try:
+            completion = self.backend.complete(call.messages, call.dec)  # type: ignore[attr-defined]
+        except BackendCallError as exc:
+            return self._failed(call, str(exc))
+        return self._finish(call, completion)
+
+    def _lookup(self, call: _Call) -> TaskResult | None:
+        """Answer without a model call: the offline implementation, or a cache hit."""
+        if self.backend.offline:
+            if call.offline is None:
+                raise ValueError(
+                    f"task {call.name!r} has no offline implementation, so the extractive "
+                    "backend cannot run it: give the PromptTask an `offline` or use an LLM"
+                )
+            start = time.perf_counter()
+            text = call.offline()
+            latency = time.perf_counter() - start
+            prompt = count_message_tokens(call.messages, self.count_tokens)
+            return self._finish(call, Completion(text, prompt, self.count_tokens(text), latency))
+        key = self._key(call)
+        hit = self.cache.get(key) if key is not None and self.cache is not None else None
+        if hit is None:
+            return None
+        completion = Completion(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], 0.0)
+        return self._finish(call, completion, cached=True)
+
+    def _finish(self, call: _Call, completion: Completion, cached: bool = False) -> TaskResult:
+        full_cost = self.prices.cost(
+            self.model, completion.prompt_tokens, completion.completion_tokens,
+            local=self.backend.local,
+        )  # fmt: skip
+        if not cached and not self.backend.offline:
+            key = self._key(call)
+            if key is not None and self.cache is not None:
+                self.cache.put(key, {
+                    "text": completion.text,
+                    "prompt_tokens": completion.prompt_tokens,
+                    "completion_tokens": completion.completion_tokens,
+                    "model": self.model,
+                })  # fmt: skip
+        value, failure = self._parse(call, completion.text)
+        result = TaskResult(
+            value=value,
+            raw=completion.text,
+            parsed=failure is None,
+            cached=cached,
+            prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens,
+            latency_s=completion.latency_s,
+            cost_usd=0.0 if cached else full_cost,
+            failure=failure,
+            messages=call.messages,
+        )
+        self.usage.record(call.name, call.stage, result, full_cost)
+        return result
+
+    def _parse(self, call: _Call, text: str) -> tuple[Any, str | None]:
+        if call.parse is None:
+            return text.strip(), None
+        try:
+            return call.parse(text), None
+        except _PARSE_ERRORS as exc:
+            return call.fallback, f"{PARSE_FAILURE}: {type(exc).__name__}: {str(exc)[:200]}"
+
+    def _failed(self, call: _Call, message: str) -> TaskResult:
+        result = TaskResult(
+            value=call.fallback,
+            raw="",
+            parsed=False,
+            failure=f"{CALL_FAILURE}: {message}",
+            messages=call.messages,
+        )
+        self.usage.record(call.name, call.stage, result, 0.0)
+        return result

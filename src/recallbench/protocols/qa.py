@@ -1,0 +1,251 @@
+"""Protocol ``qa``: probing questions after every session, judged 1 / 0 / 2 (LUFY sec. 5.4).
+
+For each episode the memory method observes the sessions in order. After ``observe(session)``
+(where LUFY-family methods forget, so the questions meet the post-forgetting store) every
+question created up to that session (``QAItem.after_session <= session.index``) is asked: the
+method recalls for a probe ``Query`` (question set, empty history; methods must not change their
+state for it, which ``check_unperturbed`` verifies by comparing the store before and after), the
+generator answers from the recalled memory (``QA_ANSWER_TASK``), and a judge labels the answer
+1 correct / 0 incorrect / 2 don't-know (LUFY App. C.1). The method never sees the label answer:
+only the judge does, after the method has answered.
+
+Scores (``score``), LUFY Table 11 and Tables 16-18: for session ``s`` and the questions created
+after session ``q`` (a "question-session"), precision P = correct / (correct + incorrect) (0
+when nothing was answered), recall R = correct / asked, F1 = 2PR / (P + R) (0 when P + R = 0).
+``per_session[s]`` is the mean over the question-sessions q <= s (this reproduces Table 11 from
+Tables 16-18), F1 from that P and R; ``session_mean`` is the mean over sessions (the tables'
+"Avg."); ``value`` pools every judgment of the run (micro average). After every session the
+method's ``retention()`` (cumulative created / retained memories) is recorded as a ``memory``
+prediction and summarized as ``retained``, ``created`` and ``retention_rate`` (LUFY Table 3:
+means over episodes of the per-episode values).
+
+Settings (``conf/protocol/qa*.yaml``): ``judge`` (a ``conf/judge`` mapping), ``sessions`` (ask
+after these 1-based sessions; null: all), ``user_index`` (index in ``Episode.speakers`` of the
+person the questions are about; LUFY: -1, the user), ``session_minutes`` (simulated length of a
+session: the probe's ``now``), ``max_tokens``, ``temperature``, ``check_unperturbed``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+from recallbench.errors import ConfigError, did_you_mean
+from recallbench.judges import CORRECT, DONT_KNOW, INCORRECT, Judge, JudgeItem, build_judge
+from recallbench.judges.lexical import content, stem, words
+from recallbench.llm.task import PromptTask
+from recallbench.protocols.response import EpisodeResult, prompt_hash
+from recallbench.records import Episode, MemoryItem, Prediction, QAItem, Query, Recall, Score
+
+# Ours: LUFY asks "each model the full set of questions" (sec. 5.4) but prints no answering
+# prompt. This one keeps the chatbot's voice while asking for an answer about the user, since the
+# C.1 judge gives 0 to answers that use "I" as the subject.
+QA_ANSWER_PROMPT = (
+    "You are {bot}, a chatbot who has talked with {user} before. Answer the question about "
+    "{user} using only your memory of those conversations below. Answer in one short sentence "
+    "about {user}, in the third person. If the memory does not contain the answer, reply "
+    "exactly: I don't know.\n\n"
+    "Memory:\n{memory}\n\n"
+    "Question: {question}\n"
+    "Answer:"
+)
+QA_ANSWER_SOURCE = "ours (LUFY sec. 5.4 prints no answering prompt)"
+DONT_KNOW_ANSWER = "I don't know."
+NO_MEMORY_TEXT = "(nothing recalled)"
+
+QA_METRICS = ("precision", "recall", "f1", "dont_know_rate", "retained", "created", "retention_rate")
+
+
+def offline_answer(question: str, items: Sequence[str] = (), names: Sequence[str] = (), **_: Any) -> str:
+    """Answer without an LLM: the recalled item sharing most content words with the question.
+
+    Ties go to the earlier item (the method's ranking); with no overlap at all the top-ranked
+    item; "I don't know." when nothing was recalled. ``names`` (the speakers) do not count as
+    overlap: every utterance of the user names the user.
+    """
+    if not items:
+        return DONT_KNOW_ANSWER
+    skip = {stem(w) for name in names for w in words(name)}
+    asked = {stem(w) for w in content(words(question))} - skip
+    best, best_overlap = items[0], 0
+    for text in items:
+        overlap = len(asked & {stem(w) for w in content(words(text))})
+        if overlap > best_overlap:
+            best, best_overlap = text, overlap
+    return best
+
+
+QA_ANSWER_TASK = PromptTask(
+    name="qa.answer",
+    template=QA_ANSWER_PROMPT,
+    offline=offline_answer,
+    fallback="",
+    stage="answer",
+    max_tokens=64,
+    temperature=0.0,
+    source=QA_ANSWER_SOURCE,
+)
+
+
+def prf(correct: int, incorrect: int, asked: int) -> tuple[float, float, float]:
+    """Return LUFY precision, recall and F1 (each 0 when undefined)."""
+    answered = correct + incorrect
+    precision = correct / answered if answered else 0.0
+    recall = correct / asked if asked else 0.0
+    return precision, recall, f1(precision, recall)
+
+
+def f1(precision: float, recall: float) -> float:
+    """Harmonic mean of precision and recall (0 when both are 0)."""
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+class QAProtocol:
+    """Ask every question created so far after each session and judge the answers."""
+
+    name = "qa"
+
+    def __init__(
+        self,
+        judge: Mapping[str, Any] | None = None,
+        sessions: Sequence[int] | None = None,
+        user_index: int = -1,
+        session_minutes: float = 30.0,
+        max_tokens: int = 64,
+        temperature: float = 0.0,
+        check_unperturbed: bool = True,
+        seed: int | None = 0,
+    ) -> None:
+        if judge is None:
+            raise ConfigError(
+                "protocol qa needs a judge: add judge=lexical or judge=llm "
+                "(+judge=... when the config has no judge group yet)"
+            )
+        self.judge_cfg = dict(judge)
+        self.sessions = None if sessions is None else {int(s) for s in sessions}
+        self.user_index = int(user_index)
+        self.session_length = timedelta(minutes=float(session_minutes))
+        self.task = PromptTask(**{
+            **{f: getattr(QA_ANSWER_TASK, f) for f in QA_ANSWER_TASK.__dataclass_fields__},
+            "max_tokens": int(max_tokens), "temperature": float(temperature), "seed": seed,
+        })  # fmt: skip
+        self.check_unperturbed = check_unperturbed
+        self._judge: Judge | None = None
+
+    def judge_for(self, llm) -> Judge:
+        """Build the judge once (an ``llm`` judge without a generator uses the run's LLM)."""
+        if self._judge is None:
+            self._judge = build_judge(self.judge_cfg, llm=llm)
+        return self._judge
+
+    def run_episode(self, episode: Episode, method, llm) -> EpisodeResult:
+        """Replay ``episode`` through ``method``, asking and judging after every session."""
+        judge = self.judge_for(llm)
+        result = EpisodeResult()
+        method.reset(episode)
+        for session in episode.sessions:
+            method.observe(session)
+            before = list(method.snapshot())
+            result.predictions.append(self._memory_state(episode, session.index, method, before))
+            if self.sessions is None or session.index in self.sessions:
+                now = session.start + self.session_length if session.start else None
+                asked = [q for q in episode.qa if q.after_session <= session.index]
+                answers = self._answer(episode, session.index, now, asked, method, llm)
+                result.predictions.extend(self._judge_all(answers, asked, judge))
+            after = list(method.snapshot())
+            if self.check_unperturbed and after != before:
+                raise RuntimeError(
+                    f"{type(method).__name__} changed its memory while answering probe "
+                    f"questions ({episode.episode_id}, after session {session.index}): "
+                    "evaluation must not perturb memory (notes/API.md)"
+                )
+            result.snapshots.append((session.index, after))
+        return result
+
+    def _memory_state(self, episode: Episode, index: int, method, items: list[MemoryItem]):
+        retention = method.retention() if hasattr(method, "retention") else None
+        meta: dict[str, Any] = {"n_items": len(items)}
+        if retention is not None:
+            meta.update(created=int(retention["created"]), retained=int(retention["retained"]))
+        return Prediction(
+            pred_id=f"{episode.episode_id}/s{index}/memory",
+            episode_id=episode.episode_id,
+            session_index=index,
+            kind="memory",
+            prompt_hash="",
+            output="",
+            meta=meta,
+        )
+
+    def _answer(self, episode, index, now, asked: list[QAItem], method, llm) -> list[dict]:
+        user = episode.speakers[self.user_index]
+        others = [s for s in episode.speakers if s != user]
+        bot = others[0] if others else "the assistant"
+        rows, fields = [], []
+        for qa in asked:
+            query = Query(episode.episode_id, index, (), user, now, qa.question)
+            recall: Recall = method.recall(query)
+            extra = method.answer_prompt_fields(query, recall) if hasattr(
+                method, "answer_prompt_fields"
+            ) else {"memory": recall.text}  # fmt: skip
+            memory = extra.get("memory") or NO_MEMORY_TEXT
+            fields.append({
+                **extra, "memory": memory, "question": qa.question, "user": user, "bot": bot,
+                "items": [item.text for item in recall.items], "names": list(episode.speakers),
+            })  # fmt: skip
+            rows.append({"qa": qa, "recall": recall, "index": index, "user": user,
+                         "episode_id": episode.episode_id})  # fmt: skip
+        results = llm.run_many(self.task, fields, progress=False) if fields else []
+        for row, res, f in zip(rows, results, fields, strict=True):
+            row["result"] = res
+            row["messages"] = self.task.render(**f)
+        return rows
+
+    def _judge_all(self, rows: list[dict], asked: list[QAItem], judge: Judge) -> list[Prediction]:
+        items = [
+            JudgeItem(r["qa"].question, " / ".join(r["qa"].answers), _text(r["result"]))
+            for r in rows
+        ]
+        verdicts = judge.judge_many(items)
+        out = []
+        for row, item, verdict in zip(rows, items, verdicts, strict=True):
+            qa, res, recall = row["qa"], row["result"], row["recall"]
+            out.append(
+                Prediction(
+                    pred_id=f"{qa.qa_id}/after_s{row['index']}",
+                    episode_id=row["episode_id"],
+                    session_index=row["index"],
+                    kind="answer",
+                    prompt_hash=prompt_hash(row["messages"]),
+                    output=item.answer,
+                    reference=item.label_answer,
+                    recalled=recall.source_ids(),
+                    usage=res.usage_dict(),
+                    failure=res.failure,
+                    meta={
+                        "qa_id": qa.qa_id,
+                        "question": qa.question,
+                        "question_session": qa.after_session,
+                        "user": row["user"],
+                        "n_recalled": len(recall.items),
+                        "judge": verdict.to_dict(),
+                    },
+                )
+            )
+        return out
+
+    def score(
+        self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
+    ) -> tuple[list[Score], dict]:
+        """Return per-answer scores and the run summary (see the module docstring)."""
+        for name in metric_names:
+            if name not in QA_METRICS:
+                raise did_you_mean("qa metric", name, QA_METRICS)
+        return score_qa(predictions, self._judge.describe() if self._judge else dict(self.judge_cfg))
+
+
+def _text(result) -> str:
+    return result.value if isinstance(result.value, str) else result.raw
+

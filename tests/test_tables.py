@@ -1,0 +1,155 @@
+"""The generic table renderer and the papers' reference values."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from recallbench.tables import Cell, format_cell, load_reference, reference_table, render
+
+CELLS = [
+    Cell("Naive RAG", "S1", "f1", 0.5, 0.4, 17, 3),
+    Cell("Naive RAG", "S2", "f1", None, 0.45, None, 3),
+    Cell("LUFY_x & co", "S1", "f1", 0.61234, None, 17, 3),
+    Cell("LUFY_x & co", "S2", "f1", 0.7, 0.75, 17, 3),
+    Cell("Counts", "S1", "turns", 12940, 12944, 51),
+    Cell("Counts", "S2", "setting", "Human-Chatbot", "Human-Chatbot", 51),
+]
+HEADER = {"Generator": "extractive", "Judge": "lexical", "Embedder": "hashing", "Episodes": 51}
+
+
+@pytest.mark.parametrize(
+    ("cell", "text"),
+    [
+        (Cell("r", "c", "m", 0.5, 0.4, 1, 3), "0.500 (0.400; +0.100)"),
+        (Cell("r", "c", "m", 0.35, 0.4, 1, 2), "0.35 (0.40; -0.05)"),
+        (Cell("r", "c", "m", None, 0.45, None, 2), "n/a (0.45)"),
+        (Cell("r", "c", "m", 0.61234, None, 1, 3), "0.612 (—)"),
+        (Cell("r", "c", "m", None, None), "n/a"),
+        (Cell("r", "c", "m", 12940, 12944), "12,940 (12,944; -4)"),
+        (Cell("r", "c", "m", 5492.647, 5538.5, 51, 1), "5,492.6 (5,538.5; -45.9)"),
+        (Cell("r", "c", "m", "Human-Human", "Human-Human"), "Human-Human"),
+        (Cell("r", "c", "m", "Human-Human", "Chatbot-Chatbot"), "Human-Human (Chatbot-Chatbot)"),
+    ],
+)
+def test_format_cell(cell, text):
+    assert format_cell(cell) == text
+
+
+def test_diff():
+    assert Cell("r", "c", "m", 0.5, 0.4).diff == pytest.approx(0.1)
+    assert Cell("r", "c", "m", 3, 5).diff == -2 and isinstance(Cell("r", "c", "m", 3, 5).diff, int)
+    assert Cell("r", "c", "m", None, 0.4).diff is None
+    assert Cell("r", "c", "m", "a", "b").diff is None
+
+
+def test_render_writes_md_tex_csv(tmp_path):
+    paths = render(
+        CELLS,
+        paper="lufy",
+        table=11,
+        title="LUFY Table 11: QA",
+        header=HEADER,
+        out_dir=tmp_path / "tables",
+        notes=["judge is lexical, not GPT-4o"],
+        corner="System",
+    )
+    assert {k: p.name for k, p in paths.items()} == {
+        "md": "lufy_table11.md",
+        "tex": "lufy_table11.tex",
+        "csv": "lufy_table11.csv",
+    }
+    assert sorted(p.name for p in (tmp_path / "tables").iterdir()) == sorted(
+        p.name for p in paths.values()
+    )  # no temp files left behind
+
+    md = paths["md"].read_text(encoding="utf-8").splitlines()
+    assert md[0] == "# LUFY Table 11: QA"
+    assert "- **Generator**: extractive" in md and "- **Episodes**: 51" in md
+    assert "| System | S1 | S2 | n |" in md
+    assert "| Naive RAG | 0.500 (0.400; +0.100) | n/a (0.450) | 17 |" in md
+    assert "| LUFY_x & co | 0.612 (—) | 0.700 (0.750; -0.050) | 17 |" in md
+    assert "| Counts | 12,940 (12,944; -4) | Human-Chatbot | 51 |" in md
+    assert "- judge is lexical, not GPT-4o" in md
+
+    tex = paths["tex"].read_text(encoding="utf-8")
+    assert r"LUFY\_x \& co & 0.612 (---) & 0.700 (0.750; -0.050) & 17 \\" in tex
+    assert (
+        r"System & S1 & S2 & n \\" in tex
+        and r"\begin{tabular}{lrrr}" in tex
+        and r"\label{tab:lufy-table11}" in tex
+    )
+    assert "% Judge: lexical" in tex
+
+    with paths["csv"].open(encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["row", "column", "metric", "ours", "paper", "diff", "n"]
+    assert rows[1] == ["Naive RAG", "S1", "f1", "0.5", "0.4", "0.1", "17"]
+    assert rows[2] == ["Naive RAG", "S2", "f1", "n/a", "0.45", "n/a", "n/a"]
+    assert rows[3] == ["LUFY_x & co", "S1", "f1", "0.61234", "n/a", "n/a", "17"]
+    assert rows[5] == ["Counts", "S1", "turns", "12940", "12944", "-4", "51"]
+    assert len(rows) == len(CELLS) + 1
+
+
+def test_render_overwrites_and_optionally_hides_n(tmp_path):
+    render(CELLS, paper="p", table=1, title="t", header={}, out_dir=tmp_path)
+    paths = render(CELLS[:2], paper="p", table=1, title="t2", header={}, out_dir=tmp_path,
+                   show_n=False)  # fmt: skip
+    md = paths["md"].read_text(encoding="utf-8")
+    assert md.startswith("# t2\n\n|  | S1 | S2 |\n") and "Counts" not in md
+
+
+def test_render_rejects_duplicates_and_empty(tmp_path):
+    with pytest.raises(ValueError, match="two cells for row 'a', column 'b', metric 'm'"):
+        render([Cell("a", "b", "m", 1, 1), Cell("a", "b", "m", 2, 2)], paper="p", table=1,
+               title="t", header={}, out_dir=tmp_path)  # fmt: skip
+    with pytest.raises(ValueError, match="no cells"):
+        render([], paper="p", table=1, title="t", header={}, out_dir=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_several_metrics_per_column_split_into_display_columns(tmp_path):
+    cells = [
+        Cell("Memory Retrieval", "MSC", "bleu4", 1.5, 1.92, 50),
+        Cell("Memory Retrieval", "MSC", "rouge_l", 14.0, 15.49, 50),
+        Cell("Memory Retrieval", "CC", "bleu4", None, 4.93, 0),
+        Cell("Memory Retrieval", "CC", "rouge_l", None, 20.63, 0),
+    ]
+    paths = render(cells, paper="theanine", table="table1", title="t", header={},
+                   out_dir=tmp_path)  # fmt: skip
+    assert paths["md"].name == "theanine_table1.md"  # "table1" and 1 name the same file
+    md = paths["md"].read_text(encoding="utf-8")
+    assert "|  | MSC / bleu4 | MSC / rouge_l | CC / bleu4 | CC / rouge_l | n |" in md
+    assert "| Memory Retrieval | 1.50 (1.92; -0.42) | 14.00 (15.49; -1.49) | n/a (4.93) |" in md
+    assert "varies (csv)" in md  # n is 50 for MSC and 0 for CC
+
+
+def test_md_escapes_pipes(tmp_path):
+    cells = [Cell("Avg. memory |M|", "value", "m", 1.0, 2.0)]
+    md = render(cells, paper="p", table=1, title="t", header={}, out_dir=tmp_path)["md"]
+    assert r"| Avg. memory \|M\| | 1.00 (2.00; -1.00) | n/a |" in md.read_text(encoding="utf-8")
+
+
+def test_lufy_reference_has_table1():
+    table1 = load_reference("lufy")["table1"]
+    assert table1["values"]["lufy"]["avg_turns"] == 253.8
+    assert table1["values"]["lufy"]["avg_words"] == 5538.5
+    assert table1["values"]["msc"] == {"avg_turns": 53.3, "avg_words": 1225.9,
+                                       "setting": "Human-Human"}  # fmt: skip
+    assert "Table 1" in table1["source"] and "LUFY" in table1["source"]
+
+
+def test_carecall_reference_has_table1():
+    table1 = reference_table("carecall", 1)
+    values = table1["values"]
+    assert values["all"]["sessions"] == sum(values[f"session_{k}"]["sessions"] for k in range(1, 6))
+    assert values["all"]["distinct2"] == 0.2891 and values["all"]["turns"] == 160191
+    assert "Table 1" in table1["source"]
+
+
+def test_unknown_reference_suggests():
+    with pytest.raises(KeyError, match="Did you mean 'lufy'"):
+        load_reference("lufi")
+    with pytest.raises(KeyError, match="table99"):
+        reference_table("lufy", 99)
