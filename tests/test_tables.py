@@ -94,16 +94,23 @@ def test_render_writes_md_tex_csv(tmp_path):
 
 def test_render_overwrites_and_optionally_hides_n(tmp_path):
     render(CELLS, paper="p", table=1, title="t", header={}, out_dir=tmp_path)
-    paths = render(CELLS[:2], paper="p", table=1, title="t2", header={}, out_dir=tmp_path,
-                   show_n=False)  # fmt: skip
+    paths = render(
+        CELLS[:2], paper="p", table=1, title="t2", header={}, out_dir=tmp_path, show_n=False
+    )
     md = paths["md"].read_text(encoding="utf-8")
     assert md.startswith("# t2\n\n|  | S1 | S2 |\n") and "Counts" not in md
 
 
 def test_render_rejects_duplicates_and_empty(tmp_path):
     with pytest.raises(ValueError, match="two cells for row 'a', column 'b', metric 'm'"):
-        render([Cell("a", "b", "m", 1, 1), Cell("a", "b", "m", 2, 2)], paper="p", table=1,
-               title="t", header={}, out_dir=tmp_path)  # fmt: skip
+        render(
+            [Cell("a", "b", "m", 1, 1), Cell("a", "b", "m", 2, 2)],
+            paper="p",
+            table=1,
+            title="t",
+            header={},
+            out_dir=tmp_path,
+        )
     with pytest.raises(ValueError, match="no cells"):
         render([], paper="p", table=1, title="t", header={}, out_dir=tmp_path)
     assert list(tmp_path.iterdir()) == []
@@ -116,8 +123,7 @@ def test_several_metrics_per_column_split_into_display_columns(tmp_path):
         Cell("Memory Retrieval", "CC", "bleu4", None, 4.93, 0),
         Cell("Memory Retrieval", "CC", "rouge_l", None, 20.63, 0),
     ]
-    paths = render(cells, paper="theanine", table="table1", title="t", header={},
-                   out_dir=tmp_path)  # fmt: skip
+    paths = render(cells, paper="theanine", table="table1", title="t", header={}, out_dir=tmp_path)
     assert paths["md"].name == "theanine_table1.md"  # "table1" and 1 name the same file
     md = paths["md"].read_text(encoding="utf-8")
     assert "|  | MSC / bleu4 | MSC / rouge_l | CC / bleu4 | CC / rouge_l | n |" in md
@@ -135,8 +141,11 @@ def test_lufy_reference_has_table1():
     table1 = load_reference("lufy")["table1"]
     assert table1["values"]["lufy"]["avg_turns"] == 253.8
     assert table1["values"]["lufy"]["avg_words"] == 5538.5
-    assert table1["values"]["msc"] == {"avg_turns": 53.3, "avg_words": 1225.9,
-                                       "setting": "Human-Human"}  # fmt: skip
+    assert table1["values"]["msc"] == {
+        "avg_turns": 53.3,
+        "avg_words": 1225.9,
+        "setting": "Human-Human",
+    }
     assert "Table 1" in table1["source"] and "LUFY" in table1["source"]
 
 

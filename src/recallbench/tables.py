@@ -117,9 +117,8 @@ class _Grid:
         for cell in cells:
             key = (cell.row, cell.column, cell.metric)
             if key in seen:
-                raise ValueError(
-                    f"two cells for row {cell.row!r}, column {cell.column!r}, metric {cell.metric!r}"
-                )
+                where = f"row {cell.row!r}, column {cell.column!r}, metric {cell.metric!r}"
+                raise ValueError(f"two cells for {where}")
             seen.add(key)
             per_pair[cell.row, cell.column] = per_pair.get((cell.row, cell.column), 0) + 1
         split = {column for (_, column), count in per_pair.items() if count > 1}
@@ -247,8 +246,8 @@ def render(
     """Write ``<out_dir>/<paper>_table<table>.{md,tex,csv}`` and return {format: path}.
 
     Rows and columns appear in the order of their first cell; a column where some row has
-    several metrics becomes one display column per metric ("MSC / bleu4"). ``header`` items are printed
-    above the table (md) or in the caption (tex); ``notes`` are printed below it. ``show_n``
+    several metrics becomes one display column per metric ("MSC / bleu4"). ``header`` items
+    are printed above the table (md) or in the caption (tex); ``notes`` below it. ``show_n``
     adds a last column with each row's n (when its cells share one); the csv always has n.
     ``corner`` names the row-label column (e.g. "Dataset").
     """

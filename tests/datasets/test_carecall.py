@@ -62,7 +62,10 @@ def test_degenerate_sessions_kept_or_skipped(episodes, fixtures_dir):
 
 
 def test_flat_list_of_sessions_grouped_by_guid(episodes, fixtures_dir):
-    flat = {e.episode_id: e for e in carecall.load(fixtures_dir, file="carecall-memory-flat-sessions.json")}
+    flat = {
+        e.episode_id: e
+        for e in carecall.load(fixtures_dir, file="carecall-memory-flat-sessions.json")
+    }
     assert list(flat) == ["interactive-903", "interactive-901"]  # order of first appearance
     for episode_id, e in flat.items():
         assert e.sessions == episodes[episode_id].sessions  # shuffled input, same sessions by index
@@ -76,7 +79,9 @@ def test_round_trip(episodes):
 def test_bad_guid(tmp_path, nested):
     nested[0][1]["guid"] = "interactive-901-session2"
     _write(tmp_path, nested)
-    with pytest.raises(DatasetFormatError, match=rf"{SAMPLE} episode 0 session 1: guid 'interactive-901-session2'"):
+    with pytest.raises(
+        DatasetFormatError, match=rf"{SAMPLE} episode 0 session 1: guid 'interactive-901-session2'"
+    ):
         carecall.load(tmp_path)
 
 
@@ -103,7 +108,9 @@ def test_duplicates_and_mixed_episodes(tmp_path, nested):
         carecall.load(tmp_path)
     missing = [[{k: v for k, v in nested[0][0].items() if k != "memory"}]]
     _write(tmp_path, missing)
-    with pytest.raises(DatasetFormatError, match=r"'memory' missing \(keys: \['dialogue', 'guid', 'summary'\]\)"):
+    with pytest.raises(
+        DatasetFormatError, match=r"'memory' missing \(keys: \['dialogue', 'guid', 'summary'\]\)"
+    ):
         carecall.load(tmp_path)
 
 

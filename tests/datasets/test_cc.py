@@ -87,7 +87,9 @@ def test_parallel_lists_and_missing_session(tmp_path, record):
         cc.load(tmp_path)
     gap = {k: v for k, v in record.items() if not k.startswith("fourth")}
     _write(tmp_path, [gap])
-    with pytest.raises(DatasetFormatError, match="'fifth' session present after a missing 'fourth'"):
+    with pytest.raises(
+        DatasetFormatError, match="'fifth' session present after a missing 'fourth'"
+    ):
         cc.load(tmp_path)
 
 

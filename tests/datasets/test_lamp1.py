@@ -47,7 +47,10 @@ def test_dev_questions_become_episodes(fixtures_dir):
     assert qa.question.startswith('For an author who has written the paper with the title "Sparse')
     assert qa.meta == {
         "title": "Sparse attention for long sensor streams",
-        "options": {"[1]": "Efficient transformers for time series", "[2]": "A survey of medieval pottery"},
+        "options": {
+            "[1]": "Efficient transformers for time series",
+            "[2]": "A survey of medieval pottery",
+        },
     }
     assert e.meta == {"setting": "user", "split": "dev", "source": e.meta["source"], "gold": True}
 
@@ -71,15 +74,24 @@ def test_round_trip(fixtures_dir):
 
 def test_bad_output_label(tree):
     _edit(tree / USER / "dev_outputs.json", lambda d: d["golds"][1].update(output="[3]"))
-    with pytest.raises(DatasetFormatError, match=rf"{USER}/dev_outputs.json golds\[1\]: output should be"):
+    with pytest.raises(
+        DatasetFormatError, match=rf"{USER}/dev_outputs.json golds\[1\]: output should be"
+    ):
         lamp1.load(tree)
 
 
 def test_gold_and_question_ids_must_match(tree):
     _edit(tree / USER / "dev_outputs.json", lambda d: d["golds"].pop(0))
-    with pytest.raises(DatasetFormatError, match=rf"{USER}/dev_questions.json record 0 \(id 1000\): no gold"):
+    with pytest.raises(
+        DatasetFormatError, match=rf"{USER}/dev_questions.json record 0 \(id 1000\): no gold"
+    ):
         lamp1.load(tree)
-    _edit(tree / USER / "dev_outputs.json", lambda d: d["golds"].extend([{"id": "1000", "output": "[1]"}, {"id": "9", "output": "[2]"}]))
+    _edit(
+        tree / USER / "dev_outputs.json",
+        lambda d: d["golds"].extend(
+            [{"id": "1000", "output": "[1]"}, {"id": "9", "output": "[2]"}]
+        ),
+    )
     with pytest.raises(DatasetFormatError, match=r"golds for ids not in .*\['9'\]"):
         lamp1.load(tree)
 
@@ -89,7 +101,9 @@ def test_wrong_task_and_missing_profile(tree):
     with pytest.raises(DatasetFormatError, match="'task' should be 'LaMP_1', got 'LaMP_2'"):
         lamp1.load(tree)
     _edit(tree / USER / "test_questions.json", lambda d: d[0].pop("profile"))
-    with pytest.raises(DatasetFormatError, match=r"test_questions.json record 0 \(id 2000\): 'profile' missing"):
+    with pytest.raises(
+        DatasetFormatError, match=r"test_questions.json record 0 \(id 2000\): 'profile' missing"
+    ):
         lamp1.load(tree, split="test")
 
 

@@ -83,14 +83,20 @@ def test_gold_persona_sources(episodes, fixtures_dir):
         "Speaker 1": record["personas"][0],
         "Speaker 2": record["personas"][1],
     }
-    s2_file = json.loads((fixtures_dir / "msc/msc/msc_dialogue/session_2/test.txt").open().readline())
+    s2_file = json.loads(
+        (fixtures_dir / "msc/msc/msc_dialogue/session_2/test.txt").open().readline()
+    )
     assert e.sessions[0].gold["persona"]["Speaker 2"] == s2_file["personas"][1]
     assert "persona" not in e.sessions[2].gold and "persona" not in e.sessions[3].gold
     assert e.sessions[2].gold["persona_session"]["Speaker 2"] == [
         "My restored map came back looking new."
     ]
     assert e.sessions[0].turns[1].labels["persona"] == "I work long shifts at a hospital."
-    assert e.meta["init_personas"]["Speaker 1"] == ["I keep bees.", "I play the cello.", "I live by a lake."]
+    assert e.meta["init_personas"]["Speaker 1"] == [
+        "I keep bees.",
+        "I play the cello.",
+        "I live by a lake.",
+    ]
     # personasummary session 3 of test_1 writes "i" for "I": still aligned and annotated
     assert episodes["test_1"].sessions[2].turns[1].labels["persona"] == "My pumpkin soup sells out."
 
@@ -127,6 +133,22 @@ def test_flat_sample(fixtures_dir):
     assert again == [e]
 
 
+def test_flat_jsonl_path(fixtures_dir, tmp_path):
+    records = json.loads((fixtures_dir / msc.FLAT_SAMPLE).read_text())
+    second = {k: v for k, v in records[0].items() if not k.startswith(("fourth", "fifth"))}
+    path = tmp_path / "flat.jsonl"
+    path.write_text(json.dumps(records[0]) + "\n" + json.dumps(dict(second, dataID="x")) + "\n")
+    first, short = msc.load(tmp_path, path=path)
+    assert first.sessions == msc.load(fixtures_dir, format="flat")[0].sessions
+    assert short.episode_id == "x" and len(short.sessions) == 3
+    path.write_text(json.dumps(dict(second, third_session_dialogue=None)) + "\n")
+    with pytest.raises(
+        DatasetFormatError,
+        match="flat.jsonl line 1: 'third_session_dialogue' should be a list, got null",
+    ):
+        msc.load(tmp_path, path="flat.jsonl")
+
+
 def test_round_trip(episodes, fixtures_dir):
     for e in [*episodes.values(), *msc.load(fixtures_dir, format="flat")]:
         assert Episode.from_dict(e.to_dict()) == e
@@ -159,7 +181,9 @@ def test_personasummary_speaker_contradiction_is_an_error(tree):
             t["id"] = "bot_1" if t["id"] == "bot_0" else "bot_0"
 
     _rewrite(tree / "msc/msc/msc_personasummary/session_3/test.txt", 1, swap)
-    with pytest.raises(DatasetFormatError, match=r"session_3/test.txt line 1 dialog\[0\]: id 'bot_1'"):
+    with pytest.raises(
+        DatasetFormatError, match=r"session_3/test.txt line 1 dialog\[0\]: id 'bot_1'"
+    ):
         msc.load(tree)
 
 

@@ -25,10 +25,16 @@ def test_numbering_restarts_split_dialogues(fixtures_dir):
     ]
     first, second = train
     assert first.meta["persona"] == {
-        "self": ["i have a pet iguana named spike.", "i work at a bakery.", "i am learning to juggle."]
+        "self": [
+            "i have a pet iguana named spike.",
+            "i work at a bakery.",
+            "i am learning to juggle.",
+        ]
     }
     assert len(second.meta["persona"]["self"]) == 4
-    assert second.meta["source"] == "persona_chat/data/ConvAI2/train_self_original_no_cands.txt line 7"
+    assert (
+        second.meta["source"] == "persona_chat/data/ConvAI2/train_self_original_no_cands.txt line 7"
+    )
     (session,) = first.sessions
     assert session.index == 1 and session.start == EPOCH
     assert session.gold["persona"] == first.meta["persona"]
@@ -52,7 +58,10 @@ def test_with_candidates_and_partner_persona(fixtures_dir):
 
 
 def test_silence_partner_is_skipped(tmp_path):
-    _write(tmp_path, "1 your persona: i like jazz.\n2 __SILENCE__\thi , i like jazz .\n3 me too !\tcool .\n")
+    _write(
+        tmp_path,
+        "1 your persona: i like jazz.\n2 __SILENCE__\thi , i like jazz .\n3 me too !\tcool .\n",
+    )
     (e,) = persona_chat.load(tmp_path, file="bad.txt")
     assert [(t.speaker, t.text) for t in e.sessions[0].turns] == [
         ("self", "hi , i like jazz ."),
@@ -92,7 +101,9 @@ def test_missing_file_lists_available(fixtures_dir):
 # ---------------------------------------------------------------- real data (skipped when absent)
 
 
-@pytest.mark.parametrize("name", ["train_self_original_no_cands.txt", "valid_self_original_no_cands.txt"])
+@pytest.mark.parametrize(
+    "name", ["train_self_original_no_cands.txt", "valid_self_original_no_cands.txt"]
+)
 def test_real_files(real_data_dir, name):
     episodes = persona_chat.load(real_data_dir, file=name)
     assert len(episodes) == 9

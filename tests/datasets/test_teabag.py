@@ -42,7 +42,9 @@ def test_inline_episode_with_two_questions(episodes):
     e = episodes["episode-77001"]
     assert e.dataset == "teabag" and e.meta["source_dataset"] == "cc"
     assert e.speakers == ("Classmates A", "Classmates B")
-    assert len(e.sessions) == 5 and e.sessions[3].gold == {"summary": ["Classmates B quit the robotics club."]}
+    assert len(e.sessions) == 5 and e.sessions[3].gold == {
+        "summary": ["Classmates B quit the robotics club."]
+    }
     assert e.sessions[1].start - e.sessions[0].start == timedelta(weeks=3)
     q1, q2 = e.qa
     assert (q1.qa_id, q1.kind, q1.after_session) == ("cc-episode-77001-q1", "teafarm", 5)
@@ -84,6 +86,7 @@ def test_write_then_load_keeps_sessions_and_clock(fixtures_dir, tmp_path):
     assert read_teabag(tmp_path / FILE)[0] == item
     (loaded,) = teabag.load(tmp_path)
     assert [s.start for s in loaded.sessions] == [s.start for s in source.sessions]
+
     def plain(ep):  # labels (per-turn annotations) are not part of the inline format
         return [(t.turn_id, t.speaker, t.text) for t in ep.turns()]
 
@@ -105,11 +108,20 @@ def test_missing_time_interval_assumes_unknown_gap(tree, lines):
     [
         (lambda ls: ls[0].pop("answer"), r"teabag.jsonl line 1: 'answer' missing"),
         (lambda ls: ls[1].update(qid=ls[0]["qid"]), r"line 2: duplicate qid 'cc-episode-77001-q1'"),
-        (lambda ls: ls[0].update(source_dataset="locomo"), r"line 1: source_dataset should be one of"),
-        (lambda ls: ls[2].update(speaker="Speaker 3"), r"qid 'msc-test_0-q1': speaker 'Speaker 3' is not"),
+        (
+            lambda ls: ls[0].update(source_dataset="locomo"),
+            r"line 1: source_dataset should be one of",
+        ),
+        (
+            lambda ls: ls[2].update(speaker="Speaker 3"),
+            r"qid 'msc-test_0-q1': speaker 'Speaker 3' is not",
+        ),
         (lambda ls: ls[2].update(episode_id="test_99"), r"episode 'test_99' not found in msc"),
         (lambda ls: ls[0].update(source_options={"split": "test"}), r"line 1: give either inline"),
-        (lambda ls: ls[1]["sessions"].pop(), r"qid 'cc-episode-77001-q2': episode 'episode-77001' is"),
+        (
+            lambda ls: ls[1]["sessions"].pop(),
+            r"qid 'cc-episode-77001-q2': episode 'episode-77001' is",
+        ),
         (
             lambda ls: ls[0]["sessions"][1]["speakers"].pop(),
             r"line 1 sessions\[1\]: session has 2 utterances but 1 speakers",
@@ -129,7 +141,10 @@ def test_bad_lines(tree, lines, change, message):
 
 def test_write_rejects_invalid_items(tmp_path):
     with pytest.raises(DatasetFormatError, match="write_teabag item 0: 'question' missing"):
-        write_teabag(tmp_path / "x.jsonl", [{"qid": "1", "episode_id": "e", "source_dataset": "cc", "speaker": "A"}])
+        write_teabag(
+            tmp_path / "x.jsonl",
+            [{"qid": "1", "episode_id": "e", "source_dataset": "cc", "speaker": "A"}],
+        )
     assert not (tmp_path / "x.jsonl").exists()
 
 

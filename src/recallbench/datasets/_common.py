@@ -80,9 +80,8 @@ def get(record: dict[str, Any], key: str, kind: type | tuple[type, ...], where: 
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
         expected = " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in kinds)
-        raise DatasetFormatError(
-            f"{where}: {key!r} should be {expected}, got {type(value).__name__} {_short(value)}"
-        )
+        got = "null" if value is None else f"{type(value).__name__} {_short(value)}"
+        raise DatasetFormatError(f"{where}: {key!r} should be {expected}, got {got}")
     return value
 
 

@@ -6,11 +6,12 @@ Loading (``build_table``) is separate from laying out cells (``lufy_table1_cells
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from recallbench.datasets import load
+from recallbench.datasets import LOADERS, load
 from recallbench.datasets.carecall import DEFAULT_FILE
 from recallbench.datasets.stats import (
     CareCallStats,
@@ -155,17 +156,8 @@ def carecall_table1_cells(
             paper = values.get(key, {}).get(metric)
             cells.append(Cell(label, column, metric, ours, paper, group and group.sessions, digits))
     for key, column in groups[1:]:
-        group = stats.get(key)
-        cells.append(
-            Cell(
-                "Sessions",
-                column,
-                "sessions",
-                group and group.sessions,
-                None,
-                group and group.sessions,
-            )
-        )
+        n = stats[key].sessions if key in stats else None
+        cells.append(Cell("Sessions", column, "sessions", n, None, n))
     return cells
 
 
@@ -173,11 +165,11 @@ def _try_load(name: str, data_dir: Path, options: Mapping[str, Any]) -> tuple[An
     """Load dataset ``name``; return (episodes, None) or (None, why it is not available)."""
     if not (data_dir / FOLDERS[name]).is_dir():
         return None, f"no {FOLDERS[name]}/ folder"
+    if importlib.util.find_spec(f"recallbench.datasets.{LOADERS[name]}") is None:
+        return None, "no loader"
     try:
         episodes = load(name, data_dir, **options)
-    except (ModuleNotFoundError, KeyError):
-        return None, "no loader"
-    except (FileNotFoundError, ValueError) as exc:
+    except (FileNotFoundError, ValueError) as exc:  # absent or malformed files: say which
         return None, str(exc).splitlines()[0][:160]
     return (episodes, None) if episodes else (None, "no episodes")
 
@@ -218,6 +210,8 @@ def _build_lufy(data_dir: Path, out_dir: Path, tokenizer: str, options: dict) ->
         "is CareCall_mem (5 sessions x 20.90 turns x 4.93 words, Bae et al. Table 1).",
         "Conversation Chronicles: ours = the test split when present. Daily Dialog and SODA have "
         "no loader in recallbench (n/a).",
+        "Conv. Setting (ours) = who produced the loaded data, as its own paper states; it is a "
+        "property of the source, not computed.",
     ]
     cells = lufy_table1_cells(loaded, reference, alt)
     title = "LUFY Table 1: average turns and words per conversation"

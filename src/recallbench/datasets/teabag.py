@@ -132,8 +132,9 @@ def inline_sessions(episode: Episode) -> tuple[dict[str, Any], ...]:
     return tuple(out)
 
 
-def read_teabag(path: Path, data_dir: Path | None = None) -> list[TeaBagItem]:
+def read_teabag(path: str | Path, data_dir: Path | None = None) -> list[TeaBagItem]:
     """Read and validate a TeaBag JSONL file; qids must be unique."""
+    path = Path(path)
     root = data_dir if data_dir is not None else path.parent
     items, seen = [], {}
     for where, record in iter_jsonl(path, root):

@@ -16,9 +16,9 @@ It labels an answer against the label answer with the C.1 label set: 1 correct, 
    "motorcycles"), or, for tokens of 5+ letters, when their difflib similarity ratio is at
    least ``fuzzy`` (default 0.8; users' typos such as "Sappolo" for "Sapporo").
    C.1 says "Output 1 even if the answer is only partly correct": hence a fraction, not all.
-4. Otherwise don't-know (2) when the answer is empty, has no content word, or opens with a
-   don't-know phrase ("I don't know", "No information found", "I'm not sure", "Sorry, I
-   don't remember" ...); else incorrect (0).
+4. Otherwise don't-know (2) when the answer is empty, has no content word (yes/no count), or
+   opens with a don't-know phrase ("I don't know", "No information found", "I'm not sure",
+   "Sorry, I don't remember" ...); else incorrect (0).
 
 Deviation from C.1: the rule "Output 0 if the answer uses 'I' as the subject" is not applied.
 It guards against LLM answers that speak as the user; the offline (extractive) answer quotes a
@@ -138,7 +138,8 @@ def content(tokens: list[str]) -> list[str]:
 
 def is_dont_know(answer: str) -> bool:
     """Return True when ``answer`` is empty, has no content word, or opens with a don't-know phrase."""
-    if not content(words(answer)):
+    tokens = words(answer)
+    if not content(tokens) and not {"yes", "no"} & set(tokens):
         return True
     norm = unicodedata.normalize("NFKC", answer).lower().replace("\u2019", "'")
     norm = _FILLER.sub("", " ".join(norm.split()).lstrip("\"'*( "))
@@ -180,8 +181,10 @@ def match(question: str, label: str, answer: str, fuzzy: float = 0.8) -> Match:
         s = stem(w)
         joined = stem(w + key_words[i + 1]) if i + 1 < len(key_words) else None
         prev = stem(key_words[i - 1] + w) if i > 0 else None
-        if any(_similar(s, a, fuzzy) for a in ans_stems) or joined in ans_stems or (
-            prev in ans_stems
+        if (
+            any(_similar(s, a, fuzzy) for a in ans_stems)
+            or joined in ans_stems
+            or (prev in ans_stems)
         ):
             matched.append(w)
     numbers = {w for w in label_words if is_number(w)}

@@ -8,9 +8,9 @@ is never imported (it needs ``llm`` and ``llama_cpp``); its folder is found with
 ``importlib.util.find_spec``. transformers dequantizes the GGUF (~12-16 s) into a model that
 refuses ``save_pretrained``, so we rebuild a plain model from its config and state dict and save
 it once to the model cache (``$RECALLBENCH_MODEL_CACHE`` or ``~/.cache/recallbench/models``);
-later loads take ~0.2 s. The tokenizer is converted and cached the same way, separately, because
-``count_tokens`` needs only the tokenizer (it then loads with ``tokenizers`` alone, no
-transformers import). Conversions hold a file lock, so parallel processes convert once.
+later loads take ~0.2 s. The tokenizer is converted and cached the same way, separately (~9 s once).
+Conversions hold a file lock, so parallel processes convert once. Approximate token counts
+(``local_token_counter``) need neither: they build SmolLM2's BPE straight from the GGUF header.
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ import contextlib
 import fcntl
 import functools
 import importlib.util
+import mmap
 import os
 import shutil
+import struct
 import tempfile
 import threading
 import time
@@ -165,19 +167,86 @@ def load_causal_lm(name_or_spec: str = SMOLLM2) -> tuple[Any, Any]:
     return model, load_tokenizer(name_or_spec)
 
 
+_GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?",
+                 10: "<Q", 11: "<q", 12: "<d"}  # fmt: skip
+_GGUF_STRING, _GGUF_ARRAY = 8, 9
+
+
+def read_gguf_metadata(path: Path, keys: set[str]) -> dict[str, Any]:
+    """Read the values of ``keys`` from a GGUF file's key-value header (no tensors touched).
+
+    The ``gguf`` package's reader also indexes every tensor (~2-3 s here); this reads only the
+    header, which holds the tokenizer (~0.1 s).
+    """
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        if buf[:4] != b"GGUF":
+            raise ConfigError(f"{path}: not a GGUF file (magic {bytes(buf[:4])!r})")
+        _version, _n_tensors, n_kv = struct.unpack_from("<IQQ", buf, 4)
+        pos, out = 24, {}
+
+        def string(pos: int) -> tuple[str, int]:
+            (n,) = struct.unpack_from("<Q", buf, pos)
+            return buf[pos + 8 : pos + 8 + n].decode("utf-8", "replace"), pos + 8 + n
+
+        def value(kind: int, pos: int) -> tuple[Any, int]:
+            if kind == _GGUF_STRING:
+                return string(pos)
+            if kind == _GGUF_ARRAY:
+                item, n = struct.unpack_from("<IQ", buf, pos)
+                pos += 12
+                items = []
+                for _ in range(n):
+                    v, pos = value(item, pos)
+                    items.append(v)
+                return items, pos
+            fmt = _GGUF_SCALARS[kind]
+            return struct.unpack_from(fmt, buf, pos)[0], pos + struct.calcsize(fmt)
+
+        for _ in range(n_kv):
+            key, pos = string(pos)
+            (kind,) = struct.unpack_from("<I", buf, pos)
+            val, pos = value(kind, pos + 4)
+            if key in keys:
+                out[key] = val
+    return out
+
+
+def gguf_tokenizer(path: Path) -> Any:
+    """Build a ``tokenizers.Tokenizer`` from a GPT-2-style (byte-level BPE) GGUF tokenizer.
+
+    Matches transformers' own GGUF conversion for SmolLM2 (tested token for token).
+    """
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+
+    meta = read_gguf_metadata(
+        path, {"tokenizer.ggml.model", "tokenizer.ggml.tokens", "tokenizer.ggml.merges",
+               "tokenizer.ggml.token_type"},
+    )  # fmt: skip
+    if meta.get("tokenizer.ggml.model") != "gpt2":
+        raise ConfigError(
+            f"{path}: tokenizer model {meta.get('tokenizer.ggml.model')!r}, expected 'gpt2' "
+            "(byte-level BPE)"
+        )
+    tokens = meta["tokenizer.ggml.tokens"]
+    merges = [tuple(m.split(" ", 1)) for m in meta["tokenizer.ggml.merges"]]
+    tok = Tokenizer(models.BPE({t: i for i, t in enumerate(tokens)}, merges))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    control = [t for t, kind in zip(tokens, meta["tokenizer.ggml.token_type"], strict=True)
+               if kind == 3]  # fmt: skip
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in control])
+    return tok
+
+
 @functools.lru_cache(maxsize=1)
 def local_token_counter() -> Callable[[str], int]:
-    """Return a fast text -> token count function using the SmolLM2 byte-level BPE tokenizer.
+    """Return a fast text -> token count function: SmolLM2's byte-level BPE, read from the GGUF.
 
-    Used for OpenAI models and the extractive backend: counts are approximate for OpenAI models
-    (their tokenizers are different byte-level BPEs; the server's own counts are used whenever a
-    server returns them). Needs no download and, once converted, no transformers import.
+    Used for OpenAI models and the extractive backend. Counts are approximate for OpenAI models
+    (their tokenizers are other byte-level BPEs); the server's own counts are used whenever a
+    server returns them. Needs no download, no conversion and no transformers import (~0.2 s).
     """
-    from tokenizers import Tokenizer
-
-    folder = converted_dir(SMOLLM2, "tokenizer")
-    assert folder is not None
-    tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tok = gguf_tokenizer(smollm2_gguf())
 
     def count(text: str) -> int:
         return len(tok.encode(text, add_special_tokens=False).ids)

@@ -209,7 +209,10 @@ class StubServer:
             fault = self.always or (self.faults.popleft() if self.faults else None)
             if fault is not None and fault.stall_s <= 0:
                 extra = {} if fault.retry_after is None else {"Retry-After": str(fault.retry_after)}
-                return fault.status, extra, {"error": {"message": f"scripted {fault.status}"}}
+                message = f"scripted {fault.status}"
+                if fault.status == 401:  # like a real server, name the key that was refused
+                    message += f": incorrect API key {headers.get('authorization', '')}"
+                return fault.status, extra, {"error": {"message": message}}
             if fault is not None:
                 await asyncio.sleep(fault.stall_s)
             body = json.loads(raw or b"{}")

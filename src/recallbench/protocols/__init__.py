@@ -6,7 +6,7 @@ from typing import Any
 
 from recallbench.errors import did_you_mean
 
-PROTOCOLS = ("response",)
+PROTOCOLS = ("response", "qa")
 
 
 def build_protocol(cfg: dict[str, Any], seed: int = 0):
@@ -18,4 +18,8 @@ def build_protocol(cfg: dict[str, Any], seed: int = 0):
         from recallbench.protocols.response import ResponseProtocol
 
         return ResponseProtocol(seed=seed, **cfg)
+    if name == "qa":
+        from recallbench.protocols.qa import QAProtocol
+
+        return QAProtocol(seed=seed, **cfg)
     raise did_you_mean("protocol", name, PROTOCOLS)

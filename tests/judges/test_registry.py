@@ -1,0 +1,42 @@
+"""The judge registry: build from conf/judge mappings, did-you-mean on a miss."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from recallbench.errors import ConfigError
+from recallbench.judges import JUDGES, LexicalJudge, LLMJudge, Verdict, build_judge
+from recallbench.llm import build_llm
+
+CONF = Path(__file__).resolve().parents[2] / "conf" / "judge"
+
+
+def test_every_judge_config_builds():
+    names = sorted(p.stem for p in CONF.glob("*.yaml"))
+    assert names == sorted(JUDGES)
+    llm = build_llm({"backend": "extractive"})
+    for path in CONF.glob("*.yaml"):
+        cfg = yaml.safe_load(path.read_text())
+        cfg.pop("cache_path", None)  # an interpolation outside a composed config
+        judge = build_judge(cfg, llm=llm)
+        assert isinstance(judge, JUDGES[cfg["name"]])
+        assert judge.judge("Who?", "Zoe", "Zoe").label == 1
+
+
+def test_unknown_judge_and_bad_keys():
+    with pytest.raises(KeyError, match="Did you mean 'lexical'"):
+        build_judge({"name": "lexicl"})
+    with pytest.raises(ConfigError, match="bad config keys"):
+        build_judge({"name": "lexical", "treshold": 0.5})
+    with pytest.raises(ConfigError, match="no generator"):
+        build_judge({"name": "llm"})
+    assert isinstance(build_judge({"name": "lexical", "threshold": 0.6}), LexicalJudge)
+    assert isinstance(build_judge({"name": "llm"}, llm=build_llm({})), LLMJudge)
+
+
+def test_verdict_validates_label():
+    with pytest.raises(ValueError, match="label"):
+        Verdict(label=3, raw="3")
