@@ -11,7 +11,7 @@ from recallbench.embed import HashingEmbedder
 from recallbench.errors import ConfigError
 from recallbench.metrics import get_metric, perplexity
 from recallbench.metrics.bertscore import BERTScoreMetric
-from recallbench.metrics.mauve import MauveMetric, auto_buckets
+from recallbench.metrics.mauve import MauveMetric, auto_buckets, frontier_area
 from recallbench.metrics.perplexity import PerplexityMetric, token_nll
 
 FLUENT = "The weather is nice today, so I went for a walk in the park with my dog."
@@ -69,6 +69,21 @@ def test_mauve_small_n_is_total_and_seeded(n):
     first = metric.compute(preds, refs)
     assert 0.0 <= first.value <= 1.0 and first.meta["num_buckets"] == auto_buckets(n, n)
     assert metric.compute(preds, refs).value == first.value
+
+
+def test_frontier_area_fixes_identical_histograms_and_agrees_elsewhere():
+    import numpy as np
+    from mauve.compute_mauve import get_divergence_curve_for_multinomials
+    from sklearn.metrics import auc
+
+    p = np.array([0.125, 0.375, 0.375, 0.125])
+    assert frontier_area(p, p.copy()) == pytest.approx(1.0)  # mauve-text 0.4.0 gives 0.75 here
+    q = np.array([0.4, 0.1, 0.2, 0.3])
+    x, y = get_divergence_curve_for_multinomials(p, q, np.linspace(1e-6, 1 - 1e-6, 25), 5).T
+    i, j = np.argsort(x), np.argsort(y)
+    library = 0.5 * (auc(x[i], y[i]) + auc(y[j], x[j]))  # mauve-text's own formula
+    assert frontier_area(p, q) == pytest.approx(library, abs=1e-12)
+    assert 0.0 < frontier_area(p, q) < 1.0
 
 
 def test_mauve_auto_buckets():

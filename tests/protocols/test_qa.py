@@ -32,9 +32,17 @@ from recallbench.records import (
 
 START = datetime(2023, 1, 2, 9, 0)
 SESSIONS = {
-    1: [("Luke", "Hi! What do you like?"), ("Zoe", "My dog Biscuit loves the beach.")],
-    2: [("Luke", "How was your week?"), ("Zoe", "I started learning the cello.")],
-    3: [("Luke", "Any news?"), ("Zoe", "I moved to Osaka for a new job.")],
+    1: [
+        ("Luke", "Hi! What do you like?"),
+        ("Zoe", "My dog Biscuit loves the beach."),
+        ("Luke", "Cute!"),
+    ],
+    2: [
+        ("Luke", "How was your week?"),
+        ("Zoe", "I started learning the cello."),
+        ("Luke", "Nice."),
+    ],
+    3: [("Luke", "Any news?"), ("Zoe", "I moved to Osaka for a new job."), ("Luke", "Wow.")],
 }
 QA = [
     QAItem("z/s1/q1", "What is the name of Zoe's dog?", ("Biscuit",), 1),
@@ -166,13 +174,24 @@ def test_questions_asked_only_after_their_session_and_answers_never_seen(llm):
     for p in answers:
         assert p.meta["question_session"] <= p.session_index
     # every probe came after its session was observed, and carried no history and no answer
-    for query in method.queries:
-        assert query.history == () and query.question is not None
+    probes = [q for q in method.queries if q.question is not None]
+    for query in probes:
+        assert query.history == ()
         assert query.now == START + timedelta(days=query.session_index - 1, minutes=30)
     labels = {a.lower() for q in QA for a in q.answers}
-    assert not any(q.question.lower() in labels for q in method.queries)
-    asked_at = [q.session_index for q in method.queries]
-    assert asked_at == [1, 2, 2, 3, 3, 3] and method.observed == [1, 2, 3]
+    assert not any(q.question.lower() in labels for q in probes)
+    assert [q.session_index for q in probes] == [1, 2, 2, 3, 3, 3] and method.observed == [1, 2, 3]
+    # the replay recalled before each bot reply, with the dialogue so far (no future turn)
+    live = [q for q in method.queries if q.question is None]
+    assert [(q.session_index, len(q.history)) for q in live] == [(1, 2), (2, 2), (3, 2)]
+    assert all(q.history[-1].speaker == "Zoe" and q.speaker == "Luke" for q in live)
+    assert method.queries.index(live[1]) > method.queries.index(probes[0])  # s2 after s1 probes
+
+
+def test_replay_can_be_switched_off(llm):
+    method = KeywordMemory()
+    run(method, llm, replay_turns=False)
+    assert all(q.question is not None for q in method.queries)
 
 
 def test_judged_run_and_retention(llm):
@@ -182,6 +201,7 @@ def test_judged_run_and_retention(llm):
     assert first.output == "My dog Biscuit loves the beach."
     assert first.meta["judge"]["label"] == 1 and first.meta["judge"]["raw"] == "1"
     assert first.recalled == ("z/s1/t1",) and first.reference == "Biscuit"
+    assert first.meta["question_session"] == 1 and first.meta["n_recalled"] == 1
     states = [p for p in result.predictions if p.kind == "memory"]
     assert [(p.meta["created"], p.meta["retained"]) for p in states] == [(1, 1), (2, 2), (3, 3)]
     assert [index for index, _ in result.snapshots] == [1, 2, 3]

@@ -131,16 +131,19 @@ def converted_dir(name_or_spec: str, part: str = "model") -> Path | None:
     return target
 
 
-@functools.lru_cache(maxsize=4)
 def load_tokenizer(name_or_spec: str = SMOLLM2) -> Any:
-    """Return the transformers tokenizer of a model (the embedded one by default)."""
+    """Return the transformers tokenizer of a model (the embedded one by default), memoized."""
+    return _load_tokenizer(_ALIASES.get(name_or_spec, name_or_spec))
+
+
+@functools.lru_cache(maxsize=4)
+def _load_tokenizer(name_or_spec: str) -> Any:
     from transformers import AutoTokenizer
 
     folder = converted_dir(name_or_spec, "tokenizer")
     return AutoTokenizer.from_pretrained(str(folder) if folder else name_or_spec)
 
 
-@functools.lru_cache(maxsize=4)
 def load_causal_lm(name_or_spec: str = SMOLLM2) -> tuple[Any, Any]:
     """Load a causal LM and its tokenizer, in eval mode on CPU, once per process.
 
@@ -152,6 +155,11 @@ def load_causal_lm(name_or_spec: str = SMOLLM2) -> tuple[Any, Any]:
     Returns:
         ``(model, tokenizer)``; shared by every caller in the process: do not modify.
     """
+    return _load_causal_lm(_ALIASES.get(name_or_spec, name_or_spec))
+
+
+@functools.lru_cache(maxsize=4)
+def _load_causal_lm(name_or_spec: str) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM
 
     folder = converted_dir(name_or_spec, "model")

@@ -10,6 +10,12 @@ with a minimum of 2: about ten samples per cluster per side, the authors' recomm
 samples MAUVE is a coarse, high-variance estimate (below ~50 pairs only 2-5 clusters exist and one
 outlier moves the score a lot); ``meta["warning"]`` flags n < 50. Clustering is seeded (k-means
 in faiss, PCA in scikit-learn), so a rerun gives the same value.
+
+Area fix: mauve-text 0.4.0 computes KL(q || w p + (1 - w) q) slightly below 0 by rounding when the
+histograms (nearly) coincide, and sorts frontier points with equal x in arbitrary order; identical
+inputs then score 0.75 instead of 1. ``frontier_area`` recomputes MAUVE from mauve-text's own
+histograms and divergence curve with values clipped to <= 1 and ties ordered along the frontier;
+elsewhere it equals mauve-text's number.
 """
 
 from __future__ import annotations
@@ -23,7 +29,22 @@ from recallbench.embed.base import Embedder
 from recallbench.metrics.base import Metric, MetricResult, Reference, check_inputs
 
 SMALL_N = 50
+CURVE_POINTS = 25  # mauve-text's divergence_curve_discretization_size
+SCALING = 5.0  # mauve-text's mauve_scaling_factor
 NOT_COMPARABLE = "MiniLM-feature MAUVE: not comparable to GPT-2-large MAUVE (original paper)"
+
+
+def frontier_area(p_hist: np.ndarray, q_hist: np.ndarray) -> float:
+    """Return MAUVE (area under the divergence frontier) of two histograms, robust to ties."""
+    from mauve.compute_mauve import get_divergence_curve_for_multinomials
+    from sklearn.metrics import auc
+
+    weights = np.linspace(1e-6, 1 - 1e-6, CURVE_POINTS)
+    curve = get_divergence_curve_for_multinomials(p_hist, q_hist, weights, SCALING)
+    x, y = np.minimum(curve, 1.0).T
+    # The frontier falls as x grows: equal x -> larger y first (and symmetrically for y).
+    by_x, by_y = np.lexsort((-y, x)), np.lexsort((-x, y))
+    return float(0.5 * (auc(x[by_x], y[by_x]) + auc(y[by_y], x[by_y])))
 
 
 def auto_buckets(n_p: int, n_q: int) -> int:
@@ -117,5 +138,4 @@ class MauveMetric(Metric):
             out = mauve.compute_mauve(
                 p_features=p, q_features=q, num_buckets=buckets, seed=self.seed
             )
-        value = float(out.mauve)
-        return min(1.0, max(0.0, value)) if np.isfinite(value) else 0.0
+        return min(1.0, max(0.0, frontier_area(out.p_hist, out.q_hist)))

@@ -19,10 +19,16 @@ method's ``retention()`` (cumulative created / retained memories) is recorded as
 prediction and summarized as ``retained``, ``created`` and ``retention_rate`` (LUFY Table 3:
 means over episodes of the per-episode values).
 
+Replay (``replay_turns``, default on): before observing a session, the method recalls for every
+reply of the other speaker with the dialogue so far, as the live chatbot did before replying; no
+reply is generated (the logs hold the real ones). Retrieval-driven state (LUFY R1/R2 counters,
+MemoryBank's recall counts, live writes) thus evolves as in the user study.
+
 Settings (``conf/protocol/qa*.yaml``): ``judge`` (a ``conf/judge`` mapping), ``sessions`` (ask
 after these 1-based sessions; null: all), ``user_index`` (index in ``Episode.speakers`` of the
 person the questions are about; LUFY: -1, the user), ``session_minutes`` (simulated length of a
-session: the probe's ``now``), ``max_tokens``, ``temperature``, ``check_unperturbed``.
+session: the probe's ``now``), ``max_tokens``, ``temperature``, ``check_unperturbed``,
+``replay_turns``.
 """
 
 from __future__ import annotations
@@ -125,6 +131,7 @@ class QAProtocol:
         max_tokens: int = 64,
         temperature: float = 0.0,
         check_unperturbed: bool = True,
+        replay_turns: bool = True,
         seed: int | None = 0,
     ) -> None:
         if judge is None:
@@ -141,6 +148,7 @@ class QAProtocol:
             "max_tokens": int(max_tokens), "temperature": float(temperature), "seed": seed,
         })  # fmt: skip
         self.check_unperturbed = check_unperturbed
+        self.replay_turns = replay_turns
         self._judge: Judge | None = None
 
     def judge_for(self, llm) -> Judge:
@@ -155,6 +163,8 @@ class QAProtocol:
         result = EpisodeResult()
         method.reset(episode)
         for session in episode.sessions:
+            if self.replay_turns:
+                self._replay(episode, session, method)
             method.observe(session)
             before = list(method.snapshot())
             result.predictions.append(self._memory_state(episode, session.index, method, before))
@@ -172,6 +182,19 @@ class QAProtocol:
                 )
             result.snapshots.append((session.index, after))
         return result
+
+    def _replay(self, episode: Episode, session, method) -> None:
+        """Recall before every reply of the non-user speaker, as the live system did.
+
+        No reply is generated (the logs hold the real ones): this only lets retrieval-driven
+        state (LUFY R1/R2, MemoryBank's recall counts, live writes) evolve as in the study.
+        """
+        user = episode.speakers[self.user_index]
+        for j, turn in enumerate(session.turns):
+            if j and turn.speaker != user:
+                query = Query(episode.episode_id, session.index, session.turns[:j], turn.speaker,
+                              session.start)  # fmt: skip
+                method.recall(query)
 
     def _memory_state(self, episode: Episode, index: int, method, items: list[MemoryItem]):
         retention = method.retention() if hasattr(method, "retention") else None
