@@ -34,5 +34,7 @@ def real_data_dir() -> Path:
     """The real data root (../shared/data or $RECALLBENCH_DATA_DIR); skips when absent."""
     found = _real_data_dir()
     if found is None:
-        pytest.skip("real data not found: set RECALLBENCH_DATA_DIR or put shared/data beside the repo")
+        pytest.skip(
+            "real data not found: set RECALLBENCH_DATA_DIR or put shared/data beside the repo"
+        )
     return found

@@ -27,7 +27,15 @@ TEXTS = [
 
 
 def test_hashing_features_are_unigrams_and_bigrams():
-    assert features("The cat, the Hat") == ["the", "cat", "the", "hat", "the cat", "cat the", "the hat"]
+    assert features("The cat, the Hat") == [
+        "the",
+        "cat",
+        "the",
+        "hat",
+        "the cat",
+        "cat the",
+        "the hat",
+    ]
 
 
 def test_hashing_shapes_norms_and_similarity(hashing):

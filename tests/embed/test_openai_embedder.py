@@ -125,5 +125,7 @@ def test_openai_embedder_unknown_model_needs_dim(monkeypatch):
     monkeypatch.setenv(KEY_ENV, "k")
     with pytest.raises(ConfigError, match="set dim"):
         OpenAIEmbedder("my-local-model", api_key_env=KEY_ENV, base_url="http://127.0.0.1:9/v1")
-    emb = OpenAIEmbedder("my-local-model", dim=768, api_key_env=KEY_ENV, base_url="http://127.0.0.1:9/v1")
+    emb = OpenAIEmbedder(
+        "my-local-model", dim=768, api_key_env=KEY_ENV, base_url="http://127.0.0.1:9/v1"
+    )
     assert emb.dim == 768

@@ -44,4 +44,3 @@ def make_llm(stub: StubServer, tmp_path: Path) -> Iterator[Callable[..., LLM]]:
     yield make
     for llm in made:
         llm.close()
-

@@ -56,8 +56,12 @@ def test_key_covers_backend_model_messages_and_every_decoding_parameter():
     variants = [
         cache_key("hf", "gpt-4o", msgs, {"max_tokens": 5, "temperature": 0.0, "seed": None}),
         cache_key("openai", "gpt-4", msgs, {"max_tokens": 5, "temperature": 0.0, "seed": None}),
-        cache_key("openai", "gpt-4o", [{"role": "system", "content": "hi"}],
-                  {"max_tokens": 5, "temperature": 0.0, "seed": None}),  # fmt: skip
+        cache_key(
+            "openai",
+            "gpt-4o",
+            [{"role": "system", "content": "hi"}],
+            {"max_tokens": 5, "temperature": 0.0, "seed": None},
+        ),  # fmt: skip
         cache_key("openai", "gpt-4o", msgs, {"max_tokens": 6, "temperature": 0.0, "seed": None}),
         cache_key("openai", "gpt-4o", msgs, {"max_tokens": 5, "temperature": 0.1, "seed": None}),
         cache_key("openai", "gpt-4o", msgs, {"max_tokens": 5, "temperature": 0.0, "seed": 0}),

@@ -75,6 +75,15 @@ def test_gives_up_after_the_bound_with_a_counted_failure(stub, make_llm):
     assert (judge["calls"], judge["failures"], judge["parse_failures"]) == (2, 1, 0)
 
 
+def test_malformed_reply_and_bad_request_are_counted_failures(stub, make_llm):
+    llm = make_llm()
+    stub.push_faults(Fault(200, body={"object": "chat.completion", "choices": []}), Fault(400))
+    out = llm.run_many(ECHO, [{"x": 1}, {"x": 2}])
+    assert all(r.failure and r.failure.startswith(CALL_FAILURE) for r in out)
+    assert {"malformed" in r.failure or "BadRequestError 400" in r.failure for r in out} == {True}
+    assert stub.requests == 2 and llm.usage.to_dict()["totals"]["failures"] == 2
+
+
 def test_concurrency_bound_is_respected_and_used(stub, make_llm):
     llm = make_llm(concurrency=4)
     stub.latency_s = 0.05

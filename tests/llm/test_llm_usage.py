@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from recallbench.errors import ConfigError
-from recallbench.llm import PARSE_FAILURE, LLM, ParseError, PriceTable, PromptTask, build_llm
+from recallbench.llm import LLM, PARSE_FAILURE, ParseError, PriceTable, PromptTask, build_llm
 from recallbench.llm.stub import Fault
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "generator"
@@ -155,3 +155,13 @@ def test_api_key_never_reaches_dumps(stub, make_llm, monkeypatch, tmp_path):
     assert results[1].failure is not None
     for dump in dumps:  # ... and is nowhere in what a run writes
         assert secret not in dump and "TOPSECRET" not in dump
+
+
+def test_progress_bar_shows_counts_and_cost_only_when_asked(capsys):
+    llm = build_llm({"backend": "extractive"})
+    fields = [{"a": str(i), "b": "1"} for i in range(3)]
+    llm.run_many(JUDGE, fields)  # default: off when stderr is not a terminal (as in tests)
+    assert capsys.readouterr().err == ""
+    llm.run_many(JUDGE, fields, progress=True)
+    err = capsys.readouterr().err
+    assert "judge.yes_no" in err and "/3 [" in err and "cost=$0.0000" in err and "failed=0" in err

@@ -48,7 +48,11 @@ GOLD = {
     3: {
         "summary": ["Bob secretly sold his violin for a trumpet."],
         "persona": {"Bob": ["I sold my violin for a trumpet."]},
-        "memory": ["Alice has a puppy named Rex.", "Alice hikes in the mountains.", "Bob learns violin."],
+        "memory": [
+            "Alice has a puppy named Rex.",
+            "Alice hikes in the mountains.",
+            "Bob learns violin.",
+        ],
     },
 }
 

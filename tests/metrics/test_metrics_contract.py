@@ -89,6 +89,8 @@ def test_misaligned_input_is_rejected(name):
         METRICS[name].compute(PREDS[:2], REFS)
     with pytest.raises(TypeError, match="not str"):
         METRICS[name].compute("a prediction", "a reference")
+    with pytest.raises(TypeError, match="reference 0 must be a str"):
+        METRICS[name].compute(["a prediction"], [None])
 
 
 def _cached(repo: str) -> bool:

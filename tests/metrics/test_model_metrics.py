@@ -23,7 +23,9 @@ def test_bertscore_identical_vs_different():
     result = get_metric("bertscore").compute(preds, refs)
     assert result.items[0] == pytest.approx(1.0, abs=1e-4)
     assert result.items[1] < 0.5
-    paraphrase = get_metric("bertscore").compute(preds[:1], ["Hiking in the mountains is my passion."])
+    paraphrase = get_metric("bertscore").compute(
+        preds[:1], ["Hiking in the mountains is my passion."]
+    )
     assert result.items[1] < paraphrase.value < result.items[0]
     assert result.meta["num_layers"] == 6 and "all-MiniLM-L6-v2" in result.meta["model"]
     assert result.meta["rescaled"] is False
@@ -120,8 +122,10 @@ def test_token_nll_matches_transformers_loss(smollm2):
 def test_perplexity_padding_does_not_change_values(smollm2):
     model, tok = smollm2
     texts = [FLUENT, "Hi.", "I am going to the store to buy some milk and bread."]
-    batched = perplexity(texts, model=model, tokenizer=tok, batch_size=3)
-    single = perplexity(texts, model=model, tokenizer=tok, batch_size=1)
+    contexts = [None, "A long day at work is finally over, and the evening is quiet.", "Hello!"]
+    # left padding differs per row: uneven contexts and texts, one of them without context
+    batched = perplexity(texts, contexts, model=model, tokenizer=tok, batch_size=3)
+    single = perplexity(texts, contexts, model=model, tokenizer=tok, batch_size=1)
     assert batched == pytest.approx(single, rel=1e-4)
 
 

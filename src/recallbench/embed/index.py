@@ -154,7 +154,6 @@ class VectorIndex:
         return self._faiss
 
 
-
 def _empty_result(n_queries: int, single: bool) -> tuple[np.ndarray, np.ndarray]:
     idx = np.zeros((n_queries, 0), dtype=np.int64)
     scores = np.zeros((n_queries, 0), dtype=np.float32)

@@ -15,11 +15,9 @@ the extractive backend) raise.
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +30,7 @@ from recallbench.llm.backends import (
 )
 from recallbench.llm.cache import Cache, cache_key
 from recallbench.llm.prices import PriceTable
+from recallbench.llm.runtime import LoopThread, Progress, progress_enabled
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE, Message, PromptTask, TaskResult
 from recallbench.llm.usage import Usage
 
@@ -48,30 +47,6 @@ class _Call:
     offline: Callable[[], str] | None
     parse: Callable[[str], Any] | None  # None: free-form chat, value = stripped text
     fallback: Any
-
-
-class _LoopThread:
-    """An asyncio event loop running forever in a daemon thread."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True, name="llm-loop")
-        self.thread.start()
-
-    def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
-        if threading.current_thread() is self.thread:
-            raise RuntimeError("LLM.run called from its own event loop thread (would deadlock)")
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
-
-    def stop(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
-
-
-def _progress_enabled(progress: bool | None) -> bool:
-    if progress is not None:
-        return progress
-    return sys.stderr.isatty() and os.environ.get("RECALLBENCH_PROGRESS", "1") != "0"
 
 
 class LLM:
@@ -102,7 +77,7 @@ class LLM:
         self.seed = seed
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self._loop: _LoopThread | None = None
+        self._loop: LoopThread | None = None
         self._loop_lock = threading.Lock()
 
     @property
@@ -128,7 +103,7 @@ class LLM:
     ) -> list[TaskResult]:
         """Run ``task`` over many field dicts, concurrently on async backends; order is kept."""
         calls = [self._task_call(task, fields) for fields in fields_list]
-        return self._execute(calls, progress=_progress_enabled(progress), desc=task.name)
+        return self._execute(calls, progress=progress_enabled(progress), desc=task.name)
 
     def chat(
         self,
@@ -155,7 +130,7 @@ class LLM:
             "backend": self.backend.name,
             "model": self.model,
             "base_url": getattr(self.backend, "base_url", None),
-            "context_length": self.context_length if not self.backend.offline else None,
+            "context_length": self.context_length,
             "cache": self.cache.path if self.cache else None,
             "price_per_1m": None if price is None else [price.input_per_1m, price.output_per_1m],
             "prices_source": self.prices.source,
@@ -203,17 +178,7 @@ class LLM:
         return cache_key(self.backend.name, self.model, call.messages, call.dec.as_dict())
 
     def _execute(self, calls: list[_Call], *, progress: bool, desc: str) -> list[TaskResult]:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(calls), desc=desc, unit="call", disable=not progress, leave=False)
-        last = [0.0]
-
-        def done(result: TaskResult) -> None:
-            bar.update(1)
-            if progress and time.monotonic() - last[0] > 0.5:
-                last[0] = time.monotonic()
-                bar.set_postfix(cost=f"${self.usage.totals.cost_usd:.4f}", refresh=False)
-
+        done = Progress(self.usage, len(calls), desc, progress)
         results: list[TaskResult | None] = []
         for call in calls:
             hit = self._lookup(call)
@@ -230,13 +195,13 @@ class LLM:
                 results[i] = self._call_sync(calls[i])
                 done(results[i])
         finally:
-            bar.close()
+            done.close()
         return [r for r in results if r is not None]
 
-    def _async_loop(self) -> _LoopThread:
+    def _async_loop(self) -> LoopThread:
         with self._loop_lock:
             if self._loop is None:
-                self._loop = _LoopThread()
+                self._loop = LoopThread()
             return self._loop
 
     async def _amany(

@@ -30,11 +30,12 @@ Reply = Callable[[dict[str, Any]], str]
 
 @dataclass(frozen=True)
 class Fault:
-    """One scripted bad answer: an HTTP error status, or a stall of ``stall_s`` seconds."""
+    """One scripted bad answer: an HTTP status (with ``body``), or a stall of ``stall_s`` s."""
 
     status: int = 500
     retry_after: float | None = None  # seconds, sent as Retry-After
     stall_s: float = 0.0  # > 0: sleep this long before answering normally (client times out)
+    body: dict[str, Any] | None = None  # sent instead of an error message (e.g. a bad 200)
 
 
 def default_reply(body: dict[str, Any]) -> str:
@@ -107,7 +108,7 @@ class StubServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.auth_headers: list[str] = []
-        self.bodies: list[dict[str, Any]] = []
+        self.bodies: deque[dict[str, Any]] = deque(maxlen=1000)  # the latest request bodies
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
         self._thread: threading.Thread | None = None
@@ -212,7 +213,7 @@ class StubServer:
                 message = f"scripted {fault.status}"
                 if fault.status == 401:  # like a real server, name the key that was refused
                     message += f": incorrect API key {headers.get('authorization', '')}"
-                return fault.status, extra, {"error": {"message": message}}
+                return fault.status, extra, fault.body or {"error": {"message": message}}
             if fault is not None:
                 await asyncio.sleep(fault.stall_s)
             body = json.loads(raw or b"{}")

@@ -4,15 +4,20 @@ Paper: Sumida, Inoue and Kawahara, "Enhancing Long-term RAG Chatbots with Psycho
 Memory Importance and Forgetting" (LUFY), JAIR 2025 / arXiv 2409.12524, sec. 2 and 4.
 
 Implemented (sec. 4.1.1, 4.2, Table 3, Fig. 4):
-- Three kinds of memory: ``profile`` (one item, refined after every session by a PromptTask,
-  never forgotten; it is the "Key Summary" of the response prompt), ``summary`` (one per
-  session) and ``utterance_pair`` (a user turn with the turn before it), the last two embedded
-  with the configured embedder and subject to forgetting.
+- Three kinds of memory: ``profile`` (one item per fact about the user, refined after every
+  session by a PromptTask, never forgotten; it is the "Key Summary" of the response prompt),
+  ``summary`` (one per session) and ``utterance_pair`` (a user turn with the turn before it,
+  user turn id first in ``source_ids``), the last two embedded with the configured embedder and
+  subject to forgetting. Summaries and profile facts name the turns they quote in
+  ``source_ids`` (matched text); an abstractive summary names its whole session, an abstractive
+  profile fact names none (its source is unknown).
 - Retrieval: candidates with cosine >= ``threshold`` (0.8) are ranked by cosine plus a method
   bonus (LUFY: alpha * importance); the top 2 are taken. R1 (rank 1) is shown to the generator
   and gets ``R1 += 1`` and its access time reset; R2 (rank 2) is retrieved but not shown and
   gets ``R2 += 1`` (sec. 2, retrieval-induced forgetting). A ``Query`` with ``question`` set is
-  an evaluation probe: nothing changes.
+  an evaluation probe: nothing changes. The query is the question, else the last turn (the
+  user's utterance the bot answers). ``answer_prompt_fields`` gives QA answering the profile
+  and the R1 memory, as the chatbot's own prompt has them.
 - Forgetting after every session (inside ``observe``): forgettable memories are ranked by the
   method's importance and the top ``retain_ratio`` (10%) of all memories created so far are
   kept, rounded to the nearest whole number, halves up (sec. 4.2: 14 memories -> 1 kept).
@@ -177,10 +182,9 @@ def _parse_text(reply: str) -> str:
 
 
 def _parse_profile(reply: str) -> str:
-    facts = profile_facts(reply)
-    if not facts:
-        raise ParseError(f"no profile fact in reply {reply[:80]!r}")
-    return "\n".join(f"- {f}" for f in facts)
+    if not reply.strip():
+        raise ParseError("empty reply")
+    return _bullets(profile_facts(reply))  # "None" (no facts yet) is a valid, empty profile
 
 
 SUMMARY_TASK = PromptTask(
@@ -307,7 +311,11 @@ class LufyFamilyMemory(MemoryMethod):
         self._known: set[str] = set()
         self._vectors: dict[str, np.ndarray] = {}
         self._forgotten: list[Entry] = []
-        self._profile_item: MemoryItem | None = None
+        self._profile: list[str] = []
+        self._profile_meta: tuple[datetime | None, tuple[tuple[str, ...], ...], int] = (
+            None, (), 0,
+        )  # fmt: skip
+        self._seen_turns: list[Turn] = []
         self._created = 0
         self._order = 0
         self._clock: datetime | None = None
@@ -319,6 +327,15 @@ class LufyFamilyMemory(MemoryMethod):
         super().reset(episode)
         self._clear()
         self.user = self.user_speaker or _infer_user(episode)
+
+    def _check_episode(self, query: Query) -> None:
+        current = getattr(self, "episode_id", None)
+        if current is None:
+            raise RuntimeError(f"{type(self).__name__}.recall before reset(episode)")
+        if query.episode_id != current:
+            raise RuntimeError(
+                f"query of episode {query.episode_id!r} but the method was reset for {current!r}"
+            )
 
     def observe(self, session: Session) -> None:
         """Write the session's pairs, score them, summarize, refine the profile, then forget."""
@@ -338,7 +355,12 @@ class LufyFamilyMemory(MemoryMethod):
             self._forget(self._assessed_at)
 
     def recall(self, query: Query) -> Recall:
-        """Retrieve the top-2 memories; update R1/R2 unless ``query`` is a probe."""
+        """Retrieve the top-2 memories; update R1/R2 unless ``query`` is a probe.
+
+        ``Recall.items``: the R1 memory (if any) then the profile facts; ``Recall.text``: the R1
+        memory (the prompt's "Relevant Memory"); ``info``: R1/R2 ids and their scores.
+        """
+        self._check_episode(query)
         probe = query.question is not None
         now = query.now or self._clock or EPOCH
         if not probe and self.live_writes:
@@ -351,11 +373,9 @@ class LufyFamilyMemory(MemoryMethod):
             ranked[0][0].last_access = now
             for entry, _, _ in ranked[1:]:
                 entry.r2 += 1
-        items = []
-        if self._profile_item is not None and self.profile_in_recall:
-            items.append(self._profile_item)
-        if ranked:
-            items.append(self._item(ranked[0][0], now))
+        items = [self._item(ranked[0][0], now)] if ranked else []
+        if self.profile_in_recall:
+            items += self._profile_items()
         info = {
             "probe": probe,
             "r1": ranked[0][0].item_id if ranked else None,
@@ -363,24 +383,31 @@ class LufyFamilyMemory(MemoryMethod):
             "cosine": [round(c, 4) for _, c, _ in ranked],
             "score": [round(s, 4) for _, _, s in ranked],
         }
-        return Recall(tuple(items), _render_recall(items), info)
+        return Recall(tuple(items), ranked[0][0].text if ranked else "", info)
+
+    def answer_prompt_fields(self, query: Query, recall: Recall) -> dict[str, str]:
+        """Give the QA answerer what the chatbot sees: the Key Summary and the Relevant Memory."""
+        profile = [i.text for i in recall.items if i.kind == "profile"]
+        parts = [f"Relevant memory: {recall.text}"] if recall.text else []
+        if profile:
+            parts.append("Key summary of past conversations:\n" + _bullets(profile))
+        return {"memory": "\n\n".join(parts)}
 
     def prompt(self, query: Query, recall: Recall) -> list[Message]:
         """Render LUFY Fig. 4 with the profile, the last 5 turns and the R1 memory."""
-        profile = next((i.text for i in recall.items if i.kind == "profile"), NO_INFO)
-        memory = next((i.text for i in recall.items if i.kind != "profile"), NO_INFO)
+        profile = [i.text for i in recall.items if i.kind == "profile"]
         recent = render_history(query.history[-self.recent_turns :]) if query.history else NO_INFO
         text = RESPONSE_PROMPT.format(
-            key_summary=profile, recent_utterances=recent, related_memory=memory
+            key_summary=_bullets(profile) if profile else NO_INFO,
+            recent_utterances=recent,
+            related_memory=recall.text or NO_INFO,
         )
         return [{"role": "user", "content": text}]
 
     def snapshot(self) -> list[MemoryItem]:
         """Return the profile, the retained memories and those the last forgetting dropped."""
         now = self._assessed_at or self._clock or EPOCH
-        items = [self._profile_item] if self._profile_item is not None else []
-        items += [self._item(e, now) for e in self._entries + self._forgotten]
-        return items
+        return self._profile_items() + [self._item(e, now) for e in self._entries + self._forgotten]
 
     def retention(self) -> dict[str, int]:
         """Return cumulative created and currently retained pairs + summaries (profile excluded)."""
@@ -433,8 +460,11 @@ class LufyFamilyMemory(MemoryMethod):
         res = self.llm.run(SUMMARY_TASK, user=self.user, dialogue=dialogue)
         if res.value is None:  # the call or its parse failed; counted in llm.usage
             return
+        sources = attribute(res.value.split(": ", 1)[-1].split(" / "), session.turns) or tuple(
+            t.turn_id for t in session.turns
+        )
         entry = self._new_entry("summary", f"summary:{session.session_id}", res.value, at,
-                                session.index, (session.session_id,))  # fmt: skip
+                                session.index, sources)  # fmt: skip
         self._add([entry])
         self.summary_written(entry, pairs)
 
@@ -442,19 +472,28 @@ class LufyFamilyMemory(MemoryMethod):
         """Hook: a session summary was written (LUFY aggregates the pairs' metrics)."""
 
     def key_summary(self) -> str:
-        """Return the profile text (the prompts' "summary of the past conversations")."""
-        return self._profile_item.text if self._profile_item is not None else NO_INFO
+        """Return the profile as bullet lines (the prompts' "summary of the past conversations")."""
+        return _bullets(self._profile) if self._profile else NO_INFO
 
     def _refine_profile(self, session: Session, dialogue: str, at: datetime) -> None:
-        old = self._profile_item
         res = self.llm.run(PROFILE_TASK, user=self.user, profile=self.key_summary(),
                            dialogue=dialogue)  # fmt: skip
-        if res.value is None:
+        if res.value is None:  # the call or its parse failed: keep the old profile
             return
-        sources = (old.source_ids if old else ()) + (session.session_id,)
-        created = old.created if old else at
-        attrs = {"updated_after_session": session.index, "retained": True}
-        self._profile_item = MemoryItem("profile", res.value, "profile", created, sources, attrs)
+        created, _, _ = self._profile_meta
+        self._profile = profile_facts(res.value)
+        self._seen_turns += [t for t in session.turns if t.speaker == self.user]
+        sources = tuple(attribute([fact], self._seen_turns) for fact in self._profile)
+        self._profile_meta = (created or at, sources, session.index)
+
+    def _profile_items(self) -> list[MemoryItem]:
+        created, sources, updated = self._profile_meta
+        attrs = {"strength": None, "importance": None, "retained": True, "metrics": {},
+                 "updated_after_session": updated}  # fmt: skip
+        return [
+            MemoryItem(f"profile/{k}", fact, "profile", created, ids, dict(attrs))
+            for k, (fact, ids) in enumerate(zip(self._profile, sources, strict=True))
+        ]
 
     def _retrieve(self, text: str, now: datetime) -> list[tuple[Entry, float, float]]:
         if not text.strip() or not self._entries:
@@ -519,9 +558,20 @@ def _infer_user(episode: Episode) -> str:
     return episode.speakers[-1] if episode.speakers else ""
 
 
-def _render_recall(items: list[MemoryItem]) -> str:
-    parts = []
-    for item in items:
-        label = "Key summary" if item.kind == "profile" else "Relevant memory"
-        parts.append(f"{label}:\n{item.text}")
-    return "\n\n".join(parts)
+def _normal(text: str) -> str:
+    return " ".join(words(text))
+
+
+def attribute(parts: list[str], turns: list[Turn] | tuple[Turn, ...]) -> tuple[str, ...]:
+    """Return the ids of the turns whose text contains one of ``parts`` (extractive provenance).
+
+    Matching ignores case, punctuation and spacing. Abstractive text matches nothing: ``()``.
+    """
+    targets = [t for t in (_normal(p) for p in parts) if t]
+    return tuple(
+        turn.turn_id for turn in turns if any(t in _normal(turn.text) for t in targets)
+    )
+
+
+def _bullets(facts: list[str]) -> str:
+    return "\n".join(f"- {f}" for f in facts)

@@ -82,10 +82,14 @@ def check_inputs(
     for i, p in enumerate(preds):
         if not isinstance(p, str):
             raise TypeError(f"{name}: prediction {i} is {type(p).__name__}, expected str")
-    refs = [[r] if isinstance(r, str) else list(r) for r in references]
-    for i, rs in enumerate(refs):
-        if not rs or not all(isinstance(r, str) for r in rs):
-            raise TypeError(f"{name}: reference {i} must be a str or a non-empty list of str")
+    refs: list[list[str]] = []
+    for i, r in enumerate(references):
+        rs = [r] if isinstance(r, str) else list(r) if isinstance(r, list | tuple) else []
+        if not rs or not all(isinstance(x, str) for x in rs):
+            raise TypeError(
+                f"{name}: reference {i} must be a str or a non-empty list of str, got {r!r:.80}"
+            )
+        refs.append(rs)
     return preds, refs
 
 

@@ -6,7 +6,7 @@ Default features: all-MiniLM-L6-v2 sentence embeddings (offline) passed to
 is NOT comparable to GPT-2-large MAUVE such as THEANINE's Table 1, and every result says so.
 
 Quantization: ``num_buckets="auto"`` is mauve-text's rule, round(min(n_p, n_q) / 10) clusters
-with a minimum of 2: about ten samples per cluster per side, the authors' recommendation. With few
+with a minimum of 2: about ten samples per cluster per side (mauve-text's heuristic). With few
 samples MAUVE is a coarse, high-variance estimate (below ~50 pairs only 2-5 clusters exist and one
 outlier moves the score a lot); ``meta["warning"]`` flags n < 50. Clustering is seeded (k-means
 in faiss, PCA in scikit-learn), so a rerun gives the same value.
@@ -31,7 +31,7 @@ from recallbench.metrics.base import Metric, MetricResult, Reference, check_inpu
 SMALL_N = 50
 CURVE_POINTS = 25  # mauve-text's divergence_curve_discretization_size
 SCALING = 5.0  # mauve-text's mauve_scaling_factor
-NOT_COMPARABLE = "MiniLM-feature MAUVE: not comparable to GPT-2-large MAUVE (original paper)"
+NOT_COMPARABLE = "{}-feature MAUVE: not comparable to GPT-2-large MAUVE (original paper)"
 
 
 def frontier_area(p_hist: np.ndarray, q_hist: np.ndarray) -> float:
@@ -104,7 +104,7 @@ class MauveMetric(Metric):
         else:  # k-means needs at least as many points as clusters
             buckets = max(1, min(int(self.num_buckets), len(human) + len(preds)))
         meta = {
-            "implementation": "mauve-text compute_mauve",
+            "implementation": "mauve-text compute_mauve histograms, tie-robust frontier_area",
             "featurizer": self.embedder.name if self.featurizer == "embedder" else "gpt2-large",
             "num_buckets": buckets,
             "seed": self.seed,
@@ -112,7 +112,7 @@ class MauveMetric(Metric):
             "n_references": len(human),
         }
         if self.featurizer == "embedder":
-            meta["note"] = NOT_COMPARABLE
+            meta["note"] = NOT_COMPARABLE.format(self.embedder.name)
         if n < SMALL_N:
             meta["warning"] = f"only {n} samples: MAUVE is a coarse, high-variance estimate"
         if not any(p.strip() for p in preds):

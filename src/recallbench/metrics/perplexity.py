@@ -17,6 +17,7 @@ LUFY's surprise (Sec. 3.1) = ``perplexity([user], contexts=[bot], cap=160)``.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -88,8 +89,6 @@ def token_nll(
     batch_size: int = 8,
 ) -> list[tuple[float, int]]:
     """Return (summed NLL in nats, token count) of each text's tokens; (0.0, 0) for empty texts."""
-    import torch
-
     contexts = list(contexts) if contexts is not None else [None] * len(texts)
     if len(contexts) != len(texts):
         raise ValueError(f"perplexity: {len(texts)} texts but {len(contexts)} contexts")
@@ -99,24 +98,39 @@ def token_nll(
     todo = sorted((i for i, s in enumerate(seqs) if s), key=lambda i: len(seqs[i][0]))
     for start in range(0, len(todo), batch_size):
         batch = todo[start : start + batch_size]
-        width = max(len(seqs[i][0]) for i in batch)
-        ids = torch.zeros((len(batch), width), dtype=torch.long)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        scored = torch.zeros((len(batch), width - 1), dtype=torch.bool)
-        for row, i in enumerate(batch):
-            seq, n_text = seqs[i]
-            ids[row, : len(seq)] = torch.tensor(seq)
-            mask[row, : len(seq)] = 1
-            scored[row, len(seq) - 1 - n_text : len(seq) - 1] = True
-        with torch.inference_mode():
-            logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
-            nll = torch.nn.functional.cross_entropy(
-                logits.transpose(1, 2), ids[:, 1:], reduction="none"
-            )
-        sums = (nll * scored).sum(dim=1).tolist()
-        for row, i in enumerate(batch):
-            result[i] = (float(sums[row]), seqs[i][1])
+        sums = _batch_nll(model, [seqs[i] for i in batch])
+        for i, total in zip(batch, sums, strict=True):
+            result[i] = (total, seqs[i][1])
     return result
+
+
+def _batch_nll(model: Any, seqs: list[tuple[list[int], int]]) -> list[float]:
+    """Summed NLL of the trailing text tokens of left-padded sequences, in one forward pass.
+
+    Left padding puts every text at the end of its row, so only the last ``keep`` positions need
+    logits (``logits_to_keep``): a long context costs no (length x vocabulary) logits matrix.
+    """
+    import torch
+
+    width = max(len(seq) for seq, _ in seqs)
+    keep = max(n for _, n in seqs) + 1
+    ids = torch.zeros((len(seqs), width), dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    scored = torch.zeros((len(seqs), keep - 1), dtype=torch.bool)
+    for row, (seq, n_text) in enumerate(seqs):
+        ids[row, width - len(seq) :] = torch.tensor(seq)
+        mask[row, width - len(seq) :] = 1
+        scored[row, keep - 1 - n_text :] = True
+    kwargs = {"input_ids": ids, "attention_mask": mask}
+    kwargs["position_ids"] = (mask.cumsum(dim=1) - 1).clamp(min=0)
+    if "logits_to_keep" in inspect.signature(model.forward).parameters:
+        kwargs["logits_to_keep"] = keep
+    with torch.inference_mode():
+        logits = model(**kwargs).logits[:, -keep:-1].float()
+        nll = torch.nn.functional.cross_entropy(
+            logits.transpose(1, 2), ids[:, width - keep + 1 :], reduction="none"
+        )
+    return [float(v) for v in (nll * scored).sum(dim=1).tolist()]
 
 
 def _ppl(nll: float, n: int, cap: float | None) -> float:

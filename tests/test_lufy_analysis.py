@@ -1,0 +1,182 @@
+"""LUFY analyses: agreement by hand, retention rounding, top-k ratios, sentiment, the figure."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from recallbench.lufy_analysis import (
+    load_spec,
+    lufy_reference,
+    plot_threshold,
+    summary_cells,
+    table_runs,
+)
+from recallbench.lufy_memories import (
+    annotator_agreement,
+    answering_memory,
+    random_agreement,
+    selected_turns,
+    system_agreement,
+    topk_cells,
+)
+from recallbench.lufy_ux import sentiment_label, ux_cells
+from recallbench.protocols.qa import score_qa
+from recallbench.records import MemoryItem, Prediction
+from recallbench.tables import Cell, format_cell
+
+# Two user-sessions labelled by annotators "0" and "1".
+R1 = {
+    "t1": {"0": 1, "1": 1},
+    "t2": {"0": 1, "1": 0},
+    "t3": {"0": 0, "1": 0},
+    "t4": {"0": 0, "1": 1},
+}
+R2 = {"u1": {"0": 1, "1": 1}, "u2": {"0": 0, "1": 0}, "u3": {"0": 0, "1": 0}}
+RECORDS = [(R1, {"t1", "t3"}), (R2, {"u1"})]
+
+
+def test_system_agreement_by_hand():
+    # annotator 0: kept t1 (1), t3 (0), u1 (1) -> 2/3; annotator 1: 1, 0, 1 -> 2/3
+    assert system_agreement(RECORDS) == (pytest.approx(2 / 3), 3)
+    # an annotator whose label is missing for a kept turn is left out of that turn only
+    partial = [({"v1": {"0": 1}, "v2": {"0": 0, "1": 0}}, {"v1", "v2"})]
+    assert system_agreement(partial)[0] == pytest.approx((1 / 2 + 0 / 1) / 2)
+
+
+def test_random_agreement_by_hand():
+    # k = 2 of R1 (2 of 4 important for each annotator) and k = 1 of R2 (1 of 3):
+    # expected hits 2 * 2/4 + 1 * 1/3 = 4/3 of 3 kept -> 4/9 for both annotators
+    assert random_agreement(RECORDS) == (pytest.approx(4 / 9), 3)
+
+
+def test_annotator_agreement_by_hand():
+    # 0 -> 1: of t1, t2, u1 (marked by 0), 1 marks t1, u1 -> 2/3
+    # 1 -> 0: of t1, t4, u1 (marked by 1), 0 marks t1, u1 -> 2/3
+    assert annotator_agreement([R1, R2]) == (pytest.approx(2 / 3), 6)
+    asym = [{"a": {"0": 1, "1": 1}, "b": {"0": 1, "1": 0}, "c": {"0": 0, "1": 0}}]
+    assert annotator_agreement(asym)[0] == pytest.approx((1 / 2 + 1 / 1) / 2)
+
+
+def test_selected_turns_reads_retained_pairs_of_the_session():
+    def pair(turn: str, retained: bool) -> MemoryItem:
+        return MemoryItem(f"pair:{turn}", "x", "utterance_pair", None, (turn, "bot"),
+                          {"retained": retained})  # fmt: skip
+
+    items = {
+        1: [pair("t1", True), pair("t2", False), pair("t3", True),
+            MemoryItem("summary:s1", "sum", "summary", None, ("s1",), {"retained": True})],
+        2: [pair("t1", True), pair("u1", True), pair("u2", False)],
+    }  # fmt: skip
+    labels = {1: R1, 2: R2}
+    # session 2 keeps t1 again, but it is a session-1 utterance: not a session-2 choice
+    assert selected_turns(items, labels) == {1: {"t1", "t3"}, 2: {"u1"}}
+
+
+def _fake_run(root: Path, job: str, memory: str, logs: str, summary: dict) -> None:
+    path = root / "runs" / "lufy_table11" / "20260101-000000" / job
+    path.mkdir(parents=True)
+    (path / "run.json").write_text(json.dumps({"status": "finished", "n_episodes": 3}))
+    config = {"choices": {"memory": memory, "judge": "lexical"},
+              "dataset": {"name": "lufy", "data_dir": "x", "options": {"system": logs}},
+              "generator": {"backend": "extractive"}, "embedder": {"kind": "hashing"}}  # fmt: skip
+    (path / "config.yaml").write_text(yaml.safe_dump(config))
+    (path / "summary.json").write_text(json.dumps(summary))
+
+
+def _state(episode: str, session: int, created: int, retained: int) -> Prediction:
+    meta = {"created": created, "retained": retained, "n_items": retained}
+    return Prediction(f"{episode}/s{session}/memory", episode, session, "memory", "", "", meta=meta)
+
+
+def test_retention_table_values_and_rounding(tmp_path):
+    # S1: retained 3, 3, 2 of created 30, 28, 29 -> mean 2.667 (shown 2.7); rate mean of
+    # 10%, 10.714%, 6.897% = 9.2036% (shown 9.20); S2 all kept -> 100.00
+    states = [_state("a", 1, 30, 3), _state("b", 1, 28, 3), _state("c", 1, 29, 2)]
+    states += [_state(e, 2, 10, 10) for e in "abc"]
+    _, summary = score_qa(states, {"name": "lexical"})
+    _fake_run(tmp_path, "lufy-lufy-on-LUFY", "lufy", "LUFY", summary)
+    spec = load_spec("lufy_table3")
+    cells, used = summary_cells(spec, table_runs(tmp_path, "lufy_table11"))
+    by = {(c.row, c.column): c for c in cells}
+    s1 = by["LUFY", "Retained S1"]
+    assert s1.ours == pytest.approx(8 / 3) and s1.n == 3 and format_cell(s1) == "2.7 (2.8; -0.1)"
+    rate = by["LUFY", "Rate (%) S1"]
+    assert rate.ours == pytest.approx(100 * (0.1 + 3 / 28 + 2 / 29) / 3)
+    assert format_cell(rate) == "9.20 (9.90; -0.70)"
+    assert format_cell(by["LUFY", "Rate (%) S2"]) == "100.00 (9.88; +90.12)"
+    assert by["Naive RAG", "Retained S1"].ours is None  # no run: n/a, never invented
+    assert len(used) == 1
+
+
+def test_table11_cells_use_session_values_and_reference(tmp_path):
+    summary = {"metrics": {m: {"value": 0.5, "n": 6, "session_mean": 0.4,
+                               "per_session": {"1": {"value": 0.3, "n": 3}}}
+                           for m in ("precision", "recall", "f1")}}  # fmt: skip
+    _fake_run(tmp_path, "lufy-naive_rag-on-Naive_RAG", "naive_rag", "Naive RAG", summary)
+    spec = load_spec("lufy_table11")
+    cells, _ = summary_cells(spec, table_runs(tmp_path, "lufy_table11"))
+    by = {(c.row, c.column): c for c in cells}
+    assert by["Naive RAG", "Precision S1"].ours == pytest.approx(30.0)
+    assert by["Naive RAG", "Precision S1"].paper == 75.6
+    assert by["Naive RAG", "F1 Avg."].ours == pytest.approx(40.0)
+    assert by["Naive RAG", "Recall S2"].ours is None
+    assert by["LUFY", "Precision Avg."].paper == 85.1 and by["LUFY", "Precision Avg."].ours is None
+
+
+def test_references_cover_the_tables():
+    for table in ("2", "3", "8", "10", "11", "12", "13", "14", "15", "16", "17", "18", "D"):
+        assert lufy_reference(table).get("source"), table
+    ref = lufy_reference("11")["values"]
+    # Table 11's session values are the means over Tables 16-18's question-sessions
+    t16 = lufy_reference("16")["values"]
+    for system in ("Naive RAG", "LUFY"):
+        s4 = [t16[system][f"S4 Q{q}"]["precision"] for q in range(1, 5)]
+        assert sum(s4) / 4 == pytest.approx(ref[system]["S4"]["precision"], abs=0.05)
+
+
+def test_answering_memory_and_topk_ratios():
+    texts = ["Luke: hi\nZoe: I like tea.", "Luke: pets?\nZoe: My dog is Biscuit.", "Zoe: Biscuit!"]
+    assert answering_memory("What is Zoe's dog called?", "Biscuit", texts) == 1
+    assert answering_memory("Where does Zoe work?", "At a bakery", texts) is None
+    spec = {"id": "15"}
+    cells, notes = topk_cells(spec, [1, 2, None, 12])
+    by = {c.row: c for c in cells}
+    assert by["Top 1"].ours == pytest.approx(100 / 3) and by["Top 1"].paper == 52.5
+    assert by["Top 2"].ours == pytest.approx(200 / 3) and by["Top 10"].ours == pytest.approx(
+        200 / 3
+    )
+    assert by["(Not in Top 10)"].ours == pytest.approx(100 / 3) and by["Top 1"].n == 3
+    assert "dropped (no memory covers the label answer): 1" in notes[0]
+
+
+def test_sentiment_labels_and_ux_cells_with_ttests():
+    assert [sentiment_label(x) for x in (0.05, 0.049, -0.05, -0.2, 0.0)] == [1, 0, -1, -1, 0]
+    spec = {"id": "10", "metric": "sentiment", "compare": "LUFY",
+            "columns": [{"label": "S1", "session": 1}, {"label": "S2", "session": 2},
+                        {"label": "Avg."}]}  # fmt: skip
+    lufy = {"u1": {1: [1.0, 0.0], 2: [1.0, 1.0]}, "u2": {1: [0.0], 2: [1.0, 0.0]},
+            "u3": {2: [1.0]}}  # fmt: skip
+    naive = {"u1": {1: [0.0], 2: [0.0, -1.0]}, "u2": {2: [0.0]}, "u3": {2: [-1.0]}}
+    cells, notes = ux_cells(spec, {"Naive RAG": naive, "LUFY": lufy})
+    by = {(c.row, c.column): c for c in cells}
+    assert by["LUFY", "S1"].ours == pytest.approx(1 / 3) and by["LUFY", "S1"].n == 3
+    assert by["LUFY", "S2"].ours == pytest.approx(4 / 5) and by["LUFY", "S2"].paper == 0.43
+    assert by["Naive RAG", "Avg."].ours == pytest.approx(-2 / 4)  # Avg. pools S2-S4
+    # per-user S2 means: LUFY 1, .5, 1 vs Naive -.5, 0, -1: differences 1.5, .5, 2,
+    # mean 4/3, sd sqrt(7/12) -> t = (4/3) / (sqrt(7/12) / sqrt(3)) = 3.02 (2 df)
+    assert any(n.startswith("LUFY S2 paired t-test vs Naive RAG: t=3.02") for n in notes)
+    assert not any(n.startswith("LUFY S1") for n in notes)  # the shared Day-1 session
+    assert cells[0].paper == 0.58
+    offline, _ = ux_cells({**spec, "id": "8", "metric": "rating"}, {"LUFY": None})
+    assert all(c.ours is None for c in offline) and offline[0].paper == 3.71
+
+
+def test_threshold_plot_writes_png(tmp_path):
+    cells = [Cell(t, f"{m} Avg.", m, v, None) for t, m, v in
+             [("0.75", "F1", 50.0), ("0.80", "F1", 55.0), ("0.75", "Recall", 40.0)]]  # fmt: skip
+    path = plot_threshold(cells, tmp_path / "fig.png", "t")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
