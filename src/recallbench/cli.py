@@ -52,7 +52,10 @@ def run(cfg: DictConfig, job: str, choices: dict[str, str] | None = None) -> Pat
     episodes = select_episodes(episodes, cfg.episodes, int(cfg.seed))
     cache = Path(paths.cache_dir) / "llm.sqlite"
     llm = build_llm(OmegaConf.to_container(cfg.generator, resolve=True), cache)
-    embedder = build_embedder(OmegaConf.to_container(cfg.embedder, resolve=True))
+    emb_cfg = OmegaConf.to_container(cfg.embedder, resolve=True)
+    if emb_cfg.get("kind") != "hashing" and not emb_cfg.get("cache_path"):
+        emb_cfg["cache_path"] = str(Path(paths.cache_dir) / "embeddings.sqlite")
+    embedder = build_embedder(emb_cfg)
     protocol = build_protocol(cfg)
     metrics = list(cfg.metrics or cfg.protocol.get("metrics") or [])
     if cfg.resume_dir:

@@ -37,13 +37,26 @@ def test_smollm2_generates_greedy_and_seeded_samples():
     assert llm.run(sampled).raw == llm.run(sampled).raw  # seeded sampling is reproducible
 
 
-@pytest.mark.parametrize(
-    "text",
-    ["Hello world, it's 2024!", "  spaced\n\ntext 12345 café 😀", "<|im_start|>user\nhi<|im_end|>"],
-)
-def test_fast_gguf_tokenizer_matches_transformers_conversion(text):
-    fast = gguf_tokenizer(smollm2_gguf())
-    reference = load_tokenizer("smollm2-135m-instruct")
-    assert fast.encode(text, add_special_tokens=False).ids == reference.encode(
-        text, add_special_tokens=False
-    )
+# Token ids from transformers' own GGUF conversion (AutoTokenizer.from_pretrained(folder,
+# gguf_file=...), transformers 5.23), recorded once: the fast header reader must reproduce them.
+REFERENCE_IDS = [
+    ("Hello world, it's 2024!", [19556, 905, 28, 357, 506, 216, 34, 32, 34, 36, 17]),
+    ("  spaced\n\ntext 12345 café 😀",
+     [216, 23861, 198, 198, 2692, 216, 33, 34, 35, 36, 37, 37366, 40303, 218]),
+    ("<|im_start|>user\nhi<|im_end|>", [1, 4093, 198, 6004, 2]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "ids"), REFERENCE_IDS)
+def test_gguf_tokenizers_match_transformers_conversion(text, ids):
+    assert gguf_tokenizer(smollm2_gguf()).encode(text, add_special_tokens=False).ids == ids
+    assert load_tokenizer("smollm2").encode(text, add_special_tokens=False) == ids
+
+
+def test_chat_template_and_special_tokens_come_from_the_gguf():
+    tok = load_tokenizer("smollm2-135m-instruct")
+    assert (tok.bos_token, tok.eos_token, tok.pad_token_id) == ("<|im_start|>", "<|im_end|>", 2)
+    text = tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False,
+                                   add_generation_prompt=True)  # fmt: skip
+    assert text.endswith("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
+    assert text.startswith("<|im_start|>system\nYou are a helpful AI assistant named SmolLM")

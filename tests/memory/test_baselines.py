@@ -13,6 +13,7 @@ from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.llm.task import ParseError
 from recallbench.memory._common import (
     THEANINE_RESPONSE_PROMPT,
+    attribute,
     extractive_summary,
     parse_sentences,
 )
@@ -351,3 +352,44 @@ def test_offline_response_picks_the_overlapping_memory(llm, embedder, query_at, 
     )
     assert method.offline_response(query, Recall(items)) == "I love hiking in the mountains."
     assert method.offline_response(query, Recall()) == "I see. Tell me more about mountains."
+
+
+def test_attribution_to_turns():
+    session = Session(
+        "a/s1",
+        1,
+        None,
+        (
+            Turn("a/t0", "A", "Hi Bob! I adopted a puppy."),
+            Turn("a/t1", "B", "I am a nurse.", {"persona_text": "I work in a hospital."}),
+        ),
+    )
+    assert attribute("A: I adopted a puppy.", session) == ("a/t0",)
+    assert attribute("B: I work in a hospital.", session) == ("a/t1",)  # a per-turn gold label
+    assert attribute("Bob", session) == ("a/t0", "a/t1")  # too short to pin down: whole session
+    assert attribute("A adopted a pup.", session) == ("a/t0", "a/t1")  # abstractive
+
+
+@pytest.mark.parametrize(
+    "gold, expected",
+    [
+        (
+            {"summary": ["Ann moved to Lisbon. Ben got a dog!"]},
+            ["Ann moved to Lisbon.", "Ben got a dog!"],
+        ),
+        (
+            {
+                "persona_session": {"Ann": ["I moved."]},
+                "persona": {"Ann": ["I am old.", "I moved."]},
+            },
+            ["Ann: I moved."],
+        ),
+        ({"persona": {"Ann": ["I am old."]}}, ["Ann: I am old."]),
+    ],
+)
+def test_gold_auto_prefers_per_session_annotations(llm, embedder, gold, expected):
+    session = Session("g/s1", 1, None, (Turn("g/t0", "Ann", "hello"),), gold)
+    method = SessionSummaries(llm, embedder, source="gold")
+    method.reset(Episode("g", "tiny", ("Ann", "Ben"), (session,)))
+    method.observe(session)
+    assert [i.text for i in method.snapshot()] == expected

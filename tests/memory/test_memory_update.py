@@ -98,13 +98,17 @@ def test_algorithm1_delete_by_one_summary_removes_memory_for_all():
         ("relation: replace\nExplanation: more detail", "REPLACE"),
         ("Explanation first, then: DELETE", "DELETE"),
         ("pass", "PASS"),
+        ('1. Example of "PASS" memory: "Not sick" ... so it is APPEND', "APPEND"),
     ],
 )
 def test_parse_operation(reply, label):
     assert parse_operation(reply) == label
 
 
-@pytest.mark.parametrize("reply", ["", "The sentences are unrelated.", "PASSED and APPENDED"])
+@pytest.mark.parametrize(
+    "reply",
+    ["", "The sentences are unrelated.", "PASSED and APPENDED", "1. Example of \"PASS' memory"],
+)
 def test_parse_operation_rejects_replies_without_a_label(reply):
     with pytest.raises(ParseError):
         parse_operation(reply)

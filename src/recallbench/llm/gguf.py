@@ -1,4 +1,4 @@
-"""Read a GGUF file's header and build its byte-level BPE tokenizer, without transformers.
+"""Read a GGUF file's header and build its byte-level BPE tokenizer without converting weights.
 
 The ``gguf`` package's reader also indexes every tensor (~2-3 s for SmolLM2 here); the
 tokenizer lives in the key-value header, which this reads in ~0.1 s.
@@ -82,3 +82,24 @@ def gguf_tokenizer(path: Path) -> Any:
                if kind == 3]  # fmt: skip
     tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in control])
     return tok
+
+
+def hf_tokenizer_from_gguf(path: Path) -> Any:
+    """Return a transformers fast tokenizer (special tokens, chat template) for a byte-level BPE
+    GGUF in ~0.5 s; transformers' own GGUF conversion gives the same ids but takes ~9 s here."""
+    from transformers import PreTrainedTokenizerFast
+
+    meta = read_gguf_metadata(
+        path, {"tokenizer.chat_template", "tokenizer.ggml.bos_token_id",
+               "tokenizer.ggml.eos_token_id", "tokenizer.ggml.unknown_token_id",
+               "tokenizer.ggml.padding_token_id"},
+    )  # fmt: skip
+    tok = gguf_tokenizer(path)
+    special = {
+        f"{role}_token": tok.id_to_token(meta[f"tokenizer.ggml.{key}_token_id"])
+        for role, key in (("bos", "bos"), ("eos", "eos"), ("unk", "unknown"), ("pad", "padding"))
+        if f"tokenizer.ggml.{key}_token_id" in meta
+    }
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, chat_template=meta.get("tokenizer.chat_template"), **special
+    )

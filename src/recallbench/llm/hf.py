@@ -8,9 +8,9 @@ is never imported (it needs ``llm`` and ``llama_cpp``); its folder is found with
 ``importlib.util.find_spec``. transformers dequantizes the GGUF (~12-16 s) into a model that
 refuses ``save_pretrained``, so we rebuild a plain model from its config and state dict and save
 it once to the model cache (``$RECALLBENCH_MODEL_CACHE`` or ``~/.cache/recallbench/models``);
-later loads take ~0.2 s. The tokenizer is converted and cached the same way, separately (~9 s once).
-Conversions hold a file lock, so parallel processes convert once. Approximate token counts
-(``local_token_counter``) need neither: they build SmolLM2's BPE straight from the GGUF header.
+later loads take ~0.2 s. Conversions hold a file lock, so parallel processes convert once. The
+tokenizer is built straight from the GGUF header (``recallbench.llm.gguf``, ~0.5 s, same ids as
+transformers' 9-s conversion), which is also what approximate token counts use.
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from recallbench.errors import ConfigError
-from recallbench.llm.gguf import gguf_tokenizer
+from recallbench.llm.gguf import gguf_tokenizer, hf_tokenizer_from_gguf
 
 SMOLLM2 = "smollm2-135m-instruct"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _ALIASES = {"smollm2": SMOLLM2, SMOLLM2: SMOLLM2, "SmolLM2-135M-Instruct": SMOLLM2}
-_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
+_LOAD_LOCK = threading.RLock()  # one load per model even when threads ask at once
 
 
 def model_cache_dir() -> Path:
@@ -81,11 +81,13 @@ def _resolve(name_or_spec: str) -> tuple[str, Path | None]:
     return name_or_spec, None
 
 
-def _convert_tokenizer(gguf: Path, target: Path) -> None:
-    from transformers import AutoTokenizer
+def _gguf_hf_tokenizer(gguf: Path) -> Any:
+    try:
+        return hf_tokenizer_from_gguf(gguf)
+    except ConfigError:  # not a byte-level BPE: transformers' (slow) general conversion
+        from transformers import AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    _publish(target, "tokenizer.ok", lambda tmp: tok.save_pretrained(tmp))
+        return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
 
 
 def _convert_model(gguf: Path, target: Path) -> None:
@@ -99,7 +101,13 @@ def _convert_model(gguf: Path, target: Path) -> None:
         del config.quantization_config
     plain = AutoModelForCausalLM.from_config(config)
     plain.load_state_dict(quantized.state_dict(), strict=True)
-    _publish(target, "model.ok", lambda tmp: plain.save_pretrained(tmp))
+    tokenizer = _gguf_hf_tokenizer(gguf)
+
+    def save(tmp: str) -> None:
+        plain.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)  # so the folder also loads on its own
+
+    _publish(target, "model.ok", save)
 
 
 def _publish(target: Path, marker: str, save: Callable[[str], Any]) -> None:
@@ -115,32 +123,35 @@ def _publish(target: Path, marker: str, save: Callable[[str], Any]) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def converted_dir(name_or_spec: str, part: str = "model") -> Path | None:
-    """Return the cache folder holding ``part`` ("model"/"tokenizer") of a GGUF model, converting
-    it on first use; None when ``name_or_spec`` is not a GGUF model (a local folder or hub id)."""
+def converted_dir(name_or_spec: str) -> Path | None:
+    """Return the cache folder of a GGUF model's plain weights, converting it on first use;
+    None when ``name_or_spec`` is not a GGUF model (a local folder or hub id)."""
     name, gguf = _resolve(name_or_spec)
     if gguf is None:
         return None
     target = model_cache_dir() / name
-    marker = target / f"{part}.ok"
+    marker = target / "model.ok"
     if not marker.exists():
         with _locked(target):
             if not marker.exists():
-                (_convert_model if part == "model" else _convert_tokenizer)(gguf, target)
+                _convert_model(gguf, target)
     return target
 
 
 def load_tokenizer(name_or_spec: str = SMOLLM2) -> Any:
     """Return the transformers tokenizer of a model (the embedded one by default), memoized."""
-    return _load_tokenizer(_ALIASES.get(name_or_spec, name_or_spec))
+    with _LOAD_LOCK:
+        return _load_tokenizer(_ALIASES.get(name_or_spec, name_or_spec))
 
 
 @functools.lru_cache(maxsize=4)
 def _load_tokenizer(name_or_spec: str) -> Any:
+    _, gguf = _resolve(name_or_spec)
+    if gguf is not None:
+        return _gguf_hf_tokenizer(gguf)
     from transformers import AutoTokenizer
 
-    folder = converted_dir(name_or_spec, "tokenizer")
-    return AutoTokenizer.from_pretrained(str(folder) if folder else name_or_spec)
+    return AutoTokenizer.from_pretrained(name_or_spec)
 
 
 def load_causal_lm(name_or_spec: str = SMOLLM2) -> tuple[Any, Any]:
@@ -154,14 +165,15 @@ def load_causal_lm(name_or_spec: str = SMOLLM2) -> tuple[Any, Any]:
     Returns:
         ``(model, tokenizer)``; shared by every caller in the process: do not modify.
     """
-    return _load_causal_lm(_ALIASES.get(name_or_spec, name_or_spec))
+    with _LOAD_LOCK:
+        return _load_causal_lm(_ALIASES.get(name_or_spec, name_or_spec))
 
 
 @functools.lru_cache(maxsize=4)
 def _load_causal_lm(name_or_spec: str) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM
 
-    folder = converted_dir(name_or_spec, "model")
+    folder = converted_dir(name_or_spec)
     source = str(folder) if folder else name_or_spec
     try:
         model = AutoModelForCausalLM.from_pretrained(source)

@@ -100,9 +100,10 @@ def render_flat(items: list[MemoryItem] | tuple[MemoryItem, ...]) -> str:
 
 
 def parse_sentences(reply: str) -> tuple[str, ...]:
-    """Parse a summarizer reply: one memory sentence per line; bullets and numbering dropped."""
+    """Parse a summarizer reply: one memory sentence (>= 2 words) per line, bullets dropped."""
     lines = (_BULLET.sub("", line).strip() for line in reply.splitlines())
-    out = tuple(line for line in lines if line and not line.endswith(":"))
+    # headers ("Memory sentences:") and fragments such as a bare speaker name are not memories
+    out = tuple(line for line in lines if len(words(line)) >= 2 and not line.endswith(":"))
     if not out:
         raise ParseError(f"no memory sentence in reply {reply[:80]!r}")
     return out
@@ -190,47 +191,56 @@ def attribute(sentence: str, session: Session) -> tuple[str, ...]:
     """
     body = sentence.partition(": ")[2] if ": " in sentence[:40] else sentence
     target = _normalized(body)
-    if target:
-        hits = tuple(
-            t.turn_id
-            for t in session.turns
-            if target in _normalized(t.text)
-            or any(isinstance(v, str) and _normalized(v) == target for v in t.labels.values())
+    long_enough = len(target.split()) >= 3  # shorter bodies are substrings of turns by accident
+    hits = tuple(
+        t.turn_id
+        for t in session.turns
+        if target
+        and (
+            any(isinstance(v, str) and _normalized(v) == target for v in t.labels.values())
+            or (long_enough and f" {target} " in f" {_normalized(t.text)} ")
         )
-        if hits:
-            return hits
+    )
+    if hits:
+        return hits
     return tuple(t.turn_id for t in session.turns)
 
 
-def gold_sentences(session: Session, key: str) -> list[tuple[str, str]]:
-    """Return ``(text, kind)`` memory sentences from the session's gold ``summary``/``persona``.
+GOLD_SUMMARY_KEYS = ("summary", "persona_session", "persona")
 
-    ``key`` is ``summary``, ``persona`` or ``auto`` (summary when present, else persona).
-    Persona facts are prefixed with their speaker (``speaker: fact``).
+
+def gold_sentences(session: Session, key: str) -> list[tuple[str, str]]:
+    """Return ``(text, kind)`` memory sentences of THIS session from its gold annotations.
+
+    ``key``: ``summary`` (list of str, e.g. CareCall; a CC paragraph is split into sentences),
+    ``persona_session`` (MSC: {speaker: [facts]} revealed in this session), ``persona``
+    ({speaker: [facts]}; for MSC the running summary AFTER the session, so it repeats earlier
+    facts) or ``auto`` (the first of those present). Facts get a ``speaker: `` prefix.
     """
     gold = session.gold
     if key == "auto":
-        key = "summary" if "summary" in gold else "persona"
+        key = next((k for k in GOLD_SUMMARY_KEYS if k in gold), GOLD_SUMMARY_KEYS[0])
+    where = f"session {session.session_id}: gold {key!r}"
     if key not in gold:
         raise DatasetFormatError(
-            f"session {session.session_id}: gold {key!r} missing (gold keys: {sorted(gold)}); "
-            "source=gold needs per-session summaries or personas"
+            f"{where} missing (gold keys: {sorted(gold)}); source=gold needs per-session "
+            f"summaries or personas ({', '.join(GOLD_SUMMARY_KEYS)})"
         )
     value: Any = gold[key]
     if key == "summary":
         value = [value] if isinstance(value, str) else value
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise DatasetFormatError(
-                f"session {session.session_id}: gold 'summary' must be a list of str, "
-                f"got {type(value).__name__}"
-            )
-        return [(s.strip(), "summary") for s in value if s.strip()]
-    if not isinstance(value, dict):
-        raise DatasetFormatError(
-            f"session {session.session_id}: gold 'persona' must be {{speaker: [facts]}}, "
-            f"got {type(value).__name__}"
-        )
-    return [(f"{spk}: {f.strip()}", "fact") for spk, facts in value.items() for f in facts if f]
+            raise DatasetFormatError(f"{where} must be a list of str, got {value!r:.80}")
+        split = (part.strip() for text in value for part in _SENTENCE_END.split(text.strip()))
+        return [(part, "summary") for part in split if part]
+    if not isinstance(value, dict) or not all(isinstance(v, list) for v in value.values()):
+        raise DatasetFormatError(f"{where} must be {{speaker: [facts]}}, got {value!r:.80}")
+    return [
+        (f"{spk}: {fact.strip()}", "fact")
+        for spk, facts in value.items()
+        for fact in facts
+        if isinstance(fact, str) and fact.strip()
+    ]
 
 
 # --- retrieval ---------------------------------------------------------------------------

@@ -105,7 +105,7 @@ LIFE_EVENTS = frozenset(
     """accepted admitted graduated graduate married wedding engaged divorced breakup broke
     died passed funeral born pregnant baby promoted fired hired job interview exam accident
     hospital surgery sick moved moving won lost injured birthday anniversary trip travel
-    university college harvard""".split()
+    university college""".split()
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s*")

@@ -31,8 +31,8 @@ embedder cosine c of the two sentences (speaker tags stripped):
    information), or c >= replace_cos -> REPLACE;
 5. otherwise APPEND.
 The default thresholds were set by hand on the 20 sentence pairs the papers print (Bae et al.
-Table 7, THEANINE Fig. 25): 11 of Bae's 14 Table 7 pairs come out right; the three misses need
-world knowledge ("Not sick" ~ "no health issues").
+Table 7, THEANINE Fig. 25): 11 of Bae's 14 Table 7 pairs come out right (a fit, not a held-out
+score); the three misses need world knowledge ("Not sick" ~ "no health issues").
 
 Deviations:
 - Bae et al. fine-tune a T5 classifier (NLI transfer); THEANINE prompts gpt-3.5 with Fig. 25.
@@ -114,6 +114,7 @@ DEFAULT_THRESHOLDS = {
 }
 
 _LABEL = re.compile(r"\b(" + "|".join(LABELS) + r")\b")
+_ECHO = re.compile(r"Example of [\"']\w+[\"']")
 _TAG = re.compile(r"^([^:\n]{1,40}):\s+(.+)$", re.S)
 _NEGATION = re.compile(r"\b(?:not|no|never|nothing|none|nobody|cannot)\b|n't\b")
 _RESOLVED = re.compile(
@@ -128,7 +129,12 @@ _STEMMER = PorterStemmer()
 
 def parse_operation(reply: str) -> str:
     """Return the Fig. 25 label of a reply: the first label on a ``Relation`` line, else the
-    first upper-case label token anywhere, else a reply that is just a label in any case."""
+    first upper-case label token anywhere, else a reply that is just a label in any case.
+
+    Labels inside an echoed few-shot example (``Example of "PASS"``) are not answers: small
+    models often repeat the prompt's examples, so those mentions are removed first.
+    """
+    reply = _ECHO.sub(" ", reply)
     for line in reply.splitlines():
         if line.strip().lower().startswith("relation"):
             found = _LABEL.search(line.upper())

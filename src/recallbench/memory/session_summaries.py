@@ -8,7 +8,8 @@ summarizes the conversation into memory sentences, the raw memories of every THE
 Implemented: the summarization as a PromptTask (stage ``memory``, ``_common.SUMMARY_PROMPT``) with
 an extractive offline twin (first-person, non-question sentences of a speaker:
 ``_common.extractive_summary``), or ``source: gold`` to use the dataset's own per-session
-``Session.gold["summary"]`` (list of sentences) or ``["persona"]`` ({speaker: [facts]}). Memory
+``Session.gold["summary"]`` (list of sentences: CareCall, CC), ``["persona_session"]`` (MSC facts
+revealed in the session) or ``["persona"]`` ({speaker: [facts]}). Memory
 sentences become MemoryItems (kind ``summary``, or ``fact`` for gold personas) with
 ``created = session.start`` and ``source_ids`` = the turns they were extracted from when known,
 else every turn of the session. ``recall`` shows all summaries grouped by session.
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from recallbench.errors import ConfigError
 from recallbench.memory._common import (
+    GOLD_SUMMARY_KEYS,
     BaselineMethod,
     PromptStyle,
     attribute,
@@ -44,7 +46,7 @@ if TYPE_CHECKING:
     from recallbench.memory.memory_update import MemoryUpdater
 
 SOURCES = ("llm", "gold")
-GOLD_KEYS = ("auto", "summary", "persona")
+GOLD_KEYS = ("auto", *GOLD_SUMMARY_KEYS)
 
 
 class SessionSummaries(BaselineMethod):
@@ -53,7 +55,8 @@ class SessionSummaries(BaselineMethod):
     Args:
         llm, embedder: collaborators (the LLM runs the summarization task).
         source: ``llm`` (the summarization task; offline = extractive) or ``gold`` (dataset).
-        gold_key: with ``source: gold``, ``summary``, ``persona`` or ``auto`` (summary first).
+        gold_key: with ``source: gold``, ``summary``, ``persona_session``, ``persona`` or
+            ``auto`` (the first present, in that order).
         summarize_speakers: speakers whose sentences are memorized (``None``: all; CareCall:
             ``[user]``, Bae et al. summarize user information only).
         max_sentences, min_words: limits of the extractive offline summary.
