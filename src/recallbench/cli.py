@@ -48,7 +48,8 @@ def run(cfg: DictConfig, job: str, choices: dict[str, str] | None = None) -> Pat
     from recallbench.tracking import WandbLogger
 
     paths = cfg.paths
-    episodes = load(cfg.dataset.name, paths.data_dir, **(cfg.dataset.get("options") or {}))
+    options = OmegaConf.to_container(cfg.dataset.get("options") or {}, resolve=True)
+    episodes = load(cfg.dataset.name, cfg.dataset.data_dir, **options)
     episodes = select_episodes(episodes, cfg.episodes, int(cfg.seed))
     cache = Path(paths.cache_dir) / "llm.sqlite"
     llm = build_llm(OmegaConf.to_container(cfg.generator, resolve=True), cache)
@@ -57,7 +58,7 @@ def run(cfg: DictConfig, job: str, choices: dict[str, str] | None = None) -> Pat
         emb_cfg["cache_path"] = str(Path(paths.cache_dir) / "embeddings.sqlite")
     embedder = build_embedder(emb_cfg)
     protocol = build_protocol(cfg)
-    metrics = list(cfg.metrics or cfg.protocol.get("metrics") or [])
+    metrics = list(cfg.metrics.names or cfg.protocol.get("metrics") or [])
     if cfg.resume_dir:
         run_dir = Path(cfg.resume_dir)
     else:

@@ -99,8 +99,10 @@ def _ridge(x: np.ndarray, y: np.ndarray, alpha: float) -> tuple[np.ndarray, floa
     """Closed-form ridge on centred data; the intercept is not penalized."""
     mx, my = x.mean(axis=0), float(y.mean())
     xc = x - mx
-    gram = xc.T @ xc + alpha * np.eye(x.shape[1])
-    coef = np.linalg.solve(gram, xc.T @ (y - my))
+    if x.shape[0] < x.shape[1]:  # fewer sentences than features: solve the n x n dual system
+        coef = xc.T @ np.linalg.solve(xc @ xc.T + alpha * np.eye(x.shape[0]), y - my)
+    else:
+        coef = np.linalg.solve(xc.T @ xc + alpha * np.eye(x.shape[1]), xc.T @ (y - my))
     return coef, my - float(mx @ coef)
 
 
