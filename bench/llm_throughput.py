@@ -12,6 +12,7 @@ cached rerun (same cache file) as a fraction of the first run. The LAST line is
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -30,7 +31,7 @@ TASK = PromptTask(
             "Session {i}:\nA: I adopted a cat named {name} last week.\nB: How is it "
             "settling in?\nA: Hiding under the sofa, mostly.\nSummarize in one line.",
         ),
-    ),  # fmt: skip
+    ),
     offline=lambda i, name: f"A adopted a cat named {name}.",
     stage="memory",
     max_tokens=64,
@@ -53,18 +54,19 @@ def start_stub(latency: float) -> tuple[subprocess.Popen[str], str]:
     return proc, line[1]
 
 
-def timed_batch(cfg: dict, cache: Path, fields: list[dict]) -> tuple[float, dict]:
+def timed_batch(cfg: dict, cache: Path, fields: list[dict]) -> tuple[float, float, dict]:
+    """Run the batch on a fresh LLM; return wall seconds, this process's CPU seconds, totals."""
     llm = build_llm(cfg, cache)
     try:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         results = llm.run_many(TASK, fields, progress=False)
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     finally:
         llm.close()
     failures = sum(r.failure is not None for r in results)
     if failures:
         raise RuntimeError(f"{failures} of {len(results)} calls failed")
-    return elapsed, llm.usage.to_dict()["totals"]
+    return elapsed, cpu, llm.usage.to_dict()["totals"]
 
 
 def main(argv: list[str] | None = None) -> float:
@@ -81,8 +83,9 @@ def main(argv: list[str] | None = None) -> float:
         fields = [{"i": i, "name": f"cat{i}"} for i in range(args.calls)]
         with tempfile.TemporaryDirectory() as tmp:
             cache = Path(tmp) / "llm.sqlite"
-            first, totals = timed_batch(cfg, cache, fields)
-            rerun, cached = timed_batch(cfg, cache, fields)
+            load = os.getloadavg()[0]
+            first, cpu, totals = timed_batch(cfg, cache, fields)
+            rerun, _, cached = timed_batch(cfg, cache, fields)
     finally:
         proc.terminate()
         proc.wait(10)
@@ -90,7 +93,9 @@ def main(argv: list[str] | None = None) -> float:
     achieved = args.calls / first
     ideal = args.concurrency / args.latency
     print(f"calls={args.calls} concurrency={args.concurrency} latency={args.latency * 1000:.0f}ms")
+    print(f"machine: {os.cpu_count()} cores, 1-min load average {load:.2f} before the run")
     print(f"first run: {first:.3f} s, {achieved:.1f} calls/s (ideal C/latency = {ideal:.1f}/s)")
+    print(f"client CPU: {cpu / args.calls * 1000:.2f} ms per call (openai client + httpx2 + ours)")
     print(f"tokens in/out: {totals['prompt_tokens']}/{totals['completion_tokens']}, "
           f"cost ${totals['cost_usd']:.5f} (gpt-4o-mini prices)")  # fmt: skip
     print(f"cached rerun: {rerun:.3f} s = {rerun / first:.4f} of the first run "

@@ -1,6 +1,7 @@
 """Benchmark: the complete offline LUFY Table 11 (3 methods x 17 users x 4 sessions, all questions).
 
     HF_HUB_OFFLINE=1 python bench/lufy_qa.py --data-dir ../shared/data [--results DIR]
+        [--threads N] [--jobs 2] [hydra overrides]
 
 Runs the three paper pairs of ``experiment=lufy_table11`` (Naive RAG, MemoryBank and LUFY, each
 on its own system's logs) through ``recallbench.cli.run`` with the extractive backend, the
@@ -12,15 +13,18 @@ a 2-core machine.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "disabled")
+os.environ.setdefault("RECALLBENCH_STAMP", time.strftime("%Y%m%d-%H%M%S"))  # one stamp, 3 jobs
 
 from hydra import compose, initialize_config_dir  # noqa: E402
 from omegaconf import open_dict  # noqa: E402
@@ -47,16 +51,34 @@ def compose_pair(pair: str, data_dir: str, results: str, extra: list[str]):
     return cfg, choices
 
 
+def run_pair(pair: str, data_dir: str, results: str, extra: list[str], threads: int | None):
+    """Run one pair (in a worker process when --jobs > 1); return its wall time."""
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+    start = time.perf_counter()
+    cfg, choices = compose_pair(pair, data_dir, results, extra)
+    run(cfg, cfg.job, choices)
+    return time.perf_counter() - start
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--data-dir", default=os.environ.get("RECALLBENCH_DATA_DIR", "../shared/data")
     )
-    parser.add_argument("--results", default=None, help="keep run folders here (default: temp)")
+    parser.add_argument("--results", default=None, help="run folders (default: a temp dir)")
+    parser.add_argument(
+        "--models", default="results/models", help="arousal model cache (as `make` runs use)"
+    )
+    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads")
+    parser.add_argument("--jobs", type=int, default=1, help="pairs run in parallel processes")
     parser.add_argument("overrides", nargs="*", help="extra Hydra overrides")
     args = parser.parse_args(argv)
     data_dir = str(Path(args.data_dir).resolve())
-    results = args.results or tempfile.mkdtemp(prefix="lufy_qa_bench_")
+    results = str(Path(args.results or tempfile.mkdtemp(prefix="lufy_qa_bench_")).resolve())
+    models = f"memory.arousal_cache_dir={Path(args.models).resolve()}"
 
     start = time.perf_counter()
     for system in PAIRS.values():
@@ -64,12 +86,15 @@ def main(argv: list[str] | None = None) -> None:
     load_s = time.perf_counter() - start
 
     start = time.perf_counter()
-    timings = {}
-    for pair in PAIRS:
-        t0 = time.perf_counter()
-        cfg, choices = compose_pair(pair, data_dir, results, args.overrides)
-        run(cfg, cfg.job, choices)
-        timings[pair] = time.perf_counter() - t0
+    work = {p: ([models] if p == "lufy" else []) + args.overrides for p in PAIRS}
+    if args.jobs > 1:  # LUFY (the longest) first; one torch thread per worker
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(args.jobs, mp_context=ctx) as pool:
+            futures = {p: pool.submit(run_pair, p, data_dir, results, work[p], args.threads or 1)
+                       for p in sorted(PAIRS, key=lambda p: p != "lufy")}  # fmt: skip
+            timings = {p: f.result() for p, f in futures.items()}
+    else:
+        timings = {p: run_pair(p, data_dir, results, work[p], args.threads) for p in PAIRS}
     paths = reproduce_from_runs(load_spec("lufy_table11"), results)
     wall = time.perf_counter() - start
 

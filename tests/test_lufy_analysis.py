@@ -24,7 +24,7 @@ from recallbench.lufy_memories import (
     topk_cells,
 )
 from recallbench.lufy_ux import sentiment_label, ux_cells
-from recallbench.protocols.qa import score_qa
+from recallbench.protocols.qa_scores import score_qa
 from recallbench.records import MemoryItem, Prediction
 from recallbench.tables import Cell, format_cell
 

@@ -23,6 +23,7 @@ Deviations:
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -137,16 +138,27 @@ def _target(labels: Mapping[str, Any]) -> float | None:
     return sum(votes) / len(votes) if votes else None
 
 
-def collect_pairs(
-    episodes: Iterable[Episode], lufy: Lufy, replay: LufyFamilyMemory, max_pairs: int | None = None
-) -> PairTable:
-    """Replay episodes through ``replay`` (R1/R2 counts) and score each labelled pair with ``lufy``.
+@dataclass(frozen=True)
+class ReplayedPair:
+    """An annotated utterance pair after replay: texts, target and end-of-session counters."""
+
+    pair_id: str
+    target: float
+    user: str
+    context: str
+    key_summary: str
+    r1: int
+    r2: int
+
+
+def replay_pairs(episodes: Iterable[Episode], replay: LufyFamilyMemory) -> list[ReplayedPair]:
+    """Replay episodes through ``replay`` and return every annotated pair with its R1/R2 counts.
 
     Every bot turn after the first triggers a recall with the dialogue so far (as the live chatbot
-    did); after each session, its pairs' counters are read from the snapshot, and A, P, L are
-    computed by ``lufy.raw_metrics`` with the replay store's profile as the key summary.
+    did); after each session its pairs' counters are read from the snapshot (annotation happens
+    right after the conversation, sec. 3.4). The key summary is the profile before the session.
     """
-    table = PairTable()
+    out = []
     for episode in episodes:
         replay.reset(episode)
         for session in episode.sessions:
@@ -157,29 +169,48 @@ def collect_pairs(
                                   turn.speaker, session.start)  # fmt: skip
                     replay.recall(query)
             replay.observe(session)
-            _add_session(table, session, replay, lufy, key_summary)
-            if max_pairs is not None and len(table) >= max_pairs:
-                return table
-    return table
+            turns = {t.turn_id: t for t in session.turns}
+            for item in replay.snapshot():
+                if item.kind != "utterance_pair" or item.attrs.get("session") != session.index:
+                    continue
+                user = turns[item.source_ids[0]]
+                target = _target(user.labels)
+                if target is None:
+                    continue
+                context = turns[item.source_ids[1]].text if len(item.source_ids) > 1 else ""
+                counts = item.attrs["metrics"]
+                out.append(ReplayedPair(user.turn_id, target, user.text, context, key_summary,
+                                        int(counts["R1"]), int(counts["R2"])))  # fmt: skip
+    return out
 
 
-def _add_session(table: PairTable, session: Any, replay: LufyFamilyMemory, lufy: Lufy,
-                 key_summary: str) -> None:  # fmt: skip
-    turns = {t.turn_id: t for t in session.turns}
-    items = [i for i in replay.snapshot() if i.kind == "utterance_pair"
-             and i.attrs.get("session") == session.index]  # fmt: skip
-    rows = [(i, _target(turns[i.source_ids[0]].labels)) for i in items]
-    rows = [(i, y) for i, y in rows if y is not None]
-    users = [turns[i.source_ids[0]].text for i, _ in rows]
-    contexts = [turns[i.source_ids[1]].text if len(i.source_ids) > 1 else "" for i, _ in rows]
-    raw = lufy.raw_metrics(users, contexts, key_summary, need=("A", "P", "L"))
-    for k, (item, y) in enumerate(rows):
-        table.ids.append(item.source_ids[0])
-        table.target.append(y)
+def collect_pairs(
+    episodes: Iterable[Episode],
+    lufy: Lufy,
+    replay: LufyFamilyMemory,
+    max_pairs: int | None = None,
+    seed: int = 0,
+) -> PairTable:
+    """Replay ``episodes`` (``replay_pairs``), sample ``max_pairs`` and score them with ``lufy``.
+
+    The sample is uniform over every annotated pair (seeded), so it spans users and sessions;
+    A, P and L are computed only for it (P, a causal LM's perplexity, is the slow one).
+    """
+    pairs = replay_pairs(episodes, replay)
+    if max_pairs is not None and len(pairs) > max_pairs:
+        keep = sorted(random.Random(seed).sample(range(len(pairs)), max_pairs))
+        pairs = [pairs[i] for i in keep]
+    raw = lufy.raw_metrics([p.user for p in pairs], [p.context for p in pairs],
+                           [p.key_summary for p in pairs], need=("A", "P", "L"))  # fmt: skip
+    table = PairTable()
+    for k, pair in enumerate(pairs):
+        table.ids.append(pair.pair_id)
+        table.target.append(pair.target)
         for m in ("A", "P", "L"):
             table.raw[m].append(float(raw[m][k]))
-        table.raw["R1"].append(float(item.attrs["metrics"]["R1"]))
-        table.raw["R2"].append(float(item.attrs["metrics"]["R2"]))
+        table.raw["R1"].append(float(pair.r1))
+        table.raw["R2"].append(float(pair.r2))
+    return table
 
 
 def fit_two_stage(

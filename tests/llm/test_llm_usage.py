@@ -78,8 +78,8 @@ def test_parse_failure_uses_the_fallback_and_is_counted(stub, make_llm):
     assert (bucket["calls"], bucket["parse_failures"], bucket["failures"]) == (2, 1, 0)
 
 
-def test_extractive_backend_runs_offline_implementations(tmp_path):
-    llm = build_llm({"backend": "extractive"}, tmp_path / "llm.sqlite")
+def test_extractive_backend_runs_offline_implementations():
+    llm = build_llm({"backend": "extractive"})
     assert (llm.backend.name, llm.model, llm.context_length) == ("extractive", "extractive", 16385)
     out = llm.run_many(JUDGE, [{"a": "x", "b": "x"}, {"a": "x", "b": "y"}])
     assert [r.value for r in out] == [True, False] and all(r.failure is None for r in out)
@@ -91,8 +91,25 @@ def test_extractive_backend_runs_offline_implementations(tmp_path):
     usage = llm.usage.to_dict()
     assert usage["totals"]["calls"] == 4 and usage["totals"]["cost_usd"] == 0.0
     assert set(usage["by_stage"]) == {"judge", "memory", "answer"}
-    assert llm.cache is None and not (tmp_path / "llm.sqlite").exists()  # nothing to cache
     assert llm.count_tokens("hello world") == 2
+
+
+def test_extractive_rerun_is_cached_but_keyed_by_code_and_hidden_fields(tmp_path, monkeypatch):
+    import recallbench.llm.client as client
+
+    # The template shows only {q}; the offline answer also reads `hint`, which must key the cache.
+    task = PromptTask(name="hidden", template="Q: {q}", offline=lambda q, hint: f"{q} {hint}")
+    fields = [{"q": "a", "hint": 1}, {"q": "a", "hint": 2}, {"q": "b", "hint": {"k": [1, 2]}}]
+    first = build_llm({"backend": "extractive"}, tmp_path / "llm.sqlite")
+    assert [r.value for r in first.run_many(task, fields)] == ["a 1", "a 2", "b {'k': [1, 2]}"]
+    second = build_llm({"backend": "extractive"}, tmp_path / "llm.sqlite")
+    again = second.run_many(task, fields)
+    assert [r.value for r in again] == ["a 1", "a 2", "b {'k': [1, 2]}"]
+    assert all(r.cached for r in again) and second.usage.to_dict()["totals"]["cached_calls"] == 3
+    not_plain = second.run(task, q="a", hint=object())  # not plain data: computed, not cached
+    assert not not_plain.cached and not second.run(task, q="a", hint=object()).cached
+    monkeypatch.setattr(client, "source_fingerprint", lambda: "edited-code")
+    assert not second.run(task, **fields[0]).cached  # edited offline code: cache miss
 
 
 def test_extractive_refuses_a_task_without_offline_implementation():

@@ -48,8 +48,10 @@ SESSION_2 = [
 ]
 # Table 19: the session 3 utterance whose answer needs the Harvard memory.
 SESSION_3 = [
-    ("Hey Zoe, how are you feeling?",
-     "I'm feeling overwhelmed lately. So much pressure with upcoming college stuff."),
+    (
+        "Hey Zoe, how are you feeling?",
+        "I'm feeling overwhelmed lately. So much pressure with upcoming college stuff.",
+    ),
 ]
 
 

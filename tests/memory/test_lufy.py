@@ -155,7 +155,9 @@ def test_snapshot_attrs(llm, embedder, arousal):
     assert set(item.attrs) >= {"strength", "importance", "retained", "metrics", "normalized"}
     assert set(item.attrs["metrics"]) == {"A", "P", "L", "R1", "R2"}
     assert 1 <= item.attrs["metrics"]["A"] <= 5 and 1 <= item.attrs["metrics"]["L"] <= 10
-    assert item.attrs["importance"] == pytest.approx(math.exp(-1 / item.attrs["strength"]), abs=1e-5)
+    assert item.attrs["importance"] == pytest.approx(
+        math.exp(-1 / item.attrs["strength"]), abs=1e-5
+    )
     summary = next(i for i in method.snapshot() if i.kind == "summary")
     pairs = [i for i in method.snapshot() if i.kind == "utterance_pair"]
     assert summary.attrs["metrics"]["A"] == max(i.attrs["metrics"]["A"] for i in pairs)

@@ -35,7 +35,7 @@ def test_read_fixture(emobank):
     assert {s: data.splits.count(s) for s in ("train", "dev", "test")} == {
         "train": 40, "dev": 10, "test": 10,
     }  # fmt: skip
-    assert "Remember what she said in her note? \"" in data.texts  # quoted quotes survive
+    assert 'Remember what she said in her note? "' in data.texts  # quoted quotes survive
     assert float(data.arousal.min()) >= 1 and float(data.arousal.max()) <= 5
     assert len(data.sha256) == 64
 

@@ -11,11 +11,10 @@ from recallbench.errors import ConfigError
 from recallbench.memory.lufy_store import (
     RESPONSE_PROMPT,
     LufyFamilyMemory,
-    attribute,
     ebbinghaus,
-    lexical_importance,
     retained_count,
 )
+from recallbench.memory.lufy_tasks import attribute, lexical_importance
 from recallbench.memory.memorybank import MemoryBank
 from recallbench.memory.naive_rag import NaiveRAG
 from recallbench.records import Query
@@ -59,8 +58,9 @@ def test_threshold_and_top2_counters(llm, embedder, episode):
     method = NaiveRAG(llm, embedder, threshold=0.5)
     replay(method, episode, 1)
     session = episode.sessions[1]
-    query = Query(episode.episode_id, 2, session.turns[:1] + (session.turns[13],), BOT,
-                  session.start)  # fmt: skip  (history ends with a Mochi utterance)
+    query = Query(
+        episode.episode_id, 2, session.turns[:1] + (session.turns[13],), BOT, session.start
+    )  # fmt: skip  (history ends with a Mochi utterance)
     before = {i.item_id: dict(i.attrs["metrics"]) for i in method.snapshot() if i.attrs["metrics"]}
     recall = method.recall(query)
     mochi = recall.info["r1"]
@@ -80,7 +80,10 @@ def test_threshold_and_top2_counters(llm, embedder, episode):
 
 
 def test_probe_changes_nothing(llm, embedder, episode):
-    for method in (NaiveRAG(llm, embedder, threshold=0.3), MemoryBank(llm, embedder, threshold=0.3)):
+    for method in (
+        NaiveRAG(llm, embedder, threshold=0.3),
+        MemoryBank(llm, embedder, threshold=0.3),
+    ):
         replay(method, episode, 1)
         before = method.snapshot()
         recall = method.recall(probe(episode, "Where does the cat Mochi sleep all day?", 1))

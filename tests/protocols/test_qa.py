@@ -11,14 +11,8 @@ from recallbench.judges.lexical import content, stem, words
 from recallbench.llm import build_llm
 from recallbench.memory.base import MemoryMethod
 from recallbench.protocols import build_protocol
-from recallbench.protocols.qa import (
-    DONT_KNOW_ANSWER,
-    QAProtocol,
-    f1,
-    offline_answer,
-    prf,
-    score_qa,
-)
+from recallbench.protocols.qa import DONT_KNOW_ANSWER, QAProtocol, offline_answer
+from recallbench.protocols.qa_scores import f1, prf, score_qa
 from recallbench.records import (
     Episode,
     MemoryItem,

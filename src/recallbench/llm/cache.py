@@ -1,7 +1,11 @@
 """SQLite cache of LLM replies, shared safely by parallel processes (Hydra multirun jobs).
 
 The key is the sha256 of a canonical JSON of everything that decides a reply: backend, model,
-the full chat messages and every decoding parameter (max_tokens, temperature, seed). Values are
+the full chat messages and every decoding parameter (max_tokens, temperature, seed). For the
+extractive backend the "model" is recallbench's own code, so its key also carries a fingerprint
+of the package's files (``source_fingerprint``); replies that depend on files outside the
+package (e.g. a model retrained into results/) are not covered: delete the cache after such a
+change. Values are
 JSON (no pickle): the reply text, its token counts and what it cost when it was made. The
 database runs in WAL mode with a busy timeout, so several processes can read and write the same
 file; a write is one autocommitted ``INSERT OR REPLACE`` (identical keys hold identical values, so
@@ -10,6 +14,7 @@ a race between two writers of the same key is harmless).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sqlite3
@@ -25,6 +30,21 @@ CREATE TABLE IF NOT EXISTS replies (
     created REAL NOT NULL
 )
 """
+
+
+@functools.lru_cache(maxsize=1)
+def source_fingerprint() -> str:
+    """Return a short sha256 of every file of the installed recallbench package (code + data).
+
+    The extractive backend's replies come from code, so its cache key carries this: editing an
+    offline implementation (or a packaged resource) invalidates its cached replies.
+    """
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def cache_key(

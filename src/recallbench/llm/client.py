@@ -15,10 +15,13 @@ the extractive backend) raise.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from recallbench.llm.backends import (
@@ -28,7 +31,7 @@ from recallbench.llm.backends import (
     Decoding,
     count_message_tokens,
 )
-from recallbench.llm.cache import Cache, cache_key
+from recallbench.llm.cache import Cache, cache_key, source_fingerprint
 from recallbench.llm.prices import PriceTable
 from recallbench.llm.runtime import LoopThread, Progress, progress_enabled
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE, Message, PromptTask, TaskResult
@@ -47,6 +50,30 @@ class _Call:
     offline: Callable[[], str] | None
     parse: Callable[[str], Any] | None  # None: free-form chat, value = stripped text
     fallback: Any
+    # The offline reply may read fields the template does not render, so extractive cache keys
+    # carry them too ("" for chat, whose offline() answers exactly its messages; None: the
+    # fields are not plain data, so the call is not cached).
+    offline_key: str | None = ""
+
+
+def _plain_json(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if hasattr(value, "tolist"):  # numpy arrays and scalars
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"not plain data: {type(value).__name__}")
+
+
+def fields_key(fields: dict[str, Any]) -> str | None:
+    """Canonical JSON of task fields, or None when some field is not plain data."""
+    try:
+        return json.dumps(fields, sort_keys=True, ensure_ascii=False, default=_plain_json)
+    except (TypeError, ValueError):
+        return None
 
 
 class LLM:
@@ -54,7 +81,8 @@ class LLM:
 
     Args:
         backend: an ``ExtractiveBackend``, ``OpenAIBackend`` or ``HFBackend``.
-        cache: reply cache (ignored by the extractive backend: computing beats a lookup).
+        cache: reply cache. Extractive replies are cached too (keyed by the package's code
+            fingerprint), so a rerun of a finished run answers every call from the cache.
         prices: price table (default: ``PriceTable()``).
         seed: default sampling seed for calls that give none.
         temperature, max_tokens: when not None, override every call's own value.
@@ -71,7 +99,7 @@ class LLM:
         max_tokens: int | None = None,
     ) -> None:
         self.backend = backend
-        self.cache = None if backend.offline else cache
+        self.cache = cache
         self.prices = prices or PriceTable()
         self.usage = Usage()
         self.seed = seed
@@ -170,12 +198,21 @@ class LLM:
             offline = lambda: task.offline(**fields)  # noqa: E731
         dec = self._decoding(task.max_tokens, task.temperature, task.seed)
         return _Call(task.name, task.stage, task.render(**fields), dec, offline, task.parse,
-                     task.fallback)  # fmt: skip
+                     task.fallback, fields_key(fields) if self.backend.offline else "")  # fmt: skip
 
     def _key(self, call: _Call) -> str | None:
-        if self.cache is None or (call.dec.temperature > 0 and call.dec.seed is None):
+        if self.cache is None:
+            return None
+        params = call.dec.as_dict()
+        model = self.model
+        if self.backend.offline:  # the offline code is the model; it never samples
+            if call.offline_key is None:
+                return None
+            model = f"{model}@{source_fingerprint()}"
+            params["offline_fields"] = call.offline_key
+        elif call.dec.temperature > 0 and call.dec.seed is None:
             return None  # unseeded sampling is meant to differ every time: never cached
-        return cache_key(self.backend.name, self.model, call.messages, call.dec.as_dict())
+        return cache_key(self.backend.name, model, call.messages, params)
 
     def _execute(self, calls: list[_Call], *, progress: bool, desc: str) -> list[TaskResult]:
         done = Progress(self.usage, len(calls), desc, progress)
@@ -233,31 +270,31 @@ class LLM:
         return self._finish(call, completion)
 
     def _lookup(self, call: _Call) -> TaskResult | None:
-        """Answer without a model call: the offline implementation, or a cache hit."""
-        if self.backend.offline:
-            if call.offline is None:
-                raise ValueError(
-                    f"task {call.name!r} has no offline implementation, so the extractive "
-                    "backend cannot run it: give the PromptTask an `offline` or use an LLM"
-                )
-            start = time.perf_counter()
-            text = call.offline()
-            latency = time.perf_counter() - start
-            prompt = count_message_tokens(call.messages, self.count_tokens)
-            return self._finish(call, Completion(text, prompt, self.count_tokens(text), latency))
+        """Answer without a model call: a cache hit, or the offline implementation."""
         key = self._key(call)
         hit = self.cache.get(key) if key is not None and self.cache is not None else None
-        if hit is None:
+        if hit is not None:
+            completion = Completion(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], 0)
+            return self._finish(call, completion, cached=True)
+        if not self.backend.offline:
             return None
-        completion = Completion(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], 0.0)
-        return self._finish(call, completion, cached=True)
+        if call.offline is None:
+            raise ValueError(
+                f"task {call.name!r} has no offline implementation, so the extractive "
+                "backend cannot run it: give the PromptTask an `offline` or use an LLM"
+            )
+        start = time.perf_counter()
+        text = call.offline()
+        latency = time.perf_counter() - start
+        prompt = count_message_tokens(call.messages, self.count_tokens)
+        return self._finish(call, Completion(text, prompt, self.count_tokens(text), latency))
 
     def _finish(self, call: _Call, completion: Completion, cached: bool = False) -> TaskResult:
         full_cost = self.prices.cost(
             self.model, completion.prompt_tokens, completion.completion_tokens,
             local=self.backend.local,
         )  # fmt: skip
-        if not cached and not self.backend.offline:
+        if not cached:
             key = self._key(call)
             if key is not None and self.cache is not None:
                 self.cache.put(key, {

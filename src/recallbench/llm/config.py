@@ -21,8 +21,8 @@ from recallbench.llm.prices import Price, PriceTable
 
 KEYS = {
     "backend", "model", "base_url", "api_key_env", "temperature", "max_tokens", "concurrency",
-    "rpm", "tpm", "timeout_s", "max_retries", "context_length", "seed", "price_per_1m", "name",
-    "description",
+    "rpm", "tpm", "timeout_s", "max_retries", "context_length", "seed", "price_per_1m", "threads",
+    "name", "description",
 }  # fmt: skip
 BACKENDS = ("extractive", "openai", "hf")
 # A local server (vLLM, Ollama, llama.cpp) ignores the key; the client still wants a string.
@@ -84,7 +84,8 @@ def build_llm(cfg: Any, cache_path: str | Path | None = None) -> LLM:
     Keys: backend (extractive|openai|hf), model, base_url, api_key_env, temperature and
     max_tokens (null: each task's own value; a number overrides every call), concurrency, rpm,
     tpm, timeout_s, max_retries, context_length, seed (default seed of calls that give none),
-    price_per_1m ([input, output] USD for a model missing from the price table).
+    price_per_1m ([input, output] USD for a model missing from the price table), threads (hf:
+    torch threads while generating, default 1; 0 keeps torch's setting).
     """
     cfg = _plain(cfg)
     _check_keys(cfg)
@@ -107,10 +108,12 @@ def build_llm(cfg: Any, cache_path: str | Path | None = None) -> LLM:
             context_length=context or 16385,
         )
     elif kind == "hf":
-        backend = HFBackend(str(cfg.get("model") or "smollm2-135m-instruct"), context)
+        threads = _opt(cfg, "threads", int)
+        model = str(cfg.get("model") or "smollm2-135m-instruct")
+        backend = HFBackend(model, context, threads=1 if threads is None else threads)
     else:
         raise did_you_mean("generator backend", str(kind), BACKENDS)
-    cache = Cache(cache_path) if cache_path is not None and kind != "extractive" else None
+    cache = Cache(cache_path) if cache_path is not None else None
     return LLM(
         backend,
         cache,

@@ -93,14 +93,17 @@ def _gguf_hf_tokenizer(gguf: Path) -> Any:
 def _convert_model(gguf: Path, target: Path) -> None:
     import copy
 
+    import torch
     from transformers import AutoModelForCausalLM
 
     quantized = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     config = copy.deepcopy(quantized.config)
     if hasattr(config, "quantization_config"):
         del config.quantization_config
-    plain = AutoModelForCausalLM.from_config(config)
-    plain.load_state_dict(quantized.state_dict(), strict=True)
+    with torch.device("meta"):  # no random init: every weight is assigned just below
+        plain = AutoModelForCausalLM.from_config(config)
+    plain.load_state_dict(quantized.state_dict(), strict=True, assign=True)
+    plain.tie_weights()
     tokenizer = _gguf_hf_tokenizer(gguf)
 
     def save(tmp: str) -> None:
@@ -209,6 +212,10 @@ class HFBackend:
     Args:
         model: anything ``load_causal_lm`` accepts (``"smollm2-135m-instruct"`` by default).
         context_length: None = the model's ``max_position_embeddings``.
+        threads: torch intra-op threads while generating (restored afterwards). 1 by default:
+            decoding a small model gains little from a second thread, and when other processes
+            load the cores, two spinning OpenMP threads made SmolLM2 10-20x slower here
+            (8 tokens: 0.7 s with 1 thread, 7-14 s with 2 at load average ~4.5 on 2 cores).
     """
 
     name = "hf"
@@ -216,9 +223,12 @@ class HFBackend:
     offline = False
     is_async = False
 
-    def __init__(self, model: str = SMOLLM2, context_length: int | None = None) -> None:
+    def __init__(
+        self, model: str = SMOLLM2, context_length: int | None = None, threads: int | None = 1
+    ) -> None:
         self.model = model
         self._context_length = context_length
+        self.threads = threads
         self._lock = threading.Lock()
 
     @property
@@ -260,13 +270,19 @@ class HFBackend:
         )
         pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         with self._lock, torch.inference_mode():
-            if dec.seed is not None:
-                torch.manual_seed(dec.seed)
-            start = time.perf_counter()
-            out = lm.generate(
-                input_ids=ids, attention_mask=torch.ones_like(ids), pad_token_id=pad, **gen
-            )
-            latency = time.perf_counter() - start
+            previous = torch.get_num_threads()
+            if self.threads:
+                torch.set_num_threads(self.threads)
+            try:
+                if dec.seed is not None:
+                    torch.manual_seed(dec.seed)
+                start = time.perf_counter()
+                out = lm.generate(
+                    input_ids=ids, attention_mask=torch.ones_like(ids), pad_token_id=pad, **gen
+                )
+                latency = time.perf_counter() - start
+            finally:
+                torch.set_num_threads(previous)
         new = out[0, ids.shape[1] :]
         text = tok.decode(new, skip_special_tokens=True)
         return Completion(text, int(ids.shape[1]), int(new.shape[0]), latency)

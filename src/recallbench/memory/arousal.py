@@ -167,7 +167,8 @@ def train_arousal(
         r = pearson(np.asarray(vecs[select]) @ coef + intercept, parts[select][1])
         if best is None or r > best[0]:
             best = (r, alpha, coef, intercept)
-    assert best is not None  # alphas is non-empty by construction of the grid
+    if best is None:
+        raise ValueError("train_arousal: alphas is empty (give at least one ridge penalty)")
     _, alpha, coef, intercept = best
     model = ArousalModel(embedder.name, coef, intercept, float(alpha))
     info: dict[str, Any] = {"emobank_sha256": data.sha256, "alpha_selected_on": select}

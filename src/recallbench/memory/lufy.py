@@ -35,6 +35,10 @@ Deviations:
   since the paper's 200 human-RAG pairs are not public; an affine map cannot also equalize means.
 - Table 2 weights are the paper's (fitted on CANDOR + private data with GPT2-Large/RoBERTa
   metrics); ``scripts/fit_lufy_weights.py`` refits them on the LUFY dataset with our metrics.
+- Where the released code departs from the paper we follow the paper: the code divides metrics
+  by constants times "average adjust" factors, decays with exp(-t / (0.33 S)) when forgetting
+  and exp(-t / (0.5 S)) when retrieving, reranks only the top 2 by cosine (cut-off 0.75) and
+  keeps ceil(p * N + session - 2) memories.
 """
 
 from __future__ import annotations
@@ -50,7 +54,8 @@ from recallbench.errors import ConfigError, did_you_mean
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.memory.arousal import ArousalModel, load_or_train
 from recallbench.memory.base import words
-from recallbench.memory.lufy_store import Entry, LufyFamilyMemory, ebbinghaus, lexical_importance
+from recallbench.memory.lufy_store import Entry, LufyFamilyMemory, ebbinghaus
+from recallbench.memory.lufy_tasks import lexical_importance
 
 METRICS = ("A", "P", "L", "R1", "R2")
 # LUFY Table 2 ("Estimated weights for the Memory-related Psychological Metrics"), signs as printed.
@@ -93,14 +98,19 @@ def parse_importance(reply: str) -> float:
 
 
 def offline_importance(*, content: str, **_: Any) -> str:
-    """Rate an utterance with ``lufy_store.lexical_importance``, in the reply format Fig. 1 asks."""
+    """Rate an utterance with ``lufy_tasks.lexical_importance``, in the reply format Fig. 1 asks."""
     score, reasons = lexical_importance(content)
     return f"Score: {score}\nReason: {'; '.join(reasons) or 'mundane small talk'}"
 
 
 IMPORTANCE_TASK = PromptTask(
-    name="lufy.importance", template=IMPORTANCE_PROMPT, parse=parse_importance,
-    offline=offline_importance, fallback=5.0, stage="memory", max_tokens=96,
+    name="lufy.importance",
+    template=IMPORTANCE_PROMPT,
+    parse=parse_importance,
+    offline=offline_importance,
+    fallback=5.0,
+    stage="memory",
+    max_tokens=96,
     source=IMPORTANCE_SOURCE,
 )  # fmt: skip  (fallback 5: the released IPE.py's value when a rating fails)
 
@@ -208,7 +218,9 @@ class Lufy(LufyFamilyMemory):
     ) -> None:
         super().__init__(llm, embedder, **params)
         if r2_convention not in R2_CONVENTIONS:
-            raise ConfigError(f"r2_convention must be one of {R2_CONVENTIONS}, got {r2_convention!r}")
+            raise ConfigError(
+                f"r2_convention must be one of {R2_CONVENTIONS}, got {r2_convention!r}"
+            )
         if min_strength <= 0:
             raise ConfigError(f"min_strength must be > 0, got {min_strength}")
         self.weights, self.bounds = _weights(weights), _bounds(normalization)
@@ -236,10 +248,13 @@ class Lufy(LufyFamilyMemory):
         self,
         users: Sequence[str],
         contexts: Sequence[str],
-        key_summary: str,
+        key_summary: str | Sequence[str],
         need: Sequence[str] | None = None,
     ) -> dict[str, list[float | None]]:
-        """Return raw A, P, L per user utterance (metrics with weight 0 are skipped: None)."""
+        """Return raw A, P, L per user utterance (metrics with weight 0 are skipped: None).
+
+        ``key_summary``: the profile shown to the L prompt, one for all or one per utterance.
+        """
         need = [m for m in ("A", "P", "L") if self.weights[m] != 0] if need is None else need
         n = len(users)
         out: dict[str, list[float | None]] = {m: [None] * n for m in ("A", "P", "L")}
@@ -250,7 +265,10 @@ class Lufy(LufyFamilyMemory):
         if "P" in need:
             out["P"] = [min(float(v), self.surprise_cap) for v in self._surprise(users, contexts)]
         if "L" in need:
-            fields = [{"key_summary": key_summary, "content": u} for u in users]
+            summaries = [key_summary] * n if isinstance(key_summary, str) else list(key_summary)
+            fields = [
+                {"key_summary": k, "content": u} for k, u in zip(summaries, users, strict=True)
+            ]
             out["L"] = [float(r.value) for r in self.llm.run_many(IMPORTANCE_TASK, fields)]
         return out
 

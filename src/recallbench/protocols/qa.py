@@ -9,15 +9,9 @@ generator answers from the recalled memory (``QA_ANSWER_TASK``), and a judge lab
 1 correct / 0 incorrect / 2 don't-know (LUFY App. C.1). The method never sees the label answer:
 only the judge does, after the method has answered.
 
-Scores (``score``), LUFY Table 11 and Tables 16-18: for session ``s`` and the questions created
-after session ``q`` (a "question-session"), precision P = correct / (correct + incorrect) (0
-when nothing was answered), recall R = correct / asked, F1 = 2PR / (P + R) (0 when P + R = 0).
-``per_session[s]`` is the mean over the question-sessions q <= s (this reproduces Table 11 from
-Tables 16-18), F1 from that P and R; ``session_mean`` is the mean over sessions (the tables'
-"Avg."); ``value`` pools every judgment of the run (micro average). After every session the
-method's ``retention()`` (cumulative created / retained memories) is recorded as a ``memory``
-prediction and summarized as ``retained``, ``created`` and ``retention_rate`` (LUFY Table 3:
-means over episodes of the per-episode values).
+After every session the method's ``retention()`` (cumulative created / retained memories) is
+recorded as a ``memory`` prediction. Scores (precision / recall / F1 per session and per
+question-session, retention): ``recallbench.protocols.qa_scores``.
 
 Replay (``replay_turns``, default on): before observing a session, the method recalls for every
 reply of the other speaker with the dialogue so far, as the live chatbot did before replying; no
@@ -28,21 +22,20 @@ Settings (``conf/protocol/qa*.yaml``): ``judge`` (a ``conf/judge`` mapping), ``s
 after these 1-based sessions; null: all), ``user_index`` (index in ``Episode.speakers`` of the
 person the questions are about; LUFY: -1, the user), ``session_minutes`` (simulated length of a
 session: the probe's ``now``), ``max_tokens``, ``temperature``, ``check_unperturbed``,
-``replay_turns``, ``warm_embeddings`` (batch-embed each session's turns and due questions with
-``method.embedder`` first, so the one-text-at-a-time recalls hit its cache: speed only).
+``replay_turns``.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
 from recallbench.errors import ConfigError, did_you_mean
-from recallbench.judges import CORRECT, DONT_KNOW, INCORRECT, Judge, JudgeItem, build_judge
+from recallbench.judges import Judge, JudgeItem, build_judge
 from recallbench.judges.lexical import content, stem, words
-from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE, PromptTask
+from recallbench.llm.task import PromptTask
+from recallbench.protocols.qa_scores import QA_METRICS, score_qa
 from recallbench.protocols.response import EpisodeResult, prompt_hash
 from recallbench.records import Episode, MemoryItem, Prediction, QAItem, Query, Recall, Score
 
@@ -61,16 +54,6 @@ QA_ANSWER_PROMPT = (
 QA_ANSWER_SOURCE = "ours (LUFY sec. 5.4 prints no answering prompt)"
 DONT_KNOW_ANSWER = "I don't know."
 NO_MEMORY_TEXT = "(nothing recalled)"
-
-QA_METRICS = (
-    "precision",
-    "recall",
-    "f1",
-    "dont_know_rate",
-    "retained",
-    "created",
-    "retention_rate",
-)
 
 
 def offline_answer(
@@ -105,19 +88,6 @@ QA_ANSWER_TASK = PromptTask(
 )
 
 
-def prf(correct: int, incorrect: int, asked: int) -> tuple[float, float, float]:
-    """Return LUFY precision, recall and F1 (each 0 when undefined)."""
-    answered = correct + incorrect
-    precision = correct / answered if answered else 0.0
-    recall = correct / asked if asked else 0.0
-    return precision, recall, f1(precision, recall)
-
-
-def f1(precision: float, recall: float) -> float:
-    """Harmonic mean of precision and recall (0 when both are 0)."""
-    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-
-
 class QAProtocol:
     """Ask every question created so far after each session and judge the answers."""
 
@@ -133,7 +103,6 @@ class QAProtocol:
         temperature: float = 0.0,
         check_unperturbed: bool = True,
         replay_turns: bool = True,
-        warm_embeddings: bool = False,
         seed: int | None = 0,
     ) -> None:
         if judge is None:
@@ -151,7 +120,6 @@ class QAProtocol:
         })  # fmt: skip
         self.check_unperturbed = check_unperturbed
         self.replay_turns = replay_turns
-        self.warm_embeddings = warm_embeddings
         self._judge: Judge | None = None
 
     def judge_for(self, llm) -> Judge:
@@ -166,8 +134,6 @@ class QAProtocol:
         result = EpisodeResult()
         method.reset(episode)
         for session in episode.sessions:
-            if self.warm_embeddings:
-                self._warm(episode, session, method)
             if self.replay_turns:
                 self._replay(episode, session, method)
             method.observe(session)
@@ -187,21 +153,6 @@ class QAProtocol:
                 )
             result.snapshots.append((session.index, after))
         return result
-
-    def _warm(self, episode: Episode, session, method) -> None:
-        """Embed the session's turns and the questions due after it in one batch.
-
-        Replay and probe recalls embed one text at a time; the embedder caches per text, so
-        this turns ~100 single forward passes per session into one batch. Pure speed: results
-        are the same up to float rounding between batched and single encoding.
-        """
-        embedder = getattr(method, "embedder", None)
-        if embedder is None or not hasattr(embedder, "encode"):
-            return
-        texts = [t.text for t in session.turns if t.text.strip()]
-        texts += [q.question for q in episode.qa if q.after_session <= session.index]
-        if texts:
-            embedder.encode(list(dict.fromkeys(texts)))
 
     def _replay(self, episode: Episode, session, method) -> None:
         """Recall before every reply of the non-user speaker, as the live system did.
@@ -302,119 +253,3 @@ class QAProtocol:
 
 def _text(result) -> str:
     return result.value if isinstance(result.value, str) else result.raw
-
-
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
-
-
-def _entry(per_session: dict[str, dict], value: float, n: int, **extra: Any) -> dict[str, Any]:
-    means = [v["value"] for v in per_session.values()]
-    return {"value": value, "n": n, "session_mean": _mean(means), "per_session": per_session,
-            **extra}  # fmt: skip
-
-
-def _qa_metrics(answers: Sequence[Prediction]) -> dict[str, dict]:
-    counts: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0, 0])
-    slot = {CORRECT: 0, INCORRECT: 1, DONT_KNOW: 2}
-    for p in answers:
-        counts[(p.session_index, int(p.meta["question_session"]))][
-            slot[p.meta["judge"]["label"]]
-        ] += 1
-    by_session: dict[int, list[tuple[int, list[int]]]] = defaultdict(list)
-    for (s, q), c in sorted(counts.items()):
-        by_session[s].append((q, c))
-    out: dict[str, dict] = {m: {"per_session": {}, "per_question_session": {}} for m in
-                            ("precision", "recall", "f1", "dont_know_rate")}  # fmt: skip
-    for s, groups in by_session.items():
-        ps, rs, asked_s, dk_s = [], [], 0, 0
-        for q, (c, i, d) in groups:
-            p, r, f = prf(c, i, c + i + d)
-            ps.append(p)
-            rs.append(r)
-            asked_s, dk_s = asked_s + c + i + d, dk_s + d
-            key, n = f"{s}/{q}", c + i + d
-            cell = {"n": n, "correct": c, "incorrect": i, "dont_know": d}
-            for metric, v in (
-                ("precision", p),
-                ("recall", r),
-                ("f1", f),
-                ("dont_know_rate", d / n),
-            ):
-                out[metric]["per_question_session"][key] = {"value": v, **cell}
-        p_s, r_s = _mean(ps), _mean(rs)
-        for metric, v in (("precision", p_s), ("recall", r_s), ("f1", f1(p_s, r_s)),
-                          ("dont_know_rate", dk_s / asked_s if asked_s else 0.0)):  # fmt: skip
-            out[metric]["per_session"][str(s)] = {"value": v, "n": asked_s}
-    tot = [sum(c[k] for c in counts.values()) for k in range(3)]
-    n = sum(tot)
-    p, r, f = prf(tot[0], tot[1], n)
-    pooled = {"precision": p, "recall": r, "f1": f, "dont_know_rate": tot[2] / n if n else 0.0}
-    return {
-        m: _entry(
-            out[m]["per_session"], pooled[m], n, per_question_session=out[m]["per_question_session"]
-        )  # fmt: skip
-        for m in pooled
-    }
-
-
-def _retention_metrics(states: Sequence[Prediction]) -> dict[str, dict]:
-    by_session: dict[int, list[dict]] = defaultdict(list)
-    for p in states:
-        if "created" in p.meta:
-            by_session[p.session_index].append(p.meta)
-    if not by_session:
-        return {}
-    out: dict[str, dict] = {}
-    for metric in ("retained", "created", "retention_rate"):
-        per_session = {}
-        for s, metas in sorted(by_session.items()):
-            if metric == "retention_rate":
-                values = [m["retained"] / m["created"] for m in metas if m["created"]]
-            else:
-                values = [float(m[metric]) for m in metas]
-            per_session[str(s)] = {"value": _mean(values), "n": len(values)}
-        last = per_session[str(max(by_session))]
-        out[metric] = _entry(per_session, last["value"], last["n"],
-                             aggregation="mean over episodes; value = last session")  # fmt: skip
-    return out
-
-
-def _failed(verdict: Mapping[str, Any], kind: str) -> bool:
-    return str(verdict.get("failure") or "").startswith(kind)
-
-
-def score_qa(
-    predictions: Sequence[Prediction], judge_info: Mapping[str, Any]
-) -> tuple[list[Score], dict]:
-    """Score judged answers and memory states into per-answer scores and the run summary."""
-    from recallbench.metrics.stats import mean_ci
-
-    answers = [p for p in predictions if p.kind == "answer"]
-    states = [p for p in predictions if p.kind == "memory"]
-    scores = [Score(p.pred_id, "correct", float(p.meta["judge"]["label"] == CORRECT))
-              for p in answers]  # fmt: skip
-    scores += [Score(p.pred_id, "judge_label", float(p.meta["judge"]["label"])) for p in answers]
-    metrics = _qa_metrics(answers)
-    if answers:
-        ci = mean_ci([s.value for s in scores[: len(answers)]])
-        metrics["recall"].update(mean=ci.mean, ci95=[ci.low, ci.high])
-    metrics.update(_retention_metrics(states))
-    verdicts = [p.meta["judge"] for p in answers]
-    judge = {
-        **dict(judge_info),
-        "judged": len(verdicts),
-        "parse_failures": sum(1 for v in verdicts if _failed(v, PARSE_FAILURE)),
-        "call_failures": sum(1 for v in verdicts if _failed(v, CALL_FAILURE)),
-        "labels": {str(k): sum(1 for v in verdicts if v["label"] == k) for k in (1, 0, 2)},
-    }
-    summary = {
-        "metrics": metrics,
-        "judge": judge,
-        "answer_failures": sum(1 for p in answers if p.failure),
-        "aggregation": (
-            "per_session = mean over question-sessions (LUFY Table 11 from Tables 16-18), F1 "
-            "from that P and R; session_mean = mean over sessions; value = pooled judgments"
-        ),
-    }
-    return scores, summary

@@ -1,0 +1,402 @@
+"""COMEDY: session memories compressed into events, speaker portraits and their relationship.
+
+Paper: Chen et al., "Compress to Impress: Unleashing the Potential of Compressive Memory in
+Real-World Long-Term Conversations" (COMEDY), arXiv:2402.11975 (2024). One LLM does three tasks:
+(1) session-level memory extraction, (2) memory compression of ALL session memories into a
+compressive memory: concise past events, user portraits (behaviour patterns, personality,
+emotions) and the user-bot relationship, (3) memory-grounded response generation. Baseline
+"COMEDY" of THEANINE (Ong et al., NAACL 2025) sec. 3.2, which "selects compressed memories to
+augment response generation".
+
+Implemented: ``COMEDY_SESSION_TASK`` (stage ``memory``) per observed session (items of kind
+``summary``, layer ``session``); ``COMEDY_COMPRESS_TASK`` (stage ``memory``) re-compresses every
+session memory after each session into items of kind ``event`` and ``profile`` (role
+``portrait`` or ``relation``); ``COMEDY_SELECT_TASK`` (stage ``answer``) picks compressed items
+for the recent context (``select: false`` shows the whole compressive memory, as COMEDY itself
+does). Offline twins: extractive first-person sentences (``_common.extractive_summary``);
+compression = those sentences in the third person, cut to ``event_words`` words, newer replacing
+similar older ones, preference/emotion statements ranked by recurrence across sessions as the
+portrait, a relationship line from counts; selection by shared stemmed content words.
+
+Deviations:
+- The prompts are reconstructions from the paper's description (the original prompt text is not
+  in our files); wording and the ``Events:``/``Portraits:``/``Relationship:`` output layout are
+  ours. THEANINE's selection step has no published prompt; ``COMEDY_SELECT_PROMPT`` is ours.
+- COMEDY's user/bot asymmetry is mapped to symmetric two-speaker dialogues (MSC, CC): a portrait
+  per speaker and one relationship between them.
+- Off-the-shelf LLM (the configured generator), not the paper's COMEDY-tuned models.
+- Unparseable replies (counted in ``failures``): the session step keeps no memory for that
+  session, compression and selection fall back to their offline twins. Provenance of compressed
+  items is approximate (the most-overlapping session memories, else every observed turn).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import replace
+from functools import partial
+from typing import Any
+
+from recallbench.errors import ConfigError
+from recallbench.llm.task import ParseError, PromptTask
+from recallbench.memory._common import extractive_summary, parse_sentences, query_text
+from recallbench.memory._llm_common import (
+    LLMBaseline,
+    ResponseStyle,
+    bullet_lines,
+    choose_options,
+    jaccard,
+    parse_options,
+    render_options,
+    stems,
+    trace,
+)
+from recallbench.memory.base import render_history, words
+from recallbench.records import MemoryItem, Query, Recall, Session
+
+# Reconstruction after Chen et al. (2024) sec. 3, task 1 "session-level memory summarization".
+COMEDY_SESSION_PROMPT = (
+    "Below is one session of a long-term conversation between {speakers}. Extract the "
+    "memories worth keeping from it: events each speaker went through, personal details, "
+    "preferences and habits, emotions, and how the two relate to each other. Write one short "
+    "sentence per line, starting with the name of the speaker it is about. If the session holds "
+    'nothing worth remembering, write "No memory".\n\nSession:\n{dialogue}\n\nMemories:'
+)
+# Reconstruction after Chen et al. (2024) sec. 3, task 2 "memory compression".
+COMEDY_COMPRESS_PROMPT = (
+    "Below are the memories of all past sessions between {speakers}, in order. Compress them "
+    "into a short compressive memory with three parts:\n"
+    "Events: the key past events, one concise line each, keeping the latest state of things "
+    "that changed.\n"
+    "Portraits: for each speaker, their personality, behaviour patterns, preferences and "
+    "emotional state, one line per speaker starting with the name.\n"
+    "Relationship: one line on the relationship between {speakers} and how it has developed.\n"
+    "Use exactly these three headers.\n\nSession memories:\n{memories}\n\nCompressive memory:"
+)
+# Ours: THEANINE sec. 3.2 says COMEDY "selects compressed memories"; no prompt is published.
+COMEDY_SELECT_PROMPT = (
+    "Below are numbered memories about {speakers} and the current conversation. Select the "
+    "memories that help {speaker} write the next response. Reply with their numbers separated "
+    'by commas, or "none" if no memory helps.\n\nMemories:\n{options}\n\n'
+    "Current conversation:\n{dialogue}\n\nSelected:"
+)
+# Reconstruction after Chen et al. (2024) sec. 3, task 3 "memory-grounded response generation".
+COMEDY_RESPONSE_PROMPT = (
+    "You are {speaker}, talking with {partner}. Below is your compressive memory of your past "
+    "conversations (events, portraits, relationship) and the current conversation. Write "
+    "{speaker}'s next response: natural, short, and consistent with the memory where it is "
+    "relevant.\n\nCompressive memory:\n{memory}\n\nCurrent conversation:\n{dialogue}\n\n{speaker}:"
+)
+SOURCES = {
+    "session": "reconstruction after Chen et al. 2024 sec. 3 (task 1)",
+    "compress": "reconstruction after Chen et al. 2024 sec. 3 (task 2)",
+    "select": "ours, after THEANINE sec. 3.2 (COMEDY baseline description)",
+}
+SECTIONS = {
+    "events": re.compile(r"^\W*(?:past |key )?events?(?: records?)?\W*$", re.IGNORECASE),
+    "portraits": re.compile(
+        r"^\W*(?:user |speaker )?(?:portraits?|descriptions?|personas?)\W*$", re.IGNORECASE
+    ),
+    "relation": re.compile(
+        r"^\W*(?:user[- ]bot )?relation(?:ship)?s?(?: dynamics)?\W*$", re.IGNORECASE
+    ),
+}
+_PORTRAIT = re.compile(
+    r"\b(?:lov(?:e|es|ed|ing)|likes?|liked|enjoy\w*|hat(?:e|es|ed)|prefer\w*|favou?rite|fan|"
+    r"passion\w*|happy|sad|excited|worried|stress\w*|tired|nervous|angry|proud|lonely|glad|"
+    r"scared|upset|afraid|anxious|bored)\b",
+    re.IGNORECASE,
+)
+_NO_MEMORY = re.compile(r"^\W*no (?:new )?memor(?:y|ies)\W*$", re.IGNORECASE)
+_VERBS = frozenset(
+    """love like enjoy hate prefer work live want need feel think play miss plan
+    hope wish know get take teach study run cook read write watch own try""".split()
+)
+_THIRD = [
+    (r"\bI(?:'m| am)\b", "{n} is"),
+    (r"\bI've\b", "{n} has"),
+    (r"\bI'll\b", "{n} will"),
+    (r"\bI'd\b", "{n} would"),
+    (r"\bmy\b", "{n}'s"),
+    (r"\bmyself\b", "themselves"),
+    (r"\bme\b", "{n}"),
+]
+
+
+def parse_session_memories(reply: str) -> tuple[str, ...]:
+    """Parse a task-1 reply: one memory per line; "No memory" is a valid empty answer."""
+    if _NO_MEMORY.match(reply.strip()):
+        return ()
+    return parse_sentences(reply)
+
+
+def parse_compressed(reply: str) -> dict[str, tuple[str, ...]]:
+    """Parse a compression reply into ``events``/``portraits``/``relation`` line tuples.
+
+    Headers may carry content on the same line (``Relationship: close friends``), be bold or
+    numbered, or be named ``User portrait``/``Past events``/``User-bot relationship``; text
+    before the first header is ignored. Raises ParseError when every section is empty.
+    """
+    out: dict[str, list[str]] = {k: [] for k in SECTIONS}
+    current = None
+    for raw in reply.splitlines():
+        head, sep, rest = raw.partition(":")
+        section = next((k for k, rx in SECTIONS.items() if sep and rx.match(head)), None)
+        if section is not None:
+            current, raw = section, rest.lstrip("*_ ")  # **Header:** text
+        if current is not None:
+            out[current].extend(line for line in bullet_lines(raw) if len(words(line)) >= 2)
+    if not any(out.values()):
+        raise ParseError(f"no Events/Portraits/Relationship section in reply {reply[:80]!r}")
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def third_person(name: str, sentence: str, max_words: int) -> str:
+    """Rewrite a first-person ``sentence`` about ``name`` in the third person, cut to length."""
+
+    def subject(match: re.Match[str]) -> str:
+        verb = match.group(1)
+        if verb in ("have", "do", "am"):
+            verb = {"have": "has", "do": "does", "am": "is"}[verb]
+        elif verb in _VERBS:
+            verb += "es" if verb.endswith(("sh", "ch", "o")) else "s"
+        return f"{name} {verb}"
+
+    text = re.sub(r"\bI (\w+)", subject, sentence)
+    for pattern, repl in _THIRD:
+        text = re.sub(pattern, repl.format(n=name), text, flags=re.IGNORECASE)
+    text = re.sub(r"\bI\b", name, text)
+    cut = text.split()
+    return " ".join(cut[:max_words]).rstrip(",;") + ("..." if len(cut) > max_words else "")
+
+
+def _memory_lines(memories: str) -> list[tuple[int, str, str]]:
+    session, rows = 0, []
+    for line in memories.splitlines():
+        if line.startswith("Session ") and line.rstrip().endswith(":"):
+            session += 1
+        elif ": " in line:
+            speaker, _, text = line.partition(": ")
+            rows.append((session, speaker.strip(), text.strip()))
+    return rows
+
+
+def offline_compress(
+    *,
+    memories: str,
+    speakers: str,
+    max_events: int = 10,
+    max_portrait: int = 2,
+    event_words: int = 20,
+    **_: Any,
+) -> str:
+    """Offline compression of rendered session memories into the three-section reply."""
+    rows = _memory_lines(memories)
+    events: list[str] = []
+    portraits: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+    for n, (_, speaker, text) in enumerate(rows):
+        short = third_person(speaker, text, event_words)
+        if _PORTRAIT.search(text):
+            recurrence = len({s for s, _, t in rows if stems(t) & stems(text)})
+            portraits[speaker].append((-recurrence, -n, short))
+            continue
+        events = [e for e in events if jaccard(e, short) < 0.5] + [short]
+    names = speakers.split(" and ")
+    lines = ["Events:", *(f"- {e}" for e in events[-max_events:]), "Portraits:"]
+    for name in names:
+        best = [text for *_, text in sorted(portraits.get(name, []))[:max_portrait]]
+        if best:
+            lines.append("- " + " ".join(best))
+    lines += ["Relationship:", f"- {_relation(rows, names)}"]
+    return "\n".join(lines)
+
+
+def _relation(rows: list[tuple[int, str, str]], names: list[str]) -> str:
+    counts = {name: sum(1 for _, s, _ in rows if s == name) for name in names}
+    sessions = len({s for s, _, _ in rows})
+    shares = " and ".join(f"{name} {counts[name]}" for name in names)
+    text = f"{' and '.join(names)} have talked over {sessions} sessions, sharing personal news"
+    text += f" (memories: {shares})"
+    by_speaker = [set().union(*(stems(t) for _, s, t in rows if s == name)) for name in names]
+    common = sorted(set.intersection(*by_speaker)) if len(by_speaker) > 1 else []
+    return text + (f"; both talked about {', '.join(common[:3])}." if common else ".")
+
+
+def offline_select(*, option_texts: list[str], dialogue: str, max_selected: int, **_: Any) -> str:
+    """Offline selection: compressed items sharing stems with the context, as ``1, 4``."""
+    context = "\n".join(line.partition(": ")[2] for line in dialogue.splitlines())
+    chosen = choose_options(context, option_texts, max_selected)
+    return ", ".join(str(i + 1) for i in chosen) if chosen else "none"
+
+
+class Comedy(LLMBaseline):
+    """Extract session memories, compress all of them, select compressed items, respond.
+
+    Args:
+        llm, embedder: collaborators (the embedder is unused: selection is by the LLM).
+        select: run the selection step (THEANINE's description); False shows everything.
+        context_turns: turns of the current session shown to the selection step.
+        max_selected, max_events, max_portrait, event_words, max_sentences: offline twins.
+        response_prompt: ``paper`` (reconstructed COMEDY prompt) or ``theanine`` (Fig. 24).
+    """
+
+    RESPONSE_PROMPT = COMEDY_RESPONSE_PROMPT
+    TASKS = ("session", "compress", "select")
+
+    def __init__(
+        self,
+        llm: Any,
+        embedder: Any,
+        *,
+        select: bool = True,
+        context_turns: int = 3,
+        max_selected: int = 4,
+        max_events: int = 10,
+        max_portrait: int = 2,
+        event_words: int = 20,
+        max_sentences: int = 8,
+        response_prompt: ResponseStyle = "paper",
+    ) -> None:
+        super().__init__(llm, embedder, response_prompt=response_prompt)
+        if min(max_selected, max_events, max_portrait, event_words, max_sentences) < 1:
+            raise ConfigError(
+                "max_selected, max_events, max_portrait, event_words, "
+                "max_sentences must all be >= 1"
+            )
+        self.select, self.context_turns, self.max_selected = select, context_turns, max_selected
+        compress = partial(
+            offline_compress,
+            max_events=max_events,
+            max_portrait=max_portrait,
+            event_words=event_words,
+        )
+        session = partial(extractive_summary, max_sentences=max_sentences)
+        self.session_task = PromptTask(
+            "comedy.session_memory",
+            COMEDY_SESSION_PROMPT,
+            parse_session_memories,
+            session,
+            (),
+            "memory",
+            384,
+            source=SOURCES["session"],
+        )
+        self.compress_task = PromptTask(
+            "comedy.compress",
+            COMEDY_COMPRESS_PROMPT,
+            parse_compressed,
+            compress,
+            None,
+            "memory",
+            768,
+            source=SOURCES["compress"],
+        )
+        self.select_task = PromptTask(
+            "comedy.select",
+            COMEDY_SELECT_PROMPT,
+            offline=offline_select,
+            stage="answer",
+            max_tokens=32,
+            source=SOURCES["select"],
+        )
+        self._session: list[MemoryItem] = []
+        self._compressed: list[MemoryItem] = []
+        self.version = 0
+
+    def _clear(self) -> None:
+        self._session, self._compressed, self.version = [], [], 0
+
+    def _write(self, session: Session) -> None:
+        result = self.llm.run(
+            self.session_task,
+            speakers=" and ".join(self.speakers),
+            dialogue=render_history(session.turns),
+        )
+        self._count("session", result)
+        turns = [(t.text, (t.turn_id,)) for t in session.turns]
+        whole = tuple(t.turn_id for t in session.turns)
+        for j, text in enumerate(result.value or ()):
+            self._session.append(
+                MemoryItem(
+                    f"{session.session_id}/comedy/m{j}", text, "summary", session.start,
+                    trace(text, turns, whole), {"session": session.index, "layer": "session"},
+                )
+            )  # fmt: skip
+        if self._session:
+            self._compress(session)
+
+    def _compress(self, session: Session) -> None:
+        blocks: dict[int, list[str]] = defaultdict(list)
+        for item in self._session:
+            blocks[int(item.attrs["session"])].append(item.text)
+        fields = {
+            "speakers": " and ".join(self.speakers),
+            "memories": "\n".join(f"Session {i}:\n" + "\n".join(b) for i, b in blocks.items()),
+        }
+        result = self.llm.run(self.compress_task, **fields)
+        parts = result.value
+        if not self._count("compress", result):
+            parts = parse_compressed(self.compress_task.offline(**fields))
+        self.version += 1
+        candidates = [(item.text, item.source_ids) for item in self._session]
+        default = self.observed_ids()
+        kinds = {
+            "events": ("event", "event"),
+            "portraits": ("profile", "portrait"),
+            "relation": ("profile", "relation"),
+        }
+        self._compressed = [
+            MemoryItem(
+                f"{self.episode_id}/comedy/v{self.version}/{section}{j}",
+                text,
+                kind,
+                session.start,
+                trace(text, candidates, default),
+                {"layer": "compressed", "role": role, "version": self.version},
+            )
+            for section, (kind, role) in kinds.items()
+            for j, text in enumerate(parts[section])
+        ]
+
+    def recall(self, query: Query) -> Recall:
+        """Return the compressed items the selection step picks (all with ``select: false``)."""
+        self._check_episode(query)
+        items = list(self._compressed)
+        if self.select and items:
+            items = [items[i] for i in self._select(query, items)]
+        info = {
+            "method": "Comedy",
+            "store_size": len(self._compressed),
+            "version": self.version,
+            "selected": [item.item_id for item in items],
+            "failures": dict(self.failures),
+        }
+        return Recall(tuple(items), "\n".join(item.text for item in items), info)
+
+    def _select(self, query: Query, items: list[MemoryItem]) -> tuple[int, ...]:
+        texts = [item.text for item in items]
+        task = replace(self.select_task, parse=partial(parse_options, n_options=len(texts)))
+        dialogue = (
+            f"{query.speaker}: {query.question}"
+            if query.question
+            else render_history(
+                query.history[-self.context_turns :] if self.context_turns > 0 else query.history
+            )
+        )
+        result = self.llm.run(
+            task,
+            speakers=" and ".join(self.speakers),
+            speaker=query.speaker,
+            options=render_options(texts),
+            dialogue=dialogue,
+            option_texts=texts,
+            max_selected=self.max_selected,
+        )
+        if self._count("select", result):
+            return result.value
+        return choose_options(query_text(query, self.context_turns), texts, self.max_selected)
+
+    def snapshot(self) -> list[MemoryItem]:
+        """Return the session memories and the current compressive memory."""
+        return [*self._session, *self._compressed]
