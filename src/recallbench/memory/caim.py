@@ -42,7 +42,12 @@ import numpy as np
 
 from recallbench.memory.base import MemoryMethod, Message, render_history, words
 from recallbench.memory.caim_ontology import Ontology
-from recallbench.memory.caim_post import KEY_EVENTS_TASK, STM_SUMMARY_TASK, review_task, thought_task
+from recallbench.memory.caim_post import (
+    KEY_EVENTS_TASK,
+    STM_SUMMARY_TASK,
+    review_task,
+    thought_task,
+)
 from recallbench.memory.caim_tasks import (
     DATES_TASK,
     INFORMATION_NECESSARY_TASK,
@@ -186,7 +191,10 @@ class CAIM(MemoryMethod):
 
     def _expand(self, text: str) -> None:
         res = self.llm.run(
-            ONTOLOGY_EXPANSION_TASK, ontology=self._ontology.to_json(), text=text, skip=self._names()
+            ONTOLOGY_EXPANSION_TASK,
+            ontology=self._ontology.to_json(),
+            text=text,
+            skip=self._names(),
         )
         if res.value is not None:
             self.expansions += self._ontology.merge(res.value)
@@ -278,7 +286,9 @@ class CAIM(MemoryMethod):
         if not command.strip():
             return "none", {}
         fields = {"command": command, "today": today, "has_history": has_history}
-        decisions = {"information_necessary": self.llm.run(INFORMATION_NECESSARY_TASK, **fields).value}
+        decisions = {
+            "information_necessary": self.llm.run(INFORMATION_NECESSARY_TASK, **fields).value
+        }
         if decisions["information_necessary"] == "B":
             return "none", decisions
         decisions["retrieval_and_conversation"] = self.llm.run(

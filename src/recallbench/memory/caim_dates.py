@@ -26,9 +26,11 @@ import re
 from collections.abc import Iterable, Sequence
 from datetime import date, datetime, timedelta
 
-MONTHS = {
-    name.lower(): i for i, name in enumerate(calendar.month_name) if name
-} | {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name} | {"sept": 9}
+MONTHS = (
+    {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+    | {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
+    | {"sept": 9}
+)
 WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
 NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,

@@ -154,13 +154,14 @@ class Ontology:
         return sorted(found, key=lambda t: (-len(self._path[t]), stems[self._stems[t]]))
 
     def select(self, text: str, k_min: int = 2, k_max: int = 3, skip=frozenset()) -> list[str]:
-        """Offline Select Tags: up to ``k_max`` matched terms, padded to ``k_min`` with parents.
+        """Offline Select Tags: up to ``k_max`` matched terms, then the best match's parents
+        (subcategory, category) while fewer than ``k_max`` (as Table 1's "hobbies, piano").
 
-        Nothing matched -> []: the text gives no lexical hold on the ontology.
+        ``k_min`` is the floor the prompt asks for; nothing matched -> [] (no lexical hold).
         """
         found = self.matches(text, skip)[:k_max]
-        for parent in (p for t in list(found) for p in reversed(self._path[t][:-1])):
-            if len(found) >= k_min:
+        for parent in (p for t in found[:1] for p in reversed(self._path[t][:-1])):
+            if len(found) >= max(k_min, k_max):
                 break
             if parent not in found:
                 found.append(parent)

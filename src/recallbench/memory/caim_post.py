@@ -46,7 +46,8 @@ _AFTER_I = {"am": "is", "have": "has", "do": "does", "don't": "doesn't", "was": 
 # Common present-tense verbs after "I" that get the third-person -s ("I love" -> "Mara loves").
 _PRESENT = frozenset(
     """love like enjoy want need hate prefer think feel work live play plan hope know believe
-    miss wish own practice read watch cook bake run swim write paint study teach collect go""".split()
+    miss wish own practice read watch cook bake run swim write paint study teach collect go
+    repair recommend suggest fix visit""".split()
 )
 _TOKEN = re.compile(r"[\w'\u2019]+|[^\w\s]")
 
@@ -248,7 +249,6 @@ def review_task(n: int) -> PromptTask:
 
 
 # --- STM summary ----------------------------------------------------------------------------
-
 
 
 def parse_summary(reply: str) -> str:

@@ -242,7 +242,8 @@ class TiM(MemoryMethod):
             self._items[self._items.index(old)] = MemoryItem(
                 old.item_id, text, "thought", old.created,
                 tuple(dict.fromkeys(old.source_ids + sources)),
-                {**old.attrs, "merged": old.attrs.get("merged", 0) + 1},
+                {**old.attrs, "bucket": self.lsh.bucket(self.embedder.encode([text])[0]),
+                 "merged": old.attrs.get("merged", 0) + 1},
             )  # fmt: skip
             return
         self._counter += 1
