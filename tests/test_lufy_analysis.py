@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 import yaml
 
 from recallbench.lufy_analysis import (
+    CONF_DIR,
     load_spec,
     lufy_reference,
     plot_threshold,
@@ -28,6 +30,7 @@ from recallbench.protocols.qa_scores import score_qa
 from recallbench.records import MemoryItem, Prediction
 from recallbench.tables import Cell, format_cell
 
+KINDS = ("summary", "agreement", "topk", "sentiment", "rating", "weights")
 # Two user-sessions labelled by annotators "0" and "1".
 R1 = {
     "t1": {"0": 1, "1": 1},
@@ -180,3 +183,33 @@ def test_threshold_plot_writes_png(tmp_path):
              [("0.75", "F1", 50.0), ("0.80", "F1", 55.0), ("0.75", "Recall", 40.0)]]  # fmt: skip
     path = plot_threshold(cells, tmp_path / "fig.png", "t")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    "experiment", sorted(p.stem for p in (CONF_DIR / "experiment").glob("lufy_*.yaml"))
+)
+def test_every_lufy_experiment_composes(experiment):
+    from hydra import compose, initialize_config_dir
+
+    spec = load_spec(experiment)
+    assert spec["paper"] == "lufy" and spec["kind"] in KINDS
+    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=[f"experiment={experiment}"])
+    assert cfg.dataset.name == "lufy" and cfg.tag == spec["tag"]
+    if spec["kind"] in ("summary", "agreement", "topk"):
+        assert cfg.protocol.name == "qa" and cfg.judge.name in ("lexical", "llm")
+
+
+def test_ux_tables_from_the_fixture_logs(fixtures_dir, tmp_path):
+    from recallbench.lufy_ux import reproduce_ux
+
+    paths = reproduce_ux(load_spec("lufy_table10"), data_dir=fixtures_dir, results_dir=tmp_path)
+    text = paths["md"].read_text(encoding="utf-8")
+    assert "VADER" in text and "RoBERTa" in text and "paired t-test" in text
+    rows = {(c["row"], c["column"]): c for c in csv.DictReader(paths["csv"].open())}
+    assert -1 <= float(rows["LUFY", "S1"]["ours"]) <= 1 and rows["LUFY", "S1"]["paper"] == "0.58"
+    assert rows["MemoryBank", "S3"]["ours"] == "n/a"  # the fixture user has 2 sessions there
+    offline = reproduce_ux(load_spec("lufy_table8"), data_dir=fixtures_dir, results_dir=tmp_path)
+    text = offline["md"].read_text(encoding="utf-8")
+    assert "unavailable offline" in text
+    assert all(c["ours"] == "n/a" for c in csv.DictReader(offline["csv"].open()))

@@ -42,15 +42,19 @@ CONTROL = frozenset({"label", "session", "qsession", "value", "random", "annotat
 # -- references and specs -----------------------------------------------------------------
 
 
+@lru_cache(maxsize=4)
+def _reference(name: str) -> dict[str, Any]:
+    try:
+        return load_reference(name)
+    except KeyError:  # not shipped (e.g. lufy_results.yaml once merged into lufy.yaml)
+        return {}
+
+
 def lufy_reference(table_id: str) -> dict[str, Any]:
     """Return the paper's ``table<id>`` entry (``lufy.yaml`` first, then ``lufy_results.yaml``)."""
     key = f"table{table_id}"
     for name in ("lufy", "lufy_results"):
-        try:
-            found = load_reference(name).get(key)
-        except KeyError:
-            continue
-        if found:
+        if found := _reference(name).get(key):
             return found
     return {}
 
@@ -165,12 +169,22 @@ def column_label(spec: dict, metric: str, column: dict) -> str:
     return f"{spec['metrics'][metric].get('label', metric)} {column['label']}"
 
 
+def rows_by(runs: Sequence[RunInfo], key: str) -> list[dict[str, Any]]:
+    """Return one row per distinct value of ``key`` among the runs (a sweep), sorted."""
+    values = sorted({v for r in runs if (v := run_value(r, key)) is not None})
+    return [{"label": f"{v:.2f}" if isinstance(v, float) else str(v), key: v} for v in values]
+
+
 def summary_cells(spec: dict, runs: Sequence[RunInfo]) -> tuple[list[Cell], list[RunInfo]]:
-    """Return the cells of a ``summary`` table and the runs used."""
+    """Return the cells of a ``summary`` table and the runs used.
+
+    ``rows_by: <key>`` instead of ``rows`` makes one row per swept value of ``key``.
+    """
     reference = lufy_reference(str(spec["id"]))
+    rows = rows_by(runs, spec["rows_by"]) if "rows_by" in spec else spec["rows"]
     cells, used = [], {}
     for metric, mspec in spec["metrics"].items():
-        for row in spec["rows"]:
+        for row in rows:
             matched = select(runs, row)
             used.update({r.path: r for r in matched})
             for column in spec["columns"]:

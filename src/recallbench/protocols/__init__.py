@@ -6,7 +6,7 @@ from typing import Any
 
 from recallbench.errors import did_you_mean
 
-PROTOCOLS = ("response", "qa")
+PROTOCOLS = ("response", "qa", "teafarm")
 
 
 def build_protocol(cfg: dict[str, Any], seed: int = 0):
@@ -22,4 +22,8 @@ def build_protocol(cfg: dict[str, Any], seed: int = 0):
         from recallbench.protocols.qa import QAProtocol
 
         return QAProtocol(seed=seed, **cfg)
+    if name == "teafarm":
+        from recallbench.protocols.teafarm import TeaFarmProtocol
+
+        return TeaFarmProtocol(seed=seed, **cfg)
     raise did_you_mean("protocol", name, PROTOCOLS)
