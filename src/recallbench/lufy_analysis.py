@@ -21,6 +21,7 @@ come from ``references/lufy.yaml`` (or ``lufy_results.yaml`` before the two are 
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -226,7 +227,7 @@ def plot_threshold(cells: Sequence[Cell], path: Path, title: str) -> Path:
         ax.plot(xs, ys, marker="o", label=metric)
     ax.set_xlabel("cosine similarity threshold")
     ax.set_ylabel("%")
-    ax.set_title(title, fontsize=9)
+    ax.set_title(textwrap.fill(title, 60), fontsize=8)
     if series:
         ax.legend()
     else:

@@ -255,3 +255,42 @@ def _run_name(run_dir: Path) -> str:
         if choice:
             return str(choice)
     return run_dir.name
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m recallbench.judges.geval RUN_A RUN_B --out DIR [--generator YAML]``."""
+    import argparse
+
+    import yaml
+
+    from recallbench.llm import build_llm
+
+    parser = argparse.ArgumentParser(description="Pairwise G-Eval (THEANINE Fig. 26) of two runs")
+    parser.add_argument("run_a")
+    parser.add_argument("run_b")
+    parser.add_argument("--out", required=True, help="folder for geval_<a>_vs_<b>.json/.jsonl")
+    parser.add_argument(
+        "--generator", default=None, help="conf/generator/*.yaml (default: extractive)"
+    )
+    parser.add_argument(
+        "--model", default=None, help="override the generator's model (paper: gpt-4)"
+    )
+    parser.add_argument("--cache", default=None, help="SQLite LLM cache file")
+    parser.add_argument("--max-episodes", type=int, default=5, help="THEANINE App. E.1: 5 episodes")
+    args = parser.parse_args(argv)
+    cfg = (
+        yaml.safe_load(Path(args.generator).read_text())
+        if args.generator
+        else {"backend": "extractive"}
+    )
+    if args.model:
+        cfg["model"] = args.model
+    llm = build_llm(cfg, args.cache)
+    result = compare_runs(args.run_a, args.run_b, llm, max_episodes=args.max_episodes)
+    path = result.write(args.out)
+    print(json.dumps({k: result.summary[k] for k in ("a", "b", "n", "win", "tie", "loss")}))
+    print(path)
+
+
+if __name__ == "__main__":
+    main()
