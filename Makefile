@@ -64,6 +64,22 @@ reproduce-table-carecall-4: $(STAMP) ## CareCall Table 4: PPL/BLEU-1/2/F1 per se
 	$(CLI) experiment=carecall_table4 $(GEN_ARGS) $(ARGS)
 	$(RUN) -m recallbench.reproduce carecall_table4 --results $(RESULTS)
 
+reproduce-table-caim-3: $(STAMP) ## CAIM Table 3: CAIM vs MemoryBank vs TiM on GVD (ANSWER_KEY=path; default: shipped key)
+	$(CLI) experiment=caim_table3 dataset.options.answer_key=$(if $(ANSWER_KEY),$(abspath $(ANSWER_KEY)),default) $(GEN_ARGS) $(ARGS)
+	$(RUN) -m recallbench.reproduce caim_table3 --results $(RESULTS)
+
+reproduce-table-caim-2: $(STAMP) ## CAIM Table 2: inter-rater agreement of CAIM judges on the Table 3 answers
+	@if [ -z "$$(ls -d $(RESULTS)/runs/caim_table3/*/* 2>/dev/null)" ]; then $(MAKE) reproduce-table-caim-3; fi
+	$(RUN) -m recallbench.caim_tables caim_table2 --results $(RESULTS)
+
+reproduce-table-caim-4: $(STAMP) ## CAIM Table 4: LTM entries and words (reuses the Table 3 runs)
+	@if [ -z "$$(ls -d $(RESULTS)/runs/caim_table3/*/* 2>/dev/null)" ]; then $(MAKE) reproduce-table-caim-3; fi
+	$(RUN) -m recallbench.reproduce caim_table4 --results $(RESULTS)
+
+reproduce-table-caim-5: $(STAMP) ## CAIM Table 5: ablation of Memory Controller and Relevance Filter (ANSWER_KEY=...)
+	$(CLI) experiment=caim_table5 dataset.options.answer_key=$(if $(ANSWER_KEY),$(abspath $(ANSWER_KEY)),default) $(GEN_ARGS) $(ARGS)
+	$(RUN) -m recallbench.reproduce caim_table5 --results $(RESULTS)
+
 tables: reproduce-table-lufy-1 reproduce-table-carecall-1 reproduce-table-theanine-1 reproduce-table-theanine-9 reproduce-table-carecall-4 ## Every table that can run here
 
 clean: ## Remove caches and run folders (keeps .venv)

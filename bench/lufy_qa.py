@@ -51,16 +51,18 @@ def compose_pair(pair: str, data_dir: str, results: str, extra: list[str]):
     return cfg, choices
 
 
-def run_pair(pair: str, data_dir: str, results: str, extra: list[str], threads: int | None):
-    """Run one pair (in a worker process when --jobs > 1); return its wall time."""
+def run_pair(
+    pair: str, data_dir: str, results: str, extra: list[str], threads: int | None
+) -> tuple[float, float]:
+    """Run one pair (in a worker process when --jobs > 1); return its wall and CPU seconds."""
     if threads:
         import torch
 
         torch.set_num_threads(threads)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     cfg, choices = compose_pair(pair, data_dir, results, extra)
     run(cfg, cfg.job, choices)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -99,8 +101,10 @@ def main(argv: list[str] | None = None) -> None:
     wall = time.perf_counter() - start
 
     print(Path(paths["md"]).read_text(encoding="utf-8"))
-    for pair, seconds in timings.items():
-        print(f"run {pair:<11} {seconds:7.1f} s")
+    for pair, (seconds, cpu) in timings.items():
+        print(f"run {pair:<11} {seconds:7.1f} s wall, {cpu:7.1f} s CPU")
+    cpu_total = sum(cpu for _, cpu in timings.values())
+    print(f"CPU time of the 3 runs: {cpu_total:.1f} s (machine load: {os.getloadavg()[0]:.1f})")
     print(f"data loading (3 systems, 51 episodes): {load_s:.1f} s")
     print(f"wall time (3 runs + table): {wall:.1f} s = {wall / load_s:.1f} x data loading")
     print(f"run folders: {results}")

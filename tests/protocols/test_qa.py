@@ -238,3 +238,14 @@ def test_build_protocol_and_bad_config():
         build_protocol({"name": "qaa"})
     with pytest.raises(KeyError, match="precision"):
         protocol.score([], ["precison"])
+
+
+def test_llm_judge_with_its_own_generator_reports_usage(llm):
+    protocol = QAProtocol(judge={"name": "llm", "generator": {"backend": "extractive"}})
+    result = protocol.run_episode(make_episode(), KeywordMemory(), llm)
+    answers = [p for p in result.predictions if p.kind == "answer"]
+    assert [p.meta["judge"]["raw"] for p in answers] == ["1", "1", "1", "1", "1", "1"]
+    _, summary = protocol.score(result.predictions)
+    assert summary["judge_usage"]["tasks"]["judge.qa"]["calls"] == 6
+    assert summary["judge"]["backend"] == "extractive" and summary["judge"]["parse_failures"] == 0
+    assert "judge.qa" not in llm.usage.to_dict()["tasks"]  # the run's LLM did not judge

@@ -139,6 +139,34 @@ def test_paper_fidelity_offline_judge_and_pipeline():
     assert rates["NoMemory"]["value"] == 0.0 and rates["SessionSummaries"]["n"] == 2
 
 
+@pytest.mark.parametrize(
+    ("fact", "question", "answer"),
+    [
+        ("Speaker B has a dog named Max.", "So you have a cat named Max, right?",
+         "No, I have a dog named Max."),
+        ("Speaker B doesn't own a car.", "So you own a car, right?", "No, I don't own a car."),
+        ("Speaker B has never been to Japan.", "So you have been to Japan, right?",
+         "No, I have never been to Japan."),
+        ("Speaker B isn't married.", "So you are married, right?", "No, I am not married."),
+        ("Speaker B no longer lives in Paris.", "So you still live in Paris, right?",
+         "No, I no longer live in Paris."),
+        ("Speaker B likes Speaker A's bread.",
+         "So it is no longer true that you like my bread, right?",
+         "No, it is still true: I like your bread."),
+    ],
+)  # fmt: skip
+def test_offline_counterfactuals_negate_the_fact(fact, question, answer):
+    assert counterfactual(["Speaker B works nights.", fact], A, B) == (question, answer)
+
+
+def test_msc_persona_facts_feed_the_offline_generator():
+    from recallbench.protocols.teafarm_tasks import third_person
+
+    assert third_person("I don't eat meat.", B) == "Speaker B doesn't eat meat."
+    assert third_person("I'm a nurse and I may move.", B) == "Speaker B is a nurse and I may move."
+    assert third_person("I go hiking.", B) == "Speaker B goes hiking."
+
+
 def test_generated_questions_are_saved_and_reused(tmp_path):
     path = tmp_path / "tb.jsonl"
     llm = build_llm({"backend": "extractive"})

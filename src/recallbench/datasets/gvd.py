@@ -8,7 +8,7 @@ name, each with ``history`` ({"YYYY-MM-DD": [{"query": user text, "response": AI
 ships no answers.
 
 Records: one Episode per user, id ``gvd-{lang}/{user}``, speakers ``(user, "AI")``, meta =
-``meta_information`` plus ``language`` (and ``source_key`` when the raw key differed). One Session
+``meta_information`` plus ``language`` and ``user`` (the user's name; and ``source_key`` when the raw key differed). One Session
 per date in date order, id ``gvd-{lang}/{user}/{date}``, starting at ``clock.DAY_START`` that day;
 pair ``i`` of a date gives the user turn ``.../p{i}/query`` and the AI turn ``.../p{i}/response``.
 Question ``j`` of a user is QAItem ``gvd-{lang}/{user}/q{j}``, asked after the last session.
@@ -220,7 +220,7 @@ def _episode(lang: str, name: str, raw_key: str, record: dict, questions: list[s
         question = _clean_question(raw)
         meta = {"raw_question": raw} if question != raw else {}
         qa.append(QAItem(f"{base}/q{j}", question, (), len(sessions), meta=meta))
-    meta = dict(record.get("meta_information") or {}) | {"language": lang}
+    meta = dict(record.get("meta_information") or {}) | {"language": lang, "user": name}
     if raw_key != name:
         meta["source_key"] = raw_key
     return Episode(base, "gvd", (name, AI), tuple(sessions), tuple(qa), meta)

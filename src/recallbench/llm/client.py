@@ -5,6 +5,13 @@ a private event loop in a daemon thread, so ``run_many`` overlaps calls up to th
 concurrency bound while the caller just waits, and it works inside notebooks whose own loop is
 already running. Cache lookups happen in the caller's thread before anything is sent.
 
+Caching: every backend's replies are cached when a cache is given, so a rerun of a finished run
+answers every call from the cache. LLM replies are keyed by backend, model, messages and decoding
+parameters; unseeded sampled calls are not cached. Extractive replies come from code, so their
+key also holds the package's code fingerprint and the task's fields (an offline implementation
+may read fields the template does not show); calls whose fields are not plain data (JSON,
+dataclasses, numpy) are computed every time.
+
 Failure policy (never crashes a run): a call that fails after the backend's bounded retries
 gives ``task.fallback`` (``""`` for ``chat``) with ``failure`` set and counts under
 ``failures``; an unparseable reply gives ``task.fallback`` and counts under ``parse_failures``.

@@ -6,7 +6,7 @@ from typing import Any
 
 from recallbench.errors import did_you_mean
 
-PROTOCOLS = ("response", "qa", "teafarm")
+PROTOCOLS = ("response", "qa", "qa_gvd", "teafarm")
 
 
 def build_protocol(cfg: dict[str, Any], seed: int = 0):
@@ -22,6 +22,10 @@ def build_protocol(cfg: dict[str, Any], seed: int = 0):
         from recallbench.protocols.qa import QAProtocol
 
         return QAProtocol(seed=seed, **cfg)
+    if name == "qa_gvd":
+        from recallbench.protocols.qa_gvd import GVDQAProtocol
+
+        return GVDQAProtocol(seed=seed, **cfg)
     if name == "teafarm":
         from recallbench.protocols.teafarm import TeaFarmProtocol
 

@@ -121,11 +121,13 @@ class QAProtocol:
         self.check_unperturbed = check_unperturbed
         self.replay_turns = replay_turns
         self._judge: Judge | None = None
+        self._run_llm = None
 
     def judge_for(self, llm) -> Judge:
         """Build the judge once (an ``llm`` judge without a generator uses the run's LLM)."""
         if self._judge is None:
             self._judge = build_judge(self.judge_cfg, llm=llm)
+            self._run_llm = llm
         return self._judge
 
     def run_episode(self, episode: Episode, method, llm) -> EpisodeResult:
@@ -242,13 +244,20 @@ class QAProtocol:
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
     ) -> tuple[list[Score], dict]:
-        """Return per-answer scores and the run summary (see the module docstring)."""
+        """Return per-answer scores and the run summary (``qa_scores.score_qa``).
+
+        A judge with its own LLM (``judge.generator`` set) has its usage and cost in
+        ``summary["judge_usage"]``; a judge on the run's LLM is in the run's ``usage.json``.
+        """
         for name in metric_names:
             if name not in QA_METRICS:
                 raise did_you_mean("qa metric", name, QA_METRICS)
-        return score_qa(
-            predictions, self._judge.describe() if self._judge else dict(self.judge_cfg)
-        )
+        info = self._judge.describe() if self._judge else dict(self.judge_cfg)
+        scores, summary = score_qa(predictions, info)
+        judge_llm = getattr(self._judge, "llm", None)
+        if judge_llm is not None and judge_llm is not self._run_llm:
+            summary["judge_usage"] = judge_llm.usage.to_dict()
+        return scores, summary
 
 
 def _text(result) -> str:

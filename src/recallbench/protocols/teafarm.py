@@ -1,7 +1,8 @@
 """Protocol ``teafarm``: counterfactual questions after the history (THEANINE sec. 5, App. C/D).
 
-Per episode (THEANINE Fig. 11): (1) summarize sessions 1..n in order (the dataset's gold
-summaries when ``summaries: gold`` and present, else ``SUMMARY_TASK``); (2)-(3) generate two
+Per episode (THEANINE Fig. 11): (1) summarize sessions 1..n in order (with ``summaries: gold``
+the dataset's gold summary, or MSC's per-session persona facts in the third person, when
+present; else ``SUMMARY_TASK``); (2)-(3) generate two
 counterfactual questions with correct answers, one from each speaker's perspective (Fig. 27,
 T=0.75, seeded so the call is cacheable); (4) synthesize a session n+1 of 10-15 utterances that
 ends with the question (Fig. 28); (5) replay sessions 1..n into the memory method, recall for
@@ -42,10 +43,23 @@ from recallbench.protocols.teafarm_tasks import (
     QUESTION_TASK,
     SESSION6_TASK,
     SUMMARY_TASK,
+    third_person,
 )
 from recallbench.records import Episode, Prediction, Query, Score, Turn
 
 TEAFARM_METRICS = ("success_rate",)
+
+
+def _gold_summary(session) -> str:
+    """The session's gold summary, else its per-speaker session persona (MSC) in the third
+    person, else "" (then the summary task runs)."""
+    summary = session.gold.get("summary")
+    if summary:
+        return " ".join(summary) if isinstance(summary, list) else str(summary)
+    persona = session.gold.get("persona_session")
+    if isinstance(persona, dict):
+        return " ".join(third_person(f, who) for who, facts in persona.items() for f in facts)
+    return ""
 
 
 class TeaFarmProtocol:
@@ -235,9 +249,9 @@ class TeaFarmProtocol:
         s1, s2 = episode.speakers
         out = []
         for session in history:
-            gold = session.gold.get("summary")
+            gold = _gold_summary(session)
             if self.summaries == "gold" and gold:
-                out.append(" ".join(gold) if isinstance(gold, list) else str(gold))
+                out.append(gold)
                 continue
             res = qllm.run(
                 SUMMARY_TASK, speaker1=s1, speaker2=s2, dialogue=render_history(session.turns),

@@ -10,8 +10,8 @@
 
 Offline twins (the ``extractive`` backend; a documented no-LLM stand-in, never the paper's GPT-4):
 the summary keeps first-person statements rewritten in the third person; the question generator
-negates the newest fact about the asked speaker (swapping a noun, "dog" -> "cat", or else
-presupposing the fact is over); session 6 is a fixed small-talk template on the last session's
+negates the newest fact about the asked speaker (dropping its negation, "B doesn't own a car" ->
+"you own a car"; swapping a noun, "dog" -> "cat"; or else presupposing the fact is over); session 6 is a fixed small-talk template on the last session's
 topic; the judge is lexical (the response wins words of the correct answer that the question
 lacks -> Correct; it wins the question's own words -> Incorrect; a tie goes to a correction cue).
 """
@@ -93,12 +93,20 @@ _TO_BASE = {"has": "have", "is": "are", "does": "do", "goes": "go"}
 _CORRECTION = {"no", "not", "never", "actually", "don't", "didn't", "haven't", "isn't", "nope"}
 
 
+# third-person negated auxiliaries -> (after "you", after "I")
+_NEGATED = {"doesn't": ("don't", "don't"), "isn't": ("aren't", "am not"),
+            "hasn't": ("haven't", "haven't"), "wasn't": ("weren't", "wasn't")}  # fmt: skip
+_NEGATION = re.compile(r"\b(doesn't|does not|don't|do not|isn't|is not|never|no longer)\s+")
+_AFFIRM = {"isn't": "is ", "is not": "is ", "no longer": "still "}
+_ADVERB = r"(?:(?:still|also|never|really|just|always|no longer|now)\s+)?"
 _NOT_VERBS = {"always", "sometimes", "perhaps", "this", "thus", "plus", "also", "less", "was"}
 
 
 def _verb_for(subject: str, word: str) -> str:
     """Conjugate the word after a rewritten subject ("has" -> "have", "is" -> "am"/"are")."""
     low = word.lower()
+    if low in _NEGATED:
+        return _NEGATED[low][subject == "I"]
     if low == "was":
         return "were" if subject == "you" else "was"
     if low in _TO_BASE:
@@ -121,25 +129,33 @@ def _person(sentence: str, name: str, other: str, second: bool) -> str:
     for who, (subj, obj, poss) in ((name, mine), (other, theirs)):
         n = re.escape(who)
         text = re.sub(rf"\b{n}'s\b", poss, text)
-        text = re.sub(rf"\b{n}(\s+)(\w+)", lambda m, s=subj: f"{s}{m[1]}{_verb_for(s, m[2])}", text)
+        text = re.sub(
+            rf"\b{n}(\s+{_ADVERB})(\w+(?:'\w+)?)",
+            lambda m, s=subj: f"{s}{m[1]}{_verb_for(s, m[2])}",
+            text,
+        )
         text = re.sub(rf"\b{n}\b", obj, text)
     return re.sub(r"\b(his|her|their)\b", mine[2], text)
 
 
-def _third_person(sent: str, speaker: str) -> str:
+def third_person(sent: str, speaker: str) -> str:
     """Rewrite a first-person sentence of ``speaker`` in the third person."""
+    sent = re.sub(r"^I don't\b", f"{speaker} doesn't", sent)
+    sent = re.sub(r"^I'd\b", f"{speaker} would", sent)
+    sent = re.sub(r"^I'll\b", f"{speaker} will", sent)
+    sent = re.sub(r"^I (can't|won't|cannot|never|also|really|just|used)\b", rf"{speaker} \1", sent)
     sent = re.sub(r"^I'm\b", f"{speaker} is", sent)
     sent = re.sub(r"^I've\b", f"{speaker} has", sent)
     sent = re.sub(r"^My\b", f"{speaker}'s", sent)
     sent = re.sub(r"^I (am|have|do)\b", lambda m: f"{speaker} {_FIRST_TO_THIRD[m[1]]}", sent)
-    sent = re.sub(r"^I (\w+)", lambda m: f"{speaker} {_third(m[1])}", sent)
+    sent = re.sub(r"^I (\w+)\b(?!')", lambda m: f"{speaker} {_third(m[1])}", sent)
     return re.sub(r"\bmy\b", f"{speaker}'s", sent).rstrip(".!?") + "."
 
 
 def offline_summary(dialogue_turns: list[list[str]] | None = None, **_: Any) -> str:
     """Summarize without an LLM: each speaker's first-person statements in the third person."""
     lines = [
-        _third_person(sent, speaker)
+        third_person(sent, speaker)
         for speaker, text in dialogue_turns or []
         for sent in re.split(r"(?<=[.!?])\s+", text)
         if re.match(r"^(I|I'm|I've|My)\b", sent)
@@ -148,7 +164,8 @@ def offline_summary(dialogue_turns: list[list[str]] | None = None, **_: Any) -> 
 
 
 def _third(verb: str) -> str:
-    if verb in ("was", "had", "did", "will", "can", "could", "would") or verb.endswith("ed"):
+    modal = ("was", "had", "did", "will", "can", "could", "would", "may", "might", "must", "should")
+    if verb in modal or verb.endswith("ed"):
         return verb
     if verb.endswith(("s", "sh", "ch", "x", "o")):
         return verb + "es"
@@ -171,6 +188,11 @@ def counterfactual(summaries: list[str], asker: str, asked: str) -> tuple[str, s
     """Return (question asked by ``asker`` to ``asked``, correct answer) negating a fact."""
     facts = _facts_about(summaries, asked)
     for fact in facts:
+        if _NEGATION.search(fact):  # "B doesn't own a car" -> premise "you own a car"
+            affirmed = _NEGATION.sub(lambda m: _AFFIRM.get(m[1], ""), fact, count=1)
+            premise = _person(affirmed, asked, asker, second=True)
+            truth = _person(fact, asked, asker, second=False)
+            return f"So {premise}, right?", f"No, {truth}."
         tokens = re.split(r"(\W+)", fact)
         hit = next((i for i, t in enumerate(tokens) if t.lower() in _SWAPS), None)
         if hit is not None:
