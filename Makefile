@@ -60,6 +60,27 @@ reproduce-table-theanine-9: $(STAMP) ## THEANINE Table 9: per-session results (r
 	@if [ -z "$$(ls -d $(RESULTS)/runs/theanine_table1/*/* 2>/dev/null)" ]; then $(MAKE) reproduce-table-theanine-1; fi
 	$(RUN) -m recallbench.reproduce theanine_table9 --results $(RESULTS)
 
+reproduce-table-theanine-2: $(STAMP) ## THEANINE Table 2: ablations (linking, refinement, shuffled timelines)
+	$(CLI) experiment=theanine_table2 dataset=msc $(GEN_ARGS) $(ARGS)
+	$(CLI) experiment=theanine_table2 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
+	$(RUN) -m recallbench.reproduce theanine_table2 --results $(RESULTS)
+
+reproduce-table-theanine-4: $(STAMP) ## THEANINE Table 4: TeaFarm counterfactual success rates
+	$(CLI) experiment=theanine_table4 dataset=msc $(GEN_ARGS) $(ARGS)
+	$(CLI) experiment=theanine_table4 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
+	$(RUN) -m recallbench.reproduce theanine_table4 --results $(RESULTS)
+
+reproduce-table-theanine-5: $(STAMP) ## THEANINE Table 5: Memory Retrieval with dynamic k vs THEANINE
+	$(CLI) experiment=theanine_table5 dataset=msc $(GEN_ARGS) $(ARGS)
+	$(CLI) experiment=theanine_table5 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
+	$(RUN) -m recallbench.reproduce theanine_table5 --results $(RESULTS)
+
+reproduce-table-theanine-8: $(STAMP) ## THEANINE Table 8 + Figs. 9/10: API cost, time and Pareto plots
+	$(CLI) experiment=theanine_table8 dataset=msc $(GEN_ARGS) $(ARGS)
+	$(CLI) experiment=theanine_table8 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
+	$(RUN) -m recallbench.reproduce theanine_table8 --results $(RESULTS)
+	$(RUN) scripts/theanine_figures.py --results $(RESULTS) --out $(RESULTS)/figures/theanine
+
 reproduce-table-carecall-4: $(STAMP) ## CareCall Table 4: PPL/BLEU-1/2/F1 per session, 5 memory settings
 	$(CLI) experiment=carecall_table4 $(GEN_ARGS) $(ARGS)
 	$(RUN) -m recallbench.reproduce carecall_table4 --results $(RESULTS)

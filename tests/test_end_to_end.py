@@ -64,7 +64,10 @@ def test_run_folder_has_every_file(theanine_runs):
     info = json.loads((run_dir / "run.json").read_text())
     assert info["status"] == "finished" and info["dataset_sha256"]
     preds = read_jsonl(run_dir / "predictions.jsonl", Prediction)
-    assert preds and all(p.reference and p.session_index >= 3 for p in preds)
+    responses = [p for p in preds if p.kind == "response"]
+    assert responses and all(p.reference and p.session_index >= 3 for p in responses)
+    assert all(p.meta["recall_text"] is not None for p in responses)
+    assert {p.kind for p in preds} == {"response", "timing"}
     snapshots = sorted((run_dir / "memory").glob("*.jsonl"))
     assert snapshots, "memory snapshots after every session"
     rows = [json.loads(line) for line in snapshots[0].read_text().splitlines()]

@@ -116,7 +116,12 @@ def reproduce(experiment: str, results_dir: str | Path = "results") -> list[Path
     runs = list(latest_per_job(find_runs(results_dir, spec["tag"])).values())
     if not runs:
         raise FileNotFoundError(f"no finished runs under {results_dir}/runs/{spec['tag']}: run the sweep first")
-    cells, used = build_cells(spec, runs)
+    if spec.get("source") == "costs":
+        from recallbench.costs import build_cost_cells
+
+        cells, used = build_cost_cells(spec, runs)
+    else:
+        cells, used = build_cells(spec, runs)
     header = header_for(used or runs)
     header.update(spec.get("notes") or {})
     return render(cells, paper=spec["paper"], table=spec["id"], title=spec.get("title", experiment),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -90,7 +91,9 @@ class ResponseProtocol:
                         session.start,
                     )
                     result.predictions.append(self._predict(method, llm, query, turn))
+            started = time.perf_counter()
             method.observe(session)
+            result.predictions.append(_timing(episode.episode_id, session, time.perf_counter() - started))
             result.snapshots.append((session.index, list(method.snapshot())))
         return result
 
@@ -98,8 +101,10 @@ class ResponseProtocol:
         return self.responder == "all" or speaker == self.responder
 
     def _predict(self, method: MemoryMethod, llm, query: Query, turn) -> Prediction:
+        started = time.perf_counter()
         recall = method.recall(query)
         messages = method.prompt(query, recall)
+        recalled_at = time.perf_counter()
         offline: Callable[[], str] = lambda: method.offline_response(query, recall)  # noqa: E731
         res = llm.chat(
             messages,
@@ -121,5 +126,24 @@ class ResponseProtocol:
             recalled=recall.source_ids(),
             usage=_usage(res),
             failure=res.failure,
-            meta={"speaker": turn.speaker, "n_recalled": len(recall.items)},
+            meta={
+                "speaker": turn.speaker,
+                "n_recalled": len(recall.items),
+                "recall_text": recall.text,
+                "recall_s": round(recalled_at - started, 6),
+                "generate_s": round(time.perf_counter() - recalled_at, 6),
+            },
         )
+
+
+def _timing(episode_id: str, session, seconds: float) -> Prediction:
+    """A record of the memory-construction time of one session (no reference: never scored)."""
+    return Prediction(
+        pred_id=f"{session.session_id}/observe",
+        episode_id=episode_id,
+        session_index=session.index,
+        kind="timing",
+        prompt_hash="",
+        output="",
+        meta={"observe_s": round(seconds, 6)},
+    )
