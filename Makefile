@@ -103,5 +103,9 @@ reproduce-table-caim-5: $(STAMP) ## CAIM Table 5: ablation of Memory Controller 
 
 tables: reproduce-table-lufy-1 reproduce-table-carecall-1 reproduce-table-theanine-1 reproduce-table-theanine-9 reproduce-table-carecall-4 ## Every table that can run here
 
+bench: $(STAMP) ## Benchmarks: LLM-layer throughput vs a local stub; offline LUFY Table 11 wall time
+	$(OFFLINE) $(PY) bench/llm_throughput.py
+	$(RUN) bench/lufy_qa.py --data-dir $(DATA_DIR)
+
 clean: ## Remove caches and run folders (keeps .venv)
 	rm -rf $(RESULTS)/runs .pytest_cache
