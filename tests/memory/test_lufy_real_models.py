@@ -18,8 +18,8 @@ CACHE = Path(__file__).resolve().parents[2] / "results" / "cache"
 @pytest.mark.slow
 def test_harvard_with_default_models(real_data_dir, llm):
     minilm = build_embedder({"kind": "minilm"})
-    ours = Lufy(llm, minilm, threshold=0.5, emobank_path=str(real_data_dir / EMOBANK_RELPATH),
-                arousal_cache_dir=str(CACHE))  # fmt: skip  (surprise: SmolLM2 perplexity)
+    emobank = str(real_data_dir / EMOBANK_RELPATH)  # surprise: the default SmolLM2 perplexity
+    ours = Lufy(llm, minilm, threshold=0.5, emobank_path=emobank, arousal_cache_dir=str(CACHE))
     bank = MemoryBank(llm, minilm, threshold=0.5)
     episode = make_episode([SESSION_1, SESSION_2])
     harvard = pair_id(episode, 2, HARVARD)
