@@ -55,6 +55,7 @@ def test_meta_and_stripped_keys(episodes: dict[str, Episode]) -> None:
         "hobbies": "clock repair, gardening",
         "speaking_style": "calm and precise.",
         "language": "en",
+        "user": "Mara",
     }
     assert episodes["gvd-en/Theo Lin"].meta["source_key"] == " Theo Lin "
     assert episodes["gvd-en/Priya"].meta["source_key"] == " Priya"
