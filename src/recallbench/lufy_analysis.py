@@ -15,7 +15,7 @@ Each LUFY experiment (``conf/experiment/lufy_*.yaml``) has a ``table:`` block wi
 
 With several metrics the column label is ``"<metric> <column>"`` (tables.render keys cells by
 row and column). A cell without a matching run is ``n/a``, never invented. The paper's numbers
-come from ``references/lufy.yaml`` (or ``lufy_results.yaml`` before the two are merged).
+come from ``references/lufy.yaml``.
 """
 
 from __future__ import annotations
@@ -43,21 +43,14 @@ CONTROL = frozenset({"label", "session", "qsession", "value", "random", "annotat
 # -- references and specs -----------------------------------------------------------------
 
 
-@lru_cache(maxsize=4)
-def _reference(name: str) -> dict[str, Any]:
-    try:
-        return load_reference(name)
-    except KeyError:  # not shipped (e.g. lufy_results.yaml once merged into lufy.yaml)
-        return {}
+@lru_cache(maxsize=1)
+def _reference() -> dict[str, Any]:
+    return load_reference("lufy")
 
 
 def lufy_reference(table_id: str) -> dict[str, Any]:
-    """Return the paper's ``table<id>`` entry (``lufy.yaml`` first, then ``lufy_results.yaml``)."""
-    key = f"table{table_id}"
-    for name in ("lufy", "lufy_results"):
-        if found := _reference(name).get(key):
-            return found
-    return {}
+    """Return the paper's ``table<id>`` entry of ``references/lufy.yaml`` ({} when absent)."""
+    return _reference().get(f"table{table_id}", {})
 
 
 def paper_value(reference: dict, row: str, column: str, metric: str) -> Any:
