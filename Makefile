@@ -51,41 +51,41 @@ reproduce-table-lufy-1: $(STAMP) ## LUFY Table 1: average turns and words per co
 
 reproduce-table-lufy-11: $(STAMP) ## LUFY Table 11 (+16-18): QA P/R/F1 per session (JUDGE=lexical|llm)
 	$(CLI) experiment=lufy_table11 judge=$(JUDGE) $(GEN_ARGS) $(ARGS)
-	for t in 11 16 17 18; do $(RUN) scripts/lufy_tables.py lufy_table$$t --results $(RESULTS) || exit 1; done
+	for t in 11 16 17 18; do $(RUN) scripts/lufy_tables.py lufy_table$$t || exit 1; done
 
 reproduce-table-lufy-3: $(STAMP) ## LUFY Table 3: retained memories and retention rate per session
 	@if [ -z "$$(ls -d $(RESULTS)/runs/lufy_table11/*/* 2>/dev/null)" ]; then $(MAKE) reproduce-table-lufy-11; fi
-	$(RUN) scripts/lufy_tables.py lufy_table3 --results $(RESULTS)
+	$(RUN) scripts/lufy_tables.py lufy_table3
 
 reproduce-table-lufy-12: $(STAMP) ## LUFY Table 12: system-human agreement on memory importance
 	@if [ -z "$$(ls -d $(RESULTS)/runs/lufy_table11/*/* 2>/dev/null)" ]; then $(MAKE) reproduce-table-lufy-11; fi
-	$(RUN) scripts/lufy_tables.py lufy_table12 --results $(RESULTS)
+	$(RUN) scripts/lufy_tables.py lufy_table12
 
 reproduce-table-lufy-15: $(STAMP) ## LUFY Table 15: top-k rank of the memory that answers each question
 	@if [ -z "$$(ls -d $(RESULTS)/runs/lufy_table11/*/* 2>/dev/null)" ]; then $(MAKE) reproduce-table-lufy-11; fi
-	$(RUN) scripts/lufy_tables.py lufy_table15 --results $(RESULTS)
+	$(RUN) scripts/lufy_tables.py lufy_table15
 
 reproduce-table-lufy-13: $(STAMP) ## LUFY Table 13: ablations (-A, -P, -L, -R1, -R2) QA P/R/F1
 	$(CLI) experiment=lufy_table13 judge=$(JUDGE) $(GEN_ARGS) $(ARGS)
-	$(RUN) scripts/lufy_tables.py lufy_table13 --results $(RESULTS)
+	$(RUN) scripts/lufy_tables.py lufy_table13
 
 reproduce-table-lufy-14: $(STAMP) ## LUFY Table 14: ablations' system-human agreement
 	@if [ -z "$$(ls -d $(RESULTS)/runs/lufy_table13/*/* 2>/dev/null)" ]; then $(MAKE) reproduce-table-lufy-13; fi
-	$(RUN) scripts/lufy_tables.py lufy_table14 --results $(RESULTS)
+	$(RUN) scripts/lufy_tables.py lufy_table14
 
 reproduce-table-lufy-10: $(STAMP) ## LUFY Table 10: VADER sentiment of user utterances per system and session
-	$(RUN) scripts/lufy_tables.py lufy_table10 --results $(RESULTS)
+	$(RUN) scripts/lufy_tables.py lufy_table10
 
 reproduce-table-lufy-8: $(STAMP) ## LUFY Table 8: LLM user-experience rating (Fig. 6 prompt; n/a offline)
-	$(RUN) scripts/lufy_tables.py lufy_table8 --results $(RESULTS) $(GEN_ARGS) $(ARGS)
+	$(RUN) scripts/lufy_tables.py lufy_table8 $(GEN_ARGS) $(ARGS)
 
 reproduce-table-lufy-2: $(STAMP) ## LUFY Table 2: strength weights refitted by Levenberg-Marquardt (slow: ~45 min)
 	$(RUN) scripts/fit_lufy_weights.py --data-dir $(DATA_DIR) --out $(RESULTS)/fits/lufy_table2.json
-	$(RUN) scripts/lufy_tables.py lufy_table2 --results $(RESULTS)
+	$(RUN) scripts/lufy_tables.py lufy_table2
 
 reproduce-figure-lufy-11: $(STAMP) ## LUFY App. D / Fig. 11: QA F1 by cosine threshold (Hydra multirun + plot)
 	$(CLI) experiment=lufy_figure11 judge=$(JUDGE) $(GEN_ARGS) $(ARGS)
-	$(RUN) scripts/lufy_tables.py lufy_figure11 --results $(RESULTS)
+	$(RUN) scripts/lufy_tables.py lufy_figure11
 
 lufy-arousal: $(STAMP) ## Train (and cache) the LUFY arousal regressor on EmoBank; prints held-out Pearson r
 	$(RUN) scripts/train_arousal.py --data-dir $(DATA_DIR)
