@@ -38,3 +38,18 @@ def real_data_dir() -> Path:
             "real data not found: set RECALLBENCH_DATA_DIR or put shared/data beside the repo"
         )
     return found
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    """Run every test with one torch thread, restored afterwards.
+
+    Test forward passes are tiny; on a busy 2-core machine a second OpenMP thread spins instead
+    of working (measured: embed+metrics tests took 80 s with 2 threads, 27 s with 1, same load).
+    """
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

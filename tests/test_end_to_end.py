@@ -45,7 +45,9 @@ def theanine_runs(tmp_path_factory, monkeypatch_module):
                 f"memory={memory}",
                 "tag=theanine_table1",
             )
-            dirs[(dataset, memory)] = run(cfg, f"{dataset}-{memory}", {"memory": memory, "dataset": dataset})
+            dirs[(dataset, memory)] = run(
+                cfg, f"{dataset}-{memory}", {"memory": memory, "dataset": dataset}
+            )
     return tmp, dirs
 
 
@@ -59,7 +61,14 @@ def monkeypatch_module():
 def test_run_folder_has_every_file(theanine_runs):
     _, dirs = theanine_runs
     run_dir = dirs[("msc", "memory_retrieval")]
-    for name in ("config.yaml", "run.json", "predictions.jsonl", "scores.jsonl", "summary.json", "usage.json"):
+    for name in (
+        "config.yaml",
+        "run.json",
+        "predictions.jsonl",
+        "scores.jsonl",
+        "summary.json",
+        "usage.json",
+    ):
         assert (run_dir / name).is_file(), name
     info = json.loads((run_dir / "run.json").read_text())
     assert info["status"] == "finished" and info["dataset_sha256"]
@@ -133,4 +142,6 @@ def test_table_rendered_from_runs(theanine_runs):
     filled = [r for r in rows[1:] if r.startswith("Memory Retrieval,MSC,Rouge-L")]
     assert filled and filled[0].split(",")[3] not in ("", "n/a")
     missing = [r for r in rows[1:] if r.startswith("All Memories & Current Context,MSC,")]
-    assert missing and all(r.split(",")[3] == "n/a" for r in missing), "no run -> n/a, never a value"
+    assert missing and all(r.split(",")[3] == "n/a" for r in missing), (
+        "no run -> n/a, never a value"
+    )

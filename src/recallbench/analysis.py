@@ -1,8 +1,8 @@
 """Read run folders into pandas (for notebooks and tables). Reads only files in run folders.
 
-    from recallbench.analysis import find_runs, load_summaries, load_predictions
-    runs = find_runs("results", tag="theanine_table1")
-    df = load_summaries(runs)        # one row per (run, metric[, session])
+from recallbench.analysis import find_runs, load_summaries, load_predictions
+runs = find_runs("results", tag="theanine_table1")
+df = load_summaries(runs)        # one row per (run, metric[, session])
 """
 
 from __future__ import annotations
@@ -37,7 +37,11 @@ def _read_run(path: Path) -> RunInfo | None:
     if not run_json.exists():
         return None
     info = json.loads(run_json.read_text())
-    config = yaml.safe_load((path / "config.yaml").read_text()) if (path / "config.yaml").exists() else {}
+    config = (
+        yaml.safe_load((path / "config.yaml").read_text())
+        if (path / "config.yaml").exists()
+        else {}
+    )
     return RunInfo(
         path=path,
         tag=path.parent.parent.name,
@@ -49,7 +53,9 @@ def _read_run(path: Path) -> RunInfo | None:
     )
 
 
-def find_runs(results_dir: str | Path, tag: str | None = None, *, finished: bool = True) -> list[RunInfo]:
+def find_runs(
+    results_dir: str | Path, tag: str | None = None, *, finished: bool = True
+) -> list[RunInfo]:
     """List run folders under ``results_dir/runs`` (optionally one tag), oldest stamp first."""
     root = Path(results_dir) / "runs"
     pattern = f"{tag}/*/*" if tag else "*/*/*"
@@ -73,13 +79,32 @@ def load_summaries(runs: list[RunInfo]) -> pd.DataFrame:
     for run in runs:
         summary = json.loads((run.path / "summary.json").read_text())
         for metric, entry in summary.get("metrics", {}).items():
-            base = {"tag": run.tag, "stamp": run.stamp, "job": run.job, "metric": metric,
-                    **{f"choice_{k}": v for k, v in run.choices.items()}}
-            rows.append({**base, "session": "all", "value": entry.get("value"),
-                         "session_mean": entry.get("session_mean"), "n": entry.get("n")})
+            base = {
+                "tag": run.tag,
+                "stamp": run.stamp,
+                "job": run.job,
+                "metric": metric,
+                **{f"choice_{k}": v for k, v in run.choices.items()},
+            }
+            rows.append(
+                {
+                    **base,
+                    "session": "all",
+                    "value": entry.get("value"),
+                    "session_mean": entry.get("session_mean"),
+                    "n": entry.get("n"),
+                }
+            )
             for session, sub in (entry.get("per_session") or {}).items():
-                rows.append({**base, "session": session, "value": sub.get("value"),
-                             "session_mean": None, "n": sub.get("n")})
+                rows.append(
+                    {
+                        **base,
+                        "session": session,
+                        "value": sub.get("value"),
+                        "session_mean": None,
+                        "n": sub.get("n"),
+                    }
+                )
     return pd.DataFrame(rows)
 
 

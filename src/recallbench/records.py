@@ -49,8 +49,6 @@ def _dt(value: str | None) -> datetime | None:
     return None if value is None else datetime.fromisoformat(value)
 
 
-
-
 class _Record:
     def to_dict(self) -> dict[str, JSON]:
         """Return a JSON-ready dict (datetimes as ISO strings, tuples as lists)."""

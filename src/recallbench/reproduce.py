@@ -58,7 +58,9 @@ def _matches(run: RunInfo, selector: dict) -> bool:
     return True
 
 
-def _metric_value(run: RunInfo, metric: str, how: str, session: int | None) -> tuple[float, int] | None:
+def _metric_value(
+    run: RunInfo, metric: str, how: str, session: int | None
+) -> tuple[float, int] | None:
     summary = json.loads((run.path / "summary.json").read_text())
     entry = summary.get("metrics", {}).get(metric)
     if entry is None:
@@ -75,17 +77,28 @@ def build_cells(spec: dict, runs: list[RunInfo]) -> tuple[list[Cell], list[RunIn
     cells, used = [], {}
     for row in spec["rows"]:
         for col in spec["columns"]:
-            selector = {**{k: v for k, v in row.items() if k != "label"},
-                        **{k: v for k, v in col.items() if k not in ("label", "session")}}
+            selector = {
+                **{k: v for k, v in row.items() if k != "label"},
+                **{k: v for k, v in col.items() if k not in ("label", "session")},
+            }
             matched = [r for r in runs if _matches(r, selector)]
             for metric, mspec in spec["metrics"].items():
-                found = [v for r in matched
-                         if (v := _metric_value(r, metric, spec.get("value", "value"), col.get("session")))]
+                found = [
+                    v
+                    for r in matched
+                    if (
+                        v := _metric_value(
+                            r, metric, spec.get("value", "value"), col.get("session")
+                        )
+                    )
+                ]
                 used.update({r.path: r for r in matched})
                 n = sum(v[1] for v in found)
                 ours = (sum(v[0] * v[1] for v in found) / n * mspec.get("scale", 1)) if n else None
                 paper = reference.get(row["label"], {}).get(col["label"], {}).get(metric)
-                cells.append(Cell(row["label"], col["label"], mspec.get("label", metric), ours, paper, n))
+                cells.append(
+                    Cell(row["label"], col["label"], mspec.get("label", metric), ours, paper, n)
+                )
     return cells, list(used.values())
 
 
@@ -100,8 +113,12 @@ def header_for(runs: list[RunInfo]) -> dict[str, str]:
         return f"{ds.get('name')} @ {ds.get('data_dir')} {ds.get('options') or ''}".strip()
 
     return {
-        "generator": collect(lambda r: f"{r.config.get('generator', {}).get('backend')}:"
-                                       f"{r.config.get('generator', {}).get('model')}"),
+        "generator": collect(
+            lambda r: (
+                f"{r.config.get('generator', {}).get('backend')}:"
+                f"{r.config.get('generator', {}).get('model')}"
+            )
+        ),
         "embedder": collect(lambda r: r.config.get("embedder", {}).get("kind")),
         "judge": collect(lambda r: r.choice("judge") or "none"),
         "data": collect(data),
@@ -115,7 +132,9 @@ def reproduce(experiment: str, results_dir: str | Path = "results") -> list[Path
     spec = load_table_spec(experiment)
     runs = list(latest_per_job(find_runs(results_dir, spec["tag"])).values())
     if not runs:
-        raise FileNotFoundError(f"no finished runs under {results_dir}/runs/{spec['tag']}: run the sweep first")
+        raise FileNotFoundError(
+            f"no finished runs under {results_dir}/runs/{spec['tag']}: run the sweep first"
+        )
     if spec.get("source") == "costs":
         from recallbench.costs import build_cost_cells
 
@@ -124,8 +143,14 @@ def reproduce(experiment: str, results_dir: str | Path = "results") -> list[Path
         cells, used = build_cells(spec, runs)
     header = header_for(used or runs)
     header.update(spec.get("notes") or {})
-    return render(cells, paper=spec["paper"], table=spec["id"], title=spec.get("title", experiment),
-                  header=header, out_dir=Path(results_dir) / "tables")
+    return render(
+        cells,
+        paper=spec["paper"],
+        table=spec["id"],
+        title=spec.get("title", experiment),
+        header=header,
+        out_dir=Path(results_dir) / "tables",
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

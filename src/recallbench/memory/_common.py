@@ -299,7 +299,7 @@ class BaselineMethod(MemoryMethod):
 
     def observe(self, session: Session) -> None:
         """Record the session's turn ids (provenance) and write it to memory."""
-        self._check_episode(None)
+        self.check_episode(None)
         self._observed[session.index] = tuple(t.turn_id for t in session.turns)
         self._write(session)
 
@@ -315,15 +315,6 @@ class BaselineMethod(MemoryMethod):
             if before is None or index < before
             for tid in self._observed[index]
         )
-
-    def _check_episode(self, query: Query | None) -> None:
-        if self.episode_id is None:
-            raise RuntimeError(f"{type(self).__name__}: call reset(episode) before use")
-        if query is not None and query.episode_id != self.episode_id:
-            raise RuntimeError(
-                f"{type(self).__name__}: query for episode {query.episode_id!r} but the method "
-                f"was reset for {self.episode_id!r}"
-            )
 
     def _clear(self) -> None:
         """Drop the store (called by ``reset``)."""

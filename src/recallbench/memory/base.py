@@ -64,6 +64,17 @@ class MemoryMethod(ABC):
         self.speakers = episode.speakers
         self._meta = dict(episode.meta)
 
+    def check_episode(self, query: Query | None = None) -> None:
+        """Refuse use before ``reset`` and queries that belong to another episode."""
+        current = getattr(self, "episode_id", None)
+        if current is None:
+            raise RuntimeError(f"{type(self).__name__}: call reset(episode) before use")
+        if query is not None and query.episode_id != current:
+            raise RuntimeError(
+                f"{type(self).__name__}: query for episode {query.episode_id!r} but the method "
+                f"was reset for {current!r}"
+            )
+
     @abstractmethod
     def observe(self, session: Session) -> None:
         """Take in a finished session: summarize, write, link, update, forget."""

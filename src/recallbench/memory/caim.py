@@ -127,7 +127,7 @@ class CAIM(MemoryMethod):
 
     def observe(self, session: Session) -> None:
         """Post-Thinking: key events -> (expansion) -> thoughts with tags -> review."""
-        self._check(None)
+        self.check_episode(None)
         if session.start is None:
             raise ValueError(f"CAIM needs dated sessions; session {session.session_id} has none")
         day = session.start.date().isoformat()
@@ -146,7 +146,7 @@ class CAIM(MemoryMethod):
 
     def recall(self, query: Query) -> Recall:
         """Controller route, then tag/time retrieval + relevance filter and/or the STM."""
-        self._check(query)
+        self.check_episode(query)
         command = query.question or (query.history[-1].text if query.history else "")
         today = (query.now.date() if query.now else self._last_day()).isoformat()
         route, decisions = self._route(command, today, bool(query.history))
@@ -337,15 +337,6 @@ class CAIM(MemoryMethod):
         return ("summary", summary) if summary else ("full", text)
 
     # -- helpers -------------------------------------------------------------------------------
-
-    def _check(self, query: Query | None) -> None:
-        if self.episode_id is None:
-            raise RuntimeError(f"{type(self).__name__}: call reset(episode) before use")
-        if query is not None and query.episode_id != self.episode_id:
-            raise RuntimeError(
-                f"{type(self).__name__}: query for episode {query.episode_id!r} but the method "
-                f"was reset for {self.episode_id!r}"
-            )
 
     def _last_day(self) -> date:
         return date.fromisoformat(self._dates[-1]) if self._dates else date(1970, 1, 1)

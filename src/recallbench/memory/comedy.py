@@ -361,7 +361,7 @@ class Comedy(LLMBaseline):
 
     def recall(self, query: Query) -> Recall:
         """Return the compressed items the selection step picks (all with ``select: false``)."""
-        self._check_episode(query)
+        self.check_episode(query)
         items = list(self._compressed)
         if self.select and items:
             items = [items[i] for i in self._select(query, items)]

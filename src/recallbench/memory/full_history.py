@@ -67,7 +67,7 @@ class FullHistory(BaselineMethod):
 
     def recall(self, query: Query) -> Recall:
         """Return the most recent past turns that fit the generator's context."""
-        self._check_episode(query)
+        self.check_episode(query)
         limit = self.context_length or int(self.llm.context_length)
         frame = response_messages(self.prompt_style, "", query, self.memory_label)[0]["content"]
         budget = limit - self.llm.count_tokens(frame) - self.reply_tokens

@@ -95,7 +95,7 @@ class GoldMemory(BaselineMethod):
 
     def recall(self, query: Query) -> Recall:
         """Return the gold memory of the query's session (top k when ``k`` is set)."""
-        self._check_episode(query)
+        self.check_episode(query)
         if query.session_index not in self._gold:
             raise ValueError(
                 f"GoldMemory: episode {self.episode_id} has no session {query.session_index} "

@@ -214,15 +214,6 @@ class LufyFamilyMemory(MemoryMethod):
         self._clear()
         self.user = self.user_speaker or _infer_user(episode)
 
-    def _check_episode(self, query: Query) -> None:
-        current = getattr(self, "episode_id", None)
-        if current is None:
-            raise RuntimeError(f"{type(self).__name__}.recall before reset(episode)")
-        if query.episode_id != current:
-            raise RuntimeError(
-                f"query of episode {query.episode_id!r} but the method was reset for {current!r}"
-            )
-
     def observe(self, session: Session) -> None:
         """Write the session's pairs, score them, summarize, refine the profile, then forget."""
         start = session_time(session)
@@ -246,7 +237,7 @@ class LufyFamilyMemory(MemoryMethod):
         ``Recall.items``: the R1 memory (if any) then the profile facts; ``Recall.text``: the R1
         memory (the prompt's "Relevant Memory"); ``info``: R1/R2 ids and their scores.
         """
-        self._check_episode(query)
+        self.check_episode(query)
         probe = query.question is not None
         now = query.now or self._clock or EPOCH
         if not probe and self.live_writes:

@@ -276,7 +276,7 @@ class MemoChat(LLMBaseline):
 
     def recall(self, query: Query) -> Recall:
         """Return the memos the selection step picks for the query sentence."""
-        self._check_episode(query)
+        self.check_episode(query)
         chosen: tuple[int, ...] = ()
         if self._memos:
             chosen = self._select(query_text(query, self.context_turns))

@@ -23,7 +23,7 @@ class NoMemory(BaselineMethod):
 
     def recall(self, query: Query) -> Recall:
         """Return nothing to remember."""
-        self._check_episode(query)
+        self.check_episode(query)
         return Recall((), "", {"method": "NoMemory"})
 
     def snapshot(self) -> list[MemoryItem]:

@@ -231,7 +231,7 @@ class RSumLLM(LLMBaseline):
 
     def recall(self, query: Query) -> Recall:
         """Return the whole memory pool (RSum-LLM has no retrieval module)."""
-        self._check_episode(query)
+        self.check_episode(query)
         info = {
             "method": "RSumLLM",
             "store_size": len(self._pool),

@@ -148,7 +148,7 @@ class SessionSummaries(BaselineMethod):
 
     def recall(self, query: Query) -> Recall:
         """Return the selected memory items and their rendering."""
-        self._check_episode(query)
+        self.check_episode(query)
         items, info = self._select(query)
         info = {
             "method": type(self).__name__,

@@ -485,7 +485,7 @@ class Theanine(SessionSummaries):
 
     def recall(self, query: Query) -> Recall:
         """Return the collected memories and the refined (or raw/shuffled) timelines as text."""
-        self._check_episode(query)
+        self.check_episode(query)
         items, info = self._select(query)
         by_id = {m.item_id: m for m in items}
         timelines = [[by_id[i] for i in tau] for tau in info["timelines"]]

@@ -93,7 +93,9 @@ class ResponseProtocol:
                     result.predictions.append(self._predict(method, llm, query, turn))
             started = time.perf_counter()
             method.observe(session)
-            result.predictions.append(_timing(episode.episode_id, session, time.perf_counter() - started))
+            result.predictions.append(
+                _timing(episode.episode_id, session, time.perf_counter() - started)
+            )
             result.snapshots.append((session.index, list(method.snapshot())))
         return result
 
