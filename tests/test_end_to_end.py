@@ -145,3 +145,22 @@ def test_table_rendered_from_runs(theanine_runs):
     assert missing and all(r.split(",")[3] == "n/a" for r in missing), (
         "no run -> n/a, never a value"
     )
+
+
+def test_runs_overview_notebook_executes(theanine_runs, monkeypatch):
+    import nbformat
+    from nbclient import NotebookClient
+
+    tmp, _ = theanine_runs
+    monkeypatch.setenv("RECALLBENCH_RESULTS_DIR", str(tmp))
+    monkeypatch.setenv("RECALLBENCH_TAG", "theanine_table1")
+    path = Path(__file__).resolve().parents[1] / "notebooks" / "01_runs_overview.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp)}}
+    ).execute()
+    printed = "".join(
+        out.get("text", "") for cell in nb.cells if cell.cell_type == "code" for out in cell.outputs
+    )
+    assert "4 finished runs" in printed
+    assert (tmp / "runs_overview.png").is_file()
