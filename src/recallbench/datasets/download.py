@@ -301,18 +301,32 @@ def _fetch_checked(http: _Http, url: str, dest: Path, expected, hasher, log) -> 
     _check(dest, expected, hasher, url)
 
 
+def _check_members(tar: tarfile.TarFile) -> None:
+    for member in tar.getmembers():
+        parts = Path(member.name).parts
+        if member.name.startswith(("/", "\\")) or ".." in parts:
+            raise tarfile.TarError(f"unsafe path {member.name!r}")
+        if not (member.isfile() or member.isdir()):
+            raise tarfile.TarError(f"{member.name!r} is not a regular file or folder")
+
+
 def extract_tarball(archive: Path, dest: Path, marker: str) -> Path:
     """Unpack ``archive`` so that the folder holding ``marker`` becomes ``dest``.
 
-    Uses tarfile's ``data`` filter (no absolute paths, no ``..``, no device files). Raises
-    DownloadError when ``marker`` is not in the archive.
+    Refuses absolute paths, ``..``, links and device files (our own check, so it also holds on
+    Python 3.11.0-3.11.3, whose tarfile lacks extraction filters; newer Pythons also apply the
+    ``data`` filter). Raises DownloadError when ``marker`` is not in the archive.
     """
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".extract-") as tmp:
         try:
             with tarfile.open(archive) as tar:
-                tar.extractall(tmp, filter="data")
-        except (tarfile.FilterError, tarfile.ReadError) as exc:
+                _check_members(tar)
+                if hasattr(tarfile, "data_filter"):
+                    tar.extractall(tmp, filter="data")
+                else:  # Python < 3.11.4: members were checked above
+                    tar.extractall(tmp)
+        except (getattr(tarfile, "FilterError", tarfile.TarError), tarfile.TarError) as exc:
             raise DownloadError(f"{archive.name}: refused to unpack ({exc})") from None
         found = sorted(Path(tmp).rglob(marker), key=lambda p: len(p.parts))
         if not found:
