@@ -338,7 +338,9 @@ def test_smollm2_completes_every_phase_on_one_msc_episode(real_data_dir):
     s3 = episode.sessions[2]
     episode = replace(episode, sessions=(*episode.sessions[:2], replace(s3, turns=s3.turns[:4])))
     cfg = yaml.safe_load((ROOT / "conf/generator/hf_smollm2.yaml").read_text())
-    cfg["max_tokens"] = 64  # smoke run: the path end to end, not quality (256-token replies: >15 min)
+    cfg["max_tokens"] = (
+        64  # smoke run: the path end to end, not quality (256-token replies: >15 min)
+    )
     llm = build_llm(cfg, None)
     method = Theanine(llm, build_embedder({"kind": "minilm"}), max_sentences=4)
     started = time.perf_counter()
