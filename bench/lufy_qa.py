@@ -26,10 +26,8 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "disabled")
 os.environ.setdefault("RECALLBENCH_STAMP", time.strftime("%Y%m%d-%H%M%S"))  # one stamp, 3 jobs
 
-from hydra import compose, initialize_config_dir  # noqa: E402
-from omegaconf import open_dict  # noqa: E402
 
-from recallbench.cli import CONF_DIR, run  # noqa: E402
+from recallbench.cli import compose_job, run  # noqa: E402
 from recallbench.datasets import load  # noqa: E402
 from recallbench.lufy_analysis import load_spec, reproduce_from_runs  # noqa: E402
 
@@ -42,13 +40,7 @@ def compose_pair(pair: str, data_dir: str, results: str, extra: list[str]):
         "experiment=lufy_table11", f"lufy_pair={pair}", f"paths.data_dir={data_dir}",
         f"paths.results_dir={results}", "progress=false", "wandb.mode=disabled", *extra,
     ]  # fmt: skip
-    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
-        cfg = compose("config", overrides=overrides, return_hydra_config=True)
-    choices = {k: v for k, v in cfg.hydra.runtime.choices.items()
-               if v is not None and not k.startswith("hydra")}  # fmt: skip
-    with open_dict(cfg):
-        del cfg["hydra"]
-    return cfg, choices
+    return compose_job(overrides)
 
 
 def run_pair(

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from recallbench.cli import CONF_DIR
 from recallbench.lufy_analysis import (
-    CONF_DIR,
     load_spec,
     lufy_reference,
     plot_threshold,

@@ -6,10 +6,8 @@ import csv
 import json
 
 import pytest
-from hydra import compose, initialize_config_dir
-from omegaconf import open_dict
 
-from recallbench.cli import CONF_DIR, run
+from recallbench.cli import compose_job, run
 from recallbench.lufy_analysis import load_spec, reproduce_from_runs
 
 PAIRS = ("naive_rag", "memorybank", "lufy")
@@ -23,13 +21,7 @@ def _compose(pair: str, data_dir, results, tmp_path):
     ]  # fmt: skip
     if pair == "lufy":  # keep the test fast: no causal LM for the surprise metric
         overrides += ["memory.surprise=unigram", f"memory.arousal_cache_dir={tmp_path}/models"]
-    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
-        cfg = compose("config", overrides=overrides, return_hydra_config=True)
-    choices = {k: v for k, v in cfg.hydra.runtime.choices.items()
-               if v is not None and not k.startswith("hydra")}  # fmt: skip
-    with open_dict(cfg):
-        del cfg["hydra"]
-    return cfg, choices
+    return compose_job(overrides)
 
 
 @pytest.fixture(scope="module")

@@ -80,6 +80,24 @@ def run(cfg: DictConfig, job: str, choices: dict[str, str] | None = None) -> Pat
     return run_dir
 
 
+def picked_choices(choices) -> dict[str, str]:
+    """Keep the config-group choices a run is identified by (drop Hydra's own and unset ones)."""
+    return {k: v for k, v in choices.items() if v is not None and not k.startswith("hydra")}
+
+
+def compose_job(overrides: list[str]) -> tuple[DictConfig, dict[str, str]]:
+    """Compose the app config without Hydra's runtime (tests, benches); return (cfg, choices)."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import open_dict
+
+    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=overrides, return_hydra_config=True)
+    choices = picked_choices(cfg.hydra.runtime.choices)
+    with open_dict(cfg):
+        del cfg["hydra"]
+    return cfg, choices
+
+
 def main() -> None:
     """Console entry point (Hydra app)."""
     import hydra
@@ -89,8 +107,7 @@ def main() -> None:
     def _app(cfg: DictConfig) -> None:
         choices = HydraConfig.get().runtime.choices
         job = cfg.job or f"{cfg.dataset.name}-{choices['memory']}-{choices['generator']}"
-        picked = {k: v for k, v in choices.items() if v is not None and not k.startswith("hydra")}
-        print(run(cfg, job, picked))
+        print(run(cfg, job, picked_choices(choices)))
 
     _app()
 

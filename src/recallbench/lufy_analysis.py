@@ -27,13 +27,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from omegaconf import OmegaConf
-
 from recallbench.analysis import RunInfo, find_runs, latest_per_job
 from recallbench.records import Episode, MemoryItem
+from recallbench.reproduce import load_table_spec
 from recallbench.tables import Cell, load_reference
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 PAPER = "lufy"
 ALIASES = {"logs": "dataset.options.system"}
 # Keys of rows and columns that place a cell rather than select runs.
@@ -58,17 +56,9 @@ def paper_value(reference: dict, row: str, column: str, metric: str) -> Any:
     return reference.get("values", {}).get(row, {}).get(column, {}).get(metric)
 
 
-def load_spec(experiment: str, conf_dir: Path = CONF_DIR) -> dict[str, Any]:
-    """Read the ``table:`` block (and ``tag``) of ``conf/experiment/<experiment>.yaml``."""
-    path = conf_dir / "experiment" / f"{experiment}.yaml"
-    if not path.exists():
-        options = sorted(p.stem for p in path.parent.glob("lufy*.yaml"))
-        raise FileNotFoundError(f"{path} not found; LUFY experiments: {', '.join(options)}")
-    cfg = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
-    if "table" not in cfg:
-        raise KeyError(f"{path}: no 'table:' block")
-    spec = dict(cfg["table"])
-    spec.setdefault("tag", cfg.get("tag", experiment))
+def load_spec(experiment: str) -> dict[str, Any]:
+    """Read the experiment's ``table:`` block (``reproduce.load_table_spec``) with LUFY defaults."""
+    spec = load_table_spec(experiment)
     spec.setdefault("kind", "summary")
     return spec
 
