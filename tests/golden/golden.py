@@ -1,0 +1,116 @@
+"""Golden tables: run every offline ``make reproduce-*`` target on the fixtures, compare the CSVs.
+
+    python tests/golden/golden.py --record          # write tests/golden/tables/*.csv
+    python tests/golden/golden.py                   # rerun and compare (exit 1 on a difference)
+
+The targets run exactly as a user runs them (``make <target>``) with ``DATA_DIR`` pointing at the
+project's own fixtures, a fresh results folder and small sweeps (``GOLDEN_ARGS``), so the recorded
+CSVs pin what every table target computes. Recorded before the architecture move (issue 9) and
+compared after it: a moved value is either a bug of the move or a listed, explained change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).resolve().parent / "tables"
+# Small sweeps: the fixture episodes, the hashing embedder (batch-independent floats) where the
+# table allows.
+ARGS = "embedder=hashing progress=false wandb.mode=disabled"
+ANSWER_KEY = ROOT / "data" / "fixtures" / "gvd" / "answer_key_en.jsonl"  # GVD fixture users
+TARGETS: dict[str, str] = {
+    "reproduce-table-lufy-1": "",
+    "reproduce-table-carecall-1": "",
+    "reproduce-table-lufy-11": ARGS,
+    "reproduce-table-lufy-3": "",
+    "reproduce-table-lufy-12": "",
+    "reproduce-table-lufy-15": "",
+    "reproduce-table-lufy-10": "",
+    "reproduce-table-lufy-13": ARGS,
+    "reproduce-table-lufy-14": "",
+    "reproduce-figure-lufy-11": ARGS,
+    "reproduce-table-carecall-4": ARGS + " metrics=lexical",
+    "reproduce-table-theanine-1": ARGS + " episodes=2 metrics=lexical",
+    "reproduce-table-theanine-9": "",
+    "reproduce-table-theanine-2": ARGS + " episodes=2 metrics=lexical",
+    "reproduce-table-theanine-4": ARGS + " episodes=2",
+    "reproduce-table-theanine-5": ARGS + " episodes=2 metrics=lexical",
+    "reproduce-table-theanine-8": ARGS + " episodes=2 metrics=lexical",
+    "reproduce-table-caim-3": ARGS,
+    "reproduce-table-caim-2": "",
+    "reproduce-table-caim-4": "",
+    "reproduce-table-caim-5": ARGS,
+}
+
+
+def run_targets(results: Path, targets: list[str]) -> None:
+    """Run each make target into ``results`` (prerequisite sweeps run once, in order)."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "disabled"}
+    env.pop("RECALLBENCH_DATA_DIR", None)
+    for target in targets:
+        cmd = ["make", "-s", target, "DATA_DIR=data/fixtures", f"RESULTS={results}",
+               f"ARGS={TARGETS[target]}", f"ANSWER_KEY={ANSWER_KEY}"]
+        done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+        if done.returncode:
+            sys.stderr.write(done.stdout[-3000:] + done.stderr[-5000:])
+            raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode})")
+
+
+def read_csv(path: Path) -> dict[tuple, dict]:
+    with path.open(encoding="utf-8") as fh:
+        return {(r["row"], r["column"], r["metric"]): r for r in csv.DictReader(fh)}
+
+
+def same(a: str, b: str) -> bool:
+    try:
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-6)
+    except ValueError:
+        return a == b
+
+
+def compare(expected: Path, got: Path) -> list[str]:
+    """Return one line per differing cell (values 'ours', 'paper', 'n')."""
+    if not got.exists():
+        return [f"{expected.name}: not produced"]
+    old, new = read_csv(expected), read_csv(got)
+    out = [f"{expected.name}: cell {k} missing" for k in old.keys() - new.keys()]
+    out += [f"{expected.name}: new cell {k}" for k in new.keys() - old.keys()]
+    for key in old.keys() & new.keys():
+        for field in ("ours", "paper", "n"):
+            if not same(old[key].get(field, ""), new[key].get(field, "")):
+                out.append(f"{expected.name} {key} {field}: {old[key][field]} -> {new[key][field]}")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--record", action="store_true")
+    parser.add_argument("--results", help="results folder to keep (default: a temp dir)")
+    parser.add_argument("targets", nargs="*", default=list(TARGETS))
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        results = Path(args.results or tmp).resolve()
+        run_targets(results, args.targets)
+        produced = sorted((results / "tables").glob("*.csv"))
+        if args.record:
+            GOLDEN.mkdir(parents=True, exist_ok=True)
+            for path in produced:
+                (GOLDEN / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+            print(f"recorded {len(produced)} tables in {GOLDEN}")
+            return 0
+        diffs = [d for exp in sorted(GOLDEN.glob("*.csv"))
+                 for d in compare(exp, results / "tables" / exp.name)]
+        print("\n".join(diffs) or f"all {len(list(GOLDEN.glob('*.csv')))} golden tables equal")
+        return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
