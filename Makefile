@@ -96,52 +96,52 @@ reproduce-table-carecall-1: $(STAMP) ## CareCall Table 1: CareCall_mem dataset s
 reproduce-table-theanine-1: $(STAMP) ## THEANINE Table 1: memory baselines on MSC + CC (GENERATOR=openai BASE_URL=.. MODEL=..)
 	$(CLI) experiment=theanine_table1 dataset=msc $(GEN_ARGS) $(ARGS)
 	$(CLI) experiment=theanine_table1 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
-	$(RUN) -m recallbench.reproduce theanine_table1 --results $(RESULTS)
+	$(RUN) -m recallbench.tables.engine theanine_table1 --results $(RESULTS)
 
 reproduce-table-theanine-9: $(STAMP) ## THEANINE Table 9: per-session results (reuses Table 1 runs when present)
 	@if [ -z "$$(ls -d $(RESULTS)/runs/theanine_table1/*/* 2>/dev/null)" ]; then $(MAKE) reproduce-table-theanine-1; fi
-	$(RUN) -m recallbench.reproduce theanine_table9 --results $(RESULTS)
+	$(RUN) -m recallbench.tables.engine theanine_table9 --results $(RESULTS)
 
 reproduce-table-theanine-2: $(STAMP) ## THEANINE Table 2: ablations (linking, refinement, shuffled timelines)
 	$(CLI) experiment=theanine_table2 dataset=msc $(GEN_ARGS) $(ARGS)
 	$(CLI) experiment=theanine_table2 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
-	$(RUN) -m recallbench.reproduce theanine_table2 --results $(RESULTS)
+	$(RUN) -m recallbench.tables.engine theanine_table2 --results $(RESULTS)
 
 reproduce-table-theanine-4: $(STAMP) ## THEANINE Table 4: TeaFarm counterfactual success rates
 	$(CLI) experiment=theanine_table4 dataset=msc $(GEN_ARGS) $(ARGS)
 	$(CLI) experiment=theanine_table4 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
-	$(RUN) -m recallbench.reproduce theanine_table4 --results $(RESULTS)
+	$(RUN) -m recallbench.tables.engine theanine_table4 --results $(RESULTS)
 
 reproduce-table-theanine-5: $(STAMP) ## THEANINE Table 5: Memory Retrieval with dynamic k vs THEANINE
 	$(CLI) experiment=theanine_table5 dataset=msc $(GEN_ARGS) $(ARGS)
 	$(CLI) experiment=theanine_table5 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
-	$(RUN) -m recallbench.reproduce theanine_table5 --results $(RESULTS)
+	$(RUN) -m recallbench.tables.engine theanine_table5 --results $(RESULTS)
 
 reproduce-table-theanine-8: $(STAMP) ## THEANINE Table 8 + Figs. 9/10: API cost, time and Pareto plots
 	$(CLI) experiment=theanine_table8 dataset=msc $(GEN_ARGS) $(ARGS)
 	$(CLI) experiment=theanine_table8 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
-	$(RUN) -m recallbench.reproduce theanine_table8 --results $(RESULTS)
+	$(RUN) -m recallbench.tables.engine theanine_table8 --results $(RESULTS)
 	$(RUN) scripts/theanine_figures.py --results $(RESULTS) --out $(RESULTS)/figures/theanine
 
 reproduce-table-carecall-4: $(STAMP) ## CareCall Table 4: PPL/BLEU-1/2/F1 per session, 5 memory settings
 	$(CLI) experiment=carecall_table4 $(GEN_ARGS) $(ARGS)
-	$(RUN) -m recallbench.reproduce carecall_table4 --results $(RESULTS)
+	$(RUN) -m recallbench.tables.engine carecall_table4 --results $(RESULTS)
 
 reproduce-table-caim-3: $(STAMP) ## CAIM Table 3: CAIM vs MemoryBank vs TiM on GVD (ANSWER_KEY=path; default: shipped key)
 	$(CLI) experiment=caim_table3 dataset.options.answer_key=$(if $(ANSWER_KEY),$(abspath $(ANSWER_KEY)),default) $(GEN_ARGS) $(ARGS)
-	$(RUN) -m recallbench.reproduce caim_table3 --results $(RESULTS)
+	$(RUN) -m recallbench.tables.engine caim_table3 --results $(RESULTS)
 
 reproduce-table-caim-2: $(STAMP) ## CAIM Table 2: inter-rater agreement of CAIM judges on the Table 3 answers
 	@if [ -z "$$(ls -d $(RESULTS)/runs/caim_table3/*/* 2>/dev/null)" ]; then $(MAKE) reproduce-table-caim-3; fi
-	$(RUN) -m recallbench.caim_tables caim_table2 --results $(RESULTS)
+	$(RUN) -m recallbench.papers.caim.agreement caim_table2 --results $(RESULTS)
 
 reproduce-table-caim-4: $(STAMP) ## CAIM Table 4: LTM entries and words (reuses the Table 3 runs)
 	@if [ -z "$$(ls -d $(RESULTS)/runs/caim_table3/*/* 2>/dev/null)" ]; then $(MAKE) reproduce-table-caim-3; fi
-	$(RUN) -m recallbench.reproduce caim_table4 --results $(RESULTS)
+	$(RUN) -m recallbench.tables.engine caim_table4 --results $(RESULTS)
 
 reproduce-table-caim-5: $(STAMP) ## CAIM Table 5: ablation of Memory Controller and Relevance Filter (ANSWER_KEY=...)
 	$(CLI) experiment=caim_table5 dataset.options.answer_key=$(if $(ANSWER_KEY),$(abspath $(ANSWER_KEY)),default) $(GEN_ARGS) $(ARGS)
-	$(RUN) -m recallbench.reproduce caim_table5 --results $(RESULTS)
+	$(RUN) -m recallbench.tables.engine caim_table5 --results $(RESULTS)
 
 tables: reproduce-table-lufy-1 reproduce-table-lufy-11 reproduce-table-lufy-3 reproduce-table-lufy-12 reproduce-table-lufy-15 reproduce-table-lufy-10 reproduce-table-carecall-1 reproduce-table-theanine-1 reproduce-table-theanine-9 reproduce-table-carecall-4 ## Every table that can run here
 

@@ -1,6 +1,6 @@
 """Throughput of the openai backend against a local stub with a fixed per-request latency.
 
-Starts ``python -m recallbench.llm.stub`` as a separate process on 127.0.0.1 (so the stub does not
+Starts ``python -m recallbench.testing.stub`` as a separate process on 127.0.0.1 (so the stub does not
 share the client's interpreter lock), runs a batch of PromptTask calls through ``LLM.run_many`` at
 concurrency C, and prints achieved calls/s against the ideal C / latency, then the time of a
 cached rerun (same cache file) as a fraction of the first run. The LAST line is
@@ -41,7 +41,7 @@ TASK = PromptTask(
 def start_stub(latency: float) -> tuple[subprocess.Popen[str], str]:
     """Start the stub process; return it and its base_url once it listens."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "recallbench.llm.stub", "--latency", str(latency)],
+        [sys.executable, "-m", "recallbench.testing.stub", "--latency", str(latency)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -81,8 +81,14 @@ def main(argv: list[str] | None = None) -> float:
 
     proc, base_url = start_stub(args.latency)
     try:
-        cfg = {"backend": "openai", "model": "gpt-4o-mini", "base_url": base_url,
-               "concurrency": args.concurrency, "max_retries": 2, "timeout_s": 30}  # fmt: skip
+        cfg = {
+            "backend": "openai",
+            "model": "gpt-4o-mini",
+            "base_url": base_url,
+            "concurrency": args.concurrency,
+            "max_retries": 2,
+            "timeout_s": 30,
+        }
         fields = [{"i": i, "name": f"cat{i}"} for i in range(args.calls)]
         with tempfile.TemporaryDirectory() as tmp:
             cache = Path(tmp) / "llm.sqlite"
@@ -99,10 +105,14 @@ def main(argv: list[str] | None = None) -> float:
     print(f"machine: {os.cpu_count()} cores, 1-min load average {load:.2f} before the run")
     print(f"first run: {first:.3f} s, {achieved:.1f} calls/s (ideal C/latency = {ideal:.1f}/s)")
     print(f"client CPU: {cpu / args.calls * 1000:.2f} ms per call (openai client + httpx2 + ours)")
-    print(f"tokens in/out: {totals['prompt_tokens']}/{totals['completion_tokens']}, "
-          f"cost ${totals['cost_usd']:.5f} (gpt-4o-mini prices)")  # fmt: skip
-    print(f"cached rerun: {rerun:.3f} s = {rerun / first:.4f} of the first run "
-          f"({cached['cached_calls']}/{cached['calls']} cached)")  # fmt: skip
+    print(
+        f"tokens in/out: {totals['prompt_tokens']}/{totals['completion_tokens']}, "
+        f"cost ${totals['cost_usd']:.5f} (gpt-4o-mini prices)"
+    )
+    print(
+        f"cached rerun: {rerun:.3f} s = {rerun / first:.4f} of the first run "
+        f"({cached['cached_calls']}/{cached['calls']} cached)"
+    )
     ratio = achieved / ideal
     print(f"ratio={ratio:.3f}")
     return ratio

@@ -29,7 +29,8 @@ os.environ.setdefault("RECALLBENCH_STAMP", time.strftime("%Y%m%d-%H%M%S"))  # on
 
 from recallbench.cli import compose_job, run  # noqa: E402
 from recallbench.datasets import load  # noqa: E402
-from recallbench.lufy_analysis import load_spec, reproduce_from_runs  # noqa: E402
+from recallbench.papers.lufy.runs import load_spec
+from recallbench.papers.lufy.tables import reproduce_from_runs
 
 PAIRS = {"naive_rag": "Naive RAG", "memorybank": "MemoryBank", "lufy": "LUFY"}
 
@@ -37,9 +38,14 @@ PAIRS = {"naive_rag": "Naive RAG", "memorybank": "MemoryBank", "lufy": "LUFY"}
 def compose_pair(pair: str, data_dir: str, results: str, extra: list[str]):
     """Compose ``experiment=lufy_table11`` for one method/logs pair; return (cfg, choices)."""
     overrides = [
-        "experiment=lufy_table11", f"lufy_pair={pair}", f"paths.data_dir={data_dir}",
-        f"paths.results_dir={results}", "progress=false", "wandb.mode=disabled", *extra,
-    ]  # fmt: skip
+        "experiment=lufy_table11",
+        f"lufy_pair={pair}",
+        f"paths.data_dir={data_dir}",
+        f"paths.results_dir={results}",
+        "progress=false",
+        "wandb.mode=disabled",
+        *extra,
+    ]
     return compose_job(overrides)
 
 
@@ -84,8 +90,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.jobs > 1:  # LUFY (the longest) first; one torch thread per worker
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(args.jobs, mp_context=ctx) as pool:
-            futures = {p: pool.submit(run_pair, p, data_dir, results, work[p], args.threads or 1)
-                       for p in sorted(PAIRS, key=lambda p: p != "lufy")}  # fmt: skip
+            futures = {
+                p: pool.submit(run_pair, p, data_dir, results, work[p], args.threads or 1)
+                for p in sorted(PAIRS, key=lambda p: p != "lufy")
+            }
             timings = {p: f.result() for p, f in futures.items()}
     else:
         timings = {p: run_pair(p, data_dir, results, work[p], args.threads) for p in PAIRS}

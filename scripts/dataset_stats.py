@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from recallbench.datasets.stats_tables import (
+from recallbench.papers.dataset_stats import (
     TABLES,
     TOKENIZER_NOTES,
     DataNotFoundError,

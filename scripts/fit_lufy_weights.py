@@ -10,7 +10,7 @@ wR2 with the first three fixed on a sample of the ``Naive RAG`` conversations (t
 human-RAG pairs), whose R1/R2 counts come from replaying them through a no-forgetting store.
 The normalization bounds (sec. 3.2) are the min-max of both samples; ``--calibrate`` prints only
 them. The L metric comes from ``--generator`` (default: the extractive backend's offline
-heuristic). Logic: recallbench.lufy_fit.
+heuristic). Logic: recallbench.papers.lufy.fit.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from pathlib import Path
 
 from recallbench.datasets import load
 from recallbench.embed import build_embedder
+from recallbench.io import write_json
 from recallbench.llm import build_llm
-from recallbench.lufy_fit import PairTable, calibrate, collect_pairs, fit_two_stage
-from recallbench.memory.arousal import EMOBANK_RELPATH
-from recallbench.memory.lufy import METRICS, PAPER_WEIGHTS, Lufy
+from recallbench.memory.lufy import EMOBANK_RELPATH, METRICS, PAPER_WEIGHTS, Lufy
 from recallbench.memory.naive_rag import NaiveRAG
+from recallbench.papers.lufy.fit import PairTable, calibrate, collect_pairs, fit_two_stage
 
 
 def _union(a: PairTable, b: PairTable) -> PairTable:
@@ -54,25 +54,36 @@ def main(argv: list[str] | None = None) -> int:
     embedder = build_embedder({"kind": args.embedder})
     llm = build_llm({"backend": args.generator}, cache_path=None)
     emobank = str(Path(args.data_dir) / EMOBANK_RELPATH)
-    lufy = Lufy(llm, embedder, surprise=args.surprise, emobank_path=emobank,
-                arousal_cache_dir=args.cache_dir)  # fmt: skip
+    lufy = Lufy(
+        llm,
+        embedder,
+        surprise=args.surprise,
+        emobank_path=emobank,
+        arousal_cache_dir=args.cache_dir,
+    )
     replay = NaiveRAG(llm, embedder, threshold=args.threshold)
     tables = [
         collect_pairs(load("lufy", args.data_dir, system=systems), lufy, replay, n, args.seed)
-        for systems, n in ((args.stage1_systems, args.stage1_pairs),
-                           (args.stage2_systems, args.stage2_pairs))
-    ]  # fmt: skip
+        for systems, n in (
+            (args.stage1_systems, args.stage1_pairs),
+            (args.stage2_systems, args.stage2_pairs),
+        )
+    ]
     bounds = calibrate(_union(*tables))
     if args.calibrate:
         print(json.dumps({"n": [len(t) for t in tables], "bounds": bounds}, indent=2))
         return 0
     result = fit_two_stage(tables[0], tables[1], bounds, l2=args.l2)
     result["setup"] = {
-        "embedder": embedder.name, "surprise": args.surprise, "generator": args.generator,
-        "stage1_systems": args.stage1_systems, "stage2_systems": args.stage2_systems,
-        "replay_threshold": args.threshold, "seed": args.seed,
+        "embedder": embedder.name,
+        "surprise": args.surprise,
+        "generator": args.generator,
+        "stage1_systems": args.stage1_systems,
+        "stage2_systems": args.stage2_systems,
+        "replay_threshold": args.threshold,
+        "seed": args.seed,
         "arousal": lufy.arousal_model().info,
-    }  # fmt: skip
+    }
     print(f"{'metric':<7}{'ours':>10}{'paper':>10}")
     for m in METRICS:
         print(f"{m:<7}{result['weights'][m]:>10.3f}{PAPER_WEIGHTS[m]:>10.3f}")
@@ -80,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bounds = {json.dumps({k: [round(x, 3) for x in v] for k, v in bounds.items()})}")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")
+        write_json(args.out, result, sort_keys=False)
     return 0
 
 

@@ -18,8 +18,9 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from recallbench.cli import CONF_DIR
-from recallbench.lufy_analysis import load_spec, reproduce_from_runs, reproduce_weights
-from recallbench.lufy_ux import reproduce_ux
+from recallbench.papers.lufy.runs import load_spec
+from recallbench.papers.lufy.tables import reproduce_from_runs, reproduce_weights
+from recallbench.papers.lufy.ux import reproduce_ux
 
 
 def compose_experiment(experiment: str, overrides: list[str]):
@@ -47,8 +48,14 @@ def main(argv: list[str]) -> None:
             cache = Path(cfg.paths.cache_dir) / "llm.sqlite"
             run_llm = build_llm(OmegaConf.to_container(cfg.generator, resolve=True), cache)
             judge = build_judge(judge_cfg, llm=run_llm)
-        paths = reproduce_ux(spec, data_dir=cfg.dataset.data_dir, results_dir=results, judge=judge,
-                             samples=samples, temperature=temperature)  # fmt: skip
+        paths = reproduce_ux(
+            spec,
+            data_dir=cfg.dataset.data_dir,
+            results_dir=results,
+            judge=judge,
+            samples=samples,
+            temperature=temperature,
+        )
     elif spec["kind"] == "weights":
         paths = reproduce_weights(spec, results)
     else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from recallbench.pareto import reproduce_efficiency
+from recallbench.papers.theanine.efficiency import reproduce_efficiency
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,7 +6,7 @@
 Ridge regression from the embedder's sentence vectors to EmoBank arousal (train split), penalty
 picked on dev, Pearson r reported on test. The model lands in
 ``<cache-dir>/arousal-<embedder>-<sha8>.npz``, where the ``lufy`` memory finds it.
-Logic: recallbench.memory.arousal.
+Logic: recallbench.memory.lufy._arousal.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from recallbench.embed import build_embedder
-from recallbench.memory.arousal import (
+from recallbench.memory.lufy import (
     EMOBANK_RELPATH,
     cache_file,
     load_or_train,

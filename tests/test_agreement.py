@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from recallbench.agreement import (
+from recallbench.metrics.agreement import (
     agreement_report,
     align_ratings,
     cohen_kappa,
@@ -97,10 +97,12 @@ def test_low_variability_icc_is_low_or_undefined() -> None:
 
 
 def test_report_and_alignment() -> None:
-    raters, items, x = align_ratings({
-        "a": {"q1": 1.0, "q2": 0.0, "q3": None, "q4": 1.0},
-        "b": {"q1": 1.0, "q2": 1.0, "q3": 0.5},
-    })  # fmt: skip
+    raters, items, x = align_ratings(
+        {
+            "a": {"q1": 1.0, "q2": 0.0, "q3": None, "q4": 1.0},
+            "b": {"q1": 1.0, "q2": 1.0, "q3": 0.5},
+        }
+    )
     assert raters == ["a", "b"] and items == ["q1", "q2"]
     assert x.tolist() == [[1.0, 1.0], [0.0, 1.0]]
     report = agreement_report(SHROUT_FLEISS)

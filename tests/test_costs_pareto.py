@@ -6,13 +6,21 @@ import json
 
 import pytest
 
-from recallbench.costs import cost_table, run_cost
-from recallbench.pareto import efficiency_figures, pareto_front, plot_pareto
+from recallbench.analysis.costs import cost_table, run_cost
+from recallbench.analysis.pareto import pareto_front, plot_pareto
+from recallbench.papers.theanine.efficiency import efficiency_figures
 
 
 def bucket(calls, pt, ct, cost, latency):
-    return {"calls": calls, "cached_calls": 0, "prompt_tokens": pt, "completion_tokens": ct,
-            "cost_usd": cost, "cost_usd_without_cache": cost, "latency_s": latency}  # fmt: skip
+    return {
+        "calls": calls,
+        "cached_calls": 0,
+        "prompt_tokens": pt,
+        "completion_tokens": ct,
+        "cost_usd": cost,
+        "cost_usd_without_cache": cost,
+        "latency_s": latency,
+    }
 
 
 def make_run(path, *, memory_cost, answer_cost, n=2, mauve=0.4, timings=None, tokens=1.0):
@@ -67,12 +75,21 @@ def test_missing_run_files_are_named(tmp_path):
     [
         ({"a": (1, 10), "b": (2, 20), "c": (2, 15), "d": (3, 20), "e": (0.5, 5)}, {"a", "b", "e"}),
         ({"x": (1, 1), "y": (1, 1)}, {"x", "y"}),  # identical points do not dominate each other
-        ({"cheap_bad": (0.1, 1), "dear_good": (9, 9), "dear_bad": (9, 1)}, {"cheap_bad", "dear_good"}),
+        (
+            {"cheap_bad": (0.1, 1), "dear_good": (9, 9), "dear_bad": (9, 1)},
+            {"cheap_bad", "dear_good"},
+        ),
         # THEANINE Table 8 cost vs Table 1/2 Mauve (avg.): THEANINE and Memory Retrieval are on it
-        ({"THEANINE": (0.0135, 41.52), "Memory Retrieval": (0.0023, 22.11),
-          "MemoChat": (0.0076, 11.42)}, {"THEANINE", "Memory Retrieval"}),
+        (
+            {
+                "THEANINE": (0.0135, 41.52),
+                "Memory Retrieval": (0.0023, 22.11),
+                "MemoChat": (0.0076, 11.42),
+            },
+            {"THEANINE", "Memory Retrieval"},
+        ),
     ],
-)  # fmt: skip
+)
 def test_pareto_front(points, efficient):
     assert {k for k, v in pareto_front(points).items() if v} == efficient
 
@@ -107,13 +124,18 @@ def test_efficiency_figures_write_pngs(tmp_path):
 
 
 def test_table8_and_figures_from_an_experiment(tmp_path):
-    from recallbench.pareto import reproduce_efficiency
+    from recallbench.papers.theanine.efficiency import reproduce_efficiency
 
     stamp = tmp_path / "runs" / "theanine_table8" / "s1"
     for memory, tokens, mauve in (("theanine", 1.0, 0.4), ("memory_retrieval", 0.2, 0.2)):
         for dataset in ("msc", "cc"):
-            run = make_run(stamp / f"{dataset}-{memory}", memory_cost=0.0, answer_cost=0.0,
-                           mauve=mauve, tokens=tokens)  # fmt: skip
+            run = make_run(
+                stamp / f"{dataset}-{memory}",
+                memory_cost=0.0,
+                answer_cost=0.0,
+                mauve=mauve,
+                tokens=tokens,
+            )
             choices = {"memory": memory, "dataset": dataset}
             (run / "config.yaml").write_text(json.dumps({"choices": choices}))
     report = reproduce_efficiency("theanine_table8", tmp_path, tmp_path / "fig")

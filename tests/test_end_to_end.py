@@ -10,7 +10,7 @@ from hydra import compose, initialize_config_dir
 
 from recallbench.cli import CONF_DIR, run
 from recallbench.records import Prediction, read_jsonl
-from recallbench.reproduce import reproduce
+from recallbench.tables.engine import reproduce
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "fixtures"
 

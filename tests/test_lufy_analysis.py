@@ -10,14 +10,7 @@ import pytest
 import yaml
 
 from recallbench.cli import CONF_DIR
-from recallbench.lufy_analysis import (
-    load_spec,
-    lufy_reference,
-    plot_threshold,
-    summary_cells,
-    table_runs,
-)
-from recallbench.lufy_memories import (
+from recallbench.papers.lufy.memories import (
     annotator_agreement,
     answering_memory,
     random_agreement,
@@ -25,10 +18,12 @@ from recallbench.lufy_memories import (
     system_agreement,
     topk_cells,
 )
-from recallbench.lufy_ux import sentiment_label, ux_cells
+from recallbench.papers.lufy.runs import load_spec
+from recallbench.papers.lufy.tables import lufy_reference, plot_threshold, summary_cells, table_runs
+from recallbench.papers.lufy.ux import sentiment_label, ux_cells
 from recallbench.protocols.qa_scores import score_qa
 from recallbench.records import MemoryItem, Prediction
-from recallbench.tables import Cell, format_cell
+from recallbench.tables.render import Cell, format_cell
 
 KINDS = ("summary", "agreement", "topk", "sentiment", "rating", "weights")
 # Two user-sessions labelled by annotators "0" and "1".
@@ -66,14 +61,19 @@ def test_annotator_agreement_by_hand():
 
 def test_selected_turns_reads_retained_pairs_of_the_session():
     def pair(turn: str, retained: bool) -> MemoryItem:
-        return MemoryItem(f"pair:{turn}", "x", "utterance_pair", None, (turn, "bot"),
-                          {"retained": retained})  # fmt: skip
+        return MemoryItem(
+            f"pair:{turn}", "x", "utterance_pair", None, (turn, "bot"), {"retained": retained}
+        )
 
     items = {
-        1: [pair("t1", True), pair("t2", False), pair("t3", True),
-            MemoryItem("summary:s1", "sum", "summary", None, ("s1",), {"retained": True})],
+        1: [
+            pair("t1", True),
+            pair("t2", False),
+            pair("t3", True),
+            MemoryItem("summary:s1", "sum", "summary", None, ("s1",), {"retained": True}),
+        ],
         2: [pair("t1", True), pair("u1", True), pair("u2", False)],
-    }  # fmt: skip
+    }
     labels = {1: R1, 2: R2}
     # session 2 keeps t1 again, but it is a session-1 utterance: not a session-2 choice
     assert selected_turns(items, labels) == {1: {"t1", "t3"}, 2: {"u1"}}
@@ -83,9 +83,12 @@ def _fake_run(root: Path, job: str, memory: str, logs: str, summary: dict) -> No
     path = root / "runs" / "lufy_table11" / "20260101-000000" / job
     path.mkdir(parents=True)
     (path / "run.json").write_text(json.dumps({"status": "finished", "n_episodes": 3}))
-    config = {"choices": {"memory": memory, "judge": "lexical"},
-              "dataset": {"name": "lufy", "data_dir": "x", "options": {"system": logs}},
-              "generator": {"backend": "extractive"}, "embedder": {"kind": "hashing"}}  # fmt: skip
+    config = {
+        "choices": {"memory": memory, "judge": "lexical"},
+        "dataset": {"name": "lufy", "data_dir": "x", "options": {"system": logs}},
+        "generator": {"backend": "extractive"},
+        "embedder": {"kind": "hashing"},
+    }
     (path / "config.yaml").write_text(yaml.safe_dump(config))
     (path / "summary.json").write_text(json.dumps(summary))
 
@@ -116,9 +119,17 @@ def test_retention_table_values_and_rounding(tmp_path):
 
 
 def test_table11_cells_use_session_values_and_reference(tmp_path):
-    summary = {"metrics": {m: {"value": 0.5, "n": 6, "session_mean": 0.4,
-                               "per_session": {"1": {"value": 0.3, "n": 3}}}
-                           for m in ("precision", "recall", "f1")}}  # fmt: skip
+    summary = {
+        "metrics": {
+            m: {
+                "value": 0.5,
+                "n": 6,
+                "session_mean": 0.4,
+                "per_session": {"1": {"value": 0.3, "n": 3}},
+            }
+            for m in ("precision", "recall", "f1")
+        }
+    }
     _fake_run(tmp_path, "lufy-naive_rag-on-Naive_RAG", "naive_rag", "Naive RAG", summary)
     spec = load_spec("lufy_table11")
     cells, _ = summary_cells(spec, table_runs(tmp_path, "lufy_table11"))
@@ -158,11 +169,17 @@ def test_answering_memory_and_topk_ratios():
 
 def test_sentiment_labels_and_ux_cells_with_ttests():
     assert [sentiment_label(x) for x in (0.05, 0.049, -0.05, -0.2, 0.0)] == [1, 0, -1, -1, 0]
-    spec = {"id": "10", "metric": "sentiment", "compare": "LUFY",
-            "columns": [{"label": "S1", "session": 1}, {"label": "S2", "session": 2},
-                        {"label": "Avg."}]}  # fmt: skip
-    lufy = {"u1": {1: [1.0, 0.0], 2: [1.0, 1.0]}, "u2": {1: [0.0], 2: [1.0, 0.0]},
-            "u3": {2: [1.0]}}  # fmt: skip
+    spec = {
+        "id": "10",
+        "metric": "sentiment",
+        "compare": "LUFY",
+        "columns": [
+            {"label": "S1", "session": 1},
+            {"label": "S2", "session": 2},
+            {"label": "Avg."},
+        ],
+    }
+    lufy = {"u1": {1: [1.0, 0.0], 2: [1.0, 1.0]}, "u2": {1: [0.0], 2: [1.0, 0.0]}, "u3": {2: [1.0]}}
     naive = {"u1": {1: [0.0], 2: [0.0, -1.0]}, "u2": {2: [0.0]}, "u3": {2: [-1.0]}}
     cells, notes = ux_cells(spec, {"Naive RAG": naive, "LUFY": lufy})
     by = {(c.row, c.column): c for c in cells}
@@ -179,8 +196,10 @@ def test_sentiment_labels_and_ux_cells_with_ttests():
 
 
 def test_threshold_plot_writes_png(tmp_path):
-    cells = [Cell(t, f"{m} Avg.", m, v, None) for t, m, v in
-             [("0.75", "F1", 50.0), ("0.80", "F1", 55.0), ("0.75", "Recall", 40.0)]]  # fmt: skip
+    cells = [
+        Cell(t, f"{m} Avg.", m, v, None)
+        for t, m, v in [("0.75", "F1", 50.0), ("0.80", "F1", 55.0), ("0.75", "Recall", 40.0)]
+    ]
     path = plot_threshold(cells, tmp_path / "fig.png", "t")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -201,7 +220,7 @@ def test_every_lufy_experiment_composes(experiment):
 
 
 def test_ux_tables_from_the_fixture_logs(fixtures_dir, tmp_path):
-    from recallbench.lufy_ux import reproduce_ux
+    from recallbench.papers.lufy.ux import reproduce_ux
 
     paths = reproduce_ux(load_spec("lufy_table10"), data_dir=fixtures_dir, results_dir=tmp_path)
     text = paths["md"].read_text(encoding="utf-8")

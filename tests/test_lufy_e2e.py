@@ -8,17 +8,22 @@ import json
 import pytest
 
 from recallbench.cli import compose_job, run
-from recallbench.lufy_analysis import load_spec, reproduce_from_runs
+from recallbench.papers.lufy.runs import load_spec
+from recallbench.papers.lufy.tables import reproduce_from_runs
 
 PAIRS = ("naive_rag", "memorybank", "lufy")
 
 
 def _compose(pair: str, data_dir, results, tmp_path):
     overrides = [
-        "experiment=lufy_table11", f"lufy_pair={pair}", f"paths.data_dir={data_dir}",
-        f"paths.results_dir={results}", "embedder=hashing", "progress=false",
+        "experiment=lufy_table11",
+        f"lufy_pair={pair}",
+        f"paths.data_dir={data_dir}",
+        f"paths.results_dir={results}",
+        "embedder=hashing",
+        "progress=false",
         "wandb.mode=disabled",
-    ]  # fmt: skip
+    ]
     if pair == "lufy":  # keep the test fast: no causal LM for the surprise metric
         overrides += ["memory.surprise=unigram", f"memory.arousal_cache_dir={tmp_path}/models"]
     return compose_job(overrides)
@@ -30,9 +35,14 @@ def results(fixtures_dir, tmp_path_factory):
     out = tmp / "results"
     for pair in PAIRS:
         cfg, choices = _compose(pair, fixtures_dir, out, tmp)
-        assert cfg.job == {"naive_rag": "lufy-naive_rag-on-Naive_RAG",
-                           "memorybank": "lufy-memorybank-on-MemoryBank",
-                           "lufy": "lufy-lufy-on-LUFY"}[pair]  # fmt: skip
+        assert (
+            cfg.job
+            == {
+                "naive_rag": "lufy-naive_rag-on-Naive_RAG",
+                "memorybank": "lufy-memorybank-on-MemoryBank",
+                "lufy": "lufy-lufy-on-LUFY",
+            }[pair]
+        )
         run_dir = run(cfg, cfg.job, choices)
         assert json.loads((run_dir / "run.json").read_text())["status"] == "finished"
     return out

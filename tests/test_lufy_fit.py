@@ -12,7 +12,9 @@ import pytest
 from recallbench.datasets import load
 from recallbench.embed import build_embedder
 from recallbench.llm import build_llm
-from recallbench.lufy_fit import (
+from recallbench.memory.lufy import EMOBANK_RELPATH, Lufy
+from recallbench.memory.naive_rag import NaiveRAG
+from recallbench.papers.lufy.fit import (
     PairTable,
     calibrate,
     collect_pairs,
@@ -20,9 +22,6 @@ from recallbench.lufy_fit import (
     fit_weights,
     predicted_importance,
 )
-from recallbench.memory.arousal import EMOBANK_RELPATH
-from recallbench.memory.lufy import Lufy
-from recallbench.memory.naive_rag import NaiveRAG
 
 ROOT = Path(__file__).resolve().parents[1]
 TRUE = {"A": 2.76, "P": -0.28, "L": 0.44}
@@ -112,8 +111,20 @@ def test_collect_pairs_on_fixture(fixtures_dir):
 def test_script_prints_ours_beside_paper(fixtures_dir, tmp_path, capsys):
     main = runpy.run_path(str(ROOT / "scripts" / "fit_lufy_weights.py"))["main"]
     out = tmp_path / "fit.json"
-    argv = ["--data-dir", str(fixtures_dir), "--embedder", "hashing", "--surprise", "unigram",
-            "--threshold", "0.3", "--cache-dir", str(tmp_path), "--out", str(out)]  # fmt: skip
+    argv = [
+        "--data-dir",
+        str(fixtures_dir),
+        "--embedder",
+        "hashing",
+        "--surprise",
+        "unigram",
+        "--threshold",
+        "0.3",
+        "--cache-dir",
+        str(tmp_path),
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "ours" in printed and "paper" in printed and "2.760" in printed

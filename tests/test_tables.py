@@ -6,7 +6,7 @@ import csv
 
 import pytest
 
-from recallbench.tables import Cell, format_cell, load_reference, reference_table, render
+from recallbench.tables.render import Cell, format_cell, load_reference, reference_table, render
 
 CELLS = [
     Cell("Naive RAG", "S1", "f1", 0.5, 0.4, 17, 3),

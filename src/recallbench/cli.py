@@ -15,7 +15,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+from recallbench import CONF_DIR
 
 
 def select_episodes(episodes: list, n: int | None, seed: int) -> list:

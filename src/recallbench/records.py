@@ -274,13 +274,11 @@ R = TypeVar("R", bound=_Record)
 
 def write_jsonl(path: str | Path, records: Iterable[_Record]) -> None:
     """Write records as JSON Lines atomically (temp file + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
+    from recallbench.io import atomic_path
+
+    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as fh:
         for record in records:
             fh.write(record.to_json() + "\n")
-    tmp.replace(path)
 
 
 def read_jsonl(path: str | Path, cls: type[R]) -> list[R]:

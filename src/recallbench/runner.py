@@ -17,7 +17,6 @@ rerun into the same folder (``resume_dir``) also skips finished episodes.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import platform
 import subprocess
@@ -28,17 +27,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
 from recallbench.records import Episode, MemoryItem, Prediction, Score, read_jsonl, write_jsonl
 
 PACKAGES = ("recallbench", "torch", "transformers", "openai", "sentence-transformers", "numpy")
-
-
-def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically (temp file + rename); NaN is refused."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, sort_keys=True))
-    tmp.replace(path)
 
 
 def git_sha() -> str | None:
@@ -74,10 +66,6 @@ def episodes_sha256(episodes: Sequence[Episode]) -> str:
         h.update(ep.to_json().encode())
         h.update(b"\n")
     return h.hexdigest()
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
 class Runner:
@@ -117,7 +105,7 @@ class Runner:
             "host": platform.node(),
         }
         write_json(self.run_dir / "run.json", info)
-        _write_yaml(self.run_dir / "config.yaml", self.config)
+        write_yaml(self.run_dir / "config.yaml", self.config)
         try:
             predictions = self._replay(episodes)
             write_jsonl(self.run_dir / "predictions.jsonl", predictions)
@@ -148,7 +136,7 @@ class Runner:
         out: list[Prediction] = []
         bar = tqdm(episodes, desc=f"{self.protocol.name}", unit="ep", disable=not self.progress)
         for episode in bar:
-            item_path = items_dir / f"{_safe(episode.episode_id)}.jsonl"
+            item_path = items_dir / f"{safe_name(episode.episode_id)}.jsonl"
             if item_path.exists():  # finished in an earlier, interrupted run
                 out.extend(read_jsonl(item_path, Prediction))
                 continue
@@ -165,14 +153,10 @@ class Runner:
         return out
 
     def _write_snapshots(self, episode_id: str, snapshots: list[tuple[int, list[MemoryItem]]]):
-        path = self.run_dir / "memory" / f"{_safe(episode_id)}.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
-            for index, items in snapshots:
-                row = {"after_session": index, "items": [i.to_dict() for i in items]}
-                fh.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
-        tmp.replace(path)
+        rows = (
+            {"after_session": i, "items": [m.to_dict() for m in items]} for i, items in snapshots
+        )
+        write_jsonl_rows(self.run_dir / "memory" / f"{safe_name(episode_id)}.jsonl", rows)
 
     def _score(self, predictions: list[Prediction]) -> tuple[list[Score], dict]:
         score_fn = getattr(self.protocol, "score", None)
@@ -220,15 +204,6 @@ def score_predictions(
 def _ci(stats) -> dict:
     mean, low, high = stats
     return {"mean": mean, "ci95": [low, high]}
-
-
-def _write_yaml(path: Path, config: dict) -> None:
-    import yaml
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
-    tmp.replace(path)
 
 
 def default_stamp() -> str:

@@ -29,7 +29,7 @@ from recallbench.datasets.download import (
     sha256_file,
     sources,
 )
-from recallbench.datasets.stats_tables import FOLDERS
+from recallbench.papers.dataset_stats import FOLDERS
 
 DEAD = "http://127.0.0.1:9"  # discard port: connection refused at once
 OFFLINE = Endpoints(github_raw=DEAD, github_api=DEAD, parlai=DEAD, lamp=DEAD, hf=DEAD)

@@ -9,21 +9,17 @@ import math
 import pytest
 
 from recallbench.datasets import load
-from recallbench.datasets.stats import (
-    carecall_stats,
-    conversation_stats,
-    distinct_n,
-    tokenize,
-)
-from recallbench.datasets.stats_tables import (
+from recallbench.datasets.stats import carecall_stats, conversation_stats, distinct_n
+from recallbench.errors import DatasetFormatError
+from recallbench.papers.dataset_stats import (
     DataNotFoundError,
     build_table,
     carecall_table1_cells,
     lufy_table1_cells,
 )
-from recallbench.errors import DatasetFormatError
 from recallbench.records import Episode, Session, Turn
-from recallbench.tables import reference_table
+from recallbench.tables.render import reference_table
+from recallbench.text import tokenize
 
 
 def _episode(eid: str, sessions: list[list[str]], gold: list[dict] | None = None) -> Episode:

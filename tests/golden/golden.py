@@ -53,11 +53,23 @@ TARGETS: dict[str, str] = {
 
 def run_targets(results: Path, targets: list[str]) -> None:
     """Run each make target into ``results`` (prerequisite sweeps run once, in order)."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "disabled"}
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "WANDB_MODE": "disabled",
+    }
     env.pop("RECALLBENCH_DATA_DIR", None)
     for target in targets:
-        cmd = ["make", "-s", target, "DATA_DIR=data/fixtures", f"RESULTS={results}",
-               f"ARGS={TARGETS[target]}", f"ANSWER_KEY={ANSWER_KEY}"]
+        cmd = [
+            "make",
+            "-s",
+            target,
+            "DATA_DIR=data/fixtures",
+            f"RESULTS={results}",
+            f"ARGS={TARGETS[target]}",
+            f"ANSWER_KEY={ANSWER_KEY}",
+        ]
         done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
         if done.returncode:
             sys.stderr.write(done.stdout[-3000:] + done.stderr[-5000:])
@@ -106,8 +118,11 @@ def main(argv: list[str] | None = None) -> int:
                 (GOLDEN / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
             print(f"recorded {len(produced)} tables in {GOLDEN}")
             return 0
-        diffs = [d for exp in sorted(GOLDEN.glob("*.csv"))
-                 for d in compare(exp, results / "tables" / exp.name)]
+        diffs = [
+            d
+            for exp in sorted(GOLDEN.glob("*.csv"))
+            for d in compare(exp, results / "tables" / exp.name)
+        ]
         print("\n".join(diffs) or f"all {len(list(GOLDEN.glob('*.csv')))} golden tables equal")
         return 1 if diffs else 0
 

@@ -32,7 +32,7 @@ def episode() -> Episode:
         datetime(2023, 1, 8),
         (Turn("e/s2/t0", A, "How is Max?"), Turn("e/s2/t1", B, "Great!")),
     )
-    return Episode("e", "toy", (A, B), (s1, s2))  # fmt: skip
+    return Episode("e", "toy", (A, B), (s1, s2))
 
 
 PREDS = [
@@ -64,8 +64,10 @@ def test_offline_is_unavailable_not_faked():
     assert res.rows == [] and ENTAILMENT_TASK.offline is None
 
 
-@pytest.mark.parametrize(("reply", "label"), [("Contradictory", "contradict"),
-                                              ("**Entail**", "entail"), ("neutral.", "neutral")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("reply", "label"),
+    [("Contradictory", "contradict"), ("**Entail**", "entail"), ("neutral.", "neutral")],
+)
 def test_llm_labels_and_rates(reply, label):
     backend = Replies(reply)
     res = judge_entailment(PREDS, [episode()], LLM(backend))

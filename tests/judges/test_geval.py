@@ -21,8 +21,12 @@ from recallbench.llm import LLM, Completion, ParseError, build_llm
 from recallbench.records import Episode, Prediction, Session, Turn, write_jsonl
 
 A, B = "Speaker A", "Speaker B"
-TURNS = [(A, "How is your dog doing?"), (B, "Great, thanks."), (A, "Did you take him hiking?"),
-         (B, "Yes, twice.")]  # fmt: skip
+TURNS = [
+    (A, "How is your dog doing?"),
+    (B, "Great, thanks."),
+    (A, "Did you take him hiking?"),
+    (B, "Yes, twice."),
+]
 
 
 def episode() -> Episode:
@@ -32,14 +36,24 @@ def episode() -> Episode:
 
 def preds(recall: dict[str, str]) -> list[Prediction]:
     return [
-        Prediction(f"e/s3/t{j}/response", "e", 3, "response", "h", "out", TURNS[j][1],
-                   meta={"speaker": TURNS[j][0], "recall_text": recall.get(TURNS[j - 1][1], "")})
+        Prediction(
+            f"e/s3/t{j}/response",
+            "e",
+            3,
+            "response",
+            "h",
+            "out",
+            TURNS[j][1],
+            meta={"speaker": TURNS[j][0], "recall_text": recall.get(TURNS[j - 1][1], "")},
+        )
         for j in range(1, len(TURNS))
-    ]  # fmt: skip
+    ]
 
 
-HELPFUL = {"How is your dog doing?": "Speaker B has a dog named Max.",
-           "Did you take him hiking?": "Speaker B loves hiking with the dog."}  # fmt: skip
+HELPFUL = {
+    "How is your dog doing?": "Speaker B has a dog named Max.",
+    "Did you take him hiking?": "Speaker B loves hiking with the dog.",
+}
 UNHELPFUL = {"How is your dog doing?": "Speaker A works at a bakery."}
 
 
@@ -110,7 +124,10 @@ def test_run_folders_in_raw_outputs_out(tmp_path):
 def test_missing_recall_text_names_the_file():
     bare = [Prediction("e/s3/t1/response", "e", 3, "response", "h", "o", meta={"speaker": B})]
     with pytest.raises(KeyError, match=r"run a: prediction 'e/s3/t1/response' has no meta"):
-        compare(pair_predictions(bare, bare, ("run a", "run b")), [episode()],
-                build_llm({"backend": "extractive"}))  # fmt: skip
+        compare(
+            pair_predictions(bare, bare, ("run a", "run b")),
+            [episode()],
+            build_llm({"backend": "extractive"}),
+        )
     with pytest.raises(ValueError, match="share no response predictions"):
         pair_predictions(bare, [], ("x", "y"))

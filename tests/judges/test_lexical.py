@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from recallbench.judges.lexical import LexicalJudge, is_dont_know, stem, words
+from recallbench.judges.lexical import LexicalJudge, is_dont_know
+from recallbench.text import answer_words as words
+from recallbench.text import light_stem as stem
 
 Q_HOBBY = "What is Zoe's hobby?"
 CASES = [
@@ -54,6 +56,10 @@ def test_threshold_and_fuzzy_settings():
 def test_normalization_helpers():
     assert words("Zoe's 1,000 twenty-one dogs, a hundred") == ["zoe", "1000", "21", "dogs", "100"]
     assert [stem(w) for w in ("riding", "ride", "cycles", "families", "stopped")] == [
-        "rid", "rid", "cycl", "family", "stop"
-    ]  # fmt: skip
+        "rid",
+        "rid",
+        "cycl",
+        "family",
+        "stop",
+    ]
     assert is_dont_know("  Hmm, I can't remember. ") and not is_dont_know("Biscuit")

@@ -99,13 +99,18 @@ def test_offline_twin_is_lexical_through_the_parser():
     judge = build_judge(
         {"name": "llm", "generator": None}, llm=build_llm({"backend": "extractive"})
     )
-    verdicts = judge.judge_many([
-        JudgeItem("What is Zoe's dog called?", "Biscuit", "Biscuit, her terrier."),
-        JudgeItem("What is Zoe's dog called?", "Biscuit", "I don't know."),
-        JudgeItem("What is Zoe's dog called?", "Biscuit", "Rex."),
-    ])  # fmt: skip
-    assert [(v.label, v.raw, v.parsed) for v in verdicts] == [(1, "1", True), (2, "2", True),
-                                                              (0, "0", True)]  # fmt: skip
+    verdicts = judge.judge_many(
+        [
+            JudgeItem("What is Zoe's dog called?", "Biscuit", "Biscuit, her terrier."),
+            JudgeItem("What is Zoe's dog called?", "Biscuit", "I don't know."),
+            JudgeItem("What is Zoe's dog called?", "Biscuit", "Rex."),
+        ]
+    )
+    assert [(v.label, v.raw, v.parsed) for v in verdicts] == [
+        (1, "1", True),
+        (2, "2", True),
+        (0, "0", True),
+    ]
     assert "lexical" in judge.describe()["note"]
     with pytest.raises(ValueError, match="no offline implementation"):
         judge.rate_many([("Zoe", "Luke: hi\nZoe: hello")])

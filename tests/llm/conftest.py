@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from recallbench.llm import LLM, build_llm
-from recallbench.llm.stub import StubServer, default_reply
+from recallbench.testing.stub import StubServer, default_reply
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +35,15 @@ def make_llm(stub: StubServer, tmp_path: Path) -> Iterator[Callable[..., LLM]]:
     made: list[LLM] = []
 
     def make(cache: bool = False, **overrides: object) -> LLM:
-        cfg = {"backend": "openai", "model": "gpt-4o-mini", "base_url": stub.base_url,
-               "concurrency": 8, "max_retries": 2, "timeout_s": 5, **overrides}  # fmt: skip
+        cfg = {
+            "backend": "openai",
+            "model": "gpt-4o-mini",
+            "base_url": stub.base_url,
+            "concurrency": 8,
+            "max_retries": 2,
+            "timeout_s": 5,
+            **overrides,
+        }
         llm = build_llm(cfg, tmp_path / "llm.sqlite" if cache else None)
         made.append(llm)
         return llm

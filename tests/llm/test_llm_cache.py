@@ -61,14 +61,15 @@ def test_key_covers_backend_model_messages_and_every_decoding_parameter():
             "gpt-4o",
             [{"role": "system", "content": "hi"}],
             {"max_tokens": 5, "temperature": 0.0, "seed": None},
-        ),  # fmt: skip
+        ),
         cache_key("openai", "gpt-4o", msgs, {"max_tokens": 6, "temperature": 0.0, "seed": None}),
         cache_key("openai", "gpt-4o", msgs, {"max_tokens": 5, "temperature": 0.1, "seed": None}),
         cache_key("openai", "gpt-4o", msgs, {"max_tokens": 5, "temperature": 0.0, "seed": 0}),
     ]
     assert len({base, *variants}) == 7 and len(base) == 64
-    same_order = cache_key("openai", "gpt-4o", msgs, {"seed": None, "temperature": 0.0,
-                                                       "max_tokens": 5})  # fmt: skip
+    same_order = cache_key(
+        "openai", "gpt-4o", msgs, {"seed": None, "temperature": 0.0, "max_tokens": 5}
+    )
     assert same_order == base
 
 

@@ -13,13 +13,18 @@ import pytest
 import yaml
 
 from recallbench.llm import PromptTask, build_llm, load_causal_lm
-from recallbench.llm.gguf import gguf_tokenizer
-from recallbench.llm.hf import load_tokenizer, smollm2_gguf
+from recallbench.llm.backends.gguf import gguf_tokenizer
+from recallbench.llm.backends.hf import load_tokenizer, smollm2_gguf
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "generator"
 
-ANSWER = PromptTask(name="answer", template="What is the capital of France? Answer in one word.",
-                    offline=lambda: "Paris", stage="answer", max_tokens=8)  # fmt: skip
+ANSWER = PromptTask(
+    name="answer",
+    template="What is the capital of France? Answer in one word.",
+    offline=lambda: "Paris",
+    stage="answer",
+    max_tokens=8,
+)
 
 
 def test_smollm2_generates_greedy_and_seeded_samples():
@@ -41,10 +46,12 @@ def test_smollm2_generates_greedy_and_seeded_samples():
 # gguf_file=...), transformers 5.23), recorded once: the fast header reader must reproduce them.
 REFERENCE_IDS = [
     ("Hello world, it's 2024!", [19556, 905, 28, 357, 506, 216, 34, 32, 34, 36, 17]),
-    ("  spaced\n\ntext 12345 café 😀",
-     [216, 23861, 198, 198, 2692, 216, 33, 34, 35, 36, 37, 37366, 40303, 218]),
+    (
+        "  spaced\n\ntext 12345 café 😀",
+        [216, 23861, 198, 198, 2692, 216, 33, 34, 35, 36, 37, 37366, 40303, 218],
+    ),
     ("<|im_start|>user\nhi<|im_end|>", [1, 4093, 198, 6004, 2]),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("text", "ids"), REFERENCE_IDS)
@@ -56,7 +63,8 @@ def test_gguf_tokenizers_match_transformers_conversion(text, ids):
 def test_chat_template_and_special_tokens_come_from_the_gguf():
     tok = load_tokenizer("smollm2-135m-instruct")
     assert (tok.bos_token, tok.eos_token, tok.pad_token_id) == ("<|im_start|>", "<|im_end|>", 2)
-    text = tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False,
-                                   add_generation_prompt=True)  # fmt: skip
+    text = tok.apply_chat_template(
+        [{"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True
+    )
     assert text.endswith("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
     assert text.startswith("<|im_start|>system\nYou are a helpful AI assistant named SmolLM")

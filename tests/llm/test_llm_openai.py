@@ -8,8 +8,8 @@ import pytest
 
 from recallbench.errors import ConfigError
 from recallbench.llm import CALL_FAILURE, PromptTask
-from recallbench.llm.backends import count_message_tokens
-from recallbench.llm.stub import Fault, hash_vector
+from recallbench.llm.types import count_message_tokens
+from recallbench.testing.stub import Fault, hash_vector
 
 ECHO = PromptTask(
     name="echo", template="Say {x}", offline=lambda x: f"offline {x}", stage="memory", max_tokens=32
@@ -34,8 +34,14 @@ def test_run_many_keeps_order_and_chat_strips(stub, make_llm):
     out = llm.run_many(ECHO, [{"x": f"item{i}"} for i in range(25)])
     assert [r.value.split(": ")[1] for r in out] == [f"Say item{i}" for i in range(25)]
     stub.reply = lambda body: "  padded reply \n"
-    res = llm.chat([{"role": "user", "content": "hi"}], name="response", stage="answer",
-                   offline=lambda: "unused", max_tokens=7, seed=3)  # fmt: skip
+    res = llm.chat(
+        [{"role": "user", "content": "hi"}],
+        name="response",
+        stage="answer",
+        offline=lambda: "unused",
+        max_tokens=7,
+        seed=3,
+    )
     assert res.value == "padded reply" and stub.bodies[-1]["seed"] == 3
     assert llm.usage.to_dict()["tasks"]["response"]["calls"] == 1
 

@@ -10,7 +10,7 @@ import yaml
 
 from recallbench.errors import ConfigError
 from recallbench.llm import LLM, PARSE_FAILURE, ParseError, PriceTable, PromptTask, build_llm
-from recallbench.llm.stub import Fault
+from recallbench.testing.stub import Fault
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "generator"
 
@@ -22,11 +22,20 @@ def _yes_no(text: str) -> bool:
     return word == "yes"
 
 
-JUDGE = PromptTask(name="judge.yes_no", template="Is {a} the same as {b}? Answer yes or no.",
-                   parse=_yes_no, fallback=False, stage="judge",
-                   offline=lambda a, b: "yes" if a == b else "no")  # fmt: skip
-SUMMARY = PromptTask(name="summary", template=(("system", "Summarize."), ("user", "{text}")),
-                     offline=lambda text: text.split(".")[0] + ".", stage="memory")  # fmt: skip
+JUDGE = PromptTask(
+    name="judge.yes_no",
+    template="Is {a} the same as {b}? Answer yes or no.",
+    parse=_yes_no,
+    fallback=False,
+    stage="judge",
+    offline=lambda a, b: "yes" if a == b else "no",
+)
+SUMMARY = PromptTask(
+    name="summary",
+    template=(("system", "Summarize."), ("user", "{text}")),
+    offline=lambda text: text.split(".")[0] + ".",
+    stage="memory",
+)
 
 
 def test_cost_from_server_usage_and_price_table(stub, make_llm):
@@ -38,8 +47,16 @@ def test_cost_from_server_usage_and_price_table(stub, make_llm):
     for bucket in (usage["tasks"]["summary"], usage["by_stage"]["memory"], usage["totals"]):
         assert bucket["calls"] == 1 and bucket["cost_usd"] == pytest.approx(expected)
         assert bucket["prompt_tokens"] == res.prompt_tokens and bucket["latency_s"] > 0
-    keys = {"calls", "cached_calls", "prompt_tokens", "completion_tokens", "cost_usd",
-            "latency_s", "failures", "parse_failures"}  # fmt: skip
+    keys = {
+        "calls",
+        "cached_calls",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost_usd",
+        "latency_s",
+        "failures",
+        "parse_failures",
+    }
     assert keys <= set(usage["totals"]) and set(usage) == {"tasks", "by_stage", "totals"}
     json.dumps(usage, allow_nan=False)
 
@@ -85,8 +102,12 @@ def test_extractive_backend_runs_offline_implementations():
     assert [r.value for r in out] == [True, False] and all(r.failure is None for r in out)
     summary = llm.run(SUMMARY, text="First sentence. Second one.")
     assert summary.value == "First sentence." and summary.prompt_tokens > summary.completion_tokens
-    chat = llm.chat([{"role": "user", "content": "hi"}], name="response", stage="answer",
-                    offline=lambda: "  hello back ")  # fmt: skip
+    chat = llm.chat(
+        [{"role": "user", "content": "hi"}],
+        name="response",
+        stage="answer",
+        offline=lambda: "  hello back ",
+    )
     assert chat.value == "hello back" and chat.cost_usd == 0.0 and not chat.cached
     usage = llm.usage.to_dict()
     assert usage["totals"]["calls"] == 4 and usage["totals"]["cost_usd"] == 0.0
@@ -129,9 +150,21 @@ def test_generator_overrides_and_seed_reach_the_request(stub, make_llm):
 def test_every_generator_config_builds(path, monkeypatch, tmp_path):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-config-check")
     cfg = yaml.safe_load(path.read_text())
-    assert set(cfg) >= {"backend", "model", "base_url", "api_key_env", "temperature",
-                        "max_tokens", "concurrency", "rpm", "tpm", "timeout_s", "max_retries",
-                        "context_length", "seed"}  # fmt: skip
+    assert set(cfg) >= {
+        "backend",
+        "model",
+        "base_url",
+        "api_key_env",
+        "temperature",
+        "max_tokens",
+        "concurrency",
+        "rpm",
+        "tpm",
+        "timeout_s",
+        "max_retries",
+        "context_length",
+        "seed",
+    }
     llm = build_llm(cfg, tmp_path / "llm.sqlite")  # hf models load lazily: nothing loads here
     assert isinstance(llm, LLM) and llm.backend.name == cfg["backend"]
     llm.close()
@@ -152,8 +185,13 @@ def test_config_errors_are_clear(monkeypatch):
 def test_api_key_never_reaches_dumps(stub, make_llm, monkeypatch, tmp_path):
     secret = "sk-test-TOPSECRET0123456789abcdef"
     monkeypatch.setenv("RB_SECRET_KEY", secret)
-    cfg = {"backend": "openai", "model": "gpt-4o-mini", "base_url": stub.base_url,
-           "api_key_env": "RB_SECRET_KEY", "max_retries": 0}  # fmt: skip
+    cfg = {
+        "backend": "openai",
+        "model": "gpt-4o-mini",
+        "base_url": stub.base_url,
+        "api_key_env": "RB_SECRET_KEY",
+        "max_retries": 0,
+    }
     llm = build_llm(cfg, tmp_path / "llm.sqlite")
     results = [llm.run(SUMMARY, text="a. b")]
     stub.push_faults(Fault(500))
@@ -163,10 +201,14 @@ def test_api_key_never_reaches_dumps(stub, make_llm, monkeypatch, tmp_path):
         llm.run(SUMMARY, text="e. f")
     assert stub.auth_headers[0] == f"Bearer {secret}"  # the key was used ...
     dumps = [
-        json.dumps(cfg), json.dumps(llm.usage.to_dict()), json.dumps(llm.describe()),
-        repr(llm), repr(llm.backend), str(refused.value),
+        json.dumps(cfg),
+        json.dumps(llm.usage.to_dict()),
+        json.dumps(llm.describe()),
+        repr(llm),
+        repr(llm.backend),
+        str(refused.value),
         json.dumps([r.usage_dict() | {"failure": r.failure, "raw": r.raw} for r in results]),
-    ]  # fmt: skip
+    ]
     llm.close()
     dumps.append((tmp_path / "llm.sqlite").read_bytes().decode("latin-1"))
     assert results[1].failure is not None

@@ -76,8 +76,9 @@ def replay_session(method, episode: Episode, session: Session) -> None:
     """Recall before every bot reply of ``session`` (dialogue so far as history)."""
     for j, turn in enumerate(session.turns):
         if j and turn.speaker == BOT:
-            method.recall(Query(episode.episode_id, session.index, session.turns[:j], BOT,
-                                session.start))  # fmt: skip
+            method.recall(
+                Query(episode.episode_id, session.index, session.turns[:j], BOT, session.start)
+            )
 
 
 def replay(method, episode: Episode, sessions: int | None = None) -> None:
@@ -91,8 +92,9 @@ def replay(method, episode: Episode, sessions: int | None = None) -> None:
 def probe(episode: Episode, question: str, index: int) -> Query:
     """An evaluation probe asked after session ``index`` (QA protocol shape)."""
     session = episode.sessions[index - 1]
-    return Query(episode.episode_id, index, (), USER, session.start + timedelta(minutes=30),
-                 question)  # fmt: skip
+    return Query(
+        episode.episode_id, index, (), USER, session.start + timedelta(minutes=30), question
+    )
 
 
 def pair_id(episode: Episode, session: int, user_text: str) -> str:

@@ -11,16 +11,19 @@ from omegaconf import OmegaConf
 
 from recallbench.datasets import load
 from recallbench.llm.task import ParseError
-from recallbench.memory.caim import CAIM
-from recallbench.memory.caim_dates import resolve_dates
-from recallbench.memory.caim_ontology import Ontology, OntologyError, validate
-from recallbench.memory.caim_post import parse_key_events, parse_review
-from recallbench.memory.caim_tasks import (
+from recallbench.memory.caim import (
+    CAIM,
     ONTOLOGY_EXPANSION_PROMPT,
     ONTOLOGY_EXPANSION_TASK,
+    Ontology,
+    OntologyError,
     parse_expansion,
+    parse_key_events,
     parse_relevance,
+    parse_review,
     parse_tags,
+    resolve_dates,
+    validate,
 )
 from recallbench.records import Episode, Query, Session, Turn
 
@@ -39,10 +42,14 @@ DIALOGUE = {
 
 def episode(eid: str = "e") -> Episode:
     sessions = tuple(
-        Session(f"{eid}/{day}", i + 1, datetime.fromisoformat(f"{day}T09:00"),
-                tuple(Turn(f"{eid}/{day}/t{j}", s, t) for j, (s, t) in enumerate(DIALOGUE[i])))
+        Session(
+            f"{eid}/{day}",
+            i + 1,
+            datetime.fromisoformat(f"{day}T09:00"),
+            tuple(Turn(f"{eid}/{day}/t{j}", s, t) for j, (s, t) in enumerate(DIALOGUE[i])),
+        )
         for i, day in enumerate(DAYS)
-    )  # fmt: skip
+    )
     return Episode(eid, "gvd", ("Mara", "AI"), sessions)
 
 
@@ -144,8 +151,9 @@ def test_probes_do_not_change_memory_and_no_leakage(llm, embedder, real_or_fixtu
         expansions = list(method.expansions)
         now = datetime.combine(ep.sessions[-1].start.date(), datetime.min.time().replace(hour=10))
         for qa in ep.qa:
-            recall = method.recall(Query(ep.episode_id, len(ep.sessions), (), ep.speakers[0],
-                                         now, qa.question))  # fmt: skip
+            recall = method.recall(
+                Query(ep.episode_id, len(ep.sessions), (), ep.speakers[0], now, qa.question)
+            )
             assert set(recall.source_ids()) <= seen
         assert [it.to_dict() for it in method.snapshot()] == before
         assert method.expansions == expansions
@@ -216,8 +224,9 @@ def test_parsers():
         parse_tags("spaceship", frozenset({"piano"}))
     reply = "Mara bakes bread, with rosemary;2023-05-04,AI recommends olives;2023-05-04"
     assert parse_key_events(reply) == [
-        ("Mara bakes bread, with rosemary", "2023-05-04"), ("AI recommends olives", "2023-05-04")
-    ]  # fmt: skip
+        ("Mara bakes bread, with rosemary", "2023-05-04"),
+        ("AI recommends olives", "2023-05-04"),
+    ]
     assert parse_key_events("") == []
     assert parse_relevance("[2] x | y | 2023-05-04", ("a b", "c d")) == [1]
     assert parse_relevance("''", ("a",)) == []

@@ -100,10 +100,12 @@ def test_rsum_pool_is_bounded_and_keeps_the_latest(llm, embedder):
 
 
 def test_rsum_update_sees_the_previous_pool_and_survives_bad_replies(embedder):
-    script = Script([
-        ("[Previous Memory]\n(empty)", "Updated memory:\n- Alice is a nurse.\n- Bob bikes."),
-        ("[Previous Memory]\nAlice is a nurse.\nBob bikes.", "The memory remains the same."),
-    ])  # fmt: skip
+    script = Script(
+        [
+            ("[Previous Memory]\n(empty)", "Updated memory:\n- Alice is a nurse.\n- Bob bikes."),
+            ("[Previous Memory]\nAlice is a nurse.\nBob bikes.", "The memory remains the same."),
+        ]
+    )
     method = RSumLLM(LLM(script), embedder)
     ep = episode([JOB, JOB_CHANGE])
     method.reset(ep)
@@ -118,13 +120,21 @@ def test_rsum_update_sees_the_previous_pool_and_survives_bad_replies(embedder):
 @pytest.mark.parametrize(
     ("reply", "expected"),
     [
-        ("Sure! Here is the updated memory:\n\n[Updated Memory]\n1. Alice adopted a dog.\n"
-         "2. Bob is a nurse.", ("Alice adopted a dog.", "Bob is a nurse.")),
-        ("Updated memory: Alice adopted a dog. Bob is a nurse.",
-         ("Alice adopted a dog.", "Bob is a nurse.")),
-        ("User:\n* Alice likes jazz\nBot:\n* Bob plays drums", ("Alice likes jazz", "Bob plays drums")),
+        (
+            "Sure! Here is the updated memory:\n\n[Updated Memory]\n1. Alice adopted a dog.\n"
+            "2. Bob is a nurse.",
+            ("Alice adopted a dog.", "Bob is a nurse."),
+        ),
+        (
+            "Updated memory: Alice adopted a dog. Bob is a nurse.",
+            ("Alice adopted a dog.", "Bob is a nurse."),
+        ),
+        (
+            "User:\n* Alice likes jazz\nBot:\n* Bob plays drums",
+            ("Alice likes jazz", "Bob plays drums"),
+        ),
     ],
-)  # fmt: skip
+)
 def test_rsum_parser_on_realistic_replies(reply, expected):
     assert parse_memory(reply) == expected
 
@@ -164,11 +174,16 @@ def test_memochat_selects_the_memo_whose_topic_matches(llm, embedder):
 
 
 def test_memochat_llm_replies_drive_memos_and_selection(embedder):
-    script = Script([
-        ("conversation between", "```json\n[{'topic': 'gardening', 'summary': 'Alice grows "
-         "tomatoes.', 'start': '1', 'end': '2'}, {'topic': 'marathon', 'start': 3, 'end': 99},]\n```"),
-        ("Query sentence", "Task Result: 2"),
-    ])  # fmt: skip
+    script = Script(
+        [
+            (
+                "conversation between",
+                "```json\n[{'topic': 'gardening', 'summary': 'Alice grows "
+                "tomatoes.', 'start': '1', 'end': '2'}, {'topic': 'marathon', 'start': 3, 'end': 99},]\n```",
+            ),
+            ("Query sentence", "Task Result: 2"),
+        ]
+    )
     method = MemoChat(LLM(script), embedder)
     ep = episode(TOPICS[:1])
     method.reset(ep)
@@ -201,13 +216,15 @@ def test_memochat_counts_malformed_replies_and_falls_back(embedder):
 @pytest.mark.parametrize(
     ("reply", "topics"),
     [
-        ('Task Result: [{"topic": "pets", "summary": "Bob has a cat.", "start": 1, "end": 2}]',
-         ["pets"]),
+        (
+            'Task Result: [{"topic": "pets", "summary": "Bob has a cat.", "start": 1, "end": 2}]',
+            ["pets"],
+        ),
         ('{"memos": [{"topic": "pets", "start": "line 1", "end": "line 3"}]}', ["pets"]),
         ("{'topic': 'pets', 'summary': 'x', 'start': 1, 'end': 2}", ["pets"]),
         ('[{"topic": "", "start": 1, "end": 2}, {"topic": "b", "start": 3, "end": 4}]', ["b"]),
     ],
-)  # fmt: skip
+)
 def test_memochat_write_parser_tolerates_drift(reply, topics):
     assert [m["topic"] for m in parse_memos(reply)] == topics
 
@@ -220,9 +237,16 @@ def test_memochat_write_parser_rejects(reply):
 
 @pytest.mark.parametrize(
     ("reply", "expected"),
-    [("2#5", (1, 4)), ("Task Result: 5#2#2", (4, 1)), ("Options 1 and 3.", (0, 2)),
-     ("6", ()), ("NOTO", ()), ("None of them.", ()), ("7#2", (1,))],
-)  # fmt: skip
+    [
+        ("2#5", (1, 4)),
+        ("Task Result: 5#2#2", (4, 1)),
+        ("Options 1 and 3.", (0, 2)),
+        ("6", ()),
+        ("NOTO", ()),
+        ("None of them.", ()),
+        ("7#2", (1,)),
+    ],
+)
 def test_selection_parser(reply, expected):
     assert parse_options(reply, 5, none_option=6) == expected
 
@@ -274,21 +298,27 @@ def test_comedy_selects_compressed_items_for_the_context(llm, embedder):
 
 
 def test_comedy_llm_replies_and_fallbacks(embedder):
-    script = Script([
-        ("Extract the memories", "Alice: Alice loves jazz.\nBob: Bob fixed his car."),
-        ("Compress them", "Here you go.\n**Events:**\n1. Bob fixed his car.\n**User Portrait:** "
-         "Alice loves jazz.\n**User-Bot Relationship:** Friendly neighbours."),
-        ("Select the", "3"),
-    ])  # fmt: skip
+    script = Script(
+        [
+            ("Extract the memories", "Alice: Alice loves jazz.\nBob: Bob fixed his car."),
+            (
+                "Compress them",
+                "Here you go.\n**Events:**\n1. Bob fixed his car.\n**User Portrait:** "
+                "Alice loves jazz.\n**User-Bot Relationship:** Friendly neighbours.",
+            ),
+            ("Select the", "3"),
+        ]
+    )
     method = Comedy(LLM(script), embedder)
     ep = episode(COMEDY_CHATS[:1])
     method.reset(ep)
     method.observe(ep.sessions[0])
     compressed = [i for i in method.snapshot() if i.attrs["layer"] == "compressed"]
     assert [(i.kind, i.text) for i in compressed] == [
-        ("event", "Bob fixed his car."), ("profile", "Alice loves jazz."),
+        ("event", "Bob fixed his car."),
+        ("profile", "Alice loves jazz."),
         ("profile", "Friendly neighbours."),
-    ]  # fmt: skip
+    ]
     assert compressed[0].source_ids == ("e/s1t1",)
     assert method.recall(query(ep, "hi")).items == (compressed[2],)
     script.rules[1] = ("Compress them", "I could not compress this.")
@@ -301,8 +331,11 @@ def test_comedy_parsers():
     parts = parse_compressed(
         "Events:\n- A moved.\nPortraits:\n- A is shy\nRelationship: old friends"
     )
-    assert parts == {"events": ("A moved.",), "portraits": ("A is shy",),
-                     "relation": ("old friends",)}  # fmt: skip
+    assert parts == {
+        "events": ("A moved.",),
+        "portraits": ("A is shy",),
+        "relation": ("old friends",),
+    }
     assert parse_compressed("Past events: A moved house\n")["events"] == ("A moved house",)
     with pytest.raises(ParseError):
         parse_compressed("Alice likes jazz and Bob likes cars.")

@@ -19,18 +19,18 @@ from lufy_scenarios import (
 from omegaconf import OmegaConf
 
 from recallbench.errors import ConfigError
-from recallbench.memory.arousal import train_arousal
 from recallbench.memory.lufy import (
     DEFAULT_NORMALIZATION,
     IMPORTANCE_PROMPT,
     IMPORTANCE_TASK,
     PAPER_WEIGHTS,
+    Entry,
     Lufy,
     offline_importance,
     parse_importance,
+    train_arousal,
     unigram_surprise,
 )
-from recallbench.memory.lufy_store import Entry
 from recallbench.memory.memorybank import MemoryBank
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,8 +83,9 @@ def test_table2_weights_and_eq2(llm, embedder, arousal):
 def test_importance_task_prompt_and_parser():
     assert IMPORTANCE_PROMPT.startswith("On a scale of 1 to 10, where 1 is purely mundane (like")
     assert "(like a breakup or a college acceptance)" in IMPORTANCE_PROMPT
-    assert IMPORTANCE_PROMPT.endswith("Be sure to provide both a score and a brief reason for "
-                                      "your rating.")  # fmt: skip
+    assert IMPORTANCE_PROMPT.endswith(
+        "Be sure to provide both a score and a brief reason for your rating."
+    )
     assert IMPORTANCE_TASK.stage == "memory" and IMPORTANCE_TASK.fallback == 5.0
     cases = {
         "Score: 8\nReason: a college acceptance": 8.0,
@@ -141,8 +142,12 @@ def test_retrieval_adds_alpha_importance(llm, embedder, arousal):
     replay(method, episode)
     recall = method.recall(probe(episode, "Where does the cat Mochi sleep all day?", 2))
     now = probe(episode, "x", 2).now
-    for item_id, cos, score in zip([recall.info["r1"], *recall.info["r2"]], recall.info["cosine"],
-                                   recall.info["score"], strict=True):  # fmt: skip
+    for item_id, cos, score in zip(
+        [recall.info["r1"], *recall.info["r2"]],
+        recall.info["cosine"],
+        recall.info["score"],
+        strict=True,
+    ):
         entry = next(e for e in method._entries if e.item_id == item_id)
         assert score == pytest.approx(cos + 0.1 * method.importance(entry, now), abs=1e-4)
     assert recall.info["score"][0] >= recall.info["score"][-1]
@@ -165,17 +170,25 @@ def test_snapshot_attrs(llm, embedder, arousal):
 
 
 def _load(name: str, **paths):
-    cfg = OmegaConf.merge({"paths": {"data_dir": str(ROOT / "data" / "fixtures"), **paths}},
-                          {"memory": OmegaConf.load(CONF / f"{name}.yaml")})  # fmt: skip
+    cfg = OmegaConf.merge(
+        {"paths": {"data_dir": str(ROOT / "data" / "fixtures"), **paths}},
+        {"memory": OmegaConf.load(CONF / f"{name}.yaml")},
+    )
     cfg.memory.surprise = "unigram"
     return cfg
 
 
 @pytest.mark.parametrize(
     ("name", "zero"),
-    [("lufy", None), ("lufy_no_arousal", "A"), ("lufy_no_perplexity", "P"), ("lufy_no_llm", "L"),
-     ("lufy_no_r1", "R1"), ("lufy_no_r2", "R2")],
-)  # fmt: skip
+    [
+        ("lufy", None),
+        ("lufy_no_arousal", "A"),
+        ("lufy_no_perplexity", "P"),
+        ("lufy_no_llm", "L"),
+        ("lufy_no_r1", "R1"),
+        ("lufy_no_r2", "R2"),
+    ],
+)
 def test_ablation_configs(name, zero, llm, embedder, tmp_path):
     cfg = _load(name, cache_dir=str(tmp_path))
     assert cfg.memory.emobank_path == str(EMOBANK)

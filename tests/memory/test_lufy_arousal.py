@@ -7,7 +7,7 @@ import pytest
 
 from recallbench.embed import build_embedder
 from recallbench.errors import DatasetFormatError
-from recallbench.memory.arousal import (
+from recallbench.memory.lufy import (
     EMOBANK_RELPATH,
     ArousalModel,
     cache_file,
@@ -33,8 +33,10 @@ def emobank(fixtures_dir):
 def test_read_fixture(emobank):
     data = read_emobank(emobank)
     assert {s: data.splits.count(s) for s in ("train", "dev", "test")} == {
-        "train": 40, "dev": 10, "test": 10,
-    }  # fmt: skip
+        "train": 40,
+        "dev": 10,
+        "test": 10,
+    }
     assert 'Remember what she said in her note? "' in data.texts  # quoted quotes survive
     assert float(data.arousal.min()) >= 1 and float(data.arousal.max()) <= 5
     assert len(data.sha256) == 64

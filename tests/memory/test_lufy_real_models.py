@@ -8,8 +8,7 @@ import pytest
 from lufy_scenarios import HARVARD, SESSION_1, SESSION_2, make_episode, pair_id, replay
 
 from recallbench.embed import build_embedder
-from recallbench.memory.arousal import EMOBANK_RELPATH
-from recallbench.memory.lufy import Lufy
+from recallbench.memory.lufy import EMOBANK_RELPATH, Lufy
 from recallbench.memory.memorybank import MemoryBank
 
 CACHE = Path(__file__).resolve().parents[2] / "results" / "cache"

@@ -8,13 +8,14 @@ import pytest
 from lufy_scenarios import BOT, SESSION_1, SESSION_2, USER, make_episode, probe, replay
 
 from recallbench.errors import ConfigError
-from recallbench.memory.lufy_store import (
+from recallbench.memory.lufy import (
     RESPONSE_PROMPT,
     LufyFamilyMemory,
+    attribute,
     ebbinghaus,
+    lexical_importance,
     retained_count,
 )
-from recallbench.memory.lufy_tasks import attribute, lexical_importance
 from recallbench.memory.memorybank import MemoryBank
 from recallbench.memory.naive_rag import NaiveRAG
 from recallbench.records import Query
@@ -60,7 +61,7 @@ def test_threshold_and_top2_counters(llm, embedder, episode):
     session = episode.sessions[1]
     query = Query(
         episode.episode_id, 2, session.turns[:1] + (session.turns[13],), BOT, session.start
-    )  # fmt: skip  (history ends with a Mochi utterance)
+    )  #  (history ends with a Mochi utterance)
     before = {i.item_id: dict(i.attrs["metrics"]) for i in method.snapshot() if i.attrs["metrics"]}
     recall = method.recall(query)
     mochi = recall.info["r1"]

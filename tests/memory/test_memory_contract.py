@@ -9,7 +9,7 @@ import hydra.utils
 import pytest
 from omegaconf import OmegaConf
 
-from recallbench.memory.base import MemoryMethod
+from recallbench.memory import MemoryMethod
 from recallbench.records import MemoryItem, Recall
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "memory"
@@ -19,10 +19,15 @@ MEMORYLESS = {"no_memory", "no_memory_carecall"}
 BASELINE_MODULES = [
     f"recallbench.memory.{m}."
     for m in (
-        "no_memory", "full_history", "session_summaries", "all_memories",
-        "memory_update", "memory_retrieval", "gold_memory",
+        "no_memory",
+        "full_history",
+        "session_summaries",
+        "all_memories",
+        "memory_update",
+        "memory_retrieval",
+        "gold_memory",
     )
-]  # fmt: skip
+]
 
 
 def test_every_method_has_a_config():
@@ -71,9 +76,11 @@ def test_contract(path: Path, llm, embedder, make_episode, query_at, future_mark
         assert marker not in content, f"future text {marker!r} leaked into the prompt"
 
     reply = llm.chat(
-        messages, name="response", stage="answer",
+        messages,
+        name="response",
+        stage="answer",
         offline=lambda: method.offline_response(query, recall),
-    )  # fmt: skip
+    )
     assert isinstance(reply.value, str) and reply.value
 
     # reset: nothing of episode 1 survives into episode 2

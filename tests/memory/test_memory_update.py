@@ -9,14 +9,14 @@ import pytest
 
 from recallbench.errors import ConfigError
 from recallbench.llm.task import ParseError
-from recallbench.memory.memory_update import (
+from recallbench.memory._update import (
     TO_ALGORITHM1,
     UPDATE_PROMPT,
-    MemoryUpdate,
     MemoryUpdater,
     algorithm1,
     parse_operation,
 )
+from recallbench.memory.memory_update import MemoryUpdate
 from recallbench.records import MemoryItem
 
 PAPERS = Path(__file__).resolve().parents[3] / "shared" / "papers"
@@ -149,9 +149,11 @@ def test_delete_removes_both_sentences(llm, embedder):
 
 def test_replace_swaps_memory_for_summary(llm, embedder):
     kept = _update(
-        llm, embedder, ["likes listening classic music"],
+        llm,
+        embedder,
+        ["likes listening classic music"],
         ["likes classic music and goes to concerts every week"],
-    )  # fmt: skip
+    )
     assert kept == ["likes classic music and goes to concerts every week"]
 
 

@@ -74,7 +74,8 @@ def test_configs(llm, embedder):
 
     conf = Path(__file__).resolve().parents[2] / "conf" / "memory"
     for name, flag in (("memorybank", False), ("memorybank_upstream", True)):
-        method = hydra.utils.instantiate(OmegaConf.load(conf / f"{name}.yaml"), llm=llm,
-                                         embedder=embedder)  # fmt: skip
+        method = hydra.utils.instantiate(
+            OmegaConf.load(conf / f"{name}.yaml"), llm=llm, embedder=embedder
+        )
         assert isinstance(method, MemoryBank) and method.upstream_formula is flag
         assert method.threshold == 0.8 and method.top_k == 2 and method.retain_ratio == 0.1

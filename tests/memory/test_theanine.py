@@ -19,6 +19,7 @@ from recallbench.memory.theanine import (
     LINKING_PROMPT,
     REFINEMENT_PROMPT,
     SIMILAR,
+    MemoryGraph,
     Theanine,
     extractive_refinement,
     parse_refinement,
@@ -26,7 +27,6 @@ from recallbench.memory.theanine import (
     relation_rule,
     render_timeline,
 )
-from recallbench.memory.theanine_graph import MemoryGraph
 from recallbench.records import Episode, Query, Session, Turn
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -282,10 +282,15 @@ def test_no_leakage_and_probe_queries_do_not_change_state(llm, embedder):
 
 
 def test_offline_refinement_trims_to_the_most_relevant_events(embedder):
-    events = [("Dana likes tea.", None), ("Dana fears cruise ships.", "SameTopic"),
-              ("Dana booked a cruise ship.", "Changed"), ("Dana drinks green tea.", "SameTopic")]  # fmt: skip
-    out = extractive_refinement(events=events, anchor=2, query="cruise ship trip",
-                                embedder=embedder, max_events=2)  # fmt: skip
+    events = [
+        ("Dana likes tea.", None),
+        ("Dana fears cruise ships.", "SameTopic"),
+        ("Dana booked a cruise ship.", "Changed"),
+        ("Dana drinks green tea.", "SameTopic"),
+    ]
+    out = extractive_refinement(
+        events=events, anchor=2, query="cruise ship trip", embedder=embedder, max_events=2
+    )
     assert out == "Dana fears cruise ships. Later, this changed: Dana booked a cruise ship."
     assert render_timeline(events[1:3]) == (
         "[Dana fears cruise ships.] - (Changed) - [Dana booked a cruise ship.]"
@@ -298,14 +303,19 @@ def test_bad_options_raise_config_errors(llm, embedder):
             Theanine(llm, embedder, **bad)
 
 
-@pytest.mark.parametrize("stem", ["theanine", "theanine_no_linking", "theanine_no_refinement",
-                                  "theanine_shuffled"])  # fmt: skip
+@pytest.mark.parametrize(
+    "stem", ["theanine", "theanine_no_linking", "theanine_no_refinement", "theanine_shuffled"]
+)
 def test_configs_select_the_ablation(stem, llm, embedder):
-    method = hydra.utils.instantiate(OmegaConf.load(CONF / f"{stem}.yaml"), llm=llm,
-                                     embedder=embedder)  # fmt: skip
-    expected = {"theanine": ("relation", "refined"), "theanine_no_linking": ("temporal", "refined"),
-                "theanine_no_refinement": ("relation", "raw"),
-                "theanine_shuffled": ("relation", "shuffled")}[stem]  # fmt: skip
+    method = hydra.utils.instantiate(
+        OmegaConf.load(CONF / f"{stem}.yaml"), llm=llm, embedder=embedder
+    )
+    expected = {
+        "theanine": ("relation", "refined"),
+        "theanine_no_linking": ("temporal", "refined"),
+        "theanine_no_refinement": ("relation", "raw"),
+        "theanine_shuffled": ("relation", "shuffled"),
+    }[stem]
     assert (method.linking, method.timeline_mode) == expected
     assert (method.j, method.k, method.n) == (3, 3, 1)
 

@@ -13,10 +13,14 @@ from recallbench.records import Episode, Query, Session, Turn
 
 def episode(lines_per_session: list[list[tuple[str, str]]], eid: str = "t") -> Episode:
     sessions = tuple(
-        Session(f"{eid}/s{i}", i + 1, datetime(2023, 5, i + 1, 9),
-                tuple(Turn(f"{eid}/s{i}t{j}", s, x) for j, (s, x) in enumerate(lines)))
+        Session(
+            f"{eid}/s{i}",
+            i + 1,
+            datetime(2023, 5, i + 1, 9),
+            tuple(Turn(f"{eid}/s{i}t{j}", s, x) for j, (s, x) in enumerate(lines)),
+        )
         for i, lines in enumerate(lines_per_session)
-    )  # fmt: skip
+    )
     return Episode(eid, "gvd", ("Mara", "AI"), sessions)
 
 
@@ -39,11 +43,13 @@ def test_lsh_is_deterministic_and_local():
 
 
 def test_merge_duplicate_and_forget_contradiction(llm, embedder):
-    ep = episode([
-        [("Mara", "I like green tea in the morning."), ("AI", "Nice.")],
-        [("Mara", "I like green tea in the morning."), ("AI", "Still?")],
-        [("Mara", "I don't like green tea in the morning."), ("AI", "Oh.")],
-    ])  # fmt: skip
+    ep = episode(
+        [
+            [("Mara", "I like green tea in the morning."), ("AI", "Nice.")],
+            [("Mara", "I like green tea in the morning."), ("AI", "Still?")],
+            [("Mara", "I don't like green tea in the morning."), ("AI", "Oh.")],
+        ]
+    )
     method = TiM(llm, embedder)
     method.reset(ep)
     method.observe(ep.sessions[0])
@@ -59,11 +65,15 @@ def test_merge_duplicate_and_forget_contradiction(llm, embedder):
 
 def test_retrieval_stays_in_the_query_bucket(llm, embedder):
     lines = [
-        ("Mara", "I repair old clocks in my workshop."), ("AI", "Fascinating."),
-        ("Mara", "I adopted a tortoise named Biscuit."), ("AI", "Cute."),
-        ("Mara", "I bake sourdough bread every Sunday."), ("AI", "Yum."),
-        ("Mara", "I play chess online with my brother."), ("AI", "Fun."),
-    ]  # fmt: skip
+        ("Mara", "I repair old clocks in my workshop."),
+        ("AI", "Fascinating."),
+        ("Mara", "I adopted a tortoise named Biscuit."),
+        ("AI", "Cute."),
+        ("Mara", "I bake sourdough bread every Sunday."),
+        ("AI", "Yum."),
+        ("Mara", "I play chess online with my brother."),
+        ("AI", "Fun."),
+    ]
     ep = episode([lines])
     strict = TiM(llm, embedder, n_buckets=4, fallback_probe=False, top_k=10)
     run(strict, ep)

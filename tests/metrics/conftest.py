@@ -16,6 +16,6 @@ def minilm() -> MiniLMEmbedder:
 @pytest.fixture(scope="session")
 def smollm2():
     """(model, tokenizer) of the embedded SmolLM2-135M-Instruct (converted once, then cached)."""
-    from recallbench.metrics.perplexity import _load_default_lm
+    from recallbench.llm.perplexity import load_default_lm
 
-    return _load_default_lm()
+    return load_default_lm()

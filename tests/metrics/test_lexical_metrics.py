@@ -8,7 +8,8 @@ import pytest
 
 from recallbench.metrics import get_metric
 from recallbench.metrics.bleu import CorpusBLEU, SentenceBLEU
-from recallbench.metrics.lexical import Distinct, RougeL, normalize_answer
+from recallbench.metrics.lexical import Distinct, RougeL
+from recallbench.text import normalize_answer
 
 CAT, CAT_REF = "the cat is on the mat", "there is a cat on the mat"
 

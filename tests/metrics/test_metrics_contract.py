@@ -37,9 +37,20 @@ def check(metric: Metric, result: MetricResult, n: int) -> None:
 
 def test_registry_has_the_documented_names():
     assert set(METRICS) >= {
-        "bleu1", "bleu2", "bleu4", "sbleu1", "sbleu2", "sbleu4", "rouge_l", "token_f1",
-        "distinct1", "distinct2", "bertscore", "mauve", "perplexity",
-    }  # fmt: skip
+        "bleu1",
+        "bleu2",
+        "bleu4",
+        "sbleu1",
+        "sbleu2",
+        "sbleu4",
+        "rouge_l",
+        "token_f1",
+        "distinct1",
+        "distinct2",
+        "bertscore",
+        "mauve",
+        "perplexity",
+    }
     assert all(m.name == name for name, m in METRICS.items())
     assert all(m.description.strip() for m in METRICS.values())
 

@@ -9,10 +9,11 @@ import torch
 
 from recallbench.embed import HashingEmbedder
 from recallbench.errors import ConfigError
+from recallbench.llm.perplexity import token_nll
 from recallbench.metrics import get_metric, perplexity
 from recallbench.metrics.bertscore import BERTScoreMetric
 from recallbench.metrics.mauve import MauveMetric, auto_buckets, frontier_area
-from recallbench.metrics.perplexity import PerplexityMetric, token_nll
+from recallbench.metrics.perplexity import PerplexityMetric
 
 FLUENT = "The weather is nice today, so I went for a walk in the park with my dog."
 

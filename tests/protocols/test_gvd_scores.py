@@ -8,7 +8,6 @@ from datetime import datetime
 
 import pytest
 
-from recallbench.caim_tables import agreement_table
 from recallbench.datasets import load
 from recallbench.errors import ConfigError
 from recallbench.judges.caim import (
@@ -21,7 +20,8 @@ from recallbench.judges.caim import (
 )
 from recallbench.llm import build_llm
 from recallbench.llm.task import ParseError
-from recallbench.memory.base import MemoryMethod
+from recallbench.memory import MemoryMethod
+from recallbench.papers.caim.agreement import agreement_table
 from recallbench.protocols.gvd_scores import rescore_run, storage_stats
 from recallbench.protocols.qa_gvd import GVDQAProtocol
 from recallbench.records import MemoryItem, Prediction, Query, Recall, Session
@@ -140,11 +140,21 @@ class PairMemory(MemoryMethod):
     def observe(self, session: Session) -> None:
         turns = session.turns
         for q, r in zip(turns[::2], turns[1::2], strict=False):
-            self.items.append(MemoryItem(q.turn_id, f"{q.text} {r.text}", "utterance_pair",
-                                         session.start, (q.turn_id, r.turn_id)))  # fmt: skip
+            self.items.append(
+                MemoryItem(
+                    q.turn_id,
+                    f"{q.text} {r.text}",
+                    "utterance_pair",
+                    session.start,
+                    (q.turn_id, r.turn_id),
+                )
+            )
         ids = tuple(t.turn_id for t in turns)
-        self.items.append(MemoryItem(f"{session.session_id}/sum", "A chat happened.", "summary",
-                                     session.start, ids))  # fmt: skip
+        self.items.append(
+            MemoryItem(
+                f"{session.session_id}/sum", "A chat happened.", "summary", session.start, ids
+            )
+        )
 
     def recall(self, query: Query) -> Recall:
         asked = {w.strip("?.,").lower() for w in (query.question or "").split() if len(w) > 3}
@@ -165,18 +175,31 @@ def test_protocol_run_folder_and_rescore(tmp_path, fixtures_dir) -> None:
     episodes = load("gvd", fixtures_dir, answer_key=str(key))
     llm = build_llm({"backend": "extractive"})
     protocol = GVDQAProtocol(judge={"name": "lexical"}, user_index=0, replay_turns=False)
-    config = {"dataset": {"name": "gvd", "data_dir": str(fixtures_dir),
-                          "options": {"answer_key": str(key)}}}  # fmt: skip
+    config = {
+        "dataset": {
+            "name": "gvd",
+            "data_dir": str(fixtures_dir),
+            "options": {"answer_key": str(key)},
+        }
+    }
     run_dir = tmp_path / "run"
-    runner = Runner(run_dir, protocol=protocol, make_method=PairMemory, llm=llm,
-                    config=config, progress=False)  # fmt: skip
+    runner = Runner(
+        run_dir, protocol=protocol, make_method=PairMemory, llm=llm, config=config, progress=False
+    )
     summary = runner.run(episodes)
-    preds = [Prediction.from_dict(json.loads(x)) for x in
-             (run_dir / "predictions.jsonl").read_text().splitlines()]  # fmt: skip
+    preds = [
+        Prediction.from_dict(json.loads(x))
+        for x in (run_dir / "predictions.jsonl").read_text().splitlines()
+    ]
     answers = {p.meta["qa_id"]: p for p in preds if p.kind == "answer"}
     # keyed_only: Mara q2 (podcast) and Theo q0 have no key line and are not asked
-    assert sorted(answers) == ["gvd-en/Mara/q0", "gvd-en/Mara/q1", "gvd-en/Priya/q0",
-                               "gvd-en/Priya/q1", "gvd-en/Theo Lin/q1"]  # fmt: skip
+    assert sorted(answers) == [
+        "gvd-en/Mara/q0",
+        "gvd-en/Mara/q1",
+        "gvd-en/Priya/q0",
+        "gvd-en/Priya/q1",
+        "gvd-en/Theo Lin/q1",
+    ]
     tortoise = answers["gvd-en/Mara/q0"].meta["caim"]["scores"]
     assert tortoise["memory_storage"] == tortoise["retrieval_accuracy"] == 1.0
     assert tortoise["response_correctness"] == 1.0  # the recalled pair names Biscuit
@@ -195,8 +218,9 @@ def test_protocol_run_folder_and_rescore(tmp_path, fixtures_dir) -> None:
     with pytest.raises(ValueError, match="recalled_items"):
         bad = tmp_path / "bad"
         bad.mkdir()
-        (bad / "predictions.jsonl").write_text(json.dumps({**preds[-1].to_dict(), "kind": "answer",
-                                                           "meta": {}}) + "\n")  # fmt: skip
+        (bad / "predictions.jsonl").write_text(
+            json.dumps({**preds[-1].to_dict(), "kind": "answer", "meta": {}}) + "\n"
+        )
         rescore_run(bad, {"name": "lexical"})
 
 
@@ -212,12 +236,23 @@ def test_storage_stats_by_hand() -> None:
 def test_agreement_table_from_run_folder(tmp_path, fixtures_dir) -> None:
     key = fixtures_dir / "gvd" / "answer_key_en.jsonl"
     run_dir = tmp_path / "runs" / "caim_table3" / "s1" / "gvd-caim-extractive"
-    config = {"dataset": {"name": "gvd", "data_dir": str(fixtures_dir),
-                          "options": {"answer_key": str(key)}},
-              "choices": {"memory": "caim", "generator": "extractive"}}  # fmt: skip
+    config = {
+        "dataset": {
+            "name": "gvd",
+            "data_dir": str(fixtures_dir),
+            "options": {"answer_key": str(key)},
+        },
+        "choices": {"memory": "caim", "generator": "extractive"},
+    }
     protocol = GVDQAProtocol(judge={"name": "lexical"}, user_index=0, replay_turns=False)
-    Runner(run_dir, protocol=protocol, make_method=PairMemory, llm=build_llm({"backend": "extractive"}),
-           config=config, progress=False).run(load("gvd", fixtures_dir, answer_key=str(key)))  # fmt: skip
+    Runner(
+        run_dir,
+        protocol=protocol,
+        make_method=PairMemory,
+        llm=build_llm({"backend": "extractive"}),
+        config=config,
+        progress=False,
+    ).run(load("gvd", fixtures_dir, answer_key=str(key)))
     paths = agreement_table("caim_table2", tmp_path)
     rows = list(csv.DictReader(paths["csv"].open()))
     cell = {(r["row"], r["column"], r["metric"]): r for r in rows}

@@ -7,9 +7,8 @@ from datetime import datetime, timedelta
 import pytest
 
 from recallbench.errors import ConfigError
-from recallbench.judges.lexical import content, stem, words
 from recallbench.llm import build_llm
-from recallbench.memory.base import MemoryMethod
+from recallbench.memory import MemoryMethod
 from recallbench.protocols import build_protocol
 from recallbench.protocols.qa import DONT_KNOW_ANSWER, QAProtocol, offline_answer
 from recallbench.protocols.qa_scores import f1, prf, score_qa
@@ -23,6 +22,9 @@ from recallbench.records import (
     Session,
     Turn,
 )
+from recallbench.text import answer_content as content
+from recallbench.text import answer_words as words
+from recallbench.text import light_stem as stem
 
 START = datetime(2023, 1, 2, 9, 0)
 SESSIONS = {
@@ -80,8 +82,9 @@ class KeywordMemory(MemoryMethod):
         self.observed.append(session.index)
         for turn in session.turns:
             if turn.speaker != "Luke":
-                self.items.append(MemoryItem(turn.turn_id, turn.text, "utterance_pair", None,
-                                             (turn.turn_id,)))  # fmt: skip
+                self.items.append(
+                    MemoryItem(turn.turn_id, turn.text, "utterance_pair", None, (turn.turn_id,))
+                )
                 self.created += 1
         if self.forget_after is not None and session.index >= self.forget_after:
             self.items = [i for i in self.items if f"/s{session.index}/" in i.item_id]
@@ -163,8 +166,13 @@ def test_questions_asked_only_after_their_session_and_answers_never_seen(llm):
     _, result = run(method, llm)
     answers = [p for p in result.predictions if p.kind == "answer"]
     assert [(p.session_index, p.meta["question_session"]) for p in answers] == [
-        (1, 1), (2, 1), (2, 2), (3, 1), (3, 2), (3, 3)
-    ]  # fmt: skip
+        (1, 1),
+        (2, 1),
+        (2, 2),
+        (3, 1),
+        (3, 2),
+        (3, 3),
+    ]
     for p in answers:
         assert p.meta["question_session"] <= p.session_index
     # every probe came after its session was observed, and carried no history and no answer

@@ -32,21 +32,31 @@ from recallbench.records import Episode, Session, Turn
 A, B = "Speaker A", "Speaker B"
 START = datetime(2023, 3, 1, 10, 0)
 SESSIONS = [  # invented; gold summaries as MSC/CC give them
-    ([(A, "Do you have pets?"), (B, "Yes, I have a dog named Max.")], "Speaker B has a dog named Max."),
-    ([(A, "I started a new job."), (B, "Congrats! Where?")], "Speaker A started a new job at a bakery."),
+    (
+        [(A, "Do you have pets?"), (B, "Yes, I have a dog named Max.")],
+        "Speaker B has a dog named Max.",
+    ),
+    (
+        [(A, "I started a new job."), (B, "Congrats! Where?")],
+        "Speaker A started a new job at a bakery.",
+    ),
     ([(A, "How is Max?"), (B, "He loves the park.")], "Speaker B walks Max in the park."),
     ([(A, "I bake bread daily."), (B, "Smells great!")], "Speaker A bakes bread every morning."),
     ([(A, "Weekend plans?"), (B, "Hiking with Max.")], "Speaker B plans to go hiking with Max."),
-]  # fmt: skip
+]
 
 
 def make_episode(dataset: str = "msc") -> Episode:
     sessions = tuple(
-        Session(f"e1/s{i}", i, START + timedelta(days=7 * (i - 1)),
-                tuple(Turn(f"e1/s{i}/t{j}", s, t) for j, (s, t) in enumerate(turns)),
-                {"summary": [summary]})
+        Session(
+            f"e1/s{i}",
+            i,
+            START + timedelta(days=7 * (i - 1)),
+            tuple(Turn(f"e1/s{i}/t{j}", s, t) for j, (s, t) in enumerate(turns)),
+            {"summary": [summary]},
+        )
         for i, (turns, summary) in enumerate(SESSIONS, start=1)
-    )  # fmt: skip
+    )
     return Episode("e1", dataset, (A, B), sessions)
 
 
@@ -85,12 +95,19 @@ def teabag_line(tmp_path):
     """A one-question TeaBag file about the episode: the premise is a cat, the truth a dog."""
     ep = make_episode()
     item = teabag.TeaBagItem(
-        "e1-q1", "e1", "msc", A, "So how is your cat Max doing these days?",
+        "e1-q1",
+        "e1",
+        "msc",
+        A,
+        "So how is your cat Max doing these days?",
         "I don't have a cat; Max is my dog, and he is doing well.",
-        ({"speaker": A, "text": "Long time no see!"}, {"speaker": B, "text": "Hi! Good to see you."},
-         {"speaker": A, "text": "So how is your cat Max doing these days?"}),
+        (
+            {"speaker": A, "text": "Long time no see!"},
+            {"speaker": B, "text": "Hi! Good to see you."},
+            {"speaker": A, "text": "So how is your cat Max doing these days?"},
+        ),
         teabag.inline_sessions(ep),
-    )  # fmt: skip
+    )
     path = tmp_path / "teabag" / "teabag.jsonl"
     teabag.write_teabag(path, [item])
     return teabag.load(tmp_path, file="teabag/teabag.jsonl")[0]
@@ -142,19 +159,30 @@ def test_paper_fidelity_offline_judge_and_pipeline():
 @pytest.mark.parametrize(
     ("fact", "question", "answer"),
     [
-        ("Speaker B has a dog named Max.", "So you have a cat named Max, right?",
-         "No, I have a dog named Max."),
+        (
+            "Speaker B has a dog named Max.",
+            "So you have a cat named Max, right?",
+            "No, I have a dog named Max.",
+        ),
         ("Speaker B doesn't own a car.", "So you own a car, right?", "No, I don't own a car."),
-        ("Speaker B has never been to Japan.", "So you have been to Japan, right?",
-         "No, I have never been to Japan."),
+        (
+            "Speaker B has never been to Japan.",
+            "So you have been to Japan, right?",
+            "No, I have never been to Japan.",
+        ),
         ("Speaker B isn't married.", "So you are married, right?", "No, I am not married."),
-        ("Speaker B no longer lives in Paris.", "So you still live in Paris, right?",
-         "No, I no longer live in Paris."),
-        ("Speaker B likes Speaker A's bread.",
-         "So it is no longer true that you like my bread, right?",
-         "No, it is still true: I like your bread."),
+        (
+            "Speaker B no longer lives in Paris.",
+            "So you still live in Paris, right?",
+            "No, I no longer live in Paris.",
+        ),
+        (
+            "Speaker B likes Speaker A's bread.",
+            "So it is no longer true that you like my bread, right?",
+            "No, it is still true: I like your bread.",
+        ),
     ],
-)  # fmt: skip
+)
 def test_offline_counterfactuals_negate_the_fact(fact, question, answer):
     assert counterfactual(["Speaker B works nights.", fact], A, B) == (question, answer)
 
@@ -199,8 +227,10 @@ def test_question_sampling_is_seeded_and_cacheable(tmp_path):
 
 
 def test_parsers_accept_the_formats_and_reject_garbage():
-    reply = ("Did you enjoy Tokyo?\n[Answer 1] Speaker B: I have never been to Japan.\n\n"
-             "[Question 2] Speaker B: Still hesitating about the house?\n[Answer 2] I bought it.")  # fmt: skip
+    reply = (
+        "Did you enjoy Tokyo?\n[Answer 1] Speaker B: I have never been to Japan.\n\n"
+        "[Question 2] Speaker B: Still hesitating about the house?\n[Answer 2] I bought it."
+    )
     got = parse_questions(reply)
     assert got["q1"] == "Did you enjoy Tokyo?" and got["a2"] == "I bought it."
     repeated = parse_questions("[Question 1] Speaker A: " + reply)  # header echoed by the model
@@ -218,9 +248,15 @@ def test_parsers_accept_the_formats_and_reject_garbage():
 
 def test_unparseable_generation_is_recorded_not_invented():
     episode = make_episode()
-    bare = Episode("e2", "msc", (A, B), tuple(
-        Session(s.session_id, s.index, s.start, s.turns, {"summary": ["Nothing much."]})
-        for s in episode.sessions))  # fmt: skip
+    bare = Episode(
+        "e2",
+        "msc",
+        (A, B),
+        tuple(
+            Session(s.session_id, s.index, s.start, s.turns, {"summary": ["Nothing much."]})
+            for s in episode.sessions
+        ),
+    )
     llm = build_llm({"backend": "extractive"})
     result = TeaFarmProtocol().run_episode(bare, NoMemory(llm, embedder()), llm)
     assert [p.kind for p in result.predictions] == ["teafarm_generation"]

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from recallbench.errors import did_you_mean
-from recallbench.tables import atomic_write_text
+from recallbench.io import write_text
 
 __all__ = [
     "DownloadError",
@@ -143,26 +143,41 @@ GITHUB_FILES = {
     "gvd": [
         (GVD, f"eval_data/{p}", f"eval_data/{p}", h)
         for p, h in [
-            ("en/memory_bank_en.json",
-             "27c302202f9675d87dcaa73e3a42dc0fca8999dcff3c6e7882a787c8a08d9bc7"),
-            ("en/probing_questions_en.jsonl",
-             "84538a41e5a9c8000850c19008a85445b01bf52c9960c9d735d21a4b73e5c648"),
-            ("cn/memory_bank_cn.json",
-             "6098382314c7e5cf1d4564a3b587e9863b1e083f2ba56ce3fbbea68a1c91d287"),
-            ("cn/probing_questions_cn.jsonl",
-             "10f26828cc14a98b6dca39223d7536b7b9af38f1fe68d7851070a64ec0339aa7"),
+            (
+                "en/memory_bank_en.json",
+                "27c302202f9675d87dcaa73e3a42dc0fca8999dcff3c6e7882a787c8a08d9bc7",
+            ),
+            (
+                "en/probing_questions_en.jsonl",
+                "84538a41e5a9c8000850c19008a85445b01bf52c9960c9d735d21a4b73e5c648",
+            ),
+            (
+                "cn/memory_bank_cn.json",
+                "6098382314c7e5cf1d4564a3b587e9863b1e083f2ba56ce3fbbea68a1c91d287",
+            ),
+            (
+                "cn/probing_questions_cn.jsonl",
+                "10f26828cc14a98b6dca39223d7536b7b9af38f1fe68d7851070a64ec0339aa7",
+            ),
         ]
     ],
     "carecall": [
-        (CARECALL, "data/carecall-memory-sample.json", "data/carecall-memory-sample.json",
-         "49ecf399421394ca39a2a790dbe05415ee5ada8f693f54b2aea9e2abf36f4f35"),
+        (
+            CARECALL,
+            "data/carecall-memory-sample.json",
+            "data/carecall-memory-sample.json",
+            "49ecf399421394ca39a2a790dbe05415ee5ada8f693f54b2aea9e2abf36f4f35",
+        ),
     ],
     "msc": [
-        (THEANINE, "resources/data/sample_dialogue.json",
-         "theanine_sample/resources/data/sample_dialogue.json",
-         "2a8a953bc3f32d87fee7c87e5699a424635f4ec9506ae8eb90a42052bd9d9597"),
+        (
+            THEANINE,
+            "resources/data/sample_dialogue.json",
+            "theanine_sample/resources/data/sample_dialogue.json",
+            "2a8a953bc3f32d87fee7c87e5699a424635f4ec9506ae8eb90a42052bd9d9597",
+        ),
     ],
-}  # fmt: skip
+}
 LAMP1_FILES = [f"{s}/{s}_{k}.json" for s in ("train", "dev") for k in ("questions", "outputs")]
 LAMP1_FILES.append("test/test_questions.json")
 
@@ -188,28 +203,58 @@ def sources(ep: Endpoints | None = None, *, with_train: bool = False) -> dict[st
         for f in LAMP1_FILES
     ]
     catalog = [
-        Source("lufy", "lufy", "none stated by the authors (research use; cite Sumida et al.)",
-               trees=(GitTree(*LUFY, ("Dataset/*.xlsx", "Code/roberta/emobank.csv")),)),
+        Source(
+            "lufy",
+            "lufy",
+            "none stated by the authors (research use; cite Sumida et al.)",
+            trees=(GitTree(*LUFY, ("Dataset/*.xlsx", "Code/roberta/emobank.csv")),),
+        ),
         Source("gvd", "gvd", "MIT", files=_github(ep, "gvd")),
-        Source("carecall", "carecall_mem",
-               "NAVER Corp.: non-commercial research only, no modification, no redistribution",
-               files=_github(ep, "carecall"),
-               note="public sample only; the full dataset needs NAVER's request form"),
-        Source("msc", "msc", "no explicit data license (ParlAI code is MIT); cite Xu et al. 2022",
-               tarballs=(Tarball(f"{ep.parlai}/msc/msc_v0.1.tar.gz", MSC_SHA256, "msc",
-                                 "msc_dialogue"),),
-               files=_github(ep, "msc")),
-        Source("persona_chat", "persona_chat", "no explicit data license (ParlAI ConvAI2)",
-               tarballs=(Tarball(f"{ep.parlai}/convai2/convai2_fix_723.tgz", CONVAI2_SHA256,
-                                 "data/ConvAI2", "train_self_original_no_cands.txt"),)),
-        Source("cc", "conversation_chronicles", "CC BY 4.0",
-               hub=(HubFiles("jihyoung/ConversationChronicles", cc_files),),
-               note="" if with_train else "train.jsonl (1.35 GB) skipped; --with-train adds it"),
-        Source("teabag", "teabag", "unknown (see the dataset card)",
-               hub=(HubFiles("LangAGI-Lab/teafarm"),),
-               note="TeaBag's schema is unknown to recallbench: files kept as published"),
+        Source(
+            "carecall",
+            "carecall_mem",
+            "NAVER Corp.: non-commercial research only, no modification, no redistribution",
+            files=_github(ep, "carecall"),
+            note="public sample only; the full dataset needs NAVER's request form",
+        ),
+        Source(
+            "msc",
+            "msc",
+            "no explicit data license (ParlAI code is MIT); cite Xu et al. 2022",
+            tarballs=(
+                Tarball(f"{ep.parlai}/msc/msc_v0.1.tar.gz", MSC_SHA256, "msc", "msc_dialogue"),
+            ),
+            files=_github(ep, "msc"),
+        ),
+        Source(
+            "persona_chat",
+            "persona_chat",
+            "no explicit data license (ParlAI ConvAI2)",
+            tarballs=(
+                Tarball(
+                    f"{ep.parlai}/convai2/convai2_fix_723.tgz",
+                    CONVAI2_SHA256,
+                    "data/ConvAI2",
+                    "train_self_original_no_cands.txt",
+                ),
+            ),
+        ),
+        Source(
+            "cc",
+            "conversation_chronicles",
+            "CC BY 4.0",
+            hub=(HubFiles("jihyoung/ConversationChronicles", cc_files),),
+            note="" if with_train else "train.jsonl (1.35 GB) skipped; --with-train adds it",
+        ),
+        Source(
+            "teabag",
+            "teabag",
+            "unknown (see the dataset card)",
+            hub=(HubFiles("LangAGI-Lab/teafarm"),),
+            note="TeaBag's schema is unknown to recallbench: files kept as published",
+        ),
         Source("lamp1", "lamp1", "CC BY-NC-SA 4.0", files=tuple(lamp)),
-    ]  # fmt: skip
+    ]
     return {source.name: source for source in catalog}
 
 
@@ -454,4 +499,4 @@ def _write_readme(out: Path, done: Sequence[Source]) -> None:
         row = f"| `{source.folder}/` | {source.license} |"
         if row not in lines:
             lines.append(row)
-    atomic_write_text(readme, "\n".join(lines) + "\n")
+    write_text(readme, "\n".join(lines) + "\n")

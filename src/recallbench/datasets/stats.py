@@ -20,36 +20,20 @@ Every ratio is total: an empty denominator gives 0.0, never NaN.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
-from recallbench.errors import DatasetFormatError, did_you_mean
+from recallbench.errors import DatasetFormatError
 from recallbench.records import Episode, Session
+from recallbench.text import tokenize
 
 __all__ = [
-    "TOKENIZERS",
     "CareCallStats",
     "ConversationStats",
     "carecall_stats",
     "conversation_stats",
     "distinct_n",
-    "tokenize",
 ]
-
-_WORD = re.compile(r"\w+")
-
-TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
-    "whitespace": lambda text: text.strip().split(),
-    "word": lambda text: _WORD.findall(text),
-}
-
-
-def tokenize(text: str, tokenizer: str = "whitespace") -> list[str]:
-    """Split ``text`` into words with the named tokenizer (see module docstring)."""
-    if tokenizer not in TOKENIZERS:
-        raise did_you_mean("tokenizer", tokenizer, TOKENIZERS)
-    return TOKENIZERS[tokenizer](text)
 
 
 def _ratio(num: float, den: float) -> float:

@@ -40,6 +40,7 @@ from recallbench.clock import UNKNOWN_GAP, ClockError, from_gaps, phrase_gap
 from recallbench.datasets._common import display, get, iter_jsonl, require_file, strings
 from recallbench.datasets._flat import build_episode, pairs
 from recallbench.errors import DatasetFormatError
+from recallbench.io import write_jsonl_rows
 from recallbench.records import Episode, QAItem
 
 DEFAULT_FILE = Path("teabag/teabag.jsonl")
@@ -150,18 +151,16 @@ def read_teabag(path: str | Path, data_dir: Path | None = None) -> list[TeaBagIt
 
 def write_teabag(path: str | Path, items: Iterable[TeaBagItem | Mapping[str, Any]]) -> int:
     """Validate ``items`` and write them as TeaBag JSONL atomically; return the count."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    count = 0
-    with tmp.open("w", encoding="utf-8") as fh:
-        for i, item in enumerate(items):
-            if not isinstance(item, TeaBagItem):
-                item = TeaBagItem.from_dict(item, f"write_teabag item {i}")
-            fh.write(json.dumps(item.to_dict(), ensure_ascii=False, allow_nan=False) + "\n")
-            count += 1
-    tmp.replace(path)
-    return count
+    rows = [
+        (
+            item
+            if isinstance(item, TeaBagItem)
+            else TeaBagItem.from_dict(item, f"write_teabag item {i}")
+        )
+        for i, item in enumerate(items)
+    ]
+    write_jsonl_rows(path, (item.to_dict() for item in rows))
+    return len(rows)
 
 
 def load(data_dir: Path, file: str | Path = DEFAULT_FILE) -> list[Episode]:

@@ -135,13 +135,21 @@ class CaimVerdict:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict (stored in ``Prediction.meta["caim"]``)."""
-        return {"scores": dict(self.scores), "raw": dict(self.raw),
-                "failures": dict(self.failures), "info": dict(self.info)}  # fmt: skip
+        return {
+            "scores": dict(self.scores),
+            "raw": dict(self.raw),
+            "failures": dict(self.failures),
+            "info": dict(self.info),
+        }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> CaimVerdict:
-        return cls(dict(d["scores"]), dict(d.get("raw") or {}), dict(d.get("failures") or {}),
-                   dict(d.get("info") or {}))  # fmt: skip
+        return cls(
+            dict(d["scores"]),
+            dict(d.get("raw") or {}),
+            dict(d.get("failures") or {}),
+            dict(d.get("info") or {}),
+        )
 
 
 def coverage(item: CaimItem, text: str, fuzzy: float = 0.8) -> float:
@@ -209,18 +217,26 @@ class LexicalCaimJudge:
             response_correctness=_graded(c_resp, self.threshold),
             memory_storage=_graded(c_store, self.threshold),
         )
-        info = {"coverage": {"store": c_store, "recalled": c_recall, "response": c_resp},
-                "eligible_store": len(store_ids), "eligible_recalled": recall_ids,
-                "declined": declined}  # fmt: skip
-        return CaimVerdict(scores, raw={k: str(v) for k, v in scores.items() if v is not None},
-                           info=info)  # fmt: skip
+        info = {
+            "coverage": {"store": c_store, "recalled": c_recall, "response": c_resp},
+            "eligible_store": len(store_ids),
+            "eligible_recalled": recall_ids,
+            "declined": declined,
+        }
+        return CaimVerdict(
+            scores, raw={k: str(v) for k, v in scores.items() if v is not None}, info=info
+        )
 
     def judge_many(self, items: Sequence[CaimItem]) -> list[CaimVerdict]:
         return [self.judge(i) for i in items]
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "threshold": self.threshold, "fuzzy": self.fuzzy,
-                "contextual_coherence": "unavailable offline (no lexical proxy)"}  # fmt: skip
+        return {
+            "name": self.name,
+            "threshold": self.threshold,
+            "fuzzy": self.fuzzy,
+            "contextual_coherence": "unavailable offline (no lexical proxy)",
+        }
 
 
 def parse_level(reply: str, levels: Sequence[float]) -> float:
@@ -292,8 +308,13 @@ class LLMCaimJudge:
 
     name = "llm"
 
-    def __init__(self, llm, seed: int | None = None, temperature: float = 0.0,
-                 metrics: Sequence[str] = CAIM_METRICS) -> None:  # fmt: skip
+    def __init__(
+        self,
+        llm,
+        seed: int | None = None,
+        temperature: float = 0.0,
+        metrics: Sequence[str] = CAIM_METRICS,
+    ) -> None:
         for m in metrics:
             if m not in LEVELS:
                 raise did_you_mean("caim metric", m, LEVELS)
@@ -301,16 +322,27 @@ class LLMCaimJudge:
         self.tasks = {}
         for m in self.metrics:
             task = rubric_task(m)
-            self.tasks[m] = PromptTask(**{
-                **{f: getattr(task, f) for f in task.__dataclass_fields__},
-                "temperature": float(temperature), "seed": seed,
-            })  # fmt: skip
+            self.tasks[m] = PromptTask(
+                **{
+                    **{f: getattr(task, f) for f in task.__dataclass_fields__},
+                    "temperature": float(temperature),
+                    "seed": seed,
+                }
+            )
 
     def judge_many(self, items: Sequence[CaimItem]) -> list[CaimVerdict]:
         offline = bool(getattr(self.llm.backend, "offline", False))
-        fields = [{"_item": i, "question": i.question, "reference": i.reference or "(none)",
-                   "response": i.response, "retrieved": render_memories(i.recalled),
-                   "store": render_memories(i.store)} for i in items]  # fmt: skip
+        fields = [
+            {
+                "_item": i,
+                "question": i.question,
+                "reference": i.reference or "(none)",
+                "response": i.response,
+                "retrieved": render_memories(i.recalled),
+                "store": render_memories(i.store),
+            }
+            for i in items
+        ]
         results: dict[str, list] = {}
         for m, task in self.tasks.items():
             if offline and task.offline is None:
@@ -333,8 +365,13 @@ class LLMCaimJudge:
         return self.judge_many([item])[0]
 
     def describe(self) -> dict[str, Any]:
-        out = {"name": self.name, "backend": self.llm.backend.name, "model": self.llm.model,
-               "seed": self.seed, "temperature": self.temperature}  # fmt: skip
+        out = {
+            "name": self.name,
+            "backend": self.llm.backend.name,
+            "model": self.llm.model,
+            "seed": self.seed,
+            "temperature": self.temperature,
+        }
         if getattr(self.llm.backend, "offline", False):
             out["note"] = "offline backend: lexical labels via the rubric parser; no coherence"
         return out

@@ -65,10 +65,16 @@ def parse_entailment(reply: str) -> str:
 
 
 ENTAILMENT_TASK = PromptTask(
-    name="judge.entailment", template=ENTAILMENT_INSTRUCTIONS + ENTAILMENT_FORMAT,
-    parse=parse_entailment, offline=None, fallback=None, stage="judge", max_tokens=8,
-    temperature=0.0, source=ENTAILMENT_SOURCE,
-)  # fmt: skip
+    name="judge.entailment",
+    template=ENTAILMENT_INSTRUCTIONS + ENTAILMENT_FORMAT,
+    parse=parse_entailment,
+    offline=None,
+    fallback=None,
+    stage="judge",
+    max_tokens=8,
+    temperature=0.0,
+    source=ENTAILMENT_SOURCE,
+)
 
 
 @dataclass
@@ -108,8 +114,12 @@ def judge_entailment(
     seed: int = 0,
 ) -> EntailmentResult:
     """Label sampled responses entail / neutral / contradict (unavailable on extractive)."""
-    judge = {"backend": llm.backend.name, "model": llm.model, "prompt": ENTAILMENT_SOURCE,
-             "stands_in_for": "THEANINE Fig. 6 human study (3 AMT workers, majority)"}  # fmt: skip
+    judge = {
+        "backend": llm.backend.name,
+        "model": llm.model,
+        "prompt": ENTAILMENT_SOURCE,
+        "stands_in_for": "THEANINE Fig. 6 human study (3 AMT workers, majority)",
+    }
     if llm.backend.offline:
         return EntailmentResult([], {"available": False, "reason": UNAVAILABLE, "judge": judge})
     contexts = _context(episodes)

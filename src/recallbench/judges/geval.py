@@ -29,9 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recallbench.judges.lexical import content, stem, words
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.records import Episode, Prediction, Turn, read_jsonl
+from recallbench.text import answer_content as content
+from recallbench.text import answer_words as words
+from recallbench.text import light_stem as stem
 
 # THEANINE Fig. 26 "Prompt for G-Eval: Helpfulness of Retrieved Memories", verbatim.
 GEVAL_PROMPT = """Your task is to choose a more helpful MEMORY based on the below criterion.
@@ -83,10 +85,16 @@ def offline_choice(last_utterance: str, context: str, memory1: str, memory2: str
 
 
 GEVAL_TASK = PromptTask(
-    name="judge.geval_helpfulness", template=GEVAL_PROMPT, parse=parse_choice,
-    offline=offline_choice, fallback=None, stage="judge", max_tokens=256, temperature=0.0,
+    name="judge.geval_helpfulness",
+    template=GEVAL_PROMPT,
+    parse=parse_choice,
+    offline=offline_choice,
+    fallback=None,
+    stage="judge",
+    max_tokens=256,
+    temperature=0.0,
     source=GEVAL_SOURCE,
-)  # fmt: skip
+)
 
 
 @dataclass
@@ -100,16 +108,12 @@ class GEvalResult:
 
     def write(self, out_dir: str | Path) -> Path:
         """Write ``geval_<a>_vs_<b>.jsonl`` (rows) and ``.json`` (summary) into ``out_dir``."""
-        from recallbench.runner import write_json
+        from recallbench.io import write_json, write_jsonl_rows
 
         out = Path(out_dir)
         stem_ = f"geval_{self.name_a}_vs_{self.name_b}"
         write_json(out / f"{stem_}.json", self.summary)
-        tmp = out / f"{stem_}.jsonl.tmp"
-        with tmp.open("w", encoding="utf-8") as fh:
-            for row in self.rows:
-                fh.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
-        tmp.replace(out / f"{stem_}.jsonl")
+        write_jsonl_rows(out / f"{stem_}.jsonl", self.rows)
         return out / f"{stem_}.json"
 
 
@@ -174,8 +178,10 @@ def compare(
             "last_utterance": history[-1].text if history else "",
             "context": " ".join(t.text for t in history),
         }
-        fields += [{**base, "memory1": mem_a, "memory2": mem_b},
-                   {**base, "memory1": mem_b, "memory2": mem_a}]  # fmt: skip
+        fields += [
+            {**base, "memory1": mem_a, "memory2": mem_b},
+            {**base, "memory1": mem_b, "memory2": mem_a},
+        ]
     results = llm.run_many(GEVAL_TASK, fields, progress=False) if fields else []
     result = GEvalResult(*names)
     for i, (a, _b, _h) in enumerate(kept):
@@ -196,11 +202,16 @@ def _row(a: Prediction, first, swapped) -> dict[str, Any]:
         points = _POINTS_AS_1[choices[0]] + (1.0 - _POINTS_AS_1[choices[1]])
         outcome = "win" if points > 1 else ("loss" if points < 1 else "tie")
     return {
-        "pred_id": a.pred_id, "episode_id": a.episode_id, "session_index": a.session_index,
-        "outcome_a": outcome, "choice_a_first": choices[0], "choice_b_first": choices[1],
-        "raw_a_first": first.raw, "raw_b_first": swapped.raw,
+        "pred_id": a.pred_id,
+        "episode_id": a.episode_id,
+        "session_index": a.session_index,
+        "outcome_a": outcome,
+        "choice_a_first": choices[0],
+        "choice_b_first": choices[1],
+        "raw_a_first": first.raw,
+        "raw_b_first": swapped.raw,
         "failures": [r.failure for r in (first, swapped) if r.failure],
-    }  # fmt: skip
+    }
 
 
 def summarize(rows: Sequence[dict], names: tuple[str, str], llm) -> dict[str, Any]:
@@ -213,13 +224,21 @@ def summarize(rows: Sequence[dict], names: tuple[str, str], llm) -> dict[str, An
     decided = counts["win"] + counts["loss"]
     p = binomtest(counts["win"], decided, 0.5).pvalue if decided else 1.0
     return {
-        "a": names[0], "b": names[1], "n": n, "unjudged": len(rows) - n,
+        "a": names[0],
+        "b": names[1],
+        "n": n,
+        "unjudged": len(rows) - n,
         **{k: (v / n if n else 0.0) for k, v in counts.items()},
-        "counts": counts, "sign_test_p": float(p),
+        "counts": counts,
+        "sign_test_p": float(p),
         "episodes": len({r["episode_id"] for r in rows}),
-        "judge": {"backend": llm.backend.name, "model": llm.model, "prompt": GEVAL_SOURCE,
-                  "order": "both orders; A's points summed (see module docstring)"},
-    }  # fmt: skip
+        "judge": {
+            "backend": llm.backend.name,
+            "model": llm.model,
+            "prompt": GEVAL_SOURCE,
+            "order": "both orders; A's points summed (see module docstring)",
+        },
+    }
 
 
 def _episodes_of(run_dir: Path) -> list[Episode]:
@@ -233,14 +252,19 @@ def _episodes_of(run_dir: Path) -> list[Episode]:
 
 
 def compare_runs(
-    run_a: str | Path, run_b: str | Path, llm, episodes: Sequence[Episode] | None = None,
-    *, max_episodes: int | None = None,
-) -> GEvalResult:  # fmt: skip
+    run_a: str | Path,
+    run_b: str | Path,
+    llm,
+    episodes: Sequence[Episode] | None = None,
+    *,
+    max_episodes: int | None = None,
+) -> GEvalResult:
     """Compare two run folders; episodes default to run A's dataset config (``config.yaml``)."""
     run_a, run_b = Path(run_a), Path(run_b)
     where = (str(run_a / "predictions.jsonl"), str(run_b / "predictions.jsonl"))
-    pairs = pair_predictions(read_jsonl(where[0], Prediction), read_jsonl(where[1], Prediction),
-                             where)  # fmt: skip
+    pairs = pair_predictions(
+        read_jsonl(where[0], Prediction), read_jsonl(where[1], Prediction), where
+    )
     episodes = list(episodes) if episodes is not None else _episodes_of(run_a)
     names = (_run_name(run_a), _run_name(run_b))
     return compare(pairs, episodes, llm, names=names, max_episodes=max_episodes, where=where)

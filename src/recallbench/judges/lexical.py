@@ -33,107 +33,48 @@ import unicodedata
 from dataclasses import dataclass
 
 from recallbench.judges.base import CORRECT, DONT_KNOW, INCORRECT, Judge, Verdict
+from recallbench.text import answer_content as content
+from recallbench.text import answer_words as words
+from recallbench.text import is_number
+from recallbench.text import light_stem as stem
 
-STOPWORDS = frozenset(
-    """a an the and or but if so as at by for from in into of on onto to with without about
-    over under up down out off again than then too very just also only even still yet
-    i me my mine myself you your yours yourself we us our ours they them their theirs
-    he him his she her hers it its itself this that these those there here
-    what which who whom whose when where why how whats
-    am is are was were be been being do does did doing done have has had having
-    can could will would shall should may might must
-    not no nor yes oh ok okay well really much many some any all each both own same other such
-    s t d ll m re ve don doesn didn isn wasn aren weren won haven hasn hadn couldn wouldn""".split()
-)
-_UNITS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
-    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
-    "nineteen": 19,
-}  # fmt: skip
-_TENS = {
-    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
-    "eighty": 80, "ninety": 90,
-}  # fmt: skip
-_SCALES = {"hundred": 100, "thousand": 1000}
-_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+")
-_POSSESSIVE = re.compile(r"(\w)'s\b")
 # An answer that opens with one of these (after fillers such as "Sorry,") is a don't-know.
 DONT_KNOW_PHRASES = (
-    "i don't know", "i do not know", "i dont know", "i'm not sure", "i am not sure", "not sure",
-    "i don't remember", "i do not remember", "i can't remember", "i cannot remember",
-    "i don't recall", "i do not recall", "i can't recall", "i cannot recall", "no idea",
-    "i have no idea", "i have no information", "i don't have any information",
-    "i do not have any information", "i don't have information", "i don't have that information",
-    "no information", "there is no information", "there's no information", "unknown", "n/a",
-    "no memory", "no relevant memory", "the memory does not", "my memory does not",
-    "nothing in my memory", "i couldn't find", "i could not find",
-)  # fmt: skip
+    "i don't know",
+    "i do not know",
+    "i dont know",
+    "i'm not sure",
+    "i am not sure",
+    "not sure",
+    "i don't remember",
+    "i do not remember",
+    "i can't remember",
+    "i cannot remember",
+    "i don't recall",
+    "i do not recall",
+    "i can't recall",
+    "i cannot recall",
+    "no idea",
+    "i have no idea",
+    "i have no information",
+    "i don't have any information",
+    "i do not have any information",
+    "i don't have information",
+    "i don't have that information",
+    "no information",
+    "there is no information",
+    "there's no information",
+    "unknown",
+    "n/a",
+    "no memory",
+    "no relevant memory",
+    "the memory does not",
+    "my memory does not",
+    "nothing in my memory",
+    "i couldn't find",
+    "i could not find",
+)
 _FILLER = re.compile(r"^(?:(?:sorry|hmm+|well|unfortunately|honestly|oh)\b[\s,.!:;-]*)+")
-
-
-def _number_words(tokens: list[str]) -> list[str]:
-    """Replace number words by digit tokens ("twenty three" -> "23", "a hundred" -> "100")."""
-    out: list[str] = []
-    i = 0
-    while i < len(tokens):
-        w = tokens[i]
-        i += 1
-        if w in _UNITS or w in _TENS:
-            value = _TENS.get(w, _UNITS.get(w, 0))
-            if w in _TENS and i < len(tokens) and 0 < _UNITS.get(tokens[i], 0) < 10:
-                value += _UNITS[tokens[i]]
-                i += 1
-            if i < len(tokens) and tokens[i] in _SCALES:
-                value *= _SCALES[tokens[i]]
-                i += 1
-            out.append(str(value))
-        elif w in _SCALES and out and out[-1] == "a":
-            out[-1] = str(_SCALES[w])
-        else:
-            out.append(w)
-    return out
-
-
-def words(text: str) -> list[str]:
-    """Return the normalized word and number tokens of ``text`` (before stemming)."""
-    text = unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'").replace("`", "'")
-    text = _POSSESSIVE.sub(r"\1", text)
-    raw = [t.replace(",", "") for t in _TOKEN.findall(text)]
-    return _number_words(raw)
-
-
-def stem(word: str) -> str:
-    """Strip common English suffixes (a light stemmer; numbers are returned unchanged)."""
-    if word[:1].isdigit():
-        return word
-    w = word
-    if len(w) > 4 and w.endswith("ies"):
-        w = w[:-3] + "y"
-    elif len(w) > 5 and w.endswith("ing"):
-        w = w[:-3]
-        if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "aeiouls":
-            w = w[:-1]
-    elif len(w) > 4 and w.endswith("ed"):
-        w = w[:-2]
-        if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "aeiouls":
-            w = w[:-1]
-    elif len(w) > 4 and w.endswith(("ses", "xes", "zes", "ches", "shes")):
-        w = w[:-2]
-    elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
-    if len(w) > 3 and w.endswith("e"):
-        w = w[:-1]
-    return w
-
-
-def is_number(token: str) -> bool:
-    return token[:1].isdigit()
-
-
-def content(tokens: list[str]) -> list[str]:
-    """Drop stopwords from normalized tokens."""
-    return [t for t in tokens if t not in STOPWORDS]
 
 
 def is_dont_know(answer: str) -> bool:

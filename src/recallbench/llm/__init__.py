@@ -9,21 +9,14 @@ See DESIGN.md section 4 and notes/API.md for the contract.
 
 from __future__ import annotations
 
-from recallbench.llm.backends import (
-    Backend,
-    BackendCallError,
-    Completion,
-    Decoding,
-    ExtractiveBackend,
-    OpenAIBackend,
-    TokenBucket,
-)
+from recallbench.llm.backends import ExtractiveBackend, HFBackend, OpenAIBackend, TokenBucket
+from recallbench.llm.backends.hf import load_causal_lm, load_tokenizer
 from recallbench.llm.cache import Cache, cache_key
 from recallbench.llm.client import LLM
 from recallbench.llm.config import build_llm
-from recallbench.llm.hf import HFBackend, load_causal_lm, load_tokenizer
 from recallbench.llm.prices import PRICES_AS_OF, PRICES_SOURCE, Price, PriceTable
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE, ParseError, PromptTask, TaskResult
+from recallbench.llm.types import Backend, BackendCallError, Completion, Decoding
 from recallbench.llm.usage import Bucket, Usage
 
 __all__ = [

@@ -31,17 +31,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from recallbench.llm.backends import (
+from recallbench.llm.cache import Cache, cache_key, source_fingerprint
+from recallbench.llm.prices import PriceTable
+from recallbench.llm.runtime import LoopThread, Progress, progress_enabled
+from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE, Message, PromptTask, TaskResult
+from recallbench.llm.types import (
     Backend,
     BackendCallError,
     Completion,
     Decoding,
     count_message_tokens,
 )
-from recallbench.llm.cache import Cache, cache_key, source_fingerprint
-from recallbench.llm.prices import PriceTable
-from recallbench.llm.runtime import LoopThread, Progress, progress_enabled
-from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE, Message, PromptTask, TaskResult
 from recallbench.llm.usage import Usage
 
 # A parser signals an unparseable reply with one of these (ParseError is a ValueError).
@@ -153,9 +153,14 @@ class LLM:
     ) -> TaskResult:
         """Free-form generation; ``value`` is the stripped reply (``offline()`` if extractive)."""
         call = _Call(
-            name, stage, list(messages), self._decoding(max_tokens, temperature, seed),
-            offline, None, "",
-        )  # fmt: skip
+            name,
+            stage,
+            list(messages),
+            self._decoding(max_tokens, temperature, seed),
+            offline,
+            None,
+            "",
+        )
         return self._execute([call], progress=False, desc=name)[0]
 
     def describe(self) -> dict[str, Any]:
@@ -204,8 +209,16 @@ class LLM:
         if task.offline is not None:
             offline = lambda: task.offline(**fields)  # noqa: E731
         dec = self._decoding(task.max_tokens, task.temperature, task.seed)
-        return _Call(task.name, task.stage, task.render(**fields), dec, offline, task.parse,
-                     task.fallback, fields_key(fields) if self.backend.offline else "")  # fmt: skip
+        return _Call(
+            task.name,
+            task.stage,
+            task.render(**fields),
+            dec,
+            offline,
+            task.parse,
+            task.fallback,
+            fields_key(fields) if self.backend.offline else "",
+        )
 
     def _key(self, call: _Call) -> str | None:
         if self.cache is None:
@@ -298,18 +311,23 @@ class LLM:
 
     def _finish(self, call: _Call, completion: Completion, cached: bool = False) -> TaskResult:
         full_cost = self.prices.cost(
-            self.model, completion.prompt_tokens, completion.completion_tokens,
+            self.model,
+            completion.prompt_tokens,
+            completion.completion_tokens,
             local=self.backend.local,
-        )  # fmt: skip
+        )
         if not cached:
             key = self._key(call)
             if key is not None and self.cache is not None:
-                self.cache.put(key, {
-                    "text": completion.text,
-                    "prompt_tokens": completion.prompt_tokens,
-                    "completion_tokens": completion.completion_tokens,
-                    "model": self.model,
-                })  # fmt: skip
+                self.cache.put(
+                    key,
+                    {
+                        "text": completion.text,
+                        "prompt_tokens": completion.prompt_tokens,
+                        "completion_tokens": completion.completion_tokens,
+                        "model": self.model,
+                    },
+                )
         value, failure = self._parse(call, completion.text)
         result = TaskResult(
             value=value,

@@ -14,16 +14,30 @@ from typing import Any
 
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.llm.backends import ExtractiveBackend, OpenAIBackend
+from recallbench.llm.backends.hf import HFBackend
 from recallbench.llm.cache import Cache
 from recallbench.llm.client import LLM
-from recallbench.llm.hf import HFBackend
 from recallbench.llm.prices import Price, PriceTable
 
 KEYS = {
-    "backend", "model", "base_url", "api_key_env", "temperature", "max_tokens", "concurrency",
-    "rpm", "tpm", "timeout_s", "max_retries", "context_length", "seed", "price_per_1m", "threads",
-    "name", "description",
-}  # fmt: skip
+    "backend",
+    "model",
+    "base_url",
+    "api_key_env",
+    "temperature",
+    "max_tokens",
+    "concurrency",
+    "rpm",
+    "tpm",
+    "timeout_s",
+    "max_retries",
+    "context_length",
+    "seed",
+    "price_per_1m",
+    "threads",
+    "name",
+    "description",
+}
 BACKENDS = ("extractive", "openai", "hf")
 # A local server (vLLM, Ollama, llama.cpp) ignores the key; the client still wants a string.
 NO_KEY = "no-key-needed"

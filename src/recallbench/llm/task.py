@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Stage = Literal["memory", "answer", "judge", "generate"]
-Message = dict[str, str]
+from recallbench.llm.types import Message
 
+Stage = Literal["memory", "answer", "judge", "generate"]
 
 # ``TaskResult.failure`` starts with one of these: the call itself failed (after the backend's
 # bounded retries), or the reply could not be parsed and ``task.fallback`` was used.

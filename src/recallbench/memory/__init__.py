@@ -1,1 +1,11 @@
-"""Memory methods: ``base.MemoryMethod`` and one module per method (``conf/memory/`` lists them)."""
+"""Memory methods: one module or package per method, each a CLI choice with a config of the
+same stem (``memory=theanine`` <-> ``conf/memory/theanine.yaml`` <-> ``memory/theanine/``).
+
+Shared building blocks are ``_``-prefixed modules (``_base``: the contract; ``_common``,
+``_llm_common``: baseline helpers; ``_update``: Bae et al.'s Algorithm 1). The public contract a
+protocol or a new method needs is re-exported here.
+"""
+
+from recallbench.memory._base import MemoryMethod, Message, render_history, strip_speaker
+
+__all__ = ["MemoryMethod", "Message", "render_history", "strip_speaker"]

@@ -17,8 +17,9 @@ from typing import Any, Literal
 from recallbench.embed.index import topk
 from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.llm.task import ParseError, PromptTask
-from recallbench.memory.base import MemoryMethod, Message, render_history, words
+from recallbench.memory._base import MemoryMethod, Message, render_history
 from recallbench.records import Episode, MemoryItem, Query, Session
+from recallbench.text import words
 
 PromptStyle = Literal["theanine", "carecall"]
 PROMPT_STYLES = ("theanine", "carecall")

@@ -16,26 +16,18 @@ from typing import Any, Literal
 
 from recallbench.errors import ConfigError
 from recallbench.llm.task import ParseError
+from recallbench.memory._base import Message, render_history
 from recallbench.memory._common import BaselineMethod, response_messages
-from recallbench.memory.base import Message, content_words, render_history
 from recallbench.records import Query
+from recallbench.text import content_words
+from recallbench.text import crude_stem as stem
 
 ResponseStyle = Literal["paper", "theanine"]
 RESPONSE_STYLES = ("paper", "theanine")
-_SUFFIXES = ("ing", "ies", "ed", "es", "s")
 _NUMBER = re.compile(r"\d+")
 _NONE = re.compile(r"\b(?:noto|none|nothing|no relevant|not related)\b", re.IGNORECASE)
 _TRAILING_COMMA = re.compile(r",\s*([\]}])")
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\(?\d+[.):]|\[\d+\])\s*")
-
-
-def stem(word: str) -> str:
-    """Return a crude stem of ``word`` (hiking, hikes, hiked, hike -> hik)."""
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            break
-    return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
 def stems(text: str) -> set[str]:

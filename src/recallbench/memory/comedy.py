@@ -40,6 +40,7 @@ from typing import Any
 
 from recallbench.errors import ConfigError
 from recallbench.llm.task import ParseError, PromptTask
+from recallbench.memory._base import render_history
 from recallbench.memory._common import extractive_summary, parse_sentences, query_text
 from recallbench.memory._llm_common import (
     LLMBaseline,
@@ -52,8 +53,8 @@ from recallbench.memory._llm_common import (
     stems,
     trace,
 )
-from recallbench.memory.base import render_history, words
 from recallbench.records import MemoryItem, Query, Recall, Session
+from recallbench.text import words
 
 # Reconstruction after Chen et al. (2024) sec. 3, task 1 "session-level memory summarization".
 COMEDY_SESSION_PROMPT = (
@@ -319,10 +320,14 @@ class Comedy(LLMBaseline):
         for j, text in enumerate(result.value or ()):
             self._session.append(
                 MemoryItem(
-                    f"{session.session_id}/comedy/m{j}", text, "summary", session.start,
-                    trace(text, turns, whole), {"session": session.index, "layer": "session"},
+                    f"{session.session_id}/comedy/m{j}",
+                    text,
+                    "summary",
+                    session.start,
+                    trace(text, turns, whole),
+                    {"session": session.index, "layer": "session"},
                 )
-            )  # fmt: skip
+            )
         if self._session:
             self._compress(session)
 

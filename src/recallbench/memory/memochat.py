@@ -46,10 +46,10 @@ from recallbench.memory._llm_common import (
     load_json,
     parse_options,
     render_options,
-    stem,
 )
-from recallbench.memory.base import content_words
 from recallbench.records import MemoryItem, Query, Recall, Session
+from recallbench.text import content_words
+from recallbench.text import crude_stem as stem
 
 # Reconstruction after Lu et al. (2023) sec. 3 "memo writing" (see Deviations).
 MEMO_WRITE_PROMPT = (

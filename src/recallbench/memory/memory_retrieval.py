@@ -28,8 +28,8 @@ from typing import Any
 
 from recallbench.errors import ConfigError
 from recallbench.memory._common import query_text, top_k
+from recallbench.memory._update import MemoryUpdater
 from recallbench.memory.all_memories import AllMemories
-from recallbench.memory.memory_update import MemoryUpdater
 from recallbench.records import MemoryItem, Query
 
 

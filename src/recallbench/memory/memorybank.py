@@ -29,7 +29,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from recallbench.memory.lufy_store import Entry, LufyFamilyMemory, ebbinghaus
+from recallbench.memory.lufy import Entry, LufyFamilyMemory, ebbinghaus
 
 
 class MemoryBank(LufyFamilyMemory):

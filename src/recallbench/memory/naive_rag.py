@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from recallbench.memory.lufy_store import LufyFamilyMemory
+from recallbench.memory.lufy import LufyFamilyMemory
 
 
 class NaiveRAG(LufyFamilyMemory):

@@ -33,6 +33,7 @@ from typing import Any
 
 from recallbench.errors import ConfigError
 from recallbench.llm.task import ParseError, PromptTask
+from recallbench.memory._base import render_history
 from recallbench.memory._common import extractive_summary
 from recallbench.memory._llm_common import (
     LLMBaseline,
@@ -41,8 +42,8 @@ from recallbench.memory._llm_common import (
     jaccard,
     trace,
 )
-from recallbench.memory.base import render_history, words
 from recallbench.records import MemoryItem, Query, Recall, Session
+from recallbench.text import words
 
 # Reconstruction after Wang et al. (2023) sec. 3 "memory iteration" (the original prompt is not in
 # our files; see Deviations).

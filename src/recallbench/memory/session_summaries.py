@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 from recallbench.errors import ConfigError
+from recallbench.memory._base import render_history
 from recallbench.memory._common import (
     GOLD_SUMMARY_KEYS,
     BaselineMethod,
@@ -39,11 +40,10 @@ from recallbench.memory._common import (
     gold_sentences,
     summary_task,
 )
-from recallbench.memory.base import render_history
 from recallbench.records import MemoryItem, Query, Recall, Session
 
 if TYPE_CHECKING:
-    from recallbench.memory.memory_update import MemoryUpdater
+    from recallbench.memory._update import MemoryUpdater
 
 SOURCES = ("llm", "gold")
 GOLD_KEYS = ("auto", *GOLD_SUMMARY_KEYS)

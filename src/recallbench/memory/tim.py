@@ -34,11 +34,13 @@ from typing import Any
 
 import numpy as np
 
-from recallbench.judges.lexical import stem
 from recallbench.llm.task import ParseError, PromptTask
-from recallbench.memory.base import STOPWORDS, MemoryMethod, Message, render_history, words
-from recallbench.memory.caim_post import compress, key_sentences
+from recallbench.memory._base import MemoryMethod, Message, render_history
+from recallbench.memory.caim import compress, key_sentences
 from recallbench.records import Episode, MemoryItem, Query, Recall, Session
+from recallbench.text import DIALOGUE_STOPWORDS as STOPWORDS
+from recallbench.text import light_stem as stem
+from recallbench.text import words
 
 SOURCE = "ours (TiM, Liu et al. 2023: prompt not available here)"
 POST_THINK_PROMPT = (
@@ -99,8 +101,9 @@ def _negated(text: str) -> bool:
     return sum(w in NEGATIONS or w.endswith("n't") for w in ws) % 2 == 1
 
 
-def offline_organize(new: str, candidates: list[tuple[str, float]], merge_threshold: float,
-                     **_: Any) -> str:  # fmt: skip
+def offline_organize(
+    new: str, candidates: list[tuple[str, float]], merge_threshold: float, **_: Any
+) -> str:
     """FORGET the first candidate equal to the new thought up to a negation; MERGE the first
     with cosine >= merge_threshold into the longer text; else INSERT."""
     for i, (text, _sim) in enumerate(candidates, 1):
@@ -113,14 +116,25 @@ def offline_organize(new: str, candidates: list[tuple[str, float]], merge_thresh
 
 
 POST_THINK_TASK = PromptTask(
-    name="tim.post_think", template=POST_THINK_PROMPT, parse=parse_thoughts,
-    offline=offline_post_think, fallback=[], stage="memory", max_tokens=256, source=SOURCE,
-)  # fmt: skip
-ORGANIZE_TASK = PromptTask(
-    name="tim.organize", template=ORGANIZE_PROMPT, parse=parse_organize,
-    offline=offline_organize, fallback=("insert", -1, ""), stage="memory", max_tokens=96,
+    name="tim.post_think",
+    template=POST_THINK_PROMPT,
+    parse=parse_thoughts,
+    offline=offline_post_think,
+    fallback=[],
+    stage="memory",
+    max_tokens=256,
     source=SOURCE,
-)  # fmt: skip
+)
+ORGANIZE_TASK = PromptTask(
+    name="tim.organize",
+    template=ORGANIZE_PROMPT,
+    parse=parse_organize,
+    offline=offline_organize,
+    fallback=("insert", -1, ""),
+    stage="memory",
+    max_tokens=96,
+    source=SOURCE,
+)
 
 
 class LSH:
@@ -145,10 +159,18 @@ class TiM(MemoryMethod):
     name = "tim"
 
     def __init__(
-        self, llm: Any, embedder: Any, *, n_buckets: int = 8, top_k: int = 5, seed: int = 0,
-        merge_threshold: float = 0.85, organize_threshold: float = 0.5,
-        fallback_probe: bool = True, recent_turns: int = 6,
-    ) -> None:  # fmt: skip
+        self,
+        llm: Any,
+        embedder: Any,
+        *,
+        n_buckets: int = 8,
+        top_k: int = 5,
+        seed: int = 0,
+        merge_threshold: float = 0.85,
+        organize_threshold: float = 0.5,
+        fallback_probe: bool = True,
+        recent_turns: int = 6,
+    ) -> None:
         self.llm, self.embedder = llm, embedder
         self.lsh = LSH(embedder.dim, int(n_buckets), int(seed))
         self.top_k, self.merge_threshold = int(top_k), float(merge_threshold)
@@ -174,9 +196,12 @@ class TiM(MemoryMethod):
         for i in range(0, len(turns), 2):
             pair = turns[i : i + 2]
             res = self.llm.run(
-                POST_THINK_TASK, pair=render_history(pair), user=pair[0].speaker,
-                bot=self._other(pair[0].speaker), speakers=self.speakers,
-            )  # fmt: skip
+                POST_THINK_TASK,
+                pair=render_history(pair),
+                user=pair[0].speaker,
+                bot=self._other(pair[0].speaker),
+                speakers=self.speakers,
+            )
             for thought in res.value:
                 self._organize(thought, tuple(t.turn_id for t in pair), session)
 
@@ -199,8 +224,11 @@ class TiM(MemoryMethod):
         sims = self.embedder.encode([it.text for it in members]) @ q
         ranked = sorted(range(len(members)), key=lambda i: (-float(sims[i]), i))[: self.top_k]
         items = tuple(members[i] for i in ranked)
-        info = {"bucket": bucket, "query_bucket": int(order[0]),
-                "scores": [round(float(sims[i]), 6) for i in ranked]}  # fmt: skip
+        info = {
+            "bucket": bucket,
+            "query_bucket": int(order[0]),
+            "scores": [round(float(sims[i]), 6) for i in ranked],
+        }
         return Recall(items, "\n".join(it.text for it in items), info)
 
     def prompt(self, query: Query, recall: Recall) -> list[Message]:
@@ -223,15 +251,24 @@ class TiM(MemoryMethod):
         bucket = self.lsh.bucket(vec)
         members = [it for it in self._items if it.attrs["bucket"] == bucket]
         sims = self.embedder.encode([it.text for it in members]) @ vec if members else []
-        near = sorted(((float(s), it) for s, it in zip(sims, members, strict=True)
-                       if s >= self.organize_threshold), key=lambda p: -p[0])[:5]  # fmt: skip
+        near = sorted(
+            (
+                (float(s), it)
+                for s, it in zip(sims, members, strict=True)
+                if s >= self.organize_threshold
+            ),
+            key=lambda p: -p[0],
+        )[:5]
         op, index, text = "insert", -1, ""
         if near:
             existing = "\n".join(f"[{i}] {it.text}" for i, (_, it) in enumerate(near, 1))
             op, index, text = self.llm.run(
-                ORGANIZE_TASK, new=thought, existing=existing,
-                candidates=[(it.text, s) for s, it in near], merge_threshold=self.merge_threshold,
-            ).value  # fmt: skip
+                ORGANIZE_TASK,
+                new=thought,
+                existing=existing,
+                candidates=[(it.text, s) for s, it in near],
+                merge_threshold=self.merge_threshold,
+            ).value
             if not 0 <= index < len(near):
                 op = "insert"
         self.ops[op] += 1
@@ -240,17 +277,29 @@ class TiM(MemoryMethod):
         if op == "merge":
             old = near[index][1]
             self._items[self._items.index(old)] = MemoryItem(
-                old.item_id, text, "thought", old.created,
+                old.item_id,
+                text,
+                "thought",
+                old.created,
                 tuple(dict.fromkeys(old.source_ids + sources)),
-                {**old.attrs, "bucket": self.lsh.bucket(self.embedder.encode([text])[0]),
-                 "merged": old.attrs.get("merged", 0) + 1},
-            )  # fmt: skip
+                {
+                    **old.attrs,
+                    "bucket": self.lsh.bucket(self.embedder.encode([text])[0]),
+                    "merged": old.attrs.get("merged", 0) + 1,
+                },
+            )
             return
         self._counter += 1
-        self._items.append(MemoryItem(
-            f"{self.episode_id}/tim/{self._counter}", thought, "thought", session.start,
-            sources, {"bucket": bucket, "session": session.index},
-        ))  # fmt: skip
+        self._items.append(
+            MemoryItem(
+                f"{self.episode_id}/tim/{self._counter}",
+                thought,
+                "thought",
+                session.start,
+                sources,
+                {"bucket": bucket, "session": session.index},
+            )
+        )
 
     def _other(self, speaker: str) -> str:
         return next((s for s in self.speakers if s != speaker), "the assistant")

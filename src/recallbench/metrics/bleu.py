@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from recallbench.metrics.base import Metric, MetricResult, Reference, check_inputs, mean
-from recallbench.metrics.lexical import tokens
+from recallbench.text import parlai_tokens as tokens
 
 
 def _clip(x: float) -> float:

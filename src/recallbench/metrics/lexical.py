@@ -8,27 +8,11 @@ ROUGE-L uses the rouge-score package's own tokenizer.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 
 from recallbench.metrics.base import Metric, MetricResult, Reference, check_inputs, mean
-
-# ParlAI parlai/core/metrics.py (re_art, re_punc), verbatim patterns.
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCT = re.compile(r"[!\"#$%&()*+,-./:;<=>?@\[\]\\^`{|}~_\']")
-
-
-def normalize_answer(text: str) -> str:
-    """Lowercase, replace punctuation by spaces, drop articles, collapse whitespace (ParlAI)."""
-    text = _PUNCT.sub(" ", text.lower())
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
-
-
-def tokens(text: str) -> list[str]:
-    """Return the ParlAI-normalized whitespace tokens of ``text``."""
-    return normalize_answer(text).split()
+from recallbench.text import parlai_tokens as tokens
 
 
 def f1_tokens(pred: list[str], gold: list[str]) -> float:

@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from recallbench.io import safe_name
 from recallbench.judges.caim import CAIM_METRICS, CaimItem, CaimVerdict, build_caim_judge
 from recallbench.records import Episode, MemoryItem, Prediction, QAItem, Score, read_jsonl
 
@@ -141,8 +142,11 @@ def verdict_scores(
     scores, metrics = [], {}
     for metric in CAIM_METRICS:
         rows = [(p.session_index, verdicts[p.pred_id].scores.get(metric)) for p in answers]
-        scores += [Score(p.pred_id, metric, v) for p, (_, v) in zip(answers, rows, strict=True)
-                   if v is not None]  # fmt: skip
+        scores += [
+            Score(p.pred_id, metric, v)
+            for p, (_, v) in zip(answers, rows, strict=True)
+            if v is not None
+        ]
         metrics[metric] = _metric_entry(rows)
     failures = sum(len(v.failures) for v in verdicts.values())
     for metric in CAIM_METRICS:
@@ -198,8 +202,6 @@ def rescore_run(
     run_dir: str | Path, judge_cfg: Mapping[str, Any], llm=None
 ) -> tuple[list[Prediction], dict[str, CaimVerdict]]:
     """Score the answers of a finished ``qa_gvd`` run with the CAIM judge ``judge_cfg``."""
-    from recallbench.runner import _safe
-
     run_dir = Path(run_dir)
     preds = read_jsonl(run_dir / "predictions.jsonl", Prediction)
     answers = [p for p in preds if p.kind == "answer"]
@@ -217,7 +219,7 @@ def rescore_run(
         qa = next((q for q in (episode.qa if episode else ()) if q.qa_id == p.meta["qa_id"]), None)
         if qa is None:
             raise ValueError(f"{run_dir}: question {p.meta['qa_id']} not in the run's dataset")
-        store = stores.get((_safe(p.episode_id), p.session_index))
+        store = stores.get((safe_name(p.episode_id), p.session_index))
         if store is None:
             raise ValueError(
                 f"{run_dir}/memory: no store of {p.episode_id} after session {p.session_index}"

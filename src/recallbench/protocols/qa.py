@@ -33,11 +33,13 @@ from typing import Any
 
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.judges import Judge, JudgeItem, build_judge
-from recallbench.judges.lexical import content, stem, words
 from recallbench.llm.task import PromptTask
 from recallbench.protocols.qa_scores import QA_METRICS, score_qa
 from recallbench.protocols.response import EpisodeResult, prompt_hash
 from recallbench.records import Episode, MemoryItem, Prediction, QAItem, Query, Recall, Score
+from recallbench.text import answer_content as content
+from recallbench.text import answer_words as words
+from recallbench.text import light_stem as stem
 
 # Ours: LUFY asks "each model the full set of questions" (sec. 5.4) but prints no answering
 # prompt. This one keeps the chatbot's voice while asking for an answer about the user, since the
@@ -114,10 +116,14 @@ class QAProtocol:
         self.sessions = None if sessions is None else {int(s) for s in sessions}
         self.user_index = int(user_index)
         self.session_length = timedelta(minutes=float(session_minutes))
-        self.task = PromptTask(**{
-            **{f: getattr(QA_ANSWER_TASK, f) for f in QA_ANSWER_TASK.__dataclass_fields__},
-            "max_tokens": int(max_tokens), "temperature": float(temperature), "seed": seed,
-        })  # fmt: skip
+        self.task = PromptTask(
+            **{
+                **{f: getattr(QA_ANSWER_TASK, f) for f in QA_ANSWER_TASK.__dataclass_fields__},
+                "max_tokens": int(max_tokens),
+                "temperature": float(temperature),
+                "seed": seed,
+            }
+        )
         self.check_unperturbed = check_unperturbed
         self.replay_turns = replay_turns
         self._judge: Judge | None = None
@@ -165,8 +171,13 @@ class QAProtocol:
         user = episode.speakers[self.user_index]
         for j, turn in enumerate(session.turns):
             if j and turn.speaker != user:
-                query = Query(episode.episode_id, session.index, session.turns[:j], turn.speaker,
-                              session.start)  # fmt: skip
+                query = Query(
+                    episode.episode_id,
+                    session.index,
+                    session.turns[:j],
+                    turn.speaker,
+                    session.start,
+                )
                 method.recall(query)
 
     def _memory_state(self, episode: Episode, index: int, method, items: list[MemoryItem]):
@@ -192,16 +203,32 @@ class QAProtocol:
         for qa in asked:
             query = Query(episode.episode_id, index, (), user, now, qa.question)
             recall: Recall = method.recall(query)
-            extra = method.answer_prompt_fields(query, recall) if hasattr(
-                method, "answer_prompt_fields"
-            ) else {"memory": recall.text}  # fmt: skip
+            extra = (
+                method.answer_prompt_fields(query, recall)
+                if hasattr(method, "answer_prompt_fields")
+                else {"memory": recall.text}
+            )
             memory = extra.get("memory") or NO_MEMORY_TEXT
-            fields.append({
-                **extra, "memory": memory, "question": qa.question, "user": user, "bot": bot,
-                "items": [item.text for item in recall.items], "names": list(episode.speakers),
-            })  # fmt: skip
-            rows.append({"qa": qa, "recall": recall, "index": index, "user": user,
-                         "episode_id": episode.episode_id})  # fmt: skip
+            fields.append(
+                {
+                    **extra,
+                    "memory": memory,
+                    "question": qa.question,
+                    "user": user,
+                    "bot": bot,
+                    "items": [item.text for item in recall.items],
+                    "names": list(episode.speakers),
+                }
+            )
+            rows.append(
+                {
+                    "qa": qa,
+                    "recall": recall,
+                    "index": index,
+                    "user": user,
+                    "episode_id": episode.episode_id,
+                }
+            )
         results = llm.run_many(self.task, fields, progress=False) if fields else []
         for row, res, f in zip(rows, results, fields, strict=True):
             row["result"] = res

@@ -78,14 +78,20 @@ class GVDQAProtocol(QAProtocol):
         out = []
         for row, p, v in zip(rows, preds, verdicts, strict=True):
             recalled = [
-                {"item_id": m.item_id, "kind": m.kind, "text": m.text,
-                 "source_ids": list(m.source_ids),
-                 "created": m.created.isoformat() if m.created else None}
+                {
+                    "item_id": m.item_id,
+                    "kind": m.kind,
+                    "text": m.text,
+                    "source_ids": list(m.source_ids),
+                    "created": m.created.isoformat() if m.created else None,
+                }
                 for m in row["recall"].items
-            ]  # fmt: skip
-            out.append(dataclasses.replace(
-                p, meta={**p.meta, "caim": v.to_dict(), "recalled_items": recalled}
-            ))  # fmt: skip
+            ]
+            out.append(
+                dataclasses.replace(
+                    p, meta={**p.meta, "caim": v.to_dict(), "recalled_items": recalled}
+                )
+            )
         return out
 
     def _memory_state(self, episode, index, method, items):

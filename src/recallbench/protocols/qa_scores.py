@@ -50,8 +50,13 @@ def _mean(values: Sequence[float]) -> float:
 
 def _entry(per_session: dict[str, dict], value: float, n: int, **extra: Any) -> dict[str, Any]:
     means = [v["value"] for v in per_session.values()]
-    return {"value": value, "n": n, "session_mean": _mean(means), "per_session": per_session,
-            **extra}  # fmt: skip
+    return {
+        "value": value,
+        "n": n,
+        "session_mean": _mean(means),
+        "per_session": per_session,
+        **extra,
+    }
 
 
 def _qa_metrics(answers: Sequence[Prediction]) -> dict[str, dict]:
@@ -64,8 +69,10 @@ def _qa_metrics(answers: Sequence[Prediction]) -> dict[str, dict]:
     by_session: dict[int, list[tuple[int, list[int]]]] = defaultdict(list)
     for (s, q), c in sorted(counts.items()):
         by_session[s].append((q, c))
-    out: dict[str, dict] = {m: {"per_session": {}, "per_question_session": {}} for m in
-                            ("precision", "recall", "f1", "dont_know_rate")}  # fmt: skip
+    out: dict[str, dict] = {
+        m: {"per_session": {}, "per_question_session": {}}
+        for m in ("precision", "recall", "f1", "dont_know_rate")
+    }
     for s, groups in by_session.items():
         ps, rs, asked_s, dk_s = [], [], 0, 0
         for q, (c, i, d) in groups:
@@ -83,8 +90,12 @@ def _qa_metrics(answers: Sequence[Prediction]) -> dict[str, dict]:
             ):
                 out[metric]["per_question_session"][key] = {"value": v, **cell}
         p_s, r_s = _mean(ps), _mean(rs)
-        for metric, v in (("precision", p_s), ("recall", r_s), ("f1", f1(p_s, r_s)),
-                          ("dont_know_rate", dk_s / asked_s if asked_s else 0.0)):  # fmt: skip
+        for metric, v in (
+            ("precision", p_s),
+            ("recall", r_s),
+            ("f1", f1(p_s, r_s)),
+            ("dont_know_rate", dk_s / asked_s if asked_s else 0.0),
+        ):
             out[metric]["per_session"][str(s)] = {"value": v, "n": asked_s}
     tot = [sum(c[k] for c in counts.values()) for k in range(3)]
     n = sum(tot)
@@ -93,7 +104,7 @@ def _qa_metrics(answers: Sequence[Prediction]) -> dict[str, dict]:
     return {
         m: _entry(
             out[m]["per_session"], pooled[m], n, per_question_session=out[m]["per_question_session"]
-        )  # fmt: skip
+        )
         for m in pooled
     }
 
@@ -115,8 +126,12 @@ def _retention_metrics(states: Sequence[Prediction]) -> dict[str, dict]:
                 values = [float(m[metric]) for m in metas]
             per_session[str(s)] = {"value": _mean(values), "n": len(values)}
         last = per_session[str(max(by_session))]
-        out[metric] = _entry(per_session, last["value"], last["n"],
-                             aggregation="mean over episodes; value = last session")  # fmt: skip
+        out[metric] = _entry(
+            per_session,
+            last["value"],
+            last["n"],
+            aggregation="mean over episodes; value = last session",
+        )
     return out
 
 
@@ -132,8 +147,9 @@ def score_qa(
 
     answers = [p for p in predictions if p.kind == "answer"]
     states = [p for p in predictions if p.kind == "memory"]
-    scores = [Score(p.pred_id, "correct", float(p.meta["judge"]["label"] == CORRECT))
-              for p in answers]  # fmt: skip
+    scores = [
+        Score(p.pred_id, "correct", float(p.meta["judge"]["label"] == CORRECT)) for p in answers
+    ]
     scores += [Score(p.pred_id, "judge_label", float(p.meta["judge"]["label"])) for p in answers]
     metrics = _qa_metrics(answers)
     if answers:

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from recallbench.memory.base import MemoryMethod
+from recallbench.memory import MemoryMethod
 from recallbench.records import Episode, MemoryItem, Prediction, Query
 
 

@@ -36,7 +36,7 @@ from recallbench.datasets.teabag import (
     write_teabag,
 )
 from recallbench.errors import ConfigError, did_you_mean
-from recallbench.memory.base import content_words, render_history, strip_speaker
+from recallbench.memory import render_history, strip_speaker
 from recallbench.protocols.response import EpisodeResult, prompt_hash
 from recallbench.protocols.teafarm_tasks import (
     JUDGE_TASK,
@@ -46,6 +46,7 @@ from recallbench.protocols.teafarm_tasks import (
     third_person,
 )
 from recallbench.records import Episode, Prediction, Query, Score, Turn
+from recallbench.text import content_words
 
 TEAFARM_METRICS = ("success_rate",)
 
@@ -148,10 +149,14 @@ class TeaFarmProtocol:
         recall = method.recall(query)
         messages = method.prompt(query, recall)
         res = llm.chat(
-            messages, name="response", stage="answer",
+            messages,
+            name="response",
+            stage="answer",
             offline=lambda: method.offline_response(query, recall),
-            max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed,
-        )  # fmt: skip
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            seed=self.seed,
+        )
         response = res.value if isinstance(res.value, str) else res.raw
         verdict = judge_llm.run(
             JUDGE_TASK, query=q["question"], answer=q["answer"], response=response
@@ -168,19 +173,28 @@ class TeaFarmProtocol:
             usage=res.usage_dict(),
             failure=res.failure,
             meta={
-                "qid": q["qid"], "question": q["question"], "asker": q["asker"],
-                "responder": q["responder"], "session6": [list(t) for t in q["session6"]],
-                "source_dataset": q["source_dataset"], "question_source": q["source"],
-                "recall_text": recall.text, "n_recalled": len(recall.items),
+                "qid": q["qid"],
+                "question": q["question"],
+                "asker": q["asker"],
+                "responder": q["responder"],
+                "session6": [list(t) for t in q["session6"]],
+                "source_dataset": q["source_dataset"],
+                "question_source": q["source"],
+                "recall_text": recall.text,
+                "n_recalled": len(recall.items),
                 "memory_changed_by_recall": list(method.snapshot()) != before,
                 "judge": {
-                    "correct": bool(verdict.value), "raw": verdict.raw,
-                    "parsed": verdict.failure is None, "failure": verdict.failure,
-                    "usage": verdict.usage_dict(), "backend": judge_llm.backend.name,
-                    "model": judge_llm.model, "prompt": JUDGE_TASK.source,
+                    "correct": bool(verdict.value),
+                    "raw": verdict.raw,
+                    "parsed": verdict.failure is None,
+                    "failure": verdict.failure,
+                    "usage": verdict.usage_dict(),
+                    "backend": judge_llm.backend.name,
+                    "model": judge_llm.model,
+                    "prompt": JUDGE_TASK.source,
                 },
             },
-        )  # fmt: skip
+        )
 
     # -- questions: TeaBag items, the saved file, or generation ----------------------------
 
@@ -189,10 +203,17 @@ class TeaFarmProtocol:
         loaded = [qa for qa in episode.qa if qa.kind == "teafarm"]
         if loaded:
             items = [
-                TeaBagItem(qa.qa_id, episode.episode_id, source_dataset, qa.meta["speaker"],
-                           qa.question, qa.answers[0], tuple(qa.meta.get("session6") or ()))
+                TeaBagItem(
+                    qa.qa_id,
+                    episode.episode_id,
+                    source_dataset,
+                    qa.meta["speaker"],
+                    qa.question,
+                    qa.answers[0],
+                    tuple(qa.meta.get("session6") or ()),
+                )
                 for qa in loaded
-            ]  # fmt: skip
+            ]
             return self._from_items(episode, history, items, "TeaBag (dataset)", qllm), []
         saved = self._saved(episode.episode_id)
         if saved:
@@ -209,8 +230,15 @@ class TeaFarmProtocol:
         out = []
         for item in items:
             responder = next(s for s in episode.speakers if s != item.speaker)
-            q = self._question(item.qid, item.speaker, responder, item.question, item.answer,
-                               item.source_dataset, source)  # fmt: skip
+            q = self._question(
+                item.qid,
+                item.speaker,
+                responder,
+                item.question,
+                item.answer,
+                item.source_dataset,
+                source,
+            )
             session6 = [(t["speaker"], t["text"]) for t in item.session6]
             q["session6"] = session6 or self._session6(episode, history, q, qllm)[0]
             out.append(q)
@@ -218,26 +246,38 @@ class TeaFarmProtocol:
 
     @staticmethod
     def _question(qid, asker, responder, question, answer, source_dataset, source) -> dict:
-        return {"qid": qid, "asker": asker, "responder": responder, "question": question,
-                "answer": answer, "source_dataset": source_dataset, "source": source}  # fmt: skip
+        return {
+            "qid": qid,
+            "asker": asker,
+            "responder": responder,
+            "question": question,
+            "answer": answer,
+            "source_dataset": source_dataset,
+            "source": source,
+        }
 
     def _generate(self, episode, history, source_dataset: str, qllm):
         s1, s2 = episode.speakers
         summaries = self._summaries(episode, history, qllm)
         res = qllm.run(
-            self.question_task, speaker1=s1, speaker2=s2, summaries="\n".join(summaries),
+            self.question_task,
+            speaker1=s1,
+            speaker2=s2,
+            summaries="\n".join(summaries),
             summary_list=summaries,
-        )  # fmt: skip
+        )
         where = f"{qllm.backend.name}:{qllm.model} (Fig. 27, T={self.question_task.temperature})"
         if res.value is None:
             return [], [self._failed(episode, history, "questions", res)]
         parts = {k: strip_speaker(v, episode.speakers) for k, v in res.value.items()}
         questions = [
-            self._question(f"{episode.episode_id}-q1", s1, s2, parts["q1"], parts["a1"],
-                           source_dataset, where),
-            self._question(f"{episode.episode_id}-q2", s2, s1, parts["q2"], parts["a2"],
-                           source_dataset, where),
-        ]  # fmt: skip
+            self._question(
+                f"{episode.episode_id}-q1", s1, s2, parts["q1"], parts["a1"], source_dataset, where
+            ),
+            self._question(
+                f"{episode.episode_id}-q2", s2, s1, parts["q2"], parts["a2"], source_dataset, where
+            ),
+        ]
         failed = []
         for q in questions:
             q["session6"], fail = self._session6(episode, history, q, qllm)
@@ -254,9 +294,12 @@ class TeaFarmProtocol:
                 out.append(gold)
                 continue
             res = qllm.run(
-                SUMMARY_TASK, speaker1=s1, speaker2=s2, dialogue=render_history(session.turns),
+                SUMMARY_TASK,
+                speaker1=s1,
+                speaker2=s2,
+                dialogue=render_history(session.turns),
                 dialogue_turns=[[t.speaker, t.text] for t in session.turns],
-            )  # fmt: skip
+            )
             out.append(str(res.value))
         return out
 
@@ -265,10 +308,14 @@ class TeaFarmProtocol:
         last = history[-1]
         topic = max(content_words(render_history(last.turns)), key=len, default="that")
         res = qllm.run(
-            self.session6_task, Question=f"{q['asker']}: {q['question']}",
-            session5=render_history(last.turns), asker=q["asker"], responder=q["responder"],
-            question=q["question"], topic=topic,
-        )  # fmt: skip
+            self.session6_task,
+            Question=f"{q['asker']}: {q['question']}",
+            session5=render_history(last.turns),
+            asker=q["asker"],
+            responder=q["responder"],
+            question=q["question"],
+            topic=topic,
+        )
         turns = [t for t in res.value or () if t[0] in episode.speakers]
         if not turns or turns[-1] != (q["asker"], q["question"]):
             if turns and turns[-1][0] == q["asker"]:
@@ -286,22 +333,34 @@ class TeaFarmProtocol:
             )
         sessions = inline_sessions(episode)
         new = [
-            TeaBagItem(q["qid"], episode.episode_id, source_dataset, q["asker"], q["question"],
-                       q["answer"], tuple({"speaker": s, "text": t} for s, t in q["session6"]),
-                       sessions)
+            TeaBagItem(
+                q["qid"],
+                episode.episode_id,
+                source_dataset,
+                q["asker"],
+                q["question"],
+                q["answer"],
+                tuple({"speaker": s, "text": t} for s, t in q["session6"]),
+                sessions,
+            )
             for q in questions
-        ]  # fmt: skip
+        ]
         old = read_teabag(self.teabag_file) if self.teabag_file.exists() else []
         keep = [i for i in old if i.episode_id != episode.episode_id]
         write_teabag(self.teabag_file, keep + new)
 
     def _failed(self, episode, history, step: str, res) -> Prediction:
         return Prediction(
-            pred_id=f"{episode.episode_id}/teafarm-{step}", episode_id=episode.episode_id,
-            session_index=history[-1].index + 1, kind="teafarm_generation", prompt_hash="",
-            output=res.raw, usage=res.usage_dict(), failure=res.failure or f"{step} unusable",
+            pred_id=f"{episode.episode_id}/teafarm-{step}",
+            episode_id=episode.episode_id,
+            session_index=history[-1].index + 1,
+            kind="teafarm_generation",
+            prompt_hash="",
+            output=res.raw,
+            usage=res.usage_dict(),
+            failure=res.failure or f"{step} unusable",
             meta={"step": step},
-        )  # fmt: skip
+        )
 
     # -- scoring ---------------------------------------------------------------------------
 
@@ -324,17 +383,22 @@ class TeaFarmProtocol:
         for p, v in zip(judged, values, strict=True):
             per_source.setdefault(p.meta["source_dataset"], []).append(v)  # type: ignore[arg-type]
         entry = {
-            "value": mean, "mean": mean, "ci95": [max(low, 0.0), min(high, 1.0)], "n": len(values),
-            "per_source": {k: {"value": sum(v) / len(v), "n": len(v)} for k, v in per_source.items()},
+            "value": mean,
+            "mean": mean,
+            "ci95": [max(low, 0.0), min(high, 1.0)],
+            "n": len(values),
+            "per_source": {
+                k: {"value": sum(v) / len(v), "n": len(v)} for k, v in per_source.items()
+            },
             "session_mean": mean,
-        }  # fmt: skip
+        }
         summary = {
             "metrics": {"success_rate": entry},
             "teafarm": {
                 "question_sources": sorted({p.meta["question_source"] for p in judged}),
                 "judges": sorted(
                     {f"{p.meta['judge']['backend']}:{p.meta['judge']['model']}" for p in judged}
-                ),  # fmt: skip
+                ),
                 "judge_parse_failures": sum(not p.meta["judge"]["parsed"] for p in judged),
                 "generation_failures": sum(p.kind == "teafarm_generation" for p in predictions),
                 "recall_changed_memory": sum(p.meta["memory_changed_by_recall"] for p in judged),

@@ -21,8 +21,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from recallbench.judges.lexical import content, stem, words
 from recallbench.llm.task import ParseError, PromptTask
+from recallbench.text import answer_content as content
+from recallbench.text import answer_words as words
+from recallbench.text import light_stem as stem
 
 # THEANINE Fig. 27 "Prompt for Generating counterfactual QA in TeaFarm", verbatim (as printed,
 # including the unclosed quote after "Right?").
@@ -81,21 +83,40 @@ _FIRST_TO_THIRD = {"am": "is", "have": "has", "do": "does"}
 _SWAPS = dict(
     pair
     for a, b in [
-        ("dog", "cat"), ("dogs", "cats"), ("car", "motorbike"), ("sister", "brother"),
-        ("son", "daughter"), ("husband", "wife"), ("boyfriend", "girlfriend"), ("tea", "coffee"),
-        ("summer", "winter"), ("piano", "guitar"), ("basketball", "soccer"), ("tennis", "golf"),
-        ("japan", "france"), ("city", "countryside"), ("cooking", "baking"), ("apartment", "house"),
-        ("morning", "evening"), ("teacher", "nurse"), ("running", "swimming"), ("pizza", "sushi"),
+        ("dog", "cat"),
+        ("dogs", "cats"),
+        ("car", "motorbike"),
+        ("sister", "brother"),
+        ("son", "daughter"),
+        ("husband", "wife"),
+        ("boyfriend", "girlfriend"),
+        ("tea", "coffee"),
+        ("summer", "winter"),
+        ("piano", "guitar"),
+        ("basketball", "soccer"),
+        ("tennis", "golf"),
+        ("japan", "france"),
+        ("city", "countryside"),
+        ("cooking", "baking"),
+        ("apartment", "house"),
+        ("morning", "evening"),
+        ("teacher", "nurse"),
+        ("running", "swimming"),
+        ("pizza", "sushi"),
     ]
     for pair in ((a, b), (b, a))
-)  # fmt: skip
+)
 _TO_BASE = {"has": "have", "is": "are", "does": "do", "goes": "go"}
 _CORRECTION = {"no", "not", "never", "actually", "don't", "didn't", "haven't", "isn't", "nope"}
 
 
 # third-person negated auxiliaries -> (after "you", after "I")
-_NEGATED = {"doesn't": ("don't", "don't"), "isn't": ("aren't", "am not"),
-            "hasn't": ("haven't", "haven't"), "wasn't": ("weren't", "wasn't")}  # fmt: skip
+_NEGATED = {
+    "doesn't": ("don't", "don't"),
+    "isn't": ("aren't", "am not"),
+    "hasn't": ("haven't", "haven't"),
+    "wasn't": ("weren't", "wasn't"),
+}
 _NEGATION = re.compile(r"\b(doesn't|does not|don't|do not|isn't|is not|never|no longer)\s+")
 _AFFIRM = {"isn't": "is ", "is not": "is ", "no longer": "still "}
 _ADVERB = r"(?:(?:still|also|never|really|just|always|no longer|now)\s+)?"
@@ -312,20 +333,47 @@ def parse_verdict(reply: str) -> bool:
 
 
 SUMMARY_TASK = PromptTask(
-    name="teafarm.summary", template=SUMMARY_PROMPT, offline=offline_summary, fallback=None,
-    stage="generate", max_tokens=256, temperature=0.0, source=SUMMARY_SOURCE,
-)  # fmt: skip
+    name="teafarm.summary",
+    template=SUMMARY_PROMPT,
+    offline=offline_summary,
+    fallback=None,
+    stage="generate",
+    max_tokens=256,
+    temperature=0.0,
+    source=SUMMARY_SOURCE,
+)
 QUESTION_TASK = PromptTask(
-    name="teafarm.questions", template=QUESTION_PROMPT, parse=parse_questions,
-    offline=offline_questions, fallback=None, stage="generate", max_tokens=400, temperature=0.75,
-    source=QUESTION_SOURCE, seed=0,
-)  # fmt: skip
+    name="teafarm.questions",
+    template=QUESTION_PROMPT,
+    parse=parse_questions,
+    offline=offline_questions,
+    fallback=None,
+    stage="generate",
+    max_tokens=400,
+    temperature=0.75,
+    source=QUESTION_SOURCE,
+    seed=0,
+)
 SESSION6_TASK = PromptTask(
-    name="teafarm.session6", template=SESSION6_PROMPT, parse=parse_dialogue,
-    offline=offline_session6, fallback=None, stage="generate", max_tokens=700, temperature=0.75,
-    source=SESSION6_SOURCE, seed=0,
-)  # fmt: skip
+    name="teafarm.session6",
+    template=SESSION6_PROMPT,
+    parse=parse_dialogue,
+    offline=offline_session6,
+    fallback=None,
+    stage="generate",
+    max_tokens=700,
+    temperature=0.75,
+    source=SESSION6_SOURCE,
+    seed=0,
+)
 JUDGE_TASK = PromptTask(
-    name="judge.teafarm", template=_JUDGE_TEMPLATE, parse=parse_verdict, offline=offline_judge,
-    fallback=False, stage="judge", max_tokens=256, temperature=0.0, source=JUDGE_SOURCE,
-)  # fmt: skip
+    name="judge.teafarm",
+    template=_JUDGE_TEMPLATE,
+    parse=parse_verdict,
+    offline=offline_judge,
+    fallback=False,
+    stage="judge",
+    max_tokens=256,
+    temperature=0.0,
+    source=JUDGE_SOURCE,
+)

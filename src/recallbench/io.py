@@ -1,0 +1,78 @@
+"""File writing for results: the one atomic writer, and safe file names.
+
+Every result file (run folders, tables, figures, caches of trained models) is written through a
+temporary file in the destination folder and ``os.replace``, so a reader or a crash never sees a
+half-written file. JSON is written with ``allow_nan=False``: a NaN in a result is a bug to fix,
+not a value to store.
+
+    from recallbench.io import write_json, write_text, atomic_path
+    write_json(run_dir / "summary.json", summary)
+    with atomic_path(out / "figure.png") as tmp:
+        fig.savefig(tmp)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["atomic_path", "safe_name", "write_json", "write_jsonl_rows", "write_text", "write_yaml"]
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; on success rename it onto ``path``.
+
+    The temporary file keeps ``path``'s suffix (writers such as ``np.savez`` or matplotlib pick
+    the format from it). On an exception the temporary file is removed and ``path`` is untouched.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=path.suffix)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` (UTF-8, newlines as given) to ``path`` atomically."""
+    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8", newline="") as fh:
+        fh.write(text)
+
+
+def write_json(path: str | Path, data: Any, *, indent: int | None = 2, **dumps: Any) -> None:
+    """Write ``data`` as JSON atomically (sorted keys, UTF-8, NaN refused)."""
+    options = {"ensure_ascii": False, "allow_nan": False, "sort_keys": True, **dumps}
+    write_text(path, json.dumps(data, indent=indent, **options) + ("\n" if indent else ""))
+
+
+def write_jsonl_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    """Write one JSON object per line atomically (UTF-8, NaN refused, keys in given order)."""
+    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def write_yaml(path: str | Path, data: Any) -> None:
+    """Write ``data`` as YAML atomically (keys in given order, unicode kept)."""
+    import yaml
+
+    write_text(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+
+
+def safe_name(name: str) -> str:
+    """Return ``name`` with every character other than letters, digits and ``-_.`` as ``_``.
+
+    Run folders name per-episode files with it (``items/<safe_name(episode_id)>.jsonl``), so
+    readers of run folders must use it too.
+    """
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)

@@ -1,0 +1,66 @@
+"""Shared types of the LLM layer: chat messages, decoding parameters, a backend's completion,
+the ``Backend`` protocol every backend implements, and prompt-token estimation.
+
+Backends live in ``recallbench.llm.backends`` (extractive, openai, hf, gguf); ``LLM``
+(``recallbench.llm.client``) drives one of them through this protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+Message = dict[str, str]
+
+# OpenAI's chat format adds ~4 tokens per message and 3 to prime the reply (OpenAI cookbook,
+# "How to count tokens with tiktoken", gpt-3.5/gpt-4 family); used for local estimates only.
+TOKENS_PER_MESSAGE = 4
+TOKENS_PER_REPLY = 3
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """Decoding parameters of one call; all of them are part of the cache key."""
+
+    max_tokens: int
+    temperature: float
+    seed: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"max_tokens": self.max_tokens, "temperature": self.temperature, "seed": self.seed}
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What a backend returns for one call."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+
+
+class BackendCallError(RuntimeError):
+    """A call failed after the backend's bounded retries (counted, not fatal)."""
+
+
+class Backend(Protocol):
+    """What ``LLM`` needs from a backend."""
+
+    name: str
+    model: str
+    context_length: int
+    local: bool  # True: runs on this machine, costs 0
+    offline: bool  # True: no model at all, ``LLM`` uses the task's offline implementation
+    is_async: bool  # True: ``acomplete`` on LLM's event loop; False: ``complete``
+
+    def count_tokens(self, text: str) -> int: ...
+
+    def close(self) -> None: ...
+
+
+def count_message_tokens(messages: list[Message], count: Callable[[str], int]) -> int:
+    """Estimate the prompt tokens of chat ``messages`` with a text token counter."""
+    body = sum(count(m.get("content", "")) + TOKENS_PER_MESSAGE for m in messages)
+    return body + TOKENS_PER_REPLY

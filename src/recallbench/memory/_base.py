@@ -1,0 +1,92 @@
+"""The MemoryMethod contract (DESIGN.md section 3).
+
+A memory method is reset at the start of every episode, observes each finished session, and
+recalls for a ``Query`` that carries only the past. It never sees references, answers or future
+sessions. ``snapshot`` returns the store, dumped by the runner after every session.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from recallbench.llm.types import Message
+from recallbench.records import Episode, MemoryItem, Query, Recall, Session, Turn
+from recallbench.text import content_words
+
+# THEANINE Fig. 24 is the default response prompt of the THEANINE baselines; methods override
+# ``prompt`` with their own paper template.
+
+
+def strip_speaker(line: str, speakers: tuple[str, ...] | list[str]) -> str:
+    """Drop a leading ``speaker:`` tag of one of ``speakers`` from ``line``."""
+    for speaker in speakers:
+        if line.startswith(f"{speaker}:"):
+            return line[len(speaker) + 1 :].strip()
+    return line.strip()
+
+
+def render_history(turns: tuple[Turn, ...] | list[Turn]) -> str:
+    """Render dialogue turns as ``speaker: text`` lines."""
+    return "\n".join(f"{t.speaker}: {t.text}" for t in turns)
+
+
+class MemoryMethod(ABC):
+    """Base class of every memory method. Subclasses keep all state in instance attributes."""
+
+    name: str = "memory"
+
+    def reset(self, episode: Episode) -> None:
+        """Start a new episode: drop every piece of state. Keep the episode's static meta only."""
+        self.episode_id = episode.episode_id
+        self.speakers = episode.speakers
+        self._meta = dict(episode.meta)
+
+    def check_episode(self, query: Query | None = None) -> None:
+        """Refuse use before ``reset`` and queries that belong to another episode."""
+        current = getattr(self, "episode_id", None)
+        if current is None:
+            raise RuntimeError(f"{type(self).__name__}: call reset(episode) before use")
+        if query is not None and query.episode_id != current:
+            raise RuntimeError(
+                f"{type(self).__name__}: query for episode {query.episode_id!r} but the method "
+                f"was reset for {current!r}"
+            )
+
+    @abstractmethod
+    def observe(self, session: Session) -> None:
+        """Take in a finished session: summarize, write, link, update, forget."""
+
+    @abstractmethod
+    def recall(self, query: Query) -> Recall:
+        """Return what the generator should see for ``query`` (may update counters)."""
+
+    @abstractmethod
+    def prompt(self, query: Query, recall: Recall) -> list[Message]:
+        """Return the method's response prompt as chat messages."""
+
+    @abstractmethod
+    def snapshot(self) -> list[MemoryItem]:
+        """Return the current store."""
+
+    def offline_response(self, query: Query, recall: Recall) -> str:
+        """Return a deterministic reply without an LLM (the ``extractive`` backend's response).
+
+        The recalled line (one line of an item's text, speaker tag removed) sharing the most
+        content words with the last turn, ties to the earliest; if none shares a word, a generic
+        follow-up built from the last turn's longest content word. A documented no-LLM baseline.
+        """
+        if not query.history:
+            return "Hello! How have you been?"
+        last = set(content_words(query.history[-1].text))
+        speakers = tuple(getattr(self, "speakers", ()))
+        best, best_overlap = "", 0
+        for item in recall.items:
+            for line in item.text.splitlines():
+                line = strip_speaker(line.strip(), speakers)
+                overlap = len(last & set(content_words(line)))
+                if overlap > best_overlap:
+                    best, best_overlap = line, overlap
+        if best:
+            return best
+        topic = max(content_words(query.history[-1].text), key=len, default="")
+        return f"I see. Tell me more about {topic}." if topic else "I see. Tell me more."

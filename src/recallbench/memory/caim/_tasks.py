@@ -1,0 +1,387 @@
+"""CAIM's prompts (Appendix A, verbatim) and their PromptTasks with offline implementations.
+
+Paper: Westhäußer, Berenguer, Mollenhauer et al., "CAIM: Development and Evaluation of a
+Cognitive AI Memory Framework for Long-Term Interaction with Intelligent Agents" (2025).
+Appendix A prints eight prompts; they are the constants below, verbatim, with the paper's ``{}``
+placeholders named for ``str.format``. The user command goes as the user message after the
+prompt (the prompts say "Given a user command" but contain no slot for it). Prompts marked
+"ours" cover steps the paper describes (sec. 3.3) without printing a prompt.
+
+Offline implementations (the ``extractive`` backend) follow documented rules, listed on each
+function; they return replies in the format the prompts ask for, so the parsers run offline too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date
+from functools import partial
+
+from recallbench.llm.task import ParseError, PromptTask
+from recallbench.memory.caim._dates import resolve_dates
+from recallbench.memory.caim._ontology import (
+    EXPANSION_CATEGORY,
+    EXPANSION_SUBCATEGORY,
+    Ontology,
+    OntologyError,
+    unknown_topic_words,
+    validate,
+)
+from recallbench.text import DIALOGUE_STOPWORDS as STOPWORDS
+from recallbench.text import light_stem as stem
+from recallbench.text import words
+
+SOURCE_A = "CAIM (Westhäußer et al. 2025) App. A{}, verbatim"
+
+# --- A.1 Memory Controller ---------------------------------------------------------------
+INFORMATION_NECESSARY_PROMPT = (
+    "Given a user command, determine whether answering the request requires recalling specific "
+    "preferences or details shared earlier in the conversation that directly impact the "
+    "response, in addition to understanding the current conversation context. Choose 'A' if "
+    "previous information (e.g., preferences, likes, restrictions, recommendations) is crucial "
+    "for providing a relevant or personalized response. Choose 'B' if the current request can be "
+    "fully addressed without referring to prior context or preferences. Do not explain your "
+    "choice, just choose 'A' or 'B'."
+)
+RETRIEVAL_AND_CONVERSATION_PROMPT = (
+    "Given a user command, determine whether answering the request requires both recalling "
+    "specific information or preferences shared in past sessions (historical memory) and "
+    "understanding details or context from the current conversation (conversation context). "
+    "Choose 'A' if both memory retrieval and the current conversation context are required to "
+    "fully address the request. Choose 'B' if only one of these is sufficient. Do not explain "
+    "your choice, just choose 'A' or 'B'."
+)
+RETRIEVAL_PROMPT = (
+    "Given a user command, determine whether executing the command requires knowledge of "
+    "historical or previous information about the user (such as data or context from earlier "
+    "interactions) or whether it only requires understanding of the ongoing conversation "
+    "content (such as recent questions and answers within the current session). Answer 'A' if "
+    "it requires historical or previously stored information that is not part of the current "
+    "conversation, or 'B' if it only requires information from the current conversation, "
+    "including questions or context from the current session. Do not explain your choice, just "
+    "choose 'A' or 'B'."
+)
+# --- A.2 Memory Retrieval (sec. 3.3.2 cites "Relevance of Memories" as A.1; it is printed in A.2)
+ONTOLOGY_EXPANSION_PROMPT = (
+    "Given an ontology and the user input, analyze whether the existing ontology can adequately "
+    "categorize and describe the user input with two or three words. If the user input is not "
+    "adequately represented by the current ontology, expand the ontology by adding new "
+    "categories, subcategories, or tags to properly capture them. Ensure that all new "
+    "categories, subcategories, and words consist of only one word and are not already listed "
+    "anywhere in the ontology. After making the necessary expansions, only return the updated "
+    "ontology in JSON format, without any further information and without including the "
+    "markdown marks '```json' and '```'. If no expansion of the ontology is necessary or the "
+    "user command lacks context, just return OK, without any further information. The "
+    "ontology: {ontology}, The user input: {text}"
+)
+SELECT_TAGS_PROMPT = (
+    "Given a user command and an ontology, select two or three single-word tags from the "
+    "ontology, that summarize the main topic or intent of the message the best. The tags should "
+    "be relevant and concise, in a comma-separated list, and without explaining the "
+    "information. Do not generate new tags, only select and use the single-word tags from the "
+    "ontology. Respond following to this format: tag1,tag2,tag3. The ontology: {ontology}"
+)
+# Verbatim, including the unbalanced quote at the end ("just return ".): the paper's text.
+RELEVANCE_PROMPT = (
+    "Given a user command and a list of items, determine which items are relevant based on the "
+    "user command to respond contextually correctly to the user command, even if it means "
+    "contradicting the user's statement, return them without explaining the information. If "
+    'none is relevant just return ". The list of items: {items}'
+)
+# --- A.3 Post Thinking -------------------------------------------------------------------------
+KEY_EVENTS_PROMPT = (
+    "Analyze the following input and identify key pieces of personal information, interests, "
+    "plans, habits, personal details, and recommendations that are important for future "
+    "reference. List each detail in its simplest and most specific form. For each extracted "
+    "detail, summarize it as a short thought, specifying the context and subject, and make sure "
+    "to list separate pieces of information as individual entries. Use the exact timestamp that "
+    "is attached. Ignore generic greetings, casual responses, or redundant statements. Return "
+    "the output in a comma-separated format without line breaks, strictly following this "
+    "structure: key piece;timestamp,key piece;timestamp."
+)
+# --- ours (sec. 3.3 describes these steps; App. A prints no prompt) ----------------------------
+DATES_PROMPT = (
+    "Today is {today}. Our past conversations took place on: {sessions}. Determine whether the "
+    "user input includes a time-based unit (e.g., 'yesterday', 'June 9th', 'our first "
+    "conversation'). If it does, return the calendar dates it refers to as a comma-separated "
+    "list in the format YYYY-MM-DD, without any further information. If it does not, just "
+    "return NONE."
+)
+THOUGHT_PROMPT = (
+    "Given a key event with its timestamp and an ontology, first select up to three single-word "
+    "tags from the ontology that summarize the main content of the key event. Do not generate "
+    "new tags. Second, write a concise summary of the key event (the inductive thought). Third, "
+    "use the exact timestamp of the key event. Return one line in this format, without any "
+    "further information: tag1,tag2,tag3 | inductive thought | timestamp. The ontology: "
+    "{ontology}, The key event: {event}, The timestamp: {timestamp}"
+)
+REVIEW_PROMPT = (
+    "Given a numbered list of memories that share the tag '{tag}', identify memories with the "
+    "same meaning and merge these duplicate entries into one. Return the updated list, one "
+    "memory per line, in this format: [numbers of the memories it replaces] tag1,tag2,tag3 | "
+    "inductive thought | timestamp. Keep the memories without duplicates unchanged. Use the "
+    "latest timestamp for a merged memory. The memories:\n{memories}"
+)
+STM_SUMMARY_PROMPT = (
+    "Summarize the ongoing conversation below in a few short sentences, keeping every detail "
+    "needed to continue it.\n\n{dialogue}"
+)
+SOURCE_OURS = "ours (CAIM sec. 3.3 describes the step; App. A prints no prompt)"
+
+CHOICE = re.compile(r"^\W*\(?([AB])\b\)?")
+ISO_DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+PERSONAL = frozenset(
+    "i i'm i've i'd i'll me my mine myself we we're we've our ours us you you're you've your "
+    "yours yourself".split()
+)
+FIRST_PERSON = frozenset("i i'm i've i'd i'll me my mine myself".split())
+# Words that point back to earlier interactions (decision 3) or to the ongoing talk (decision 2).
+PAST_CUES = frozenset(
+    """remember recall remind reminded told tell said say mentioned mention shared share
+    recommended recommend suggested suggest advised advice discussed talked talk spoke asked
+    before earlier previously previous ago last yesterday first once did was were had""".split()
+)
+ANAPHORA = frozenset("it that those these there he she they them his her their".split())
+RECOMMEND = frozenset("recommend recommended suggest suggested try should advise".split())
+FILLERS = frozenset("really just actually very so pretty quite totally definitely".split())
+
+
+def _letters(reply: str) -> str:
+    return reply.strip().strip("'\"` ")
+
+
+# --- controller --------------------------------------------------------------------------------
+
+
+def parse_choice(reply: str) -> str:
+    """Parse an A/B decision: the first standalone A or B (e.g. "A", "(B)", "B."), else error."""
+    m = CHOICE.match(reply.strip())
+    if not m:
+        raise ParseError(f"expected 'A' or 'B', got {reply[:40]!r}")
+    return m.group(1)
+
+
+def offline_information_necessary(command: str, today: str, **_: object) -> str:
+    """A iff the command refers to the speaker or addressee (I/my/we/you...) or to a date.
+
+    A general-knowledge question ("What is the content of the movie Inception?") has neither and
+    is answered from the model's own knowledge (CAIM sec. 3.3.1).
+    """
+    ws = set(words(command))
+    return "A" if ws & PERSONAL or resolve_dates(command, date.fromisoformat(today)) else "B"
+
+
+def offline_retrieval_and_conversation(command: str, has_history: bool = False, **_) -> str:
+    """A iff the current session has turns, the command points back to the past (a past cue)
+    and to something in the ongoing talk (an anaphor: it, that, she ...)."""
+    ws = set(words(command))
+    return "A" if has_history and ws & PAST_CUES and ws & ANAPHORA else "B"
+
+
+def offline_retrieval(command: str, today: str, **_: object) -> str:
+    """A iff the command points back to earlier interactions (a past cue, or a date before today)
+    or asks about the user's own stable details (a first-person question); else B (STM only)."""
+    ws = set(words(command))
+    day = date.fromisoformat(today)
+    past_dates = [d for d in resolve_dates(command, day) if d < day]
+    asks_self = command.rstrip().endswith("?") and ws & FIRST_PERSON
+    return "A" if ws & PAST_CUES or past_dates or asks_self else "B"
+
+
+def controller_task(name: str, prompt: str, offline) -> PromptTask:
+    """A/B decision task; an unparseable reply falls back to 'A' (retrieve: safer to look)."""
+    return PromptTask(
+        name=f"caim.controller.{name}",
+        template=(("system", prompt), ("user", "{command}")),
+        parse=parse_choice,
+        offline=offline,
+        fallback="A",
+        stage="memory",
+        max_tokens=4,
+        source=SOURCE_A.format(".1"),
+    )
+
+
+INFORMATION_NECESSARY_TASK = controller_task(
+    "information_necessary", INFORMATION_NECESSARY_PROMPT, offline_information_necessary
+)
+RETRIEVAL_AND_CONVERSATION_TASK = controller_task(
+    "retrieval_and_conversation",
+    RETRIEVAL_AND_CONVERSATION_PROMPT,
+    offline_retrieval_and_conversation,
+)
+RETRIEVAL_TASK = controller_task("retrieval", RETRIEVAL_PROMPT, offline_retrieval)
+
+
+# --- ontology and tags ----------------------------------------------------------------------
+
+
+def parse_expansion(reply: str) -> dict | None:
+    """Parse the expansion reply: OK -> None; else the JSON ontology (fences tolerated)."""
+    text = reply.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
+    if re.fullmatch(r"\W*ok\W*", text, re.I):
+        return None
+    try:
+        return validate(json.loads(text), "ontology expansion reply")
+    except (json.JSONDecodeError, OntologyError) as exc:
+        raise ParseError(str(exc)) from None
+
+
+def offline_expansion(ontology: str, text: str, skip: tuple[str, ...] = (), **_) -> str:
+    """OK when the input selects 2+ tags lexically (or has no salient word); otherwise the
+    ontology with up to two salient unknown words of the input added under misc/mentioned."""
+    onto = Ontology(json.loads(ontology))
+    names = frozenset(skip)
+    if len(onto.matches(text, names)) >= 2:
+        return "OK"
+    new = unknown_topic_words(onto, text, names)
+    if not new:
+        return "OK"
+    misc = onto.data.get(EXPANSION_CATEGORY, {})
+    onto.merge({EXPANSION_CATEGORY: {**misc, EXPANSION_SUBCATEGORY: new}})
+    return onto.to_json()
+
+
+ONTOLOGY_EXPANSION_TASK = PromptTask(
+    name="caim.ontology_expansion",
+    template=ONTOLOGY_EXPANSION_PROMPT,
+    parse=parse_expansion,
+    offline=offline_expansion,
+    fallback=None,  # an unusable reply leaves the ontology unchanged
+    stage="memory",
+    max_tokens=4096,
+    source=SOURCE_A.format(".2"),
+)
+
+
+def parse_tags(reply: str, known: frozenset[str] = frozenset()) -> list[str]:
+    """Parse ``tag1,tag2,tag3``: lowercased single words; with ``known``, only ontology tags
+    (the prompt forbids new tags). Nothing usable -> ParseError (fallback: no tags)."""
+    tags = [t.strip().strip(".'\"").lower() for t in re.split(r"[,\n]", reply)]
+    tags = [t for t in dict.fromkeys(tags) if re.fullmatch(r"[^\W\d_]+", t)]
+    if known:
+        tags = [t for t in tags if t in known]
+    if not tags:
+        raise ParseError(f"no ontology tag in reply {reply[:60]!r}")
+    return tags[:3]
+
+
+def offline_select_tags(ontology: str, command: str, skip: tuple[str, ...] = (), **_) -> str:
+    """Lexical Select Tags: ontology terms whose stem occurs in the command (most specific first),
+    padded to two with the best match's parents; "" when nothing matches."""
+    return ",".join(Ontology(json.loads(ontology)).select(command, skip=frozenset(skip)))
+
+
+def select_tags_task(known: frozenset[str]) -> PromptTask:
+    """Select Tags against the current ontology's terms (``known``)."""
+    return PromptTask(
+        name="caim.select_tags",
+        template=(("system", SELECT_TAGS_PROMPT), ("user", "{command}")),
+        parse=partial(parse_tags, known=known),
+        offline=offline_select_tags,
+        fallback=[],
+        stage="memory",
+        max_tokens=16,
+        source=SOURCE_A.format(".2"),
+    )
+
+
+# --- dates -------------------------------------------------------------------------------
+
+
+def parse_dates(reply: str) -> list[str]:
+    """Parse ISO dates from the reply; NONE (or nothing) -> []."""
+    return sorted(set(ISO_DATE.findall(reply)))
+
+
+def offline_dates(command: str, today: str, sessions: str, **_: object) -> str:
+    """The rule-based resolver ``caim_dates.resolve_dates`` against the simulated clock."""
+    past = [s.strip() for s in sessions.split(",") if ISO_DATE.fullmatch(s.strip())]
+    found = resolve_dates(command, date.fromisoformat(today), past)
+    return ",".join(d.isoformat() for d in found) or "NONE"
+
+
+DATES_TASK = PromptTask(
+    name="caim.time_reference",
+    template=(("system", DATES_PROMPT), ("user", "{command}")),
+    parse=parse_dates,
+    offline=offline_dates,
+    fallback=[],
+    stage="memory",
+    max_tokens=128,
+    source=SOURCE_OURS,
+)
+
+
+# --- relevance filter ---------------------------------------------------------------------
+
+_NUMBERED = re.compile(r"^\s*\[?(\d+)[\].):]")
+# Words of a memory question that say "recall" rather than what to recall.
+GENERIC = frozenset(
+    "remember recall remind told tell said say mentioned mention shared share talked talk "
+    "spoke discussed conversation know thing things something anything".split()
+)
+
+
+def render_items(entries: list[dict]) -> str:
+    """Render candidate memories as numbered Table 1 rows: ``[n] tags | thought | timestamp``."""
+    return "\n".join(
+        f"[{i}] {','.join(e['tags'])} | {e['thought']} | {e['timestamp']}"
+        for i, e in enumerate(entries, 1)
+    )
+
+
+def _norm(text: str) -> str:
+    return " ".join(words(text))
+
+
+def parse_relevance(reply: str, thoughts: tuple[str, ...] = ()) -> list[int]:
+    """Map the returned items to 0-based candidate indices (by ``[n]`` or by thought text).
+
+    An empty reply, quotes only or "none" means no item is relevant (the prompt's "return ''").
+    A non-empty reply naming no candidate is a ParseError (fallback: keep every candidate).
+    """
+    text = _letters(reply)
+    if not text or text.lower().rstrip(".") in {"none", "nothing", "no items", "''", '""'}:
+        return []
+    chosen: list[int] = []
+    for line in re.split(r"\n|(?=\[\d+\])", text):
+        m = _NUMBERED.match(line)
+        if m and 1 <= int(m.group(1)) <= len(thoughts):
+            chosen.append(int(m.group(1)) - 1)
+            continue
+        norm = _norm(line)
+        chosen += [i for i, t in enumerate(thoughts) if norm and _norm(t) and _norm(t) in norm]
+    if not chosen:
+        raise ParseError(f"reply names none of the {len(thoughts)} items: {reply[:60]!r}")
+    return sorted(set(chosen))
+
+
+def offline_relevance(
+    command: str, entries: list[dict], dates: list[str], skip: tuple[str, ...] = (), **_: object
+) -> str:
+    """Keep the items dated on a referenced date when the command names dates; otherwise the
+    items sharing a content-word stem with the command (names and recall words excluded).
+    Returns the kept rows ("" when none)."""
+    if dates:
+        keep = [e for e in entries if set(e["timestamps"]) & set(dates)]
+    else:
+        ignore = set(skip) | GENERIC | STOPWORDS
+        asked = {stem(w) for w in words(command) if w not in ignore}
+        keep = [e for e in entries if asked & {stem(w) for w in words(e["thought"])}]
+    return render_items(keep) if keep else ""
+
+
+def relevance_task(thoughts: tuple[str, ...]) -> PromptTask:
+    """Relevance of Memories over candidates with these thoughts; fallback None = keep all."""
+    return PromptTask(
+        name="caim.relevance",
+        template=(("system", RELEVANCE_PROMPT), ("user", "{command}")),
+        parse=partial(parse_relevance, thoughts=thoughts),
+        offline=offline_relevance,
+        fallback=None,
+        stage="memory",
+        max_tokens=512,
+        source=SOURCE_A.format(".2"),
+    )

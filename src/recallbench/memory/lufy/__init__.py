@@ -1,0 +1,61 @@
+"""LUFY (Sumida et al. 2024) and the LUFY-family store that Naive RAG and MemoryBank share.
+
+``memory=lufy`` <-> ``conf/memory/lufy.yaml`` <-> :class:`Lufy`. Helpers: ``_store`` (the
+forgetting store of the LUFY family), ``_tasks`` (summary/profile/importance prompts),
+``_arousal`` (the EmoBank arousal regressor), ``_lufy`` (the method and its metrics).
+"""
+
+from recallbench.memory.lufy._arousal import (
+    EMOBANK_RELPATH,
+    ArousalModel,
+    cache_file,
+    load_or_train,
+    pearson,
+    read_emobank,
+    train_arousal,
+)
+from recallbench.memory.lufy._lufy import (
+    DEFAULT_NORMALIZATION,
+    IMPORTANCE_PROMPT,
+    IMPORTANCE_TASK,
+    METRICS,
+    PAPER_WEIGHTS,
+    Lufy,
+    offline_importance,
+    parse_importance,
+    unigram_surprise,
+)
+from recallbench.memory.lufy._store import (
+    RESPONSE_PROMPT,
+    Entry,
+    LufyFamilyMemory,
+    ebbinghaus,
+    retained_count,
+)
+from recallbench.memory.lufy._tasks import attribute, lexical_importance
+
+__all__ = [
+    "DEFAULT_NORMALIZATION",
+    "EMOBANK_RELPATH",
+    "IMPORTANCE_PROMPT",
+    "IMPORTANCE_TASK",
+    "METRICS",
+    "PAPER_WEIGHTS",
+    "RESPONSE_PROMPT",
+    "ArousalModel",
+    "Entry",
+    "Lufy",
+    "LufyFamilyMemory",
+    "attribute",
+    "cache_file",
+    "ebbinghaus",
+    "lexical_importance",
+    "load_or_train",
+    "offline_importance",
+    "parse_importance",
+    "pearson",
+    "read_emobank",
+    "retained_count",
+    "train_arousal",
+    "unigram_surprise",
+]

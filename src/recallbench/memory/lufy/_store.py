@@ -1,0 +1,453 @@
+"""The memory store shared by the LUFY family: Naive RAG, MemoryBank and LUFY.
+
+Paper: Sumida, Inoue and Kawahara, "Enhancing Long-term RAG Chatbots with Psychological Models of
+Memory Importance and Forgetting" (LUFY), JAIR 2025 / arXiv 2409.12524, sec. 2 and 4.
+
+Implemented (sec. 4.1.1, 4.2, Table 3, Fig. 4):
+- Three kinds of memory: ``profile`` (one item per fact about the user, refined after every
+  session by a PromptTask, never forgotten; it is the "Key Summary" of the response prompt),
+  ``summary`` (one per session) and ``utterance_pair`` (a user turn with the turn before it,
+  user turn id first in ``source_ids``), the last two embedded with the configured embedder and
+  subject to forgetting. Summaries and profile facts name the turns they quote in
+  ``source_ids`` (matched text); an abstractive summary names its whole session, an abstractive
+  profile fact names none (its source is unknown).
+- Retrieval: candidates with cosine >= ``threshold`` (0.8) are ranked by cosine plus a method
+  bonus (LUFY: alpha * importance); the top 2 are taken. R1 (rank 1) is shown to the generator
+  and gets ``R1 += 1`` and its access time reset; R2 (rank 2) is retrieved but not shown and
+  gets ``R2 += 1`` (sec. 2, retrieval-induced forgetting). A ``Query`` with ``question`` set is
+  an evaluation probe: nothing changes. The query is the question, else the last turn (the
+  user's utterance the bot answers). ``answer_prompt_fields`` gives QA answering the profile
+  and the R1 memory, as the chatbot's own prompt has them.
+- Forgetting after every session (inside ``observe``): forgettable memories are ranked by the
+  method's importance and the top ``retain_ratio`` (10%) of all memories created so far are
+  kept, rounded to the nearest whole number, halves up (sec. 4.2: 14 memories -> 1 kept).
+- Time: ``dt`` is in days of simulated time (``Session.start``; LUFY sessions are consecutive
+  days, ``clock.LUFY_GAP``). Memories written for a session are stamped with its start; the
+  forgetting step evaluates importance ``forget_horizon_days`` (1) later, i.e. one time step
+  after the session, as the paper's weight fit assumes (sec. 3.4, dt = 1).
+
+Deviations:
+- Live writes: the released system inserts every utterance pair as soon as it is said. Here a
+  non-probe ``recall`` writes the pairs of ``query.history`` that lie before its last
+  ``recent_turns`` turns (which the prompt shows anyway), so a turn is never retrieved for
+  itself; ``observe`` writes the rest.
+- Tie-break in forgetting: equal importance (common in MemoryBank, where most memories share
+  S = 1 and dt) keeps the more recently created memory; retrieval ties keep the older memory.
+- The paper prints no prompt for session summaries and the profile: ours are in ``lufy_tasks``.
+- A session without a start time is placed ``index - 1`` days after ``clock.EPOCH``.
+- Threshold scale: 0.8 suits text-embedding-ada-002, whose cosines crowd into [0.7, 1]. With
+  MiniLM no LUFY user utterance reaches 0.8 against the stored pairs (best match: median 0.36,
+  95th percentile 0.65), so nothing is ever retrieved; lower it for MiniLM
+  (``memory.threshold=0.5``: about 1 query in 4 retrieves) or use an OpenAI embedder.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+import numpy as np
+
+from recallbench.clock import EPOCH
+from recallbench.errors import ConfigError
+from recallbench.memory._base import MemoryMethod, Message, render_history
+from recallbench.memory.lufy._tasks import (
+    NO_INFO,
+    PROFILE_TASK,
+    SUMMARY_TASK,
+    attribute,
+    bullets,
+    profile_facts,
+)
+from recallbench.records import Episode, MemoryItem, Query, Recall, Session, Turn
+
+FORGETTABLE = ("utterance_pair", "summary")
+
+# LUFY Fig. 4 ("Prompt for generating chatbot responses"), verbatim; the placeholders
+# {key\_summary}, {recent\_utterances}, {related\_memory} are unescaped for str.format.
+RESPONSE_PROMPT = (
+    "You will be provided with 3 pieces of information:\n\n"
+    "1. Key Summary: A summary of past conversations .\n"
+    "2. Recent Utterances: The latest exchanges between you and the user.\n"
+    "3. Relevant Memory: The memory most pertinent to the current conversation.\n\n"
+    "Using these details, you are tasked with generating an effective response. Ensure that your "
+    "reply maintains a casual tone to mimic a genuine interaction with a friend.\n\n"
+    "Here's the information:\n\n"
+    "- Key Summary of Past Conversations: {key_summary}\n"
+    "- Recent Utterances: {recent_utterances}\n"
+    "- Memory Relevant to Current Conversation: {related_memory}"
+)
+RESPONSE_SOURCE = "LUFY (Sumida et al. 2024) Fig. 4, verbatim"
+
+
+def retained_count(created: int, ratio: float) -> int:
+    """Return how many of ``created`` memories to keep: ratio * created, nearest, halves up."""
+    exact = Decimal(str(ratio)) * created  # Decimal: 0.1 * 15 is exactly 1.5, rounds to 2
+    return int(exact.quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def ebbinghaus(dt_days: float, strength: float, *, upstream: bool = False) -> float:
+    """Importance e^(-dt/S) (LUFY Eq. 1/3); ``upstream``: MemoryBank code's exp(-t / 5*S).
+
+    Python parses MemoryBank's ``math.exp(-t / 5*S)`` as exp(-(t/5)*S): a stronger memory
+    decays faster (open upstream issue). Kept as an opt-in switch for comparison.
+    """
+    if upstream:
+        return math.exp(-dt_days / 5 * strength)
+    return math.exp(-dt_days / strength)
+
+
+@dataclass
+class Entry:
+    """A memory of the store with its mutable bookkeeping (counters, access time, metrics)."""
+
+    item_id: str
+    kind: str
+    text: str
+    created: datetime
+    source_ids: tuple[str, ...]
+    session_index: int
+    order: int
+    last_access: datetime
+    user_text: str = ""
+    context_text: str = ""
+    r1: int = 0
+    r2: int = 0
+    raw: dict[str, float | None] = field(default_factory=dict)
+    retained: bool = True
+
+
+class LufyFamilyMemory(MemoryMethod):
+    """Profile + summaries + utterance pairs, threshold/top-2 retrieval, top-10% forgetting.
+
+    Args:
+        llm: the LLM facade (summary, profile and, for LUFY, importance tasks).
+        embedder: embeds pairs, summaries and queries.
+        threshold: minimum cosine similarity of a retrieved memory (LUFY sec. 4.1.1: 0.8).
+        top_k: memories retrieved per query (2: R1 shown, R2 counted, sec. 2).
+        retain_ratio: fraction of created memories kept by forgetting (0.1, sec. 4.2).
+        forgetting: run forgetting after each session (off for Naive RAG).
+        recent_turns: turns shown as "Recent Utterances" (5, sec. 4.1.2).
+        live_writes: write past pairs of the current session at recall time (module docstring).
+        summaries, profile: keep session summaries / the profile.
+        profile_in_recall: show the profile (Key Summary) with the recalled memory.
+        forget_horizon_days: time between a session and its forgetting evaluation.
+        user_speaker: the user's speaker name; None: ``Episode.meta["user"]`` or inferred.
+    """
+
+    name = "lufy_family"
+    forgets = True
+
+    def __init__(
+        self,
+        llm: Any,
+        embedder: Any,
+        *,
+        threshold: float = 0.8,
+        top_k: int = 2,
+        retain_ratio: float = 0.1,
+        forgetting: bool | None = None,
+        recent_turns: int = 5,
+        live_writes: bool = True,
+        summaries: bool = True,
+        profile: bool = True,
+        profile_in_recall: bool = True,
+        forget_horizon_days: float = 1.0,
+        user_speaker: str | None = None,
+    ) -> None:
+        if not -1.0 <= threshold <= 1.0:
+            raise ConfigError(f"threshold must be a cosine in [-1, 1], got {threshold}")
+        if top_k < 1:
+            raise ConfigError(f"top_k must be >= 1, got {top_k}")
+        if not 0.0 < retain_ratio <= 1.0:
+            raise ConfigError(f"retain_ratio must be in (0, 1], got {retain_ratio}")
+        self.llm, self.embedder = llm, embedder
+        self.threshold, self.top_k, self.retain_ratio = float(threshold), int(top_k), retain_ratio
+        self.forgetting = self.forgets if forgetting is None else bool(forgetting)
+        self.recent_turns, self.live_writes = int(recent_turns), bool(live_writes)
+        self.summaries, self.profile, self.profile_in_recall = summaries, profile, profile_in_recall
+        self.horizon = timedelta(days=float(forget_horizon_days))
+        self.user_speaker = user_speaker
+        self._clear()
+
+    # -- method hooks (overridden by Naive RAG, MemoryBank, LUFY) -------------------------
+
+    def strength(self, entry: Entry) -> float:
+        """Return the memory strength S (MemoryBank: 1 + times recalled)."""
+        return 1.0 + entry.r1
+
+    def importance(self, entry: Entry, now: datetime) -> float:
+        """Return the importance of ``entry`` at ``now`` (Ebbinghaus e^(-dt/S))."""
+        return ebbinghaus(self.dt_days(entry, now), self.strength(entry))
+
+    def score_bonus(self, entry: Entry, now: datetime) -> float:
+        """Return what is added to the cosine similarity when ranking (0: cosine only)."""
+        return 0.0
+
+    def score_session(self, session: Session, entries: list[Entry]) -> None:
+        """Compute per-memory metrics for a finished session's pairs (LUFY); no-op here."""
+
+    # -- MemoryMethod ---------------------------------------------------------------------
+
+    def _clear(self) -> None:
+        self._entries: list[Entry] = []
+        self._known: set[str] = set()
+        self._vectors: dict[str, np.ndarray] = {}
+        self._forgotten: list[Entry] = []
+        self._profile: list[str] = []
+        self._profile_meta: tuple[datetime | None, tuple[tuple[str, ...], ...], int] = (
+            None,
+            (),
+            0,
+        )
+        self._seen_turns: list[Turn] = []
+        self._created = 0
+        self._order = 0
+        self._clock: datetime | None = None
+        self._assessed_at: datetime | None = None
+        self.user = self.user_speaker or ""
+
+    def reset(self, episode: Episode) -> None:
+        """Start an episode with an empty store."""
+        super().reset(episode)
+        self._clear()
+        self.user = self.user_speaker or _infer_user(episode)
+
+    def observe(self, session: Session) -> None:
+        """Write the session's pairs, score them, summarize, refine the profile, then forget."""
+        start = session_time(session)
+        self._clock = start
+        self._write_pairs(self._pairs(session.turns), session.index, start)
+        pairs = [e for e in self._entries if e.session_index == session.index]
+        self.score_session(session, [e for e in pairs if e.kind == "utterance_pair"])
+        dialogue = render_history(session.turns)
+        if self.summaries and session.turns:
+            self._write_summary(session, dialogue, start, pairs)
+        if self.profile and session.turns:
+            self._refine_profile(session, dialogue, start)
+        self._assessed_at = start + self.horizon
+        self._forgotten = []
+        if self.forgetting:
+            self._forget(self._assessed_at)
+
+    def recall(self, query: Query) -> Recall:
+        """Retrieve the top-2 memories; update R1/R2 unless ``query`` is a probe.
+
+        ``Recall.items``: the R1 memory (if any) then the profile facts; ``Recall.text``: the R1
+        memory (the prompt's "Relevant Memory"); ``info``: R1/R2 ids and their scores.
+        """
+        self.check_episode(query)
+        probe = query.question is not None
+        now = query.now or self._clock or EPOCH
+        if not probe and self.live_writes:
+            done = query.history[: max(len(query.history) - self.recent_turns, 0)]
+            self._write_pairs(self._pairs(done), query.session_index, now)
+        text = query.question if probe else (query.history[-1].text if query.history else "")
+        ranked = self._retrieve(text or "", now)
+        if not probe and ranked:
+            ranked[0][0].r1 += 1
+            ranked[0][0].last_access = now
+            for entry, _, _ in ranked[1:]:
+                entry.r2 += 1
+        items = [self._item(ranked[0][0], now)] if ranked else []
+        if self.profile_in_recall:
+            items += self._profile_items()
+        info = {
+            "probe": probe,
+            "r1": ranked[0][0].item_id if ranked else None,
+            "r2": [e.item_id for e, _, _ in ranked[1:]],
+            "cosine": [round(c, 4) for _, c, _ in ranked],
+            "score": [round(s, 4) for _, _, s in ranked],
+        }
+        return Recall(tuple(items), ranked[0][0].text if ranked else "", info)
+
+    def answer_prompt_fields(self, query: Query, recall: Recall) -> dict[str, str]:
+        """Give the QA answerer what the chatbot sees: the Key Summary and the Relevant Memory."""
+        profile = [i.text for i in recall.items if i.kind == "profile"]
+        parts = [f"Relevant memory: {recall.text}"] if recall.text else []
+        if profile:
+            parts.append("Key summary of past conversations:\n" + bullets(profile))
+        return {"memory": "\n\n".join(parts)}
+
+    def prompt(self, query: Query, recall: Recall) -> list[Message]:
+        """Render LUFY Fig. 4 with the profile, the last 5 turns and the R1 memory."""
+        profile = [i.text for i in recall.items if i.kind == "profile"]
+        recent = render_history(query.history[-self.recent_turns :]) if query.history else NO_INFO
+        text = RESPONSE_PROMPT.format(
+            key_summary=bullets(profile) if profile else NO_INFO,
+            recent_utterances=recent,
+            related_memory=recall.text or NO_INFO,
+        )
+        return [{"role": "user", "content": text}]
+
+    def snapshot(self) -> list[MemoryItem]:
+        """Return the profile, the retained memories and those the last forgetting dropped."""
+        now = self._assessed_at or self._clock or EPOCH
+        return self._profile_items() + [self._item(e, now) for e in self._entries + self._forgotten]
+
+    def retention(self) -> dict[str, int]:
+        """Return cumulative created and currently retained pairs + summaries (profile excluded)."""
+        return {"created": self._created, "retained": len(self._entries)}
+
+    # -- internals ------------------------------------------------------------------------
+
+    @staticmethod
+    def dt_days(entry: Entry, now: datetime) -> float:
+        """Return days since ``entry`` was last accessed (never negative)."""
+        return max((now - entry.last_access).total_seconds() / 86400.0, 0.0)
+
+    def _pairs(self, turns: tuple[Turn, ...] | list[Turn]) -> list[tuple[Turn, Turn | None]]:
+        out = []
+        for i, turn in enumerate(turns):
+            if turn.speaker != self.user or not turn.text.strip():
+                continue
+            prev = turns[i - 1] if i > 0 and turns[i - 1].speaker != self.user else None
+            out.append((turn, prev if prev is not None and prev.text.strip() else None))
+        return out
+
+    def _new_entry(
+        self,
+        kind: str,
+        item_id: str,
+        text: str,
+        at: datetime,
+        index: int,
+        source_ids: tuple[str, ...],
+    ) -> Entry:
+        self._order += 1
+        self._created += 1
+        return Entry(item_id, kind, text, at, source_ids, index, self._order, at)
+
+    def _write_pairs(self, pairs: list[tuple[Turn, Turn | None]], index: int, at: datetime) -> None:
+        fresh = [(u, c) for u, c in pairs if u.turn_id not in self._known]
+        if not fresh:
+            return
+        entries = []
+        for user_turn, context in fresh:
+            self._known.add(user_turn.turn_id)
+            text = render_history([context, user_turn] if context else [user_turn])
+            ids = (user_turn.turn_id, context.turn_id) if context else (user_turn.turn_id,)
+            entry = self._new_entry(
+                "utterance_pair", f"pair:{user_turn.turn_id}", text, at, index, ids
+            )
+            entry.user_text, entry.context_text = user_turn.text, context.text if context else ""
+            entries.append(entry)
+        self._add(entries)
+
+    def _add(self, entries: list[Entry]) -> None:
+        vecs = self.embedder.encode([e.text for e in entries])
+        for entry, vec in zip(entries, vecs, strict=True):
+            self._vectors[entry.item_id] = vec
+            self._entries.append(entry)
+
+    def _write_summary(self, session: Session, dialogue: str, at: datetime, pairs: list) -> None:
+        res = self.llm.run(SUMMARY_TASK, user=self.user, dialogue=dialogue)
+        if res.value is None:  # the call or its parse failed; counted in llm.usage
+            return
+        sources = attribute(res.value.split(": ", 1)[-1].split(" / "), session.turns) or tuple(
+            t.turn_id for t in session.turns
+        )
+        entry = self._new_entry(
+            "summary", f"summary:{session.session_id}", res.value, at, session.index, sources
+        )
+        self._add([entry])
+        self.summary_written(entry, pairs)
+
+    def summary_written(self, entry: Entry, pairs: list[Entry]) -> None:
+        """Hook: a session summary was written (LUFY aggregates the pairs' metrics)."""
+
+    def key_summary(self) -> str:
+        """Return the profile as bullet lines (the prompts' "summary of the past conversations")."""
+        return bullets(self._profile) if self._profile else NO_INFO
+
+    def _refine_profile(self, session: Session, dialogue: str, at: datetime) -> None:
+        res = self.llm.run(
+            PROFILE_TASK, user=self.user, profile=self.key_summary(), dialogue=dialogue
+        )
+        if res.value is None:  # the call or its parse failed: keep the old profile
+            return
+        created, _, _ = self._profile_meta
+        self._profile = profile_facts(res.value)
+        self._seen_turns += [t for t in session.turns if t.speaker == self.user]
+        sources = tuple(attribute([fact], self._seen_turns) for fact in self._profile)
+        self._profile_meta = (created or at, sources, session.index)
+
+    def _profile_items(self) -> list[MemoryItem]:
+        created, sources, updated = self._profile_meta
+        attrs = {
+            "strength": None,
+            "importance": None,
+            "retained": True,
+            "metrics": {},
+            "updated_after_session": updated,
+        }
+        return [
+            MemoryItem(f"profile/{k}", fact, "profile", created, ids, dict(attrs))
+            for k, (fact, ids) in enumerate(zip(self._profile, sources, strict=True))
+        ]
+
+    def _retrieve(self, text: str, now: datetime) -> list[tuple[Entry, float, float]]:
+        if not text.strip() or not self._entries:
+            return []
+        matrix = np.stack([self._vectors[e.item_id] for e in self._entries])
+        cosines = matrix @ self.embedder.encode([text])[0]
+        found = [
+            (e, float(c), float(c) + self.score_bonus(e, now))
+            for e, c in zip(self._entries, cosines, strict=True)
+            if c >= self.threshold
+        ]
+        found.sort(key=lambda x: (-x[2], -x[1], x[0].order))
+        return found[: self.top_k]
+
+    def _forget(self, at: datetime) -> None:
+        pool = [e for e in self._entries if e.kind in FORGETTABLE]
+        keep = min(len(pool), retained_count(self._created, self.retain_ratio))
+        ranked = sorted(pool, key=lambda e: (-self.importance(e, at), -e.order))
+        kept = {e.item_id for e in ranked[:keep]}
+        self._forgotten = [e for e in pool if e.item_id not in kept]
+        for entry in self._forgotten:
+            entry.retained = False
+            self._vectors.pop(entry.item_id, None)
+        self._entries = [e for e in self._entries if e.kind not in FORGETTABLE or e.item_id in kept]
+
+    def entry_attrs(self, entry: Entry, now: datetime) -> dict[str, Any]:
+        """Return the snapshot attrs of ``entry`` (strength, importance, retained, metrics)."""
+        raw = {k: entry.raw.get(k) for k in ("A", "P", "L")}
+        return {
+            "strength": round(self.strength(entry), 6),
+            "importance": round(self.importance(entry, now), 6),
+            "retained": entry.retained,
+            "metrics": raw | {"R1": entry.r1, "R2": entry.r2},
+            "session": entry.session_index,
+            "last_access": entry.last_access.isoformat(),
+        }
+
+    def _item(self, entry: Entry, now: datetime) -> MemoryItem:
+        attrs = self.entry_attrs(entry, now)
+        return MemoryItem(
+            entry.item_id, entry.text, entry.kind, entry.created, entry.source_ids, attrs
+        )
+
+
+def session_time(session: Session) -> datetime:
+    """Return the session's simulated start (``EPOCH + index - 1`` days when unknown)."""
+    return session.start or EPOCH + timedelta(days=session.index - 1)
+
+
+def _infer_user(episode: Episode) -> str:
+    """Return the user: meta["user"], else the speaker with importance labels, else the replier."""
+    user = episode.meta.get("user")
+    if isinstance(user, str) and user in episode.speakers:
+        return user
+    for turn in episode.turns():
+        if "importance" in turn.labels:
+            return turn.speaker
+    for session in episode.sessions:
+        seen = [t.speaker for t in session.turns]
+        later = [s for s in seen if s != seen[0]] if seen else []
+        if later:
+            return later[0]
+    return episode.speakers[-1] if episode.speakers else ""

@@ -1,0 +1,1 @@
+"""caim paper package (see README.md)."""

@@ -1,0 +1,1 @@
+"""carecall paper package (see README.md)."""

@@ -1,0 +1,1 @@
+"""lufy paper package (see README.md)."""

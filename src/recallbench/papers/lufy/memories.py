@@ -1,0 +1,257 @@
+"""What the LUFY systems kept: agreement with the annotators (Tables 12, 14), top-k (Table 15).
+
+Agreement (LUFY sec. 5.4 "Memory matching rate"): a system's binary label of a session's user
+utterance is "its utterance pair is retained right after that session's forgetting" (the
+snapshot the QA protocol stores after ``observe``). For each annotator, the share of the kept
+utterances the annotator marked important, pooled over users; the mean over annotators is the
+table value. (Random) is the exact expectation of that share for a uniform random choice of as
+many utterances per user-session; (Annotators) the mean over ordered annotator pairs (a, b) of
+P(b marks important | a marks important). ``Avg.`` is the mean of the session values.
+
+Top-k (LUFY App. A, Table 15): for each question, the memory that answers it is found
+automatically (``answering_memory``) among the pairs of the question's session, and ranked by
+cosine similarity against every retained memory of the store right after that session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from recallbench.analysis import RunInfo
+from recallbench.papers.lufy.runs import (
+    lufy_reference,
+    paper_value,
+    run_episodes,
+    select,
+    snapshots,
+)
+from recallbench.records import Episode, MemoryItem
+from recallbench.tables.render import Cell
+
+# -- Table 12 / 14: system-human agreement -------------------------------------------------
+
+Labels = dict[str, dict[str, int]]  # user turn id -> {annotator: 0/1}
+
+
+def session_labels(episode: Episode) -> dict[int, Labels]:
+    """Return {session index: {user turn id: {annotator: label}}} of the labelled turns."""
+    out: dict[int, Labels] = {}
+    for session in episode.sessions:
+        out[session.index] = {
+            t.turn_id: {str(a): int(v) for a, v in t.labels["importance"].items()}
+            for t in session.turns
+            if t.labels.get("importance")
+        }
+    return out
+
+
+def selected_turns(items_by_session: dict[int, list[MemoryItem]], labels: dict[int, Labels]):
+    """Return {session: user turn ids the system kept} for the pairs written in that session.
+
+    The system's binary label of a session's utterance is "retained right after that session's
+    forgetting": its utterance pair is in the snapshot with ``attrs.retained`` true.
+    """
+    out: dict[int, set[str]] = {}
+    for index, items in items_by_session.items():
+        own = labels.get(index, {})
+        out[index] = {
+            i.source_ids[0]
+            for i in items
+            if i.kind == "utterance_pair"
+            and i.source_ids
+            and i.source_ids[0] in own
+            and i.attrs.get("retained", True)
+        }
+    return out
+
+
+def _annotators(records: Sequence[tuple[Labels, set[str]]]) -> list[str]:
+    return sorted({a for labels, _ in records for lab in labels.values() for a in lab}, key=str)
+
+
+def system_agreement(records: Sequence[tuple[Labels, set[str]]]) -> tuple[float, int]:
+    """Mean over annotators of the share of system-kept turns that annotator marked important.
+
+    ``records``: (labels of one episode-session, turn ids the system kept there); hits and
+    counts are pooled over records per annotator. Returns (agreement, kept turns).
+    """
+    shares, kept = [], sum(len(sel) for _, sel in records)
+    for a in _annotators(records):
+        pairs = [labels[t][a] for labels, sel in records for t in sel if a in labels.get(t, {})]
+        if pairs:
+            shares.append(sum(pairs) / len(pairs))
+    return (sum(shares) / len(shares) if shares else 0.0), kept
+
+
+def random_agreement(records: Sequence[tuple[Labels, set[str]]]) -> tuple[float, int]:
+    """Expected ``system_agreement`` of a uniform random choice of as many turns per record."""
+    shares = []
+    for a in _annotators(records):
+        expected = chosen = 0.0
+        for labels, sel in records:
+            mine = [lab[a] for lab in labels.values() if a in lab]
+            k = sum(1 for t in sel if a in labels.get(t, {}))
+            if mine and k:
+                expected += k * sum(mine) / len(mine)
+                chosen += k
+        if chosen:
+            shares.append(expected / chosen)
+    return (sum(shares) / len(shares) if shares else 0.0), sum(len(s) for _, s in records)
+
+
+def annotator_agreement(label_maps: Sequence[Labels]) -> tuple[float, int]:
+    """Mean over ordered annotator pairs (a, b) of P(b marks important | a marks important)."""
+    annotators = sorted({a for labels in label_maps for lab in labels.values() for a in lab})
+    shares, n = [], 0
+    for a in annotators:
+        for b in annotators:
+            if a == b:
+                continue
+            both = [
+                lab[b]
+                for labels in label_maps
+                for lab in labels.values()
+                if lab.get(a) == 1 and b in lab
+            ]
+            if both:
+                shares.append(sum(both) / len(both))
+                n += len(both)
+    return (sum(shares) / len(shares) if shares else 0.0), n
+
+
+def agreement_records(run: RunInfo) -> dict[int, list[tuple[Labels, set[str]]]]:
+    """Return {session: [(labels, kept turn ids) per episode]} of one run."""
+    episodes = run_episodes(run)
+    out: dict[int, list[tuple[Labels, set[str]]]] = {}
+    for episode_id, by_session in snapshots(run, episodes).items():
+        labels = session_labels(episodes[episode_id])
+        for index, kept in selected_turns(by_session, labels).items():
+            out.setdefault(index, []).append((labels.get(index, {}), kept))
+    return out
+
+
+def agreement_cells(spec: dict, runs: Sequence[RunInfo]) -> tuple[list[Cell], list[RunInfo]]:
+    """Return the cells of an ``agreement`` table (rows: systems, (Random), (Annotators))."""
+    reference = lufy_reference(str(spec["id"]))
+    scale, cells, used = spec.get("scale", 100), [], {}
+    for row in spec["rows"]:
+        matched = select(runs, row)
+        used.update({r.path: r for r in matched})
+        records: dict[int, list] = {}
+        for run in matched:
+            for index, recs in agreement_records(run).items():
+                records.setdefault(index, []).extend(recs)
+        fn: Callable = random_agreement if row.get("random") else system_agreement
+        per_session = {}
+        for column in spec["columns"]:
+            if "session" not in column:
+                continue
+            recs = records.get(int(column["session"]), [])
+            if row.get("annotators"):
+                per_session[column["label"]] = annotator_agreement([lab for lab, _ in recs])
+            else:
+                per_session[column["label"]] = fn(recs) if recs else None
+        for column in spec["columns"]:
+            got = per_session.get(column["label"])
+            if "session" not in column:  # Avg. over the sessions shown
+                values = [v for v in per_session.values() if v is not None]
+                got = (
+                    (sum(v[0] for v in values) / len(values), sum(v[1] for v in values))
+                    if values
+                    else None
+                )
+            ours = None if got is None or not matched else got[0] * scale
+            paper = paper_value(reference, row["label"], column["label"], "agreement")
+            n = None if got is None else got[1]
+            cells.append(Cell(row["label"], column["label"], "agreement", ours, paper, n, 1))
+    return cells, list(used.values())
+
+
+# -- Table 15: rank of the answering memory -------------------------------------------------
+
+TOPK = 10
+STORE_KINDS = ("utterance_pair", "summary")
+
+
+def answering_memory(question: str, label: str, texts: Sequence[str], threshold: float = 0.5):
+    """Return the index of the text that best covers ``label`` (None when none covers enough).
+
+    Coverage is the lexical judge's (key words of the label answer found in the memory, numbers
+    required); ties go to the earliest text (the first mention in the session).
+    """
+    from recallbench.judges.lexical import match
+
+    best, best_cov = None, 0.0
+    for i, text in enumerate(texts):
+        m = match(question, label, text)
+        if not m.numbers_missing and m.coverage >= threshold and m.coverage > best_cov:
+            best, best_cov = i, m.coverage
+    return best
+
+
+def topk_ranks(run: RunInfo, embedder) -> list[int | None]:
+    """Return, per question of the run, the 1-based cosine rank of its answering memory.
+
+    The store is the run's snapshot right after the question's session (retained utterance
+    pairs and summaries); the answering memory is searched among the utterance pairs written in
+    that session (``answering_memory``). None: no memory covers the label answer (the paper
+    dropped 15 multi-hop questions by hand; we drop those we cannot match automatically).
+    """
+    episodes = run_episodes(run)
+    ranks: list[int | None] = []
+    for episode_id, by_session in snapshots(run, episodes).items():
+        episode = episodes[episode_id]
+        own = {i: {t.turn_id for t in s.turns} for i, s in ((s.index, s) for s in episode.sessions)}
+        for qa in episode.qa:
+            store = [
+                i
+                for i in by_session.get(qa.after_session, [])
+                if i.kind in STORE_KINDS and i.attrs.get("retained", True)
+            ]
+            pairs = [
+                i
+                for i in store
+                if i.kind == "utterance_pair"
+                and i.source_ids
+                and i.source_ids[0] in own.get(qa.after_session, set())
+            ]
+            found = answering_memory(qa.question, " / ".join(qa.answers), [i.text for i in pairs])
+            if found is None or not store:
+                ranks.append(None)
+                continue
+            vectors = embedder.encode([i.text for i in store] + [qa.question])
+            cosines = vectors[:-1] @ vectors[-1]
+            target = store.index(pairs[found])
+            ranks.append(1 + sum(1 for c in cosines if c > cosines[target]))
+    return ranks
+
+
+def topk_cells(spec: dict, ranks: Sequence[int | None]) -> tuple[list[Cell], list[str]]:
+    """Return Table 15 cells (cumulative top-k ratios in %) and notes on the question counts."""
+    reference = lufy_reference(str(spec["id"]))
+    found = [r for r in ranks if r is not None]
+    column = "Ratio (%)"
+    cells = []
+    for k in range(1, TOPK + 1):
+        ours = 100 * sum(1 for r in found if r <= k) / len(found) if found else None
+        row = f"Top {k}"
+        cells.append(
+            Cell(
+                row,
+                column,
+                "ratio",
+                ours,
+                paper_value(reference, row, column, "ratio"),
+                len(found) or None,
+                1,
+            )
+        )
+    row = f"(Not in Top {TOPK})"
+    ours = 100 * sum(1 for r in found if r > TOPK) / len(found) if found else None
+    paper = paper_value(reference, row, column, "ratio")
+    cells.append(Cell(row, column, "ratio", ours, paper, len(found) or None, 1))
+    notes = [
+        f"questions: {len(ranks)}; answering memory found automatically: {len(found)}; "
+        f"dropped (no memory covers the label answer): {len(ranks) - len(found)}"
+    ]
+    return cells, notes

@@ -1,0 +1,197 @@
+"""LUFY user-experience tables from the conversation logs alone (no memory method involved).
+
+- Table 10, sentiment of the user utterances: each utterance is labelled +1 / 0 / -1 with VADER
+  (``vaderSentiment``: compound >= 0.05 positive, <= -0.05 negative, else neutral, the VADER
+  authors' thresholds). Deviation: the paper used fine-tuned RoBERTa classifiers (DistilRoBERTa
+  on financial news, TimeLMs on TweetEval), which do not ship offline.
+- Table 8, user-experience rating: each session's script is rated 1-5 with the LUFY Fig. 6
+  prompt through the ``llm`` judge (paper: GPT-4o, "averaged over 30 ratings"; ours:
+  ``rating_samples`` per session). Without an LLM (extractive backend) every cell is n/a.
+
+Cells pool every value of a session over the users (utterances for Table 10, ratings for Table
+8); ``Avg.`` pools sessions 2-4 (S1 is the shared Day-1 session, in parentheses in the paper).
+Significance as in the paper: a paired t-test (``metrics.stats.paired_ttest``) of the per-user
+means of the compared system against each other system, per session and for the average.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from recallbench.memory import render_history
+from recallbench.papers.lufy.runs import PAPER, lufy_reference, paper_value
+from recallbench.papers.lufy.tables import reference_notes
+from recallbench.records import Episode
+from recallbench.tables.render import Cell, render
+
+Values = dict[str, dict[int, list[float]]]  # user -> session index -> values
+POSITIVE, NEGATIVE = 0.05, -0.05
+AVG_SESSIONS = (2, 3, 4)
+
+
+def sentiment_label(compound: float) -> int:
+    """Map a VADER compound score to +1 / 0 / -1."""
+    return 1 if compound >= POSITIVE else -1 if compound <= NEGATIVE else 0
+
+
+def sentiment_values(episodes: Sequence[Episode], analyzer: Any = None) -> Values:
+    """Return each user's sentiment labels per session (user utterances only)."""
+    if analyzer is None:
+        from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+        analyzer = SentimentIntensityAnalyzer()
+    out: Values = {}
+    for episode in episodes:
+        user = _user(episode)
+        for session in episode.sessions:
+            labels = [
+                float(sentiment_label(analyzer.polarity_scores(t.text)["compound"]))
+                for t in session.turns
+                if t.speaker == user and t.text.strip()
+            ]
+            out.setdefault(user, {})[session.index] = labels
+    return out
+
+
+def rating_values(
+    episodes: Sequence[Episode], judge, samples: int = 1, temperature: float = 0.0
+) -> tuple[Values, int]:
+    """Rate every session with the Fig. 6 prompt; return the scores and unparseable count."""
+    keys, items = [], []
+    for episode in episodes:
+        user = _user(episode)
+        for session in episode.sessions:
+            keys.append((user, session.index))
+            items.append((user, "\n" + render_history(session.turns)))
+    results = judge.rate_many(items, samples=samples, temperature=temperature)
+    out: Values = {}
+    failed = 0
+    for (user, index), rs in zip(keys, results, strict=True):
+        scores = [float(r.value) for r in rs if r.value is not None]
+        failed += len(rs) - len(scores)
+        out.setdefault(user, {})[index] = scores
+    return out, failed
+
+
+def _user(episode: Episode) -> str:
+    return str(episode.meta.get("user") or episode.speakers[-1])
+
+
+def _pooled(values: Values, sessions: Sequence[int]) -> tuple[float | None, int]:
+    flat = [v for per in values.values() for s in sessions for v in per.get(s, [])]
+    return (sum(flat) / len(flat) if flat else None), len(flat)
+
+
+def _user_means(values: Values, sessions: Sequence[int]) -> dict[str, float]:
+    out = {}
+    for user, per in values.items():
+        flat = [v for s in sessions for v in per.get(s, [])]
+        if flat:
+            out[user] = sum(flat) / len(flat)
+    return out
+
+
+def significance(target: Values, other: Values, sessions: Sequence[int]):
+    """Paired t-test of per-user means (target vs other) over users present in both."""
+    from recallbench.metrics.stats import paired_ttest
+
+    a, b = _user_means(target, sessions), _user_means(other, sessions)
+    users = sorted(set(a) & set(b))
+    return paired_ttest([a[u] for u in users], [b[u] for u in users])
+
+
+def ux_cells(spec: dict, per_row: dict[str, Values | None]) -> tuple[list[Cell], list[str]]:
+    """Return cells (rows x S1..S4, Avg.) and notes with the paired t-tests of ``compare``."""
+    metric = spec["metric"]
+    reference = lufy_reference(str(spec["id"]))
+    digits = spec.get("digits", 2)
+    cells = []
+    columns = [
+        (c["label"], [int(c["session"])] if "session" in c else list(AVG_SESSIONS))
+        for c in spec["columns"]
+    ]
+    for row, values in per_row.items():
+        for label, sessions in columns:
+            ours, n = _pooled(values, sessions) if values is not None else (None, 0)
+            paper = paper_value(reference, row, label, metric)
+            cells.append(Cell(row, label, metric, ours, paper, n or None, digits))
+    return cells, _ttest_notes(spec, per_row, columns)
+
+
+def _ttest_notes(spec: dict, per_row: dict[str, Values | None], columns) -> list[str]:
+    target = spec.get("compare")
+    if not target or per_row.get(target) is None:
+        return []
+    notes, better = [], []
+    for label, sessions in columns:
+        if sessions == [1]:
+            continue  # the shared Day-1 session
+        parts, wins = [], 0
+        for row, values in per_row.items():
+            if row == target or values is None:
+                continue
+            test = significance(per_row[target], values, sessions)
+            wins += test.t > 0 and test.p < 0.05
+            parts.append(f"vs {row}: t={test.t:.2f}, p={test.p:.3g}, n={test.n}")
+        notes.append(f"{target} {label} paired t-test " + "; ".join(parts))
+        if parts and wins == len(parts):
+            better.append(label)
+    notes.append(
+        f"ours: {target} better than every other system at p < 0.05 at: "
+        f"{', '.join(better) or 'none'}"
+    )
+    return notes
+
+
+def reproduce_ux(
+    spec: dict,
+    *,
+    data_dir: str | Path,
+    results_dir: str | Path,
+    judge=None,
+    samples: int = 1,
+    temperature: float = 0.0,
+) -> dict[str, Path]:
+    """Render Table 10 (``kind: sentiment``) or Table 8 (``kind: rating``) from the logs."""
+    from recallbench.datasets import load
+
+    per_row: dict[str, Values | None] = {}
+    header = {"data": f"lufy @ {data_dir}"}
+    notes: list[str] = []
+    offline = judge is None or getattr(judge.llm.backend, "offline", True)
+    for row in spec["rows"]:
+        episodes = load("lufy", data_dir, system=row["logs"])
+        if spec["kind"] == "sentiment":
+            per_row[row["label"]] = sentiment_values(episodes)
+        elif offline:
+            per_row[row["label"]] = None
+        else:
+            per_row[row["label"]], failed = rating_values(episodes, judge, samples, temperature)
+            if failed:
+                notes.append(f"{row['label']}: {failed} unparseable ratings left out")
+    if spec["kind"] == "sentiment":
+        from importlib.metadata import version
+
+        header["classifier"] = (
+            f"VADER (vaderSentiment {version('vaderSentiment')}), compound >= 0.05 -> +1, "
+            "<= -0.05 -> -1, else 0; the paper used fine-tuned RoBERTa classifiers"
+        )
+    else:
+        header["judge"] = (
+            "unavailable offline (extractive backend): n/a"
+            if offline
+            else (f"{judge.describe()}, {samples} sample(s) per session, temperature {temperature}")
+        )
+    cells, tests = ux_cells(spec, per_row)
+    header.update(spec.get("notes") or {})
+    return render(
+        cells,
+        paper=PAPER,
+        table=spec["id"],
+        title=spec.get("title", spec["id"]),
+        header=header,
+        out_dir=Path(results_dir) / "tables",
+        notes=notes + tests + reference_notes(str(spec["id"])),
+    )

@@ -1,0 +1,1 @@
+"""theanine paper package (see README.md)."""

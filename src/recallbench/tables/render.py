@@ -1,0 +1,275 @@
+"""Render paper tables with our values beside the papers' reference values.
+
+One generic renderer serves every table: a list of :class:`Cell` (row x column, ours, paper, n)
+becomes ``results/tables/<paper>_table<n>.{md,tex,csv}``. md and tex keep the paper's layout
+(rows x columns, each cell ``ours (paper; ours - paper)``) under a header that names whatever
+the caller passes (generator, judge, embedder, data, episode counts ...); the csv is tidy, one
+line per cell: ``row,column,metric,ours,paper,diff,n``. A missing value is shown as ``n/a``
+(ours not computable here) or ``—`` (the paper reports none), never invented.
+
+Reference values live in ``papers/<paper>/reference.yaml`` (package data), one top-level key per
+table (``table1:`` ...), each with a ``source:`` note naming the paper and table.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from recallbench.errors import did_you_mean
+from recallbench.io import write_text
+
+__all__ = ["Cell", "load_reference", "reference_table", "render", "PAPERS_DIR"]
+
+PAPERS_DIR = Path(__file__).resolve().parents[1] / "papers"  # papers/<paper>/reference.yaml
+NA = "n/a"  # our value is not available (not computable here)
+DASH = "—"  # the paper reports no value
+LEGEND = (
+    "Each cell: ours (paper; ours - paper). n/a = not computable here; "
+    "— = not reported by the paper."
+)
+
+Value = float | int | str | None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: our value and the paper's for ``metric`` at (``row``, ``column``).
+
+    ``n`` is the number of items our value was computed on (episodes, sessions, questions);
+    ``digits`` is the number of decimals shown for non-integer values.
+    """
+
+    row: str
+    column: str
+    metric: str
+    ours: Value
+    paper: Value
+    n: int | None = None
+    digits: int = 2
+
+    @property
+    def diff(self) -> float | int | None:
+        """Return ours - paper when both are numbers (an int when both are ints), else None."""
+        if _is_int(self.ours) and _is_int(self.paper):
+            return self.ours - self.paper
+        if _is_number(self.ours) and _is_number(self.paper):
+            return float(self.ours) - float(self.paper)
+        return None
+
+
+def _is_number(value: Value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _fmt(value: Value, digits: int, *, missing: str = NA, sign: bool = False) -> str:
+    if value is None:
+        return missing
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and not digits):
+        return f"{int(value):+,}" if sign else f"{int(value):,}"
+    return f"{value:+,.{digits}f}" if sign else f"{value:,.{digits}f}"
+
+
+def format_cell(cell: Cell) -> str:
+    """Return the human-readable text of ``cell`` for md/tex."""
+    ours = _fmt(cell.ours, cell.digits)
+    if cell.paper is None:
+        return ours if cell.ours is None else f"{ours} ({DASH})"
+    paper = _fmt(cell.paper, cell.digits)
+    if isinstance(cell.ours, str) and isinstance(cell.paper, str):
+        return ours if cell.ours == cell.paper else f"{ours} ({paper})"
+    if cell.diff is None:
+        return f"{ours} ({paper})"
+    return f"{ours} ({paper}; {_fmt(cell.diff, cell.digits, sign=True)})"
+
+
+def _is_int(value: Value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """Cells laid out as rows x display columns.
+
+    A column keeps one display column unless some row has several metrics in it (THEANINE:
+    column "MSC" with bleu4, rouge_l ...); then it gets one display column per metric.
+    """
+
+    rows: list[str]
+    keys: list[tuple[str, str | None]]  # (column, metric or None when the column is not split)
+    cells: dict[tuple[str, str, str | None], Cell]
+    show_n: bool
+    corner: str
+
+    @classmethod
+    def build(cls, cells: Sequence[Cell], show_n: bool, corner: str) -> _Grid:
+        seen: set[tuple[str, str, str]] = set()
+        per_pair: dict[tuple[str, str], int] = {}
+        for cell in cells:
+            key = (cell.row, cell.column, cell.metric)
+            if key in seen:
+                where = f"row {cell.row!r}, column {cell.column!r}, metric {cell.metric!r}"
+                raise ValueError(f"two cells for {where}")
+            seen.add(key)
+            per_pair[cell.row, cell.column] = per_pair.get((cell.row, cell.column), 0) + 1
+        split = {column for (_, column), count in per_pair.items() if count > 1}
+        grid = {(c.row, c.column, c.metric if c.column in split else None): c for c in cells}
+        keys = list(dict.fromkeys((col, metric) for _, col, metric in grid))
+        rows = list(dict.fromkeys(c.row for c in cells))
+        return cls(rows, keys, grid, show_n, corner)
+
+    def heads(self) -> list[str]:
+        """Header texts: corner, one per display column ("MSC / bleu4" when split), n."""
+        names = [
+            column if metric is None else f"{column} / {metric}" for column, metric in self.keys
+        ]
+        return [self.corner, *names, *(["n"] if self.show_n else [])]
+
+    def texts(self, row: str) -> list[str]:
+        """The row label, each cell's text ('' where the row has no cell) and the row's n."""
+        found = [self.cells.get((row, column, metric)) for column, metric in self.keys]
+        texts = [row] + [format_cell(cell) if cell else "" for cell in found]
+        if self.show_n:
+            ns = {cell.n for cell in found if cell and cell.n is not None}
+            texts.append(NA if not ns else f"{ns.pop():,}" if len(ns) == 1 else "varies (csv)")
+        return texts
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _markdown(title: str, header: dict, notes: Sequence[str], grid: _Grid) -> str:
+    lines = [f"# {title}", ""]
+    if header:
+        lines += [f"- **{key}**: {value}" for key, value in header.items()] + [""]
+    heads = grid.heads()
+    lines += ["| " + " | ".join(map(_md_escape, heads)) + " |", "|---" * len(heads) + "|"]
+    for row in grid.rows:
+        lines.append("| " + " | ".join(map(_md_escape, grid.texts(row))) + " |")
+    lines += ["", LEGEND]
+    lines += [f"- {note}" for note in notes]
+    return "\n".join(lines) + "\n"
+
+
+_TEX_ESCAPES = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "—": "---",
+    "|": r"\textbar{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+}
+
+
+def tex_escape(text: str) -> str:
+    """Escape LaTeX special characters in ``text``."""
+    return "".join(_TEX_ESCAPES.get(ch, ch) for ch in str(text))
+
+
+def _latex(title: str, header: dict, notes: Sequence[str], grid: _Grid, label: str) -> str:
+    lines = ["% Generated by recallbench.tables.render; do not edit by hand."]
+    lines += [f"% {key}: {value}" for key, value in header.items()]
+    lines += [r"\begin{table}[t]", r"\centering", r"\small"]
+    heads = grid.heads()
+    lines += [r"\begin{tabular}{l" + "r" * (len(heads) - 1) + "}", r"\toprule"]
+    lines += [" & ".join(map(tex_escape, heads)) + r" \\", r"\midrule"]
+    for row in grid.rows:
+        lines.append(" & ".join(map(tex_escape, grid.texts(row))) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    caption = [title, *(f"{k}: {v}." for k, v in header.items()), LEGEND, *notes]
+    lines.append(r"\caption{" + tex_escape(" ".join(caption)) + "}")
+    lines += [r"\label{tab:" + label + "}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def _csv_value(value: Value) -> str:
+    if value is None:
+        return NA
+    if isinstance(value, float):
+        return repr(round(value, 6))
+    return str(value)
+
+
+def _csv(cells: Sequence[Cell]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["row", "column", "metric", "ours", "paper", "diff", "n"])
+    for c in cells:
+        values = (c.ours, c.paper, c.diff, c.n)
+        writer.writerow([c.row, c.column, c.metric, *map(_csv_value, values)])
+    return buf.getvalue()
+
+
+def render(
+    cells: Sequence[Cell],
+    *,
+    paper: str,
+    table: int | str,
+    title: str,
+    header: Mapping[str, Any],
+    out_dir: str | Path,
+    notes: Sequence[str] = (),
+    show_n: bool = True,
+    corner: str = "",
+) -> dict[str, Path]:
+    """Write ``<out_dir>/<paper>_table<table>.{md,tex,csv}`` and return {format: path}.
+
+    Rows and columns appear in the order of their first cell; a column where some row has
+    several metrics becomes one display column per metric ("MSC / bleu4"). ``header`` items
+    are printed above the table (md) or in the caption (tex); ``notes`` below it. ``show_n``
+    adds a last column with each row's n (when its cells share one); the csv always has n.
+    ``corner`` names the row-label column (e.g. "Dataset").
+    """
+    if not cells:
+        raise ValueError(f"{paper} table {table}: no cells to render")
+    grid = _Grid.build(cells, show_n, corner)
+    number = str(table).removeprefix("table")  # accept 1, "1" or "table1"
+    stem = f"{paper}_table{number}"
+    header = {str(k): str(v) for k, v in header.items()}
+    texts = {
+        "md": _markdown(title, header, notes, grid),
+        "tex": _latex(title, header, notes, grid, f"{paper}-table{number}"),
+        "csv": _csv(cells),
+    }
+    paths = {fmt: Path(out_dir) / f"{stem}.{fmt}" for fmt in texts}
+    for fmt, text in texts.items():
+        write_text(paths[fmt], text)
+    return paths
+
+
+def load_reference(paper: str) -> dict[str, Any]:
+    """Load the paper's published numbers from ``papers/<paper>/reference.yaml``."""
+    available = sorted(p.parent.name for p in PAPERS_DIR.glob("*/reference.yaml"))
+    path = PAPERS_DIR / paper / "reference.yaml"
+    if not path.is_file():
+        raise did_you_mean("reference paper", paper, available)
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping of tables, got {type(data).__name__}")
+    return data
+
+
+def reference_table(paper: str, table: int | str) -> dict[str, Any]:
+    """Return the ``table<table>`` entry of the paper's reference YAML."""
+    reference = load_reference(paper)
+    key = f"table{table}"
+    if key not in reference:
+        raise did_you_mean(f"table of {paper}", key, reference)
+    return reference[key]
