@@ -39,9 +39,10 @@ install: $(STAMP) ## Create .venv and install recallbench (torch first: TORCH_SP
 test: $(STAMP) ## Run the offline test suite (CPU only, no API calls)
 	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q
 
-lint: $(STAMP) ## ruff check + format check
+lint: $(STAMP) ## ruff check + format check + the import contract (pyproject [tool.importlinter])
 	$(VENV)/bin/ruff check src tests scripts bench
 	$(VENV)/bin/ruff format --check src tests scripts bench
+	PYTHONPATH=src $(VENV)/bin/lint-imports --no-cache
 
 data: $(STAMP) ## Download the public datasets into DATA_DIR (needs internet)
 	$(PY) scripts/download_data.py --out $(DATA_DIR)
