@@ -41,6 +41,11 @@ from typing import Any
 import numpy as np
 
 from recallbench.memory._base import MemoryMethod, Message, render_history
+from recallbench.memory.caim._controller import (
+    INFORMATION_NECESSARY_TASK,
+    RETRIEVAL_AND_CONVERSATION_TASK,
+    RETRIEVAL_TASK,
+)
 from recallbench.memory.caim._ontology import Ontology
 from recallbench.memory.caim._post import (
     KEY_EVENTS_TASK,
@@ -50,10 +55,7 @@ from recallbench.memory.caim._post import (
 )
 from recallbench.memory.caim._tasks import (
     DATES_TASK,
-    INFORMATION_NECESSARY_TASK,
     ONTOLOGY_EXPANSION_TASK,
-    RETRIEVAL_AND_CONVERSATION_TASK,
-    RETRIEVAL_TASK,
     SOURCE_OURS,
     relevance_task,
     render_items,

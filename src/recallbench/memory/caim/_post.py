@@ -13,10 +13,10 @@ from functools import partial
 
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.memory._common import extractive_summary
+from recallbench.memory.caim._controller import FIRST_PERSON
 from recallbench.memory.caim._ontology import Ontology
 from recallbench.memory.caim._tasks import (
     FILLERS,
-    FIRST_PERSON,
     ISO_DATE,
     KEY_EVENTS_PROMPT,
     RECOMMEND,

@@ -1,23 +1,26 @@
 """THEANINE (Ong et al., NAACL 2025): timeline memory graph, relation-aware linking, refinement.
 
 ``memory=theanine`` <-> ``conf/memory/theanine.yaml`` <-> :class:`Theanine`. Helpers:
-``_graph`` (the memory graph and its timelines), ``_theanine`` (the method, prompts, parsers and
-offline rules).
+``_graph`` (the memory graph and its timelines), ``_linking`` (Fig. 22 prompt, parser, offline
+relation rule), ``_refinement`` (Fig. 23 prompt, parser, offline refinement), ``_theanine``
+(the method).
 """
 
 from recallbench.memory.theanine._graph import MemoryGraph
-from recallbench.memory.theanine._theanine import (
+from recallbench.memory.theanine._linking import (
     DEFAULT_THRESHOLDS,
     LINKING_PROMPT,
-    REFINEMENT_PROMPT,
     SIMILAR,
-    Theanine,
-    extractive_refinement,
-    parse_refinement,
     parse_relation,
     relation_rule,
+)
+from recallbench.memory.theanine._refinement import (
+    REFINEMENT_PROMPT,
+    extractive_refinement,
+    parse_refinement,
     render_timeline,
 )
+from recallbench.memory.theanine._theanine import Theanine
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
