@@ -7,11 +7,13 @@ import pytest
 
 from recallbench.metrics.agreement import (
     agreement_report,
+    agreement_statistics,
     align_ratings,
     cohen_kappa,
     fleiss_kappa,
     fleiss_kappa_counts,
     icc,
+    icc_mcgraw_wong,
     mean_squares,
     pairwise_agreement,
     percent_agreement,
@@ -91,7 +93,7 @@ def test_low_variability_icc_is_low_or_undefined() -> None:
     report = agreement_report(ratings)
     assert report["percent_agreement"] == pytest.approx(0.9)
     # by hand: BMS = 0.225 / 19, EMS = 0.25 / 19, ICC(3,1) = (0.225 - 0.25) / (0.225 + 0.25)
-    assert report["icc3_1"] == pytest.approx(-0.025 / 0.475)
+    assert report["icc_c1"] == pytest.approx(-0.025 / 0.475)
     assert icc([[1, 1], [1, 1]]) is None
     assert cohen_kappa([1, 1, 1], [1, 1, 1]) is None
 
@@ -113,3 +115,35 @@ def test_report_and_alignment() -> None:
         agreement_report([[1.0], [0.0]])
     with pytest.raises(ValueError, match="NaN"):
         percent_agreement([[1.0, float("nan")]])
+
+
+def test_harsh_rater_absolute_vs_consistency() -> None:
+    # Rater B gives every item one point less than A. By hand (n = 4, k = 2): grand mean 2,
+    # SS_items = 2 * (1.5^2 + 0.5^2 + 0.5^2 + 1.5^2) = 10 -> BMS = 10/3; SS_raters = 4 * 2 * 0.5^2
+    # = 2 -> JMS = 2; SS_total = 12 -> SS_error = 0 -> EMS = 0. Consistency ICC(C,1) =
+    # (BMS - EMS) / (BMS + EMS) = 1; absolute ICC(A,1) = BMS / (BMS + k (JMS - EMS) / n) = 10/13.
+    harsh = [[4, 3], [3, 2], [2, 1], [1, 0]]
+    assert icc_mcgraw_wong(harsh, "C") == pytest.approx(1.0)
+    assert icc_mcgraw_wong(harsh, "A") == pytest.approx(10 / 13)
+    # ICC(A,k) = BMS / (BMS + (JMS - EMS) / n) = (10/3) / (10/3 + 1/2) = 20/23
+    assert icc_mcgraw_wong(harsh, "A", average=True) == pytest.approx(20 / 23)
+    report = agreement_report(harsh)
+    assert report["icc_a1"] == pytest.approx(10 / 13) and report["icc_c1"] == pytest.approx(1.0)
+    # Without a systematic offset the two definitions agree in the limit: identical raters.
+    same = [[4, 4], [3, 3], [2, 2], [1, 1]]
+    assert icc_mcgraw_wong(same, "A") == icc_mcgraw_wong(same, "C") == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="absolute"):
+        icc_mcgraw_wong(harsh, "B")  # type: ignore[arg-type]
+
+
+def test_agreement_statistics_resample_users() -> None:
+    from recallbench.metrics.bootstrap import cluster_ci
+
+    ratings = [[1, 1], [0, 0], [1, 0], [1, 1], [0, 1], [0, 0], [1, 1], [0.5, 0.5]]
+    users = ["u1", "u1", "u1", "u2", "u2", "u3", "u3", "u3"]
+    stats = agreement_statistics(ratings, users)
+    assert stats["percent_agreement"].value() == pytest.approx(6 / 8)
+    assert stats["icc_a1"].value() == pytest.approx(icc(ratings, "2"))
+    for stat in stats.values():
+        interval = cluster_ci(stat)
+        assert interval.n_clusters == 3 and interval.low <= interval.value <= interval.high

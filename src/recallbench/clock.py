@@ -22,7 +22,7 @@ EPOCH = datetime(2023, 1, 2, 9, 0)
 DAY_START = time(9, 0)
 CARECALL_GAP = timedelta(days=10, hours=12)  # midpoint of "1-2 weeks" (Bae et al. 2022, sec. 3)
 LUFY_GAP = timedelta(days=1)  # LUFY sec. 4: one session per day
-UNKNOWN_GAP = timedelta(days=1)  # MSC session_4 gap is absent from the public files
+UNKNOWN_GAP = timedelta(days=1)  # MSC: no gap is recorded before a personasummary-only session
 
 _UNIT_SECONDS = {
     "minute": 60,

@@ -6,7 +6,8 @@ Run folder ``results/runs/<tag>/<stamp>/<job>/``::
     run.json           git sha, package versions, dataset sha256, status (written in a finally)
     items/<ep>.jsonl   predictions of each finished episode (resume skips these episodes)
     predictions.jsonl  all predictions          scores.jsonl   per-item metric values
-    summary.json       per metric: corpus value, item mean, n, 95% CI, per session
+    summary.json       per metric: corpus value, item mean, n, per session, and episode-clustered
+                       bootstrap 95% CIs of every value (``metrics.bootstrap``)
     usage.json         LLM usage and cost per task, per stage and in total
     memory/<ep>.jsonl  the memory store after every session
 
@@ -172,10 +173,13 @@ def score_predictions(
 
     ``summary[metric]`` holds ``value`` (the metric's corpus value over all predictions),
     ``session_mean`` (mean of the per-session corpus values: THEANINE's "average of sessions"),
-    ``mean``/``ci95``/``n`` over per-item values when the metric defines them, and ``per_session``.
+    ``mean`` over per-item values when the metric defines them, and ``per_session``. Every value
+    has an episode-clustered bootstrap interval (``metrics.bootstrap``): ``ci95`` (of ``value``),
+    ``session_mean_ci95``, ``per_session[s].ci95``, with ``ci_method``, ``n_resamples``, ``seed``
+    and ``n_clusters`` (episodes); additive metrics keep their per-episode sums (``bootstrap``).
     """
     from recallbench.metrics import get_metric
-    from recallbench.metrics.stats import mean_ci
+    from recallbench.metrics.bootstrap import MeanOf, ci_fields
 
     scored = [p for p in predictions if p.reference is not None]
     by_session: dict[int, list[Prediction]] = defaultdict(list)
@@ -185,25 +189,37 @@ def score_predictions(
     summary: dict[str, Any] = {"metrics": {}}
     for name in metric_names:
         metric = get_metric(name)
-        res = metric.compute([p.output for p in scored], [p.reference for p in scored])
+        res, stat = _compute(metric, scored)
         entry: dict[str, Any] = {"value": res.value, "n": len(scored), "meta": res.meta}
         if res.items is not None:
             scores.extend(Score(p.pred_id, name, v) for p, v in zip(scored, res.items, strict=True))
-            entry.update(_ci(mean_ci(res.items)))
-        per_session = {}
+            entry["mean"] = sum(res.items) / len(res.items) if res.items else 0.0
+        keep = metric.bootstrap_serializable
+        entry.update(ci_fields(stat, reason=metric.bootstrap_note, keep=keep))
+        per_session, parts = {}, []
         for index, preds in sorted(by_session.items()):
-            r = metric.compute([p.output for p in preds], [p.reference for p in preds])
+            r, part = _compute(metric, preds)
             per_session[str(index)] = {"value": r.value, "n": len(preds)}
+            per_session[str(index)].update(
+                ci_fields(part, reason=metric.bootstrap_note, full=False, keep=keep)
+            )
+            parts.append(part)
         entry["per_session"] = per_session
         values = [v["value"] for v in per_session.values()]
         entry["session_mean"] = sum(values) / len(values) if values else 0.0
+        mean_of = MeanOf.of(parts) if parts and all(p is not None for p in parts) else None
+        ci = ci_fields(mean_of, reason=metric.bootstrap_note, full=False, keep=False)
+        entry["session_mean_ci95"] = ci.get("ci95")
         summary["metrics"][name] = entry
     return scores, summary
 
 
-def _ci(stats) -> dict:
-    mean, low, high = stats
-    return {"mean": mean, "ci95": [low, high]}
+def _compute(metric, preds: Sequence[Prediction]):
+    """Return the metric's result on ``preds`` and its value as a function of the episodes."""
+    outputs, references = [p.output for p in preds], [p.reference for p in preds]
+    res = metric.compute(outputs, references)
+    stat = metric.clustered(res, outputs, references, [p.episode_id for p in preds])
+    return res, stat
 
 
 def default_stamp() -> str:

@@ -201,3 +201,50 @@ def test_github_tree_download_verifies_blob_hashes(server, tmp_path):
 def test_unknown_dataset_suggests(tmp_path):
     with pytest.raises(KeyError, match="Did you mean 'lufy'"):
         download(tmp_path, ["lufi"], endpoints=OFFLINE)
+
+
+def test_msc_partial_copy_fetches_session_5(server, tmp_path):
+    # A copy with only session_2 (like ../shared/data, which lacks session_4/5 dialogues) is
+    # completed from the archive; an archive without the session-5 files is an error.
+    root, base = server
+    files = {
+        f"msc/msc_dialogue/session_{n}/{split}.txt": b"{}\n"
+        for n, split in ((2, "test"), (5, "valid"), (5, "test"))
+    }
+    sha = _tarball(root / "msc_v0.1.tar.gz", files)
+    expect = ("msc_dialogue/session_5/valid.txt", "msc_dialogue/session_5/test.txt")
+    full = Tarball(f"{base}/msc_v0.1.tar.gz", sha, "msc", "msc_dialogue", expect=expect)
+    out = tmp_path / "data"
+    partial = out / "msc/msc/msc_dialogue/session_2"
+    partial.mkdir(parents=True)
+    (partial / "test.txt").write_bytes(b"{}\n")
+    log: list[str] = []
+    download(
+        out, ["msc"], catalog={"msc": Source("msc", "msc", "t", tarballs=(full,))}, log=log.append
+    )
+    assert (out / "msc/msc/msc_dialogue/session_5/test.txt").is_file()
+    assert any("lacks 2 file(s)" in line for line in log)
+    # complete now: no network needed
+    download(
+        out,
+        ["msc"],
+        catalog={"msc": Source("msc", "msc", "t", tarballs=(full,))},
+        endpoints=OFFLINE,
+        log=lambda _: None,
+    )
+    short = _tarball(root / "old.tar.gz", {"msc/msc_dialogue/session_2/test.txt": b"{}\n"})
+    old = Tarball(f"{base}/old.tar.gz", short, "msc", "msc_dialogue", expect=expect)
+    with pytest.raises(DownloadError, match="lacks"):
+        download(
+            tmp_path / "x",
+            ["msc"],
+            catalog={"msc": Source("msc", "msc", "t", tarballs=(old,))},
+            log=lambda _: None,
+        )
+
+
+def test_msc_source_expects_the_session_5_files():
+    (tarball,) = sources()["msc"].tarballs
+    assert "msc_dialogue/session_5/test.txt" in tarball.expect
+    assert "msc_dialogue/session_5/valid.txt" in tarball.expect
+    assert "msc_dialogue/session_5/train.txt" not in tarball.expect  # valid/test only

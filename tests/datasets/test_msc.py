@@ -202,10 +202,60 @@ def real_test(real_data_dir):
     return msc.load(real_data_dir, split="test")
 
 
-def test_real_test_split(real_test):
+def _sessions_in(data_dir) -> int:
+    """Sessions per valid/test episode of this copy: 5 with ParlAI's session_5 files, else 4."""
+    return 5 if (data_dir / "msc/msc/msc_dialogue/session_5/test.txt").is_file() else 4
+
+
+def test_session_5_dialogue_file_gives_five_sessions(tree, episodes):
+    # ParlAI's msc_v0.1 has msc_dialogue/session_5/{valid,test}.txt: sessions 1-4 as
+    # previous_dialogs, session 5 as dialog. Write one for test_0 from its 4 loaded sessions.
+    e = episodes["test_0"]
+    previous = [
+        {
+            "personas": [["I keep bee hives."], ["I work long shifts at a hospital."]],
+            "dialog": [{"text": t.text} for t in s.turns],
+            "time_num": 3,
+            "time_unit": "days",
+            "time_back": " 3 days ago",
+        }
+        for s in e.sessions
+    ]
+    record = {
+        "personas": [["I keep bee hives.", "I play cello."], ["I collect old maps."]],
+        "dialog": [
+            {"text": "Did the market go well this weekend?", "id": "Speaker 1"},
+            {"text": "Sold every jar of honey before noon.", "id": "Speaker 2"},
+        ],
+        "metadata": {"initial_data_id": "test_0", "session_id": 4},
+        "previous_dialogs": previous,
+        "init_personas": [["I keep bees."], ["I am a nurse."]],
+    }
+    folder = tree / "msc/msc/msc_dialogue/session_5"
+    folder.mkdir(parents=True)
+    (folder / "test.txt").write_text(json.dumps(record) + "\n")
+    loaded = {x.episode_id: x for x in msc.load(tree, split="test")}
+    five = loaded["test_0"]
+    assert len(five.sessions) == 5 and five.meta["source"]["extension"] == []
+    assert five.meta["source"]["dialogue"] == "msc/msc/msc_dialogue/session_5/test.txt line 1"
+    assert [t.text for t in five.sessions[3].turns] == [t.text for t in e.sessions[3].turns]
+    assert five.sessions[4].turns[1].text == "Sold every jar of honey before noon."
+    assert five.sessions[4].start - five.sessions[3].start == timedelta(days=3)  # known gap
+    assert five.sessions[3].gold["persona"]["Speaker 2"] == ["I collect old maps."]
+    assert len(loaded["test_1"].sessions) == 4  # episodes without a session_5 record keep 4
+    # THEANINE's target sessions 3-5 then include session 5.
+    from recallbench.protocols.response import ResponseProtocol
+
+    assert ResponseProtocol((3, 4, 5)).targets(five) == [3, 4, 5]
+    assert ResponseProtocol((3, 4, 5)).targets(loaded["test_1"]) == [3, 4]
+
+
+def test_real_test_split(real_test, real_data_dir):
     assert len(real_test) == 501
-    assert all(len(e.sessions) == 4 for e in real_test)
+    assert all(len(e.sessions) == _sessions_in(real_data_dir) for e in real_test)
     assert len({e.episode_id for e in real_test}) == 501
+    if _sessions_in(real_data_dir) == 5:
+        return  # the full release: every gap and persona summary is in the dialogue files
     for e in real_test:
         assert set(e.sessions[0].gold) == {"persona", "persona_session"}
         assert set(e.sessions[3].gold) == {"persona_session"}
@@ -218,7 +268,7 @@ def test_real_test_split(real_test):
 
 def test_real_valid_split(real_data_dir):
     valid = msc.load(real_data_dir, split="valid")
-    assert len(valid) == 500 and all(len(e.sessions) == 4 for e in valid)
+    assert len(valid) == 500 and all(len(e.sessions) == _sessions_in(real_data_dir) for e in valid)
 
 
 def test_real_flat_sample(real_data_dir):

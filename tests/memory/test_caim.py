@@ -110,10 +110,18 @@ def test_no_relevance_filter_passes_all_tag_matches(llm, embedder, caim):
     plain.reset(ep)
     for session in ep.sessions:
         plain.observe(session)
+    # Table 5's ablation also drops time-based retrieval: the date question resolves no date
+    # and, sharing no tag with any memory, retrieves nothing; the full method finds that day.
     question = "What did we talk about on May 3rd?"
-    assert "dates" not in plain.recall(probe(ep, question)).info or not plain.time_filter
+    dated = method.recall(probe(ep, question))
+    assert dated.info["dates"] == ["2023-05-03"] and dated.items
+    undated = plain.recall(probe(ep, question))
+    assert undated.info["dates"] == [] and undated.items == ()
+    # No relevance filter: every tag-matched candidate is passed on, a superset of the filtered.
     q = "Which bread did I bake, and what do I play?"
     full, unfiltered = method.recall(probe(ep, q)), plain.recall(probe(ep, q))
+    assert unfiltered.info["candidates"]
+    assert {i.item_id for i in unfiltered.items} == set(unfiltered.info["candidates"])
     assert {i.item_id for i in full.items} <= {i.item_id for i in unfiltered.items}
 
 

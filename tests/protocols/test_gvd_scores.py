@@ -261,10 +261,13 @@ def test_agreement_table_from_run_folder(tmp_path, fixtures_dir) -> None:
     assert got["n"] == "4" and 0 <= float(got["ours"]) <= 100
     assert cell[("Response Correctness", "extractive / CAIM", "Percent Agr.")]["n"] == "5"
     assert (
-        cell[("Contextual Coherence", "extractive / CAIM", "ICC")]["ours"] == "n/a"
+        cell[("Contextual Coherence", "extractive / CAIM", "ICC(A,1)")]["ours"] == "n/a"
     )  # unavailable offline
     assert float(cell[("Memory Retrieval", "GPT-4o", "Percent Agr.")]["paper"]) == 93
-    assert "lexical@0.5" in paths["md"].read_text()
+    md = paths["md"].read_text()
+    assert "lexical@0.5" in md
+    # CAIM sec. 4.1.4: absolute agreement, so the table says ICC(A,1) and keeps ICC(C,1) aside.
+    assert "ICC(A,1)" in md and "absolute agreement" in md and "ICC(C,1)" in md
 
 
 def test_protocol_config_builds() -> None:

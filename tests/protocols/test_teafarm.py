@@ -191,8 +191,21 @@ def test_msc_persona_facts_feed_the_offline_generator():
     from recallbench.protocols.teafarm_tasks import third_person
 
     assert third_person("I don't eat meat.", B) == "Speaker B doesn't eat meat."
-    assert third_person("I'm a nurse and I may move.", B) == "Speaker B is a nurse and I may move."
     assert third_person("I go hiking.", B) == "Speaker B goes hiking."
+    # Every clause is rewritten: no first-person word may survive in a third-person summary,
+    # or the counterfactual question would be about the wrong speaker.
+    first_person = {"i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "myself"}
+    for sentence in (
+        "I'm a nurse and I may move.",
+        "My dog and I walk daily, but I hate rain.",
+        "I think I will move to Paris with my wife.",
+        "People tell me I am kind.",
+    ):
+        out = third_person(sentence, B)
+        words = {w.strip(".,!?").lower() for w in out.split()}
+        assert not words & first_person, out
+        assert out.startswith(B) or out.startswith("People"), out
+    assert "nurse and Speaker B may move" in third_person("I'm a nurse and I may move.", B)
 
 
 def test_generated_questions_are_saved_and_reused(tmp_path):

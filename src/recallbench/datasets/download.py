@@ -90,13 +90,16 @@ class Tarball:
 
     ``marker`` is a file or folder name the archive contains (e.g. ``msc_dialogue``); the
     contents of its parent folder in the archive are moved to ``dest`` (relative to the
-    dataset folder), whatever the archive's top-level layout.
+    dataset folder), whatever the archive's top-level layout. ``expect`` lists files (relative
+    to ``dest``) that a complete copy has: a partial copy (e.g. one without MSC's session-5
+    files) is fetched again, and an archive without them is an error.
     """
 
     url: str
     sha256: str
     dest: str
     marker: str
+    expect: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -136,6 +139,19 @@ CARECALL = ("naver-ai/carecall-memory", "ba45381f2532d359efb49e5f8743f32fef2d92e
 THEANINE = ("kimnamssya/Theanine", "650797962eacd28f07b34a351b655303f1c8533d")
 # sha256 pinned by ParlAI (parlai/tasks/msc/build.py, parlai/tasks/convai2/build.py)
 MSC_SHA256 = "e640e37cf4317cd09fc02a4cd57ef130a185f23635f4003b0cee341ffcb45e60"
+# msc_v0.1 holds msc_dialogue/session_{2,3,4}/{train,valid,test}.txt and session_5/{valid,test}.txt
+# (MSC paper: session 5 has no train split). The files are checked through the archive's sha256;
+# ParlAI publishes no per-file hashes, so theirs are unknown here.
+MSC_EXPECT = tuple(
+    f"msc_dialogue/session_{n}/{split}.txt"
+    for n, splits in (
+        (2, "train valid test"),
+        (3, "train valid test"),
+        (4, "train valid test"),
+        (5, "valid test"),
+    )
+    for split in splits.split()
+)
 CONVAI2_SHA256 = "d0ae89defe2fd0b0a4221eaa642a457d7d40cef475f54798119c7f3b8dd9361d"
 # sha256 of upstream files at the pinned commits (computed on byte-identical copies):
 # (repo, path in repo, path in the dataset folder, sha256)
@@ -222,9 +238,16 @@ def sources(ep: Endpoints | None = None, *, with_train: bool = False) -> dict[st
             "msc",
             "no explicit data license (ParlAI code is MIT); cite Xu et al. 2022",
             tarballs=(
-                Tarball(f"{ep.parlai}/msc/msc_v0.1.tar.gz", MSC_SHA256, "msc", "msc_dialogue"),
+                Tarball(
+                    f"{ep.parlai}/msc/msc_v0.1.tar.gz",
+                    MSC_SHA256,
+                    "msc",
+                    "msc_dialogue",
+                    expect=MSC_EXPECT,
+                ),
             ),
             files=_github(ep, "msc"),
+            note="sessions 1-5: session-5 dialogues exist for valid/test only (no train)",
         ),
         Source(
             "persona_chat",
@@ -390,13 +413,19 @@ def extract_tarball(archive: Path, dest: Path, marker: str) -> Path:
 
 def _fetch_tarball(http: _Http, tb: Tarball, folder: Path, log) -> None:
     dest = folder / tb.dest
-    if (dest / tb.marker).exists():
+    missing = [f for f in tb.expect if not (dest / f).is_file()]
+    if (dest / tb.marker).exists() and not missing:
         return
+    if missing and (dest / tb.marker).exists():
+        log(f"  {dest} lacks {len(missing)} file(s) (first: {missing[0]}): fetching again")
     archive = folder / Path(urllib.parse.urlsplit(tb.url).path).name
     _fetch_checked(http, tb.url, archive, tb.sha256, sha256_file, log)
     log(f"  unpacking {archive.name} -> {dest}")
     extract_tarball(archive, dest, tb.marker)
     archive.unlink()
+    still = [f for f in tb.expect if not (dest / f).is_file()]
+    if still:
+        raise DownloadError(f"{archive.name}: the archive lacks {still} (expected in {dest})")
 
 
 def _fetch_tree(http: _Http, ep: Endpoints, tree: GitTree, folder: Path, log) -> None:

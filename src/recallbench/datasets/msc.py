@@ -12,8 +12,10 @@ Two layouts under ``<data_dir>/msc/``:
 
 Episode reconstruction: for each ``initial_data_id`` take the highest ``msc_dialogue`` file that has
 it (sessions 1..N), then append ``msc_personasummary/session_{N+1}``, ``_{N+2}`` ... while they
-hold that id (their ``dialog`` is the next session). With the files on this machine (session_2/3
-dialogues, personasummary 1-4) test gives 501 and valid 500 episodes of 4 sessions.
+hold that id (their ``dialog`` is the next session). ParlAI's ``msc_v0.1`` (``make data``) has
+dialogue files up to session_5 (session 5: valid/test only), so its valid/test episodes have 5
+sessions; a copy with only the session_2/3 dialogues and personasummary 1-4 (e.g. ../shared/data)
+gives 501 test and 500 valid episodes of 4 sessions.
 
 Speakers: personasummary ``bot_0`` -> ``Speaker 1``, ``bot_1`` -> ``Speaker 2``. Checked per
 episode wherever both files hold the same session (texts equal up to case): ``bot_0`` sits exactly
@@ -27,8 +29,9 @@ kept in ``labels["raw_speaker"]``; a crowd ``rating`` on a turn is kept in ``lab
 Gold per session ``k`` (``Session.gold``; speaker -> list of facts):
 
 - ``persona``: running persona summary AFTER session k = top-level ``personas`` of the
-  ``msc_dialogue/session_{k+1}`` record (its summary of sessions 1..k). Here: sessions 1 and 2
-  (session_2 / session_3 files); absent for 3 and 4 (no session_4/5 dialogue files).
+  ``msc_dialogue/session_{k+1}`` record (its summary of sessions 1..k): sessions 1-4 with the
+  full release, absent where the next session's dialogue file is (e.g. 3 and 4 without the
+  session_4/5 files).
 - ``persona_session``: facts extracted from session k alone = each speaker's last
   ``agg_persona_list`` in ``msc_personasummary/session_k``; when that file lacks the id,
   ``previous_dialogs[k-1].personas`` (same facts, grouped per utterance).

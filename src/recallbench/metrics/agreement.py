@@ -1,17 +1,23 @@
 """Inter-rater agreement for any judged metric: percent agreement, ICC, Cohen's and Fleiss' kappa.
 
-Ratings are an ``(n items, k raters)`` matrix. CAIM (sec. 4.1.4, Table 2) reports Percent
-Agreement and the ICC of the "two-way fixed effect model, where all raters assess each item"
-(McGraw & Wong 1996), i.e. Shrout & Fleiss (1979) ICC(3,1) (single rater) and ICC(3,k) (mean of
-the k raters), consistency definition. All six Shrout & Fleiss forms are available:
+Ratings are an ``(n items, k raters)`` matrix. All six Shrout & Fleiss (1979) forms are available:
 
     ICC(1,1) = (BMS - WMS) / (BMS + (k-1) WMS)           ICC(1,k) = (BMS - WMS) / BMS
     ICC(2,1) = (BMS - EMS) / (BMS + (k-1) EMS + k (JMS - EMS) / n)
     ICC(2,k) = (BMS - EMS) / (BMS + (JMS - EMS) / n)
     ICC(3,1) = (BMS - EMS) / (BMS + (k-1) EMS)           ICC(3,k) = (BMS - EMS) / BMS
 
-(BMS between-items, WMS within-items, JMS between-raters, EMS residual mean squares.) ICC(2,*)
-is McGraw & Wong's absolute-agreement ICC(A,*); ICC(3,*) their consistency ICC(C,*).
+(BMS between-items, WMS within-items, JMS between-raters, EMS residual mean squares.) McGraw &
+Wong (1996) name them by definition rather than by model: absolute agreement ICC(A,1) / ICC(A,k)
+is computed by the ICC(2,*) formulas, consistency ICC(C,1) / ICC(C,k) by the ICC(3,*) ones, in
+the two-way random and the two-way mixed (fixed raters) model alike (``icc_mcgraw_wong``).
+Absolute agreement counts a rater who is systematically harsher as disagreeing; consistency
+does not (raters [4, 3, 2, 1] and [3, 2, 1, 0]: ICC(C,1) = 1, ICC(A,1) = 10/13).
+
+CAIM (sec. 4.1.4, Table 2) reports Percent Agreement and an ICC "using the two-way fixed effect
+model, where all raters assess each item" following McGraw & Wong's flow chart, and says the ICC
+"measures absolute agreement between raters": that is ICC(A,1), the form
+``recallbench.papers.caim.agreement`` reports (``agreement_report["icc_a1"]``).
 
 Percent agreement: the share of items on which all k raters gave the same label (CAIM: "agreed
 on 93 out of 100 instances"); ``pairwise_agreement`` averages over rater pairs instead.
@@ -21,8 +27,9 @@ returned as None, never NaN: CAIM's own Table 2 shows why (high agreement, ICC n
 ratings hardly vary).
 
 ```python
-from recallbench.metrics.agreement import agreement_report
+from recallbench.metrics.agreement import agreement_report, icc_mcgraw_wong
 agreement_report([[1, 1], [0, 0], [1, 0.5]])   # {"n_items": 3, "percent_agreement": 0.667, ...}
+icc_mcgraw_wong([[4, 3], [3, 2], [2, 1], [1, 0]], "A")   # 0.769 (= 10/13): B is one point harsher
 ```
 """
 
@@ -30,9 +37,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import combinations
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from recallbench.metrics.bootstrap import ClusterStatistic
 
 ICCForm = Literal["1", "2", "3"]
 
@@ -101,6 +111,22 @@ def icc(ratings, form: ICCForm = "3", average: bool = False) -> float | None:
     return float(num / den)
 
 
+def icc_mcgraw_wong(
+    ratings, definition: Literal["A", "C"] = "A", average: bool = False
+) -> float | None:
+    """Return McGraw & Wong's ICC(A,1) / ICC(C,1), or (A,k) / (C,k) with ``average``.
+
+    ``definition="A"`` (absolute agreement) uses the Shrout & Fleiss ICC(2,*) formula,
+    ``"C"`` (consistency) the ICC(3,*) formula; the two-way model (random or mixed) does not
+    change the number, only its interpretation.
+    """
+    if definition not in ("A", "C"):
+        raise ValueError(
+            f"ICC definition must be 'A' (absolute) or 'C' (consistency): {definition!r}"
+        )
+    return icc(ratings, "2" if definition == "A" else "3", average=average)
+
+
 def _kappa(po: float, pe: float) -> float | None:
     return None if abs(1 - pe) < 1e-12 else float((po - pe) / (1 - pe))
 
@@ -144,10 +170,11 @@ def agreement_report(ratings) -> dict[str, Any]:
         "n_raters": k,
         "percent_agreement": percent_agreement(x),
         "pairwise_agreement": pairwise_agreement(x),
-        "icc3_1": icc(x, "3"),
-        "icc3_k": icc(x, "3", average=True),
-        "icc2_1": icc(x, "2"),
-        "icc2_k": icc(x, "2", average=True),
+        "icc_a1": icc_mcgraw_wong(x, "A"),
+        "icc_ak": icc_mcgraw_wong(x, "A", average=True),
+        "icc_c1": icc_mcgraw_wong(x, "C"),
+        "icc_ck": icc_mcgraw_wong(x, "C", average=True),
+        "icc1_1": icc(x, "1"),
         "fleiss_kappa": fleiss_kappa(x),
     }
     if k == 2:
@@ -172,3 +199,32 @@ def align_ratings(
     items = sorted(common)
     matrix = np.array([[float(by_rater[r][i]) for r in raters] for i in items], dtype=float)
     return raters, items, matrix.reshape(len(items), len(raters))
+
+
+def agreement_statistics(ratings, clusters: Sequence[str]) -> dict[str, ClusterStatistic]:
+    """Percent agreement and ICC(A,1) as functions of the episodes the items came from.
+
+    ``clusters`` names each item's episode (CAIM: the user asked). Percent agreement is a mean
+    (additive); the ICC is recomputed from the resampled episodes' rows (``metrics.bootstrap``).
+    An undefined ICC in a resample (no variance) counts as 0.
+    """
+    from recallbench.metrics.bootstrap import Additive, Generic
+
+    x = as_matrix(ratings)
+    if len(clusters) != x.shape[0]:
+        raise ValueError(f"{x.shape[0]} rated items but {len(clusters)} cluster ids")
+    same = np.all(x == x[:, :1], axis=1).astype(float)
+    ids = tuple(dict.fromkeys(clusters))
+    rows = {c: np.flatnonzero(np.asarray(clusters) == c) for c in ids}
+
+    def icc_a1(positions: np.ndarray) -> float:
+        picked = np.concatenate([rows[ids[i]] for i in positions]) if len(positions) else []
+        value = icc(x[picked], "2") if len(picked) > 1 else None
+        return 0.0 if value is None else value
+
+    return {
+        "percent_agreement": Additive.from_items(
+            clusters, np.column_stack([same, np.ones_like(same)]), {"fn": "ratio"}
+        ),
+        "icc_a1": Generic(ids, icc_a1, resamples=1000),
+    }

@@ -11,7 +11,10 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from recallbench.metrics.bootstrap import ClusterStatistic
 
 Reference = str | Sequence[str]  # one reference, or several (scored against the best one)
 
@@ -25,11 +28,17 @@ class MetricResult:
         items: one value per (prediction, reference) pair, or None for corpus-only metrics
             (Distinct-n, MAUVE).
         meta: what produced the value (implementation, model, layer, tokenization, n ...).
+        stats: per-item additive sufficient statistics (items x d) whose column sums give
+            ``value`` through ``estimator`` (``metrics.estimators``); None when the value is
+            the plain mean of ``items`` or not additive. Not serialized by ``to_dict``.
+        estimator: the estimator spec of ``stats`` (``{"fn": "bleu", "max_order": 4}``).
     """
 
     value: float
     items: list[float] | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    stats: Any = field(default=None, repr=False, compare=False)
+    estimator: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.value):
@@ -58,10 +67,37 @@ class Metric(ABC):
     bounds: tuple[float, float] = (0.0, 1.0)
     identical_is_max: bool = True
     description: str = ""
+    bootstrap_note: str = ""  # how the metric's interval departs from a plain episode resample
+    bootstrap_resamples: int | None = None  # a cheaper number of resamples (expensive metrics)
+    bootstrap_serializable: bool = True  # per-episode statistics small enough for summary.json
 
     @abstractmethod
     def compute(self, predictions: Sequence[str], references: Sequence[Reference]) -> MetricResult:
         """Score ``predictions`` against ``references`` (same length, aligned by position)."""
+
+    def clustered(
+        self,
+        result: MetricResult,
+        predictions: Sequence[str],
+        references: Sequence[Reference],
+        clusters: Sequence[str],
+    ) -> ClusterStatistic | None:
+        """Return ``result.value`` as a function of the episodes (``clusters``, one per item).
+
+        The default sums ``result.stats`` (else ``[item, 1]``: a mean) per episode; metrics
+        whose value is not additive override this. None: no interval (e.g. nothing scored).
+        """
+        from recallbench.metrics.bootstrap import Additive
+
+        kw = {"note": self.bootstrap_note, "resamples": self.bootstrap_resamples}
+        if not clusters:
+            return None
+        if result.stats is not None and result.estimator is not None:
+            return Additive.from_items(clusters, result.stats, result.estimator, **kw)
+        if result.items is not None:
+            stats = [[v, 1.0] for v in result.items]
+            return Additive.from_items(clusters, stats, {"fn": "ratio"}, **kw)
+        return None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"

@@ -66,7 +66,11 @@ class CorpusBLEU(Metric):
             _clip(self._sentence.sentence_score(p, rs).score / 100) if p.strip() else 0.0
             for p, rs in zip(preds, refs, strict=True)
         ]
-        return MetricResult(value, items, meta)
+        # sacrebleu's own segment statistics (what its paired bootstrap resamples): their sums
+        # give the corpus value, so episode resampling recomputes corpus BLEU exactly.
+        stats = self._corpus._extract_corpus_statistics(preds, streams)
+        spec = {"fn": "bleu", "max_order": self.max_order}
+        return MetricResult(value, items, meta, stats=stats, estimator=spec)
 
 
 class SentenceBLEU(Metric):

@@ -103,6 +103,10 @@ class Distinct(Metric):
 
     identical_is_max = False
     description = __doc__
+    bootstrap_note = (
+        "no interval: Distinct-n counts unique n-grams, and a resample that repeats an episode "
+        "repeats its n-grams, so the bootstrap distribution is biased downward"
+    )
 
     def __init__(self, n: int, denominator: str = "ngrams", name: str | None = None) -> None:
         if n < 1:
@@ -122,3 +126,7 @@ class Distinct(Metric):
             "n": len(preds),
         }
         return MetricResult(value, None, meta)
+
+    def clustered(self, result, predictions, references, clusters) -> None:
+        """No episode bootstrap for a count of unique n-grams (see ``bootstrap_note``)."""
+        return None

@@ -1,7 +1,8 @@
 """MAUVE (Pillutla et al., 2021) between references (human, p) and predictions (model, q).
 
-Default features: all-MiniLM-L6-v2 sentence embeddings (offline) passed to
-``mauve.compute_mauve(p_features=..., q_features=...)``. The original featurizer is GPT-2-large
+Default features: all-MiniLM-L6-v2 sentence embeddings (offline), scored as
+``mauve.compute_mauve(p_features=..., q_features=...)`` scores them (below: where and why not
+through that function). The original featurizer is GPT-2-large
 (``featurizer="gpt2-large"``, registry name ``mauve_gpt2_large``, needs the HF Hub); MiniLM MAUVE
 is NOT comparable to GPT-2-large MAUVE such as THEANINE's Table 1, and every result says so.
 
@@ -16,6 +17,22 @@ histograms (nearly) coincide, and sorts frontier points with equal x in arbitrar
 inputs then score 0.75 instead of 1. ``frontier_area`` recomputes MAUVE from mauve-text's own
 histograms and divergence curve with values clipped to <= 1 and ties ordered along the frontier;
 elsewhere it equals mauve-text's number.
+
+Quantization is mauve-text's ``cluster_feats`` (l2-normalize, PCA to 90% explained variance,
+faiss k-means with 5 restarts, seeds as mauve-text derives them), re-implemented in ``quantize``
+only because mauve-text returns the histograms but not each sample's cluster: with per-item
+labels MAUVE is a function of summed per-item bucket counts (``MetricResult.stats``). A test
+checks that the histograms equal ``compute_mauve``'s and that the value equals its ``.mauve``
+wherever mauve-text's own area is right.
+
+No interval: MAUVE is a plug-in divergence between two histograms, and every resampling scheme
+adds histogram noise, which by convexity of the KL divergence can only raise the expected
+divergence, i.e. lower MAUVE. The episode bootstrap (fixed quantization, bucket counts summed
+per episode) bears this out: on 50 MSC episodes (memory_retrieval, extractive) MAUVE was 0.455
+and its percentile interval [0.312, 0.440], below the estimate. A percentile interval would
+misstate the uncertainty and a reflected one would not contain the reported value, so summaries
+say ``ci95: null`` with this reason (``bootstrap_note``). The per-item bucket counts
+(estimator ``mauve``) stay available to study it.
 """
 
 from __future__ import annotations
@@ -27,24 +44,40 @@ import numpy as np
 
 from recallbench.embed.base import Embedder
 from recallbench.metrics.base import Metric, MetricResult, Reference, check_inputs
+from recallbench.metrics.estimators import estimate, frontier_area
+
+__all__ = ["MauveMetric", "auto_buckets", "frontier_area", "quantize"]
 
 SMALL_N = 50
-CURVE_POINTS = 25  # mauve-text's divergence_curve_discretization_size
-SCALING = 5.0  # mauve-text's mauve_scaling_factor
 NOT_COMPARABLE = "{}-feature MAUVE: not comparable to GPT-2-large MAUVE (original paper)"
+EXPLAINED_VARIANCE = 0.9  # mauve-text's kmeans_explained_var
+KMEANS_REDO, KMEANS_ITER = 5, 500  # mauve-text's kmeans_num_redo, kmeans_max_iter
 
 
-def frontier_area(p_hist: np.ndarray, q_hist: np.ndarray) -> float:
-    """Return MAUVE (area under the divergence frontier) of two histograms, robust to ties."""
-    from mauve.compute_mauve import get_divergence_curve_for_multinomials
-    from sklearn.metrics import auc
+def quantize(
+    p: np.ndarray, q: np.ndarray, buckets: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return the cluster labels of p's and q's rows as mauve-text's ``cluster_feats`` fits them."""
+    import faiss
+    from sklearn.decomposition import PCA
+    from sklearn.preprocessing import normalize
 
-    weights = np.linspace(1e-6, 1 - 1e-6, CURVE_POINTS)
-    curve = get_divergence_curve_for_multinomials(p_hist, q_hist, weights, SCALING)
-    x, y = np.minimum(curve, 1.0).T
-    # The frontier falls as x grows: equal x -> larger y first (and symmetrically for y).
-    by_x, by_y = np.lexsort((-y, x)), np.lexsort((-x, y))
-    return float(0.5 * (auc(x[by_x], y[by_x]) + auc(y[by_y], x[by_y])))
+    data = normalize(np.vstack([q, p]), norm="l2", axis=1)
+    pca = PCA(n_components=None, whiten=False, random_state=seed + 1).fit(data)
+    keep = int(np.argmax(np.cumsum(pca.explained_variance_ratio_) >= EXPLAINED_VARIANCE))
+    data = pca.transform(data)[:, : keep + 1].astype(np.float32)
+    kmeans = faiss.Kmeans(
+        data.shape[1],
+        buckets,
+        niter=KMEANS_ITER,
+        verbose=False,
+        nredo=KMEANS_REDO,
+        update_index=True,
+        seed=seed + 2,
+    )
+    kmeans.train(data)
+    labels = kmeans.index.search(data, 1)[1].reshape(-1)
+    return labels[len(q) :], labels[: len(q)]
 
 
 def auto_buckets(n_p: int, n_q: int) -> int:
@@ -68,6 +101,11 @@ class MauveMetric(Metric):
 
     name = "mauve"
     description = __doc__
+    bootstrap_note = (
+        "no interval: resampling adds histogram noise that lowers MAUVE systematically "
+        "(convexity of KL), so bootstrap intervals sit below the estimate (metrics.mauve)"
+    )
+    bootstrap_serializable = False
 
     def __init__(
         self,
@@ -104,7 +142,7 @@ class MauveMetric(Metric):
         else:  # k-means needs at least as many points as clusters
             buckets = max(1, min(int(self.num_buckets), len(human) + len(preds)))
         meta = {
-            "implementation": "mauve-text compute_mauve histograms, tie-robust frontier_area",
+            "implementation": "mauve-text quantization (cluster_feats), tie-robust frontier_area",
             "featurizer": self.embedder.name if self.featurizer == "embedder" else "gpt2-large",
             "num_buckets": buckets,
             "seed": self.seed,
@@ -117,25 +155,34 @@ class MauveMetric(Metric):
             meta["warning"] = f"only {n} samples: MAUVE is a coarse, high-variance estimate"
         if not any(p.strip() for p in preds):
             return MetricResult(0.0, None, meta)
-        return MetricResult(self._mauve(preds, human, buckets), None, meta)
+        # mauve-text's featurizer drops empty texts; the embedder keeps every text.
+        keep_h = [i for i, t in enumerate(human) if t or self.featurizer == "embedder"]
+        keep_q = [i for i, t in enumerate(preds) if t or self.featurizer == "embedder"]
+        p_feats = self._features([human[i] for i in keep_h], "p")
+        q_feats = self._features([preds[i] for i in keep_q], "q")
+        p_labels, q_labels = quantize(p_feats, q_feats, buckets, self.seed)
+        # Per item: bucket counts of its reference(s) (p) and of its prediction (q).
+        stats = np.zeros((len(preds), 2 * buckets))
+        owner = np.repeat(np.arange(len(refs)), [len(rs) for rs in refs])[keep_h]
+        np.add.at(stats, (owner, p_labels), 1.0)
+        np.add.at(stats, (np.asarray(keep_q, dtype=int), buckets + q_labels), 1.0)
+        spec = {"fn": "mauve", "buckets": buckets}
+        value = float(estimate(spec, stats.sum(axis=0)))
+        return MetricResult(value, None, meta, stats=stats, estimator=spec)
 
-    def _mauve(self, preds: list[str], human: list[str], buckets: int) -> float:
-        import mauve
+    def clustered(self, result, predictions, references, clusters) -> None:
+        """No episode bootstrap for MAUVE (see ``bootstrap_note``)."""
+        return None
 
-        if self.featurizer == "gpt2-large":
-            try:
-                out = mauve.compute_mauve(
-                    p_text=human, q_text=preds, num_buckets=buckets, seed=self.seed, device_id=-1
-                )
-            except OSError as exc:
-                raise RuntimeError(
-                    "MAUVE with featurizer='gpt2-large' downloads gpt2-large from the HF Hub; "
-                    "offline, use the default embedder featurizer"
-                ) from exc
-        else:
-            p = self.embedder.encode(human).astype(np.float64)
-            q = self.embedder.encode(preds).astype(np.float64)
-            out = mauve.compute_mauve(
-                p_features=p, q_features=q, num_buckets=buckets, seed=self.seed
-            )
-        return min(1.0, max(0.0, frontier_area(out.p_hist, out.q_hist)))
+    def _features(self, texts: list[str], name: str) -> np.ndarray:
+        if self.featurizer == "embedder":
+            return self.embedder.encode(texts).astype(np.float64)
+        from mauve.compute_mauve import get_features_from_input
+
+        try:
+            return get_features_from_input(None, None, texts, "gpt2-large", 1024, -1, name, 1)
+        except OSError as exc:
+            raise RuntimeError(
+                "MAUVE with featurizer='gpt2-large' downloads gpt2-large from the HF Hub; "
+                "offline, use the default embedder featurizer"
+            ) from exc

@@ -76,4 +76,6 @@ class PerplexityMetric(Metric):
         total_n = sum(n for _, n in nlls)
         value = capped_ppl(sum(nll for nll, _ in nlls), total_n, self.cap)
         meta.update(tokens=total_n, mean_of_items=mean([v for v in items if v > 0]))
-        return MetricResult(value, items, meta)
+        stats = [[nll, n] for nll, n in nlls]
+        spec = {"fn": "capped_exp", "cap": self.cap}
+        return MetricResult(value, items, meta, stats=stats, estimator=spec)

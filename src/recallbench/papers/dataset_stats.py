@@ -203,8 +203,9 @@ def _build_lufy(data_dir: Path, out_dir: Path, tokenizer: str, options: dict) ->
         "Source: " + " ".join(reference["source"].split()),
         "A conversation is one Episode (LUFY: one user's 4 sessions with one system, 17 users x "
         "3 systems); turns = utterances of both speakers.",
-        "MSC: ours = the public ParlAI test files (msc_dialogue session_3 joined with "
-        "msc_personasummary session_4: 4-session episodes); the paper's MSC numbers come from "
+        "MSC: ours = the ParlAI test files in the data dir (each episode's highest msc_dialogue "
+        "session, extended by msc_personasummary; a copy without the session_4/5 dialogue files "
+        "gives 4-session episodes, ParlAI's msc_v0.1 has 5); the paper's MSC numbers come from "
         "its source (Xu et al., 2022), not from these episodes.",
         "CareCall: ours = the public Korean sample (2-5 sessions per episode); the paper's row "
         "is CareCall_mem (5 sessions x 20.90 turns x 4.93 words, Bae et al. Table 1).",

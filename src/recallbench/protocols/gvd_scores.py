@@ -2,8 +2,9 @@
 
 Per answer prediction, ``meta["caim"]["scores"]`` holds the four CAIM metrics (0 / 0.5 / 1 or
 None = unavailable / not applicable, see ``recallbench.judges.caim``). A metric's ``value`` is
-the mean over the questions where it is available (``n``), with a 95% CI, ``n_unavailable``
-and ``per_session``; the paper reports these means as percentages. Table 4: ``ltm_entries`` and
+the mean over the questions where it is available (``n``), with an episode-clustered bootstrap
+95% CI (``metrics.bootstrap``: questions nest in the 15 users), ``n_unavailable`` and
+``per_session``; the paper reports these means as percentages. Table 4: ``ltm_entries`` and
 ``ltm_words`` are the store's entries and whitespace words after the last session, summed over
 episodes (the paper: "across the 15 users"), ``words_per_entry`` their ratio.
 
@@ -23,8 +24,10 @@ from typing import Any
 
 from recallbench.io import safe_name
 from recallbench.judges.caim import CAIM_METRICS, CaimItem, CaimVerdict, build_caim_judge
+from recallbench.metrics.bootstrap import Additive, ci_fields
 from recallbench.records import Episode, MemoryItem, Prediction, QAItem, Score, read_jsonl
 
+RATIO = {"fn": "ratio"}
 STORAGE_METRICS = ("ltm_entries", "ltm_words", "words_per_entry")
 GVD_METRICS = (*CAIM_METRICS, *STORAGE_METRICS)
 UNANSWERABLE_REFERENCE = "The conversations do not contain the answer (unanswerable question)."
@@ -76,28 +79,34 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def _metric_entry(rows: list[tuple[int, float | None]]) -> dict[str, Any]:
-    from recallbench.metrics.stats import mean_ci
-
-    values = [v for _, v in rows if v is not None]
-    by_session: dict[int, list[float]] = defaultdict(list)
-    for s, v in rows:
-        if v is not None:
-            by_session[s].append(v)
+def _metric_entry(rows: list[tuple[str, int, float | None]]) -> dict[str, Any]:
+    """Entry of one CAIM metric from (episode, session, score or None) rows."""
+    scored = [(e, s, v) for e, s, v in rows if v is not None]
+    values = [v for _, _, v in scored]
+    by_session: dict[int, list[tuple[str, float]]] = defaultdict(list)
+    for e, s, v in scored:
+        by_session[s].append((e, v))
+    per_session = {}
+    for s, pairs in sorted(by_session.items()):
+        per_session[str(s)] = {"value": _mean([v for _, v in pairs]), "n": len(pairs)}
+        per_session[str(s)].update(ci_fields(_mean_stat(pairs), full=False))
     entry: dict[str, Any] = {
         "value": _mean(values),
         "n": len(values),
         "n_unavailable": len(rows) - len(values),
-        "per_session": {
-            str(s): {"value": _mean(v), "n": len(v)} for s, v in sorted(by_session.items())
-        },
+        "per_session": per_session,
     }
-    if len(values) > 1:
-        ci = mean_ci(values)
-        entry.update(mean=ci.mean, ci95=[ci.low, ci.high])
+    entry.update(ci_fields(_mean_stat([(e, v) for e, _, v in scored])))
     if not values:
         entry["note"] = "unavailable with this judge (e.g. coherence offline)"
     return entry
+
+
+def _mean_stat(pairs: Sequence[tuple[str, float]]) -> Additive | None:
+    """The mean of (episode, value) pairs as a function of the episodes (None: no pairs)."""
+    if not pairs:
+        return None
+    return Additive.from_items([e for e, _ in pairs], [[v, 1.0] for _, v in pairs], RATIO)
 
 
 def storage_stats(states: Sequence[Prediction]) -> dict[str, dict]:
@@ -110,19 +119,34 @@ def storage_stats(states: Sequence[Prediction]) -> dict[str, dict]:
             last[p.episode_id] = p
     if not last:
         return {}
-    entries = sum(int(p.meta.get("n_items", 0)) for p in last.values())
-    words = sum(int(p.meta.get("n_words", 0)) for p in last.values())
+    ids = list(last)
+    rows = [
+        [float(last[e].meta.get("n_items", 0)), float(last[e].meta.get("n_words", 0))] for e in ids
+    ]
+    entries, words = (int(sum(r[k] for r in rows)) for k in (0, 1))
     n = len(last)
     note = "sum over episodes of the store after the last session"
+    total = {"fn": "total"}
     return {
         "ltm_entries": {
             "value": entries,
             "n": n,
             "per_episode_mean": entries / n,
             "aggregation": note,
+            **ci_fields(Additive.from_items(ids, [[r[0]] for r in rows], total)),
         },
-        "ltm_words": {"value": words, "n": n, "per_episode_mean": words / n, "aggregation": note},
-        "words_per_entry": {"value": words / entries if entries else 0.0, "n": n},
+        "ltm_words": {
+            "value": words,
+            "n": n,
+            "per_episode_mean": words / n,
+            "aggregation": note,
+            **ci_fields(Additive.from_items(ids, [[r[1]] for r in rows], total)),
+        },
+        "words_per_entry": {
+            "value": words / entries if entries else 0.0,
+            "n": n,
+            **ci_fields(Additive.from_items(ids, [[r[1], r[0]] for r in rows], RATIO)),
+        },
     }
 
 
@@ -141,10 +165,12 @@ def verdict_scores(
     """Aggregate CAIM verdicts (keyed by pred_id) of ``answers`` into scores and metric entries."""
     scores, metrics = [], {}
     for metric in CAIM_METRICS:
-        rows = [(p.session_index, verdicts[p.pred_id].scores.get(metric)) for p in answers]
+        rows = [
+            (p.episode_id, p.session_index, verdicts[p.pred_id].scores.get(metric)) for p in answers
+        ]
         scores += [
             Score(p.pred_id, metric, v)
-            for p, (_, v) in zip(answers, rows, strict=True)
+            for p, (_, _, v) in zip(answers, rows, strict=True)
             if v is not None
         ]
         metrics[metric] = _metric_entry(rows)

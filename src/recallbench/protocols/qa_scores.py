@@ -8,6 +8,11 @@ question-sessions q <= s (this reproduces Table 11 from Tables 16-18), F1 from t
 of the run (micro average). Memory states (``kind="memory"`` predictions) give ``retained``,
 ``created`` and ``retention_rate``: means over episodes of the per-episode values per session
 (Table 3); their ``value`` is the last session's.
+
+Intervals: every value (pooled, per session, per question-session, the mean over sessions) has
+an episode-clustered bootstrap ``ci95`` (``metrics.bootstrap``): LUFY asks the same questions
+again after every session, so the episode, not the judgment, is the unit of resampling. The
+per-episode counts are kept under ``bootstrap`` for paired tests between runs.
 """
 
 from __future__ import annotations
@@ -16,10 +21,14 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from recallbench.judges import CORRECT, DONT_KNOW, INCORRECT
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE
+from recallbench.metrics.bootstrap import Additive, ClusterStatistic, MeanOf, ci_fields
 from recallbench.records import Prediction, Score
 
+RATIO = {"fn": "ratio"}
 QA_METRICS = (
     "precision",
     "recall",
@@ -60,78 +69,103 @@ def _entry(per_session: dict[str, dict], value: float, n: int, **extra: Any) -> 
 
 
 def _qa_metrics(answers: Sequence[Prediction]) -> dict[str, dict]:
-    counts: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0, 0])
+    # (episode, session, question-session) -> [correct, incorrect, don't know]
+    counts: dict[tuple[str, int, int], list[int]] = defaultdict(lambda: [0, 0, 0])
     slot = {CORRECT: 0, INCORRECT: 1, DONT_KNOW: 2}
     for p in answers:
-        counts[(p.session_index, int(p.meta["question_session"]))][
-            slot[p.meta["judge"]["label"]]
-        ] += 1
-    by_session: dict[int, list[tuple[int, list[int]]]] = defaultdict(list)
-    for (s, q), c in sorted(counts.items()):
-        by_session[s].append((q, c))
-    out: dict[str, dict] = {
-        m: {"per_session": {}, "per_question_session": {}}
-        for m in ("precision", "recall", "f1", "dont_know_rate")
-    }
-    for s, groups in by_session.items():
-        ps, rs, asked_s, dk_s = [], [], 0, 0
-        for q, (c, i, d) in groups:
-            p, r, f = prf(c, i, c + i + d)
-            ps.append(p)
-            rs.append(r)
-            asked_s, dk_s = asked_s + c + i + d, dk_s + d
-            key, n = f"{s}/{q}", c + i + d
-            cell = {"n": n, "correct": c, "incorrect": i, "dont_know": d}
-            for metric, v in (
-                ("precision", p),
-                ("recall", r),
-                ("f1", f),
-                ("dont_know_rate", d / n),
-            ):
-                out[metric]["per_question_session"][key] = {"value": v, **cell}
-        p_s, r_s = _mean(ps), _mean(rs)
-        for metric, v in (
-            ("precision", p_s),
-            ("recall", r_s),
-            ("f1", f1(p_s, r_s)),
-            ("dont_know_rate", dk_s / asked_s if asked_s else 0.0),
-        ):
-            out[metric]["per_session"][str(s)] = {"value": v, "n": asked_s}
-    tot = [sum(c[k] for c in counts.values()) for k in range(3)]
-    n = sum(tot)
-    p, r, f = prf(tot[0], tot[1], n)
-    pooled = {"precision": p, "recall": r, "f1": f, "dont_know_rate": tot[2] / n if n else 0.0}
-    return {
-        m: _entry(
-            out[m]["per_session"], pooled[m], n, per_question_session=out[m]["per_question_session"]
+        key = (p.episode_id, p.session_index, int(p.meta["question_session"]))
+        counts[key][slot[p.meta["judge"]["label"]]] += 1
+    episodes = list(dict.fromkeys(e for e, _, _ in counts))
+    groups: dict[int, list[int]] = defaultdict(list)  # session -> its question-sessions
+    for _, s, q in sorted(counts):
+        if q not in groups[s]:
+            groups[s].append(q)
+
+    def table(cells: Sequence[tuple[int, int]]) -> np.ndarray:
+        """Per-episode counts of ``cells`` side by side: (episodes, 3 * len(cells))."""
+        return np.array(
+            [[v for s, q in cells for v in counts.get((e, s, q), (0, 0, 0))] for e in episodes],
+            dtype=float,
+        ).reshape(len(episodes), 3 * len(cells))
+
+    cells = [(s, q) for s, qs in sorted(groups.items()) for q in qs]
+    pooled_rows = table(cells).reshape(len(episodes), len(cells), 3).sum(axis=1)
+    out: dict[str, dict] = {}
+    for metric in ("precision", "recall", "f1", "dont_know_rate"):
+        pooled = Additive(tuple(episodes), pooled_rows, {"fn": "prf", "which": metric})
+        per_session, per_q, parts = {}, {}, []
+        for s, qs in sorted(groups.items()):
+            stat = Additive(
+                tuple(episodes), table([(s, q) for q in qs]), {"fn": "prf_groups", "which": metric}
+            )
+            asked = int(stat.matrix.sum())
+            per_session[str(s)] = {"value": stat.value(), "n": asked}
+            per_session[str(s)].update(ci_fields(stat, full=False))
+            parts.append(stat)
+            for q in qs:
+                cell = Additive(tuple(episodes), table([(s, q)]), {"fn": "prf", "which": metric})
+                c, i, d = (int(v) for v in cell.matrix.sum(axis=0))
+                per_q[f"{s}/{q}"] = {
+                    "value": cell.value(),
+                    "n": c + i + d,
+                    "correct": c,
+                    "incorrect": i,
+                    "dont_know": d,
+                    **ci_fields(cell, full=False, keep=False),
+                }
+        out[metric] = _entry(
+            per_session, pooled.value(), int(pooled_rows.sum()), per_question_session=per_q
         )
-        for m in pooled
-    }
+        out[metric].update(ci_fields(pooled if episodes else None))
+        out[metric]["session_mean_ci95"] = _mean_ci(parts)
+    return out
+
+
+def _mean_ci(parts: Sequence[ClusterStatistic]) -> list[float] | None:
+    """The interval of the mean over sessions (the tables' "Avg.")."""
+    if not parts:
+        return None
+    return ci_fields(MeanOf.of(parts), full=False, keep=False)["ci95"]
 
 
 def _retention_metrics(states: Sequence[Prediction]) -> dict[str, dict]:
-    by_session: dict[int, list[dict]] = defaultdict(list)
+    by_session: dict[int, list[Prediction]] = defaultdict(list)
     for p in states:
         if "created" in p.meta:
-            by_session[p.session_index].append(p.meta)
+            by_session[p.session_index].append(p)
     if not by_session:
         return {}
     out: dict[str, dict] = {}
     for metric in ("retained", "created", "retention_rate"):
-        per_session = {}
-        for s, metas in sorted(by_session.items()):
+        per_session, parts = {}, []
+        for s, preds in sorted(by_session.items()):
             if metric == "retention_rate":
-                values = [m["retained"] / m["created"] for m in metas if m["created"]]
+                rows = [
+                    (p.episode_id, p.meta["retained"] / p.meta["created"])
+                    for p in preds
+                    if p.meta["created"]
+                ]
             else:
-                values = [float(m[metric]) for m in metas]
-            per_session[str(s)] = {"value": _mean(values), "n": len(values)}
-        last = per_session[str(max(by_session))]
+                rows = [(p.episode_id, float(p.meta[metric])) for p in preds]
+            stat = (
+                Additive.from_items([e for e, _ in rows], [[v, 1.0] for _, v in rows], RATIO)
+                if rows
+                else None
+            )
+            per_session[str(s)] = {"value": _mean([v for _, v in rows]), "n": len(rows)}
+            per_session[str(s)].update(ci_fields(stat, full=False))
+            parts.append(stat)
+        last_key = str(max(by_session))
+        last = per_session[last_key]
         out[metric] = _entry(
             per_session,
             last["value"],
             last["n"],
             aggregation="mean over episodes; value = last session",
         )
+        out[metric].update(ci_fields(parts[-1]))
+        present = [p for p in parts if p is not None]
+        out[metric]["session_mean_ci95"] = _mean_ci(present) if len(present) == len(parts) else None
     return out
 
 
@@ -143,8 +177,6 @@ def score_qa(
     predictions: Sequence[Prediction], judge_info: Mapping[str, Any]
 ) -> tuple[list[Score], dict]:
     """Score judged answers and memory states into per-answer scores and the run summary."""
-    from recallbench.metrics.stats import mean_ci
-
     answers = [p for p in predictions if p.kind == "answer"]
     states = [p for p in predictions if p.kind == "memory"]
     scores = [
@@ -152,9 +184,6 @@ def score_qa(
     ]
     scores += [Score(p.pred_id, "judge_label", float(p.meta["judge"]["label"])) for p in answers]
     metrics = _qa_metrics(answers)
-    if answers:
-        ci = mean_ci([s.value for s in scores[: len(answers)]])
-        metrics["recall"].update(mean=ci.mean, ci95=[ci.low, ci.high])
     metrics.update(_retention_metrics(states))
     verdicts = [p.meta["judge"] for p in answers]
     judge = {

@@ -8,7 +8,8 @@ target sessions see earlier ones only through memory (THEANINE sec. 3, CareCall 
 
 Settings (``conf/protocol/response*.yaml``):
 - ``target_sessions``: 1-based session indices (THEANINE: 3-5; CareCall: 2-5). Sessions the
-  episode lacks are skipped (MSC public files stop at session 4: the table says so).
+  episode lacks are skipped (an MSC copy without the session_5 dialogue files has 4 sessions;
+  ParlAI's msc_v0.1 has session 5 for valid/test, and ``make data`` fetches it).
 - ``responder``: ``all`` (every turn after the first, THEANINE: ~3.6K turns for 100 episodes x
   3 sessions) or a speaker name (CareCall: ``system``, the bot).
 """

@@ -367,8 +367,12 @@ class TeaFarmProtocol:
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
     ) -> tuple[list[Score], dict]:
-        """Success rate (Correct / judged questions), overall and per source dataset."""
-        from recallbench.metrics.stats import mean_ci
+        """Success rate (Correct / judged questions), overall and per source dataset.
+
+        Intervals are episode-clustered bootstrap CIs (``metrics.bootstrap``): an episode's
+        counterfactual questions share its summaries and its memory.
+        """
+        from recallbench.metrics.bootstrap import Additive, ci_fields
 
         for name in metric_names:
             if name not in TEAFARM_METRICS:
@@ -377,21 +381,33 @@ class TeaFarmProtocol:
         scores = [
             Score(p.pred_id, "success_rate", float(p.meta["judge"]["correct"])) for p in judged
         ]
+
+        def stat(pairs: Sequence[tuple[Prediction, float]]) -> Additive | None:
+            rows = [[v, 1.0] for _, v in pairs]
+            ids = [p.episode_id for p, _ in pairs]
+            return Additive.from_items(ids, rows, {"fn": "ratio"}) if rows else None
+
         values = [s.value for s in scores]
-        mean, low, high = mean_ci(values)
-        per_source: dict[str, dict] = {}
+        mean = sum(values) / len(values) if values else 0.0
+        per_source: dict[str, list[tuple[Prediction, float]]] = {}
         for p, v in zip(judged, values, strict=True):
-            per_source.setdefault(p.meta["source_dataset"], []).append(v)  # type: ignore[arg-type]
+            per_source.setdefault(p.meta["source_dataset"], []).append((p, v))  # type: ignore[arg-type]
         entry = {
             "value": mean,
             "mean": mean,
-            "ci95": [max(low, 0.0), min(high, 1.0)],
             "n": len(values),
             "per_source": {
-                k: {"value": sum(v) / len(v), "n": len(v)} for k, v in per_source.items()
+                k: {
+                    "value": sum(v for _, v in pv) / len(pv),
+                    "n": len(pv),
+                    **ci_fields(stat(pv), full=False),
+                }
+                for k, pv in per_source.items()
             },
             "session_mean": mean,
+            **ci_fields(stat(list(zip(judged, values, strict=True)))),
         }
+        entry["session_mean_ci95"] = entry["ci95"]
         summary = {
             "metrics": {"success_rate": entry},
             "teafarm": {

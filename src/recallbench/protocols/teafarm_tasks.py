@@ -159,18 +159,24 @@ def _person(sentence: str, name: str, other: str, second: bool) -> str:
     return re.sub(r"\b(his|her|their)\b", mine[2], text)
 
 
+_I = r"(?<![\w'])I"  # the pronoun "I" wherever a clause starts with it ("... and I may move")
+
+
 def third_person(sent: str, speaker: str) -> str:
-    """Rewrite a first-person sentence of ``speaker`` in the third person."""
-    sent = re.sub(r"^I don't\b", f"{speaker} doesn't", sent)
-    sent = re.sub(r"^I'd\b", f"{speaker} would", sent)
-    sent = re.sub(r"^I'll\b", f"{speaker} will", sent)
-    sent = re.sub(r"^I (can't|won't|cannot|never|also|really|just|used)\b", rf"{speaker} \1", sent)
-    sent = re.sub(r"^I'm\b", f"{speaker} is", sent)
-    sent = re.sub(r"^I've\b", f"{speaker} has", sent)
+    """Rewrite a first-person sentence of ``speaker`` in the third person (every clause)."""
+    sent = re.sub(_I + r" don't\b", f"{speaker} doesn't", sent)
+    sent = re.sub(_I + r"'d\b", f"{speaker} would", sent)
+    sent = re.sub(_I + r"'ll\b", f"{speaker} will", sent)
+    sent = re.sub(
+        _I + r" (can't|won't|cannot|never|also|really|just|used)\b", rf"{speaker} \1", sent
+    )
+    sent = re.sub(_I + r"'m\b", f"{speaker} is", sent)
+    sent = re.sub(_I + r"'ve\b", f"{speaker} has", sent)
     sent = re.sub(r"^My\b", f"{speaker}'s", sent)
-    sent = re.sub(r"^I (am|have|do)\b", lambda m: f"{speaker} {_FIRST_TO_THIRD[m[1]]}", sent)
-    sent = re.sub(r"^I (\w+)\b(?!')", lambda m: f"{speaker} {_third(m[1])}", sent)
-    return re.sub(r"\bmy\b", f"{speaker}'s", sent).rstrip(".!?") + "."
+    sent = re.sub(_I + r" (am|have|do)\b", lambda m: f"{speaker} {_FIRST_TO_THIRD[m[1]]}", sent)
+    sent = re.sub(_I + r" (\w+)\b(?!')", lambda m: f"{speaker} {_third(m[1])}", sent)
+    sent = re.sub(r"(?<![\w'])(me|myself)\b", speaker, sent)
+    return re.sub(r"\b(my|mine)\b", f"{speaker}'s", sent).rstrip(".!?") + "."
 
 
 def offline_summary(dialogue_turns: list[list[str]] | None = None, **_: Any) -> str:

@@ -15,8 +15,17 @@ Implemented (sec. 3.1-3.3, 4.1.1, 4.2; Table 2; Fig. 1 and 2):
   (lo, hi) = its minimum and maximum on a calibration sample, so all share min 0 and max 1.
 - Strength S = wA*A + wP*P + wL*L + wR1*R1 - wR2*R2 (Eq. 2) with Table 2 weights, floored at
   ``min_strength`` (0.1, as the released code does: S <= 0 has no meaningful decay);
-  importance e^(-dt/S) (Eq. 3), dt in days; retrieval score cos + alpha*importance, alpha = 0.1
-  (Eq. 5); forgetting keeps the top 10% by importance after each session.
+  importance e^(-dt/S) (Eq. 3), dt in days; retrieval score cos + alpha*importance (Eq. 5);
+  forgetting keeps the top 10% by importance after each session.
+- alpha follows the embedder's cosine scale (``derive_alpha``). The paper set alpha = 0.1 because
+  retrieved cosines "are distributed between 0.8 and 0.9 due to our threshold (a range of 0.1),
+  while importance scores range from 0 to 1" (sec. 4.1.1): alpha equals the width of the band
+  of retrieved cosines, so a full swing of importance moves a memory across the whole band and
+  an importance difference dI outranks a cosine lead of up to alpha * dI, i.e. the fraction dI
+  of the band. Keeping that fraction for an embedder whose retrieved cosines span
+  [threshold, top] gives alpha = 0.1 * (top - threshold) / (0.9 - 0.8) = top - threshold.
+  ada-002 (threshold 0.8, top 0.9) keeps 0.1; MiniLM (0.5, 0.67 measured on the LUFY dataset,
+  ``papers.lufy.calibration``) gets 0.17 instead of a 0.1 that would mute importance 1.7x.
 - Session summaries get the max A, min P and max L of their session's pairs (the released code's
   choice; the paper is silent).
 
@@ -58,6 +67,24 @@ from recallbench.memory.lufy._tasks import lexical_importance
 from recallbench.text import words
 
 METRICS = ("A", "P", "L", "R1", "R2")
+PAPER_ALPHA = 0.1  # Eq. 5
+PAPER_BAND = (0.8, 0.9)  # sec. 4.1.1: retrieved ada-002 cosines, threshold 0.8
+
+
+def derive_alpha(threshold: float, cosine_top: float) -> float:
+    """Return Eq. 5's alpha for retrieved cosines spanning [threshold, cosine_top].
+
+    alpha scales with the band so that importance moves the ranking by the same fraction of
+    the band as in the paper: 0.1 * (cosine_top - threshold) / (0.9 - 0.8).
+    """
+    if not cosine_top > threshold:
+        raise ConfigError(
+            f"lufy: the band of retrieved cosines needs cosine_top > threshold, got "
+            f"[{threshold}, {cosine_top}] (see the embedder's _retrieval_cosine_top)"
+        )
+    return PAPER_ALPHA * (cosine_top - threshold) / (PAPER_BAND[1] - PAPER_BAND[0])
+
+
 # LUFY Table 2 ("Estimated weights for the Memory-related Psychological Metrics"), signs as printed.
 PAPER_WEIGHTS: dict[str, float] = {"A": 2.76, "P": -0.28, "L": 0.44, "R1": 1.02, "R2": -0.012}
 PAPER_WEIGHTS_SOURCE = "LUFY (Sumida et al. 2024) Table 2"
@@ -184,7 +211,10 @@ class Lufy(LufyFamilyMemory):
         llm, embedder: see ``LufyFamilyMemory``.
         weights: overrides of ``PAPER_WEIGHTS`` (ablations set one to 0).
         r2_convention: ``rif`` (R2 lowers S; default) or ``literal`` (module docstring).
-        alpha: weight of importance in the retrieval score (Eq. 5: 0.1).
+        alpha: weight of importance in the retrieval score (Eq. 5); None: ``derive_alpha`` of
+            the threshold and ``cosine_top`` (the paper's 0.1 for ada-002's band [0.8, 0.9]).
+        cosine_top: top of the band of retrieved cosines for this embedder (None: threshold +
+            0.1, the paper's band width).
         normalization: per-metric [lo, hi] overrides of ``DEFAULT_NORMALIZATION``.
         min_strength: floor of S.
         surprise: ``lm`` | ``unigram`` | a callable (texts, contexts) -> perplexities.
@@ -206,7 +236,8 @@ class Lufy(LufyFamilyMemory):
         *,
         weights: Mapping[str, float] | None = None,
         r2_convention: str = "rif",
-        alpha: float = 0.1,
+        alpha: float | None = None,
+        cosine_top: float | None = None,
         normalization: Mapping[str, Sequence[float]] | None = None,
         min_strength: float = 0.1,
         surprise: str | SurpriseFn = "lm",
@@ -225,6 +256,11 @@ class Lufy(LufyFamilyMemory):
         if min_strength <= 0:
             raise ConfigError(f"min_strength must be > 0, got {min_strength}")
         self.weights, self.bounds = _weights(weights), _bounds(normalization)
+        if alpha is None:
+            top = (
+                self.threshold + PAPER_BAND[1] - PAPER_BAND[0] if cosine_top is None else cosine_top
+            )
+            alpha = derive_alpha(self.threshold, top)
         self.r2_convention, self.alpha, self.min_strength = r2_convention, alpha, min_strength
         self.surprise_cap = float(surprise_cap)
         self._surprise = build_surprise(surprise, surprise_model, self.surprise_cap)

@@ -36,9 +36,10 @@ Deviations:
 - The paper prints no prompt for session summaries and the profile: ours are in ``lufy_tasks``.
 - A session without a start time is placed ``index - 1`` days after ``clock.EPOCH``.
 - Threshold scale: 0.8 suits text-embedding-ada-002, whose cosines crowd into [0.7, 1]. With
-  MiniLM no LUFY user utterance reaches 0.8 against the stored pairs (best match: median 0.36,
-  95th percentile 0.65), so nothing is ever retrieved; lower it for MiniLM
-  (``memory.threshold=0.5``: about 1 query in 4 retrieves) or use an OpenAI embedder.
+  MiniLM no LUFY user utterance reaches 0.8 against the stored memories (best match: median
+  0.32, 95th percentile 0.59), so nothing is ever retrieved. Each embedder config declares its
+  calibrated threshold (``conf/embedder``: MiniLM 0.5 retrieves for 15% of bot replies),
+  measured by ``recallbench.papers.lufy.calibration``; an uncalibrated one (None) is refused.
 """
 
 from __future__ import annotations
@@ -146,7 +147,7 @@ class LufyFamilyMemory(MemoryMethod):
         llm: Any,
         embedder: Any,
         *,
-        threshold: float = 0.8,
+        threshold: float | None = 0.8,
         top_k: int = 2,
         retain_ratio: float = 0.1,
         forgetting: bool | None = None,
@@ -158,6 +159,13 @@ class LufyFamilyMemory(MemoryMethod):
         forget_horizon_days: float = 1.0,
         user_speaker: str | None = None,
     ) -> None:
+        if threshold is None:
+            raise ConfigError(
+                f"{type(self).__name__}: no retrieval threshold for embedder "
+                f"{getattr(embedder, 'name', '?')!r}: its config has no calibrated "
+                "_retrieval_threshold. Measure one (python -m recallbench.papers.lufy.calibration "
+                "<embedder>) and set memory.threshold=<cosine>"
+            )
         if not -1.0 <= threshold <= 1.0:
             raise ConfigError(f"threshold must be a cosine in [-1, 1], got {threshold}")
         if top_k < 1:

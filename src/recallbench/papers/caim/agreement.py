@@ -5,8 +5,11 @@ answers are rescored, e.g. ``caim_table3``), ``raters`` (CAIM judge mappings wit
 ``recallbench.judges.caim.build_caim_judge``), ``rows`` (``{label, metric}``) and ``columns``
 (run selectors, as in ``recallbench.tables.engine``). Every cell aligns the raters' scores on the
 questions all of them scored (``recallbench.metrics.agreement.align_ratings``) and reports Percent
-Agreement (all raters identical) and ICC(3,1) (two-way fixed effects, consistency); the csv
-also carries ICC(3,k) and Fleiss' kappa. An undefined statistic (no variance) is "n/a".
+Agreement (all raters identical) and ICC(A,1): McGraw & Wong's absolute agreement, single rater
+(the Shrout & Fleiss ICC(2,1) formula), which is what CAIM sec. 4.1.4 describes ("two-way fixed
+effect model", "measures absolute agreement between raters"). The csv also carries the
+consistency ICC(C,1) (= ICC(3,1), what this table showed before), ICC(A,k) and Fleiss' kappa.
+An undefined statistic (no variance) is "n/a".
 
     python -m recallbench.papers.caim.agreement caim_table2 [--results results]
 """
@@ -23,7 +26,7 @@ from recallbench.protocols.gvd_scores import rescore_run
 from recallbench.tables.engine import header_for, load_table_spec
 from recallbench.tables.render import Cell, load_reference, render
 
-EXTRA = {"icc3_k": "ICC(3,k)", "fleiss_kappa": "Fleiss kappa"}
+EXTRA = {"icc_c1": "ICC(C,1)", "icc_ak": "ICC(A,k)", "fleiss_kappa": "Fleiss kappa"}
 
 
 def rater_scores(run: RunInfo, raters: list[dict[str, Any]]) -> dict[str, dict[str, dict]]:
@@ -59,7 +62,7 @@ def agreement_cells(spec: dict, runs: list[RunInfo]) -> tuple[list[Cell], list[R
             paper = reference.get(row["label"], {}).get(col["label"], {})
             values = {
                 "percent_agreement": report and report["percent_agreement"],
-                "icc": report and report["icc3_1"],
+                "icc": report and report["icc_a1"],
             }
             n = report["n_items"] if report else 0
             for metric, mspec in spec["metrics"].items():
@@ -109,8 +112,9 @@ def agreement_table(experiment: str = "caim_table2", results_dir: str | Path = "
     header["paper raters"] = "3 human annotators (sec. 4.1.4)"
     header["statistics"] = (
         "Percent Agr. = share of questions all raters scored identically; "
-        "ICC = ICC(3,1) two-way fixed, consistency; n/a = undefined "
-        "(no variance) or not scored (coherence offline)"
+        "ICC = ICC(A,1), McGraw & Wong absolute agreement, single rater (Shrout & Fleiss "
+        "ICC(2,1) formula), as CAIM sec. 4.1.4 describes; ICC(C,1) = consistency; "
+        "n/a = undefined (no variance) or not scored (coherence offline)"
     )
     return render(
         cells,

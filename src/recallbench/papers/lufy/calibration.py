@@ -1,0 +1,115 @@
+"""Per-embedder calibration of the LUFY-family retrieval threshold and of LUFY's alpha.
+
+LUFY (sec. 4.1.1, App. D) retrieves memories whose cosine with the user's utterance is at least
+0.8, a threshold set for text-embedding-ada-002, and ranks them by cos + alpha * importance with
+alpha = 0.1 "since cosine similarity values are distributed between 0.8 and 0.9 due to our
+threshold". Both numbers belong to ada-002's cosine scale, so every embedder config declares its
+own: ``_retrieval_threshold`` (the cut) and ``_retrieval_cosine_top`` (the top of the band of
+retrieved cosines, the paper's 0.9), from which LUFY derives alpha
+(``recallbench.memory.lufy.derive_alpha``).
+
+``cosine_profile`` measures an embedder's scale the way the chatbot meets it: replay LUFY
+conversations through Naive RAG with no cut-off and record, before every bot reply, the cosine
+of the user's utterance with every stored memory. From it:
+
+- ``retrieval_rate(threshold)``: the share of replies for which anything is retrieved;
+- ``band_top(threshold)``: the 95th percentile of the retrieved cosines (the band's top).
+
+A threshold is calibrated when it retrieves for some but not most replies (MiniLM: 0.5 retrieves
+for about one reply in four; 0.8 for none) and the declared band top is the measured one. The
+test ``tests/test_lufy_calibration.py`` checks every embedder config that runs offline; API
+embedders are checked when their key is set (marker ``api``).
+
+    python -m recallbench.papers.lufy.calibration minilm [--data-dir ../shared/data]
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from recallbench.records import Episode, Query
+
+RATE_RANGE = (0.1, 0.5)  # a calibrated threshold retrieves for some replies, not most
+BAND_QUANTILE = 0.95
+
+
+@dataclass(frozen=True)
+class CosineProfile:
+    """Cosines of the user's utterance with every stored memory, one array per bot reply."""
+
+    embedder: str
+    queries: tuple[np.ndarray, ...]
+
+    def retrieval_rate(self, threshold: float) -> float:
+        """Share of replies whose best stored memory reaches ``threshold``."""
+        best = [q.max() for q in self.queries if q.size]
+        return float(np.mean([b >= threshold for b in best])) if best else 0.0
+
+    def band_top(self, threshold: float) -> float | None:
+        """95th percentile of the retrieved cosines (None: nothing reaches the threshold)."""
+        hits = np.concatenate([q[q >= threshold] for q in self.queries] or [np.zeros(0)])
+        return float(np.quantile(hits, BAND_QUANTILE)) if hits.size else None
+
+    def best_match_quantiles(self) -> dict[str, float]:
+        """Median and 95th percentile of each reply's best cosine."""
+        best = np.array([q.max() for q in self.queries if q.size])
+        if not best.size:
+            return {"median": 0.0, "q95": 0.0}
+        return {"median": float(np.median(best)), "q95": float(np.quantile(best, 0.95))}
+
+
+def cosine_profile(embedder: Any, episodes: Sequence[Episode], llm: Any) -> CosineProfile:
+    """Replay ``episodes`` through Naive RAG without a cut-off and record every cosine."""
+    from recallbench.memory.naive_rag import NaiveRAG
+
+    method = NaiveRAG(llm, embedder, threshold=-1.0, top_k=1_000_000)
+    queries = []
+    for episode in episodes:
+        method.reset(episode)
+        user = episode.speakers[-1]
+        for session in episode.sessions:
+            for j, turn in enumerate(session.turns):
+                if j and turn.speaker != user:
+                    query = Query(
+                        episode.episode_id,
+                        session.index,
+                        session.turns[:j],
+                        turn.speaker,
+                        session.start,
+                    )
+                    queries.append(np.asarray(method.recall(query).info["cosine"], dtype=float))
+            method.observe(session)
+    return CosineProfile(getattr(embedder, "name", type(embedder).__name__), tuple(queries))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """CLI: print an embedder config's cosine profile on the LUFY dataset."""
+    from omegaconf import OmegaConf
+
+    from recallbench import CONF_DIR
+    from recallbench.datasets import load
+    from recallbench.embed import build_embedder
+    from recallbench.llm.config import build_llm
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("embedder", help="a conf/embedder stem")
+    parser.add_argument("--data-dir", default="data/downloaded")
+    parser.add_argument("--system", default="Naive RAG")
+    args = parser.parse_args(argv)
+    cfg = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "embedder" / f"{args.embedder}.yaml"))
+    embedder = build_embedder({k: v for k, v in cfg.items() if not k.startswith("_")})
+    episodes = load("lufy", args.data_dir, system=args.system)
+    profile = cosine_profile(embedder, episodes, build_llm({"backend": "extractive"}))
+    print(f"{profile.embedder}: {len(profile.queries)} replies", profile.best_match_quantiles())
+    for t in np.arange(0.3, 0.95, 0.05):
+        top = profile.band_top(t)
+        print(f"threshold {t:.2f}: retrieval rate {profile.retrieval_rate(t):.3f}, band top {top}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""LUFY's retrieval threshold and alpha follow each embedder's cosine scale (sec. 4.1.1, Eq. 5).
+
+- alpha: derived so that importance moves the ranking by the same fraction of the band of
+  retrieved cosines as the paper's alpha = 0.1 does in ada-002's band [0.8, 0.9].
+- threshold: every embedder config declares a calibrated cut-off and band top, checked against
+  the LUFY dataset for the embedders that run offline (real data; the fixtures are too small to
+  calibrate anything; MiniLM's check takes ~30 s: marked slow) and refused when uncalibrated.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+
+from recallbench import CONF_DIR
+from recallbench.errors import ConfigError
+from recallbench.memory.lufy import PAPER_ALPHA, PAPER_BAND, derive_alpha
+from recallbench.papers.lufy.calibration import RATE_RANGE, cosine_profile
+
+EMBEDDERS = sorted(p.stem for p in (CONF_DIR / "embedder").glob("*.yaml"))
+OFFLINE = {"hashing", "minilm"}
+FIXTURE_EMOBANK = Path(__file__).parents[2] / "data/fixtures/lufy/Code/roberta/emobank.csv"
+USERS = ("Alexander", "Ava", "Benjamin", "Ella", "Emily")  # 5 of the 17 LUFY users
+
+
+def embedder_cfg(stem: str) -> dict:
+    return OmegaConf.to_container(OmegaConf.load(CONF_DIR / "embedder" / f"{stem}.yaml"))
+
+
+def ranking(cosines, importance, alpha):
+    """Eq. 5: indices ranked by cos + alpha * importance."""
+    return list(np.argsort(-(np.asarray(cosines) + alpha * np.asarray(importance)), kind="stable"))
+
+
+def test_paper_alpha_is_recovered():
+    assert derive_alpha(*PAPER_BAND) == pytest.approx(PAPER_ALPHA)
+    with pytest.raises(ConfigError, match="cosine_top > threshold"):
+        derive_alpha(0.5, 0.5)
+
+
+def test_importance_moves_ranking_as_in_the_paper_band():
+    # Memory 0 is very important but barely above the threshold; memory 1 is unimportant with a
+    # cosine lead of 80% of the band. In the paper's band importance wins: 0.8 + 0.1 > 0.88.
+    paper = ranking([0.80, 0.88], [1.0, 0.0], PAPER_ALPHA)
+    assert paper == [0, 1]
+    # MiniLM's band [0.5, 0.67]: the same positions in the band, 0.5 and 0.636.
+    minilm = [0.5, 0.5 + 0.8 * 0.17]
+    assert ranking(minilm, [1.0, 0.0], PAPER_ALPHA) == [1, 0]  # the kept 0.1 mutes importance
+    assert ranking(minilm, [1.0, 0.0], derive_alpha(0.5, 0.67)) == paper
+    # In general the derived alpha makes rankings invariant to the band: random candidates at
+    # the same relative positions rank identically in both bands.
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        where, importance = rng.random(4), rng.random(4)
+        assert ranking(0.8 + 0.1 * where, importance, PAPER_ALPHA) == ranking(
+            0.5 + 0.17 * where, importance, derive_alpha(0.5, 0.67)
+        )
+
+
+@pytest.mark.parametrize("stem", EMBEDDERS)
+def test_lufy_alpha_follows_the_embedder_config(stem, llm, embedder):
+    cfg = embedder_cfg(stem)
+    lufy = OmegaConf.load(CONF_DIR / "memory" / "lufy.yaml")
+    lufy.emobank_path = str(FIXTURE_EMOBANK)
+    lufy.surprise = "unigram"
+    root = OmegaConf.create({"embedder": cfg, "memory": lufy})
+    if cfg["_retrieval_threshold"] is None:
+        with pytest.raises(InstantiationException, match="no calibrated _retrieval_threshold"):
+            instantiate(root.memory, llm=llm, embedder=embedder)
+        return
+    method = instantiate(root.memory, llm=llm, embedder=embedder)
+    threshold, top = cfg["_retrieval_threshold"], cfg["_retrieval_cosine_top"]
+    assert method.threshold == threshold
+    assert method.alpha == pytest.approx(0.1 * (top - threshold) / 0.1)
+
+
+@pytest.mark.parametrize(
+    "stem",
+    [pytest.param(s, marks=pytest.mark.slow) if s == "minilm" else s for s in EMBEDDERS],
+)
+def test_threshold_is_calibrated_for_the_embedder(stem, real_data_dir, llm):
+    """The declared cut-off retrieves for some replies and the declared band top is measured."""
+    from recallbench.datasets import load
+    from recallbench.embed import build_embedder
+
+    cfg = embedder_cfg(stem)
+    if cfg["_retrieval_threshold"] is None:
+        assert cfg["_retrieval_cosine_top"] is None  # refused by LUFY (test above)
+        return
+    if stem not in OFFLINE and not os.environ.get(cfg.get("api_key_env", "OPENAI_API_KEY")):
+        pytest.skip(f"{stem}: needs its API key to measure cosines")
+    embedder = build_embedder({k: v for k, v in cfg.items() if not k.startswith("_")})
+    episodes = load("lufy", real_data_dir, system="Naive RAG", users=USERS)
+    profile = cosine_profile(embedder, episodes, llm)
+    threshold, top = cfg["_retrieval_threshold"], cfg["_retrieval_cosine_top"]
+    rate = profile.retrieval_rate(threshold)
+    assert RATE_RANGE[0] <= rate <= RATE_RANGE[1], (stem, threshold, rate)
+    assert profile.band_top(threshold) == pytest.approx(top, abs=0.05), stem
