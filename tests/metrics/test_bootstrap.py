@@ -150,3 +150,27 @@ def test_holm_by_hand():
     assert holm([0.9, 0.02]) == pytest.approx([0.9, 0.04])  # 0.02 * 2; 0.9 * 1, monotone
     assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])  # 0.5 * 2 caps at 1, carried up
     assert holm([]) == []
+
+
+def test_compare_to_reference_pairs_by_key_and_applies_holm():
+    from recallbench.metrics.bootstrap import compare_to_reference
+
+    users = [f"u{i}" for i in range(12)]
+    base = np.linspace(0.2, 0.8, 12)
+
+    def run(system: str, shift: float) -> Additive:
+        ids = tuple(f"lufy/{system}/{u}" for u in users)  # LUFY: one episode per system and user
+        return Additive(ids, np.column_stack([base + shift, np.ones(12)]), RATIO)
+
+    rows = {"Naive RAG": run("Naive RAG", 0.0), "LUFY": run("LUFY", 0.1), "Same": run("S", 0.0)}
+    exact = Bootstrap(n_resamples=5000)  # >= 2^12 sign flips: scipy enumerates them all
+    out = compare_to_reference(rows, "Naive RAG", exact, key=lambda e: e.rsplit("/", 1)[-1])
+    assert set(out) == {"LUFY", "Same"}
+    assert out["LUFY"]["diff"] == pytest.approx(0.1) and out["LUFY"]["significant"]
+    assert out["LUFY"]["n_clusters"] == 12
+    # exact sign-flip test of 12 equal differences: p = 2 / 2^12; Holm doubles the smaller p
+    assert out["LUFY"]["p_value"] == pytest.approx(2 / 4096)
+    assert out["LUFY"]["p_holm"] == pytest.approx(4 / 4096)
+    assert out["Same"]["diff"] == 0.0 and not out["Same"]["significant"]
+    with pytest.raises(ValueError, match="share no episode"):
+        compare_to_reference(rows, "Naive RAG")  # without the key the ids differ

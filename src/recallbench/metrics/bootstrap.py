@@ -266,10 +266,23 @@ def _exchangeable(a: ClusterStatistic, b: ClusterStatistic) -> bool:
     return isinstance(a, Additive) and isinstance(b, Additive) and dict(a.spec) == dict(b.spec)
 
 
+def rekeyed(stat: ClusterStatistic, key: Callable[[str], str]) -> ClusterStatistic:
+    """Rename ``stat``'s clusters by ``key`` (e.g. LUFY's ``lufy/<system>/<user>`` -> user)."""
+    ids = tuple(key(c) for c in stat.ids)
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"pairing key maps several episodes to one: {sorted(ids)[:5]} ...")
+    if isinstance(stat, MeanOf):
+        return MeanOf(tuple(rekeyed(p, key) for p in stat.parts), ids, stat.note, stat.resamples)
+    return replace(stat, ids=ids)  # type: ignore[type-var]
+
+
 def paired_test(
-    a: ClusterStatistic, b: ClusterStatistic, settings: Bootstrap = Bootstrap()
+    a: ClusterStatistic,
+    b: ClusterStatistic,
+    settings: Bootstrap = Bootstrap(),
+    key: Callable[[str], str] | None = None,
 ) -> PairedTest:
-    """Compare two runs on the episodes both have (pairing by episode id).
+    """Compare two runs on the episodes both have (pairing by episode id, or by ``key(id)``).
 
     p-value: a permutation test that swaps the runs within episodes when both statistics share
     one additive estimator; otherwise the paired bootstrap's two-sided p (twice the smaller
@@ -278,6 +291,8 @@ def paired_test(
     """
     from scipy import stats as st
 
+    if key is not None:
+        a, b = rekeyed(a, key), rekeyed(b, key)
     shared = [c for c in a.ids if c in set(b.ids)]
     n = len(shared)
     if n == 0:
@@ -314,6 +329,29 @@ def paired_test(
     dist = np.asarray(boot.bootstrap_distribution)
     p = min(1.0, 2 * min(float(np.mean(dist <= 0)), float(np.mean(dist >= 0))))
     return PairedTest(diff, low, high, p, n, "paired bootstrap by episode")
+
+
+def compare_to_reference(
+    stats: Mapping[str, ClusterStatistic],
+    reference: str,
+    settings: Bootstrap = Bootstrap(),
+    key: Callable[[str], str] | None = None,
+    alpha: float = 0.05,
+) -> dict[str, dict[str, Any]]:
+    """Paired tests of every row against the ``reference`` row, Holm-corrected together.
+
+    Returns ``{row: {diff, ci, p_value, p_holm, significant, n_clusters, test}}`` for every row
+    but the reference; ``significant`` is ``p_holm <= alpha``.
+    """
+    if reference not in stats:
+        raise KeyError(f"reference row {reference!r} not among {sorted(stats)}")
+    rows = [r for r in stats if r != reference]
+    tests = {r: paired_test(stats[r], stats[reference], settings, key) for r in rows}
+    adjusted = holm([t.p_value for t in tests.values()])
+    return {
+        r: {**t.to_dict(), "p_holm": p, "significant": p <= alpha}
+        for (r, t), p in zip(tests.items(), adjusted, strict=True)
+    }
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
