@@ -35,8 +35,13 @@ JOBS = {
 
 
 @pytest.fixture(scope="module")
-def summaries(tmp_path_factory) -> dict[str, dict]:
-    tmp = tmp_path_factory.mktemp("results")
+def results(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("results")
+
+
+@pytest.fixture(scope="module")
+def summaries(results) -> dict[str, dict]:
+    tmp = results
     out = {}
     for job, overrides in JOBS.items():
         with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
@@ -114,3 +119,14 @@ def test_corpus_bleu_interval_is_of_the_corpus_value(summaries):
 def test_distinct_says_why_it_has_no_interval(summaries):
     distinct = summaries["response"]["metrics"]["distinct2"]
     assert distinct["ci95"] is None and "unique n-grams" in distinct["ci_note"]
+
+
+def test_frames_carry_the_intervals(summaries, results):
+    from recallbench.analysis import find_runs, load_summaries
+
+    frame = load_summaries(find_runs(results))
+    with_ci = frame.dropna(subset=["ci_low", "ci_high"])
+    assert len(with_ci) > 20
+    assert (
+        (with_ci.ci_low <= with_ci.value + 1e-12) & (with_ci.value <= with_ci.ci_high + 1e-12)
+    ).all()

@@ -29,6 +29,7 @@ def load_summaries(runs: list[RunInfo]) -> pd.DataFrame:
                     "value": entry.get("value"),
                     "session_mean": entry.get("session_mean"),
                     "n": entry.get("n"),
+                    **_ci(entry),
                 }
             )
             for session, sub in (entry.get("per_session") or {}).items():
@@ -39,9 +40,16 @@ def load_summaries(runs: list[RunInfo]) -> pd.DataFrame:
                         "value": sub.get("value"),
                         "session_mean": None,
                         "n": sub.get("n"),
+                        **_ci(sub),
                     }
                 )
     return pd.DataFrame(rows)
+
+
+def _ci(entry: dict) -> dict:
+    """``ci_low``/``ci_high`` of the entry's episode-clustered 95% CI (None: no interval)."""
+    ci = entry.get("ci95") or (None, None)
+    return {"ci_low": ci[0], "ci_high": ci[1]}
 
 
 def load_predictions(run: RunInfo) -> pd.DataFrame:
