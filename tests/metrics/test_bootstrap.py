@@ -141,7 +141,22 @@ def test_paired_test_with_a_recomputed_statistic_uses_the_bootstrap():
     ids = tuple(f"e{i}" for i in range(8))
     a = Generic(ids, lambda pos: float(np.mean(values[pos] + 0.3)))
     test = paired_test(a, means(*values).aligned(ids))
-    assert test.diff == pytest.approx(0.3) and test.p_value == 0.0 and "bootstrap" in test.test
+    assert test.diff == pytest.approx(0.3) and "bootstrap" in test.test
+    # No resampled difference reaches 0: p = 2 (0 + 1) / (2000 + 1), never 0.
+    assert test.p_value == pytest.approx(2 / 2001)
+
+
+def test_mean_over_sessions_is_permuted_by_episode():
+    # THEANINE's "average of sessions": sessions 3 and 4, each run +1 on every episode in both.
+    def run(shift: float) -> MeanOf:
+        ids = ("a", "b", "c")
+        s3 = Additive(ids, np.array([[1 + shift, 1], [2 + shift, 1], [3 + shift, 1]]), RATIO)
+        s4 = Additive(ids, np.array([[4 + shift, 1], [5 + shift, 1], [6 + shift, 1]]), RATIO)
+        return MeanOf.of([s3, s4])
+
+    test = paired_test(run(1.0), run(0.0), Bootstrap(n_resamples=100))
+    assert test.diff == pytest.approx(1.0) and "permutation" in test.test
+    assert test.p_value == pytest.approx(2 / 8)  # exact: 2 of the 2^3 sign flips
 
 
 def test_holm_by_hand():

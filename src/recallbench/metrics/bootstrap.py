@@ -261,9 +261,19 @@ class PairedTest:
         }
 
 
-def _exchangeable(a: ClusterStatistic, b: ClusterStatistic) -> bool:
-    """Whether swapping a's and b's episode statistics is meaningful (same estimator)."""
-    return isinstance(a, Additive) and isinstance(b, Additive) and dict(a.spec) == dict(b.spec)
+def _pooled(a: ClusterStatistic, b: ClusterStatistic) -> ClusterStatistic | None:
+    """One statistic over a's then b's episodes, when swapping them is meaningful.
+
+    That is when both compute the same estimator from additive statistics (or a mean of such
+    over sessions): then an episode's statistics can stand in either run. None otherwise.
+    """
+    if isinstance(a, Additive) and isinstance(b, Additive) and dict(a.spec) == dict(b.spec):
+        return Additive(a.ids + b.ids, np.vstack([a.matrix, b.matrix]), a.spec)
+    if isinstance(a, MeanOf) and isinstance(b, MeanOf) and len(a.parts) == len(b.parts):
+        parts = [_pooled(pa, pb) for pa, pb in zip(a.parts, b.parts, strict=True)]
+        if all(p is not None for p in parts):
+            return MeanOf(tuple(parts), a.ids + b.ids)  # type: ignore[arg-type]
+    return None
 
 
 def rekeyed(stat: ClusterStatistic, key: Callable[[str], str]) -> ClusterStatistic:
@@ -285,9 +295,9 @@ def paired_test(
     """Compare two runs on the episodes both have (pairing by episode id, or by ``key(id)``).
 
     p-value: a permutation test that swaps the runs within episodes when both statistics share
-    one additive estimator; otherwise the paired bootstrap's two-sided p (twice the smaller
-    share of resampled differences on either side of 0). The CI of the difference is the
-    paired bootstrap's (the same episodes resampled for both runs).
+    one additive estimator (or a mean over sessions of such); otherwise the paired bootstrap's
+    two-sided p, 2 (k + 1) / (B + 1) with k the resampled differences on the smaller side of 0.
+    The CI of the difference is the paired bootstrap's (the same episodes resampled for both).
     """
     from scipy import stats as st
 
@@ -312,22 +322,23 @@ def paired_test(
         rng=_rng(settings),
     )
     low, high = float(boot.confidence_interval.low), float(boot.confidence_interval.high)
-    if _exchangeable(a, b):
-        assert isinstance(a, Additive) and isinstance(b, Additive)
-        pooled = Additive(a.ids + b.ids, np.vstack([a.matrix, b.matrix]), a.spec)
+    pooled = _pooled(a, b)
+    if pooled is not None:
         perm = st.permutation_test(
             (np.arange(n), np.arange(n, 2 * n)),
             lambda x, y, axis=-1: pooled.values(x) - pooled.values(y),
             permutation_type="samples",
-            vectorized=True,
+            vectorized=pooled.vectorized,
             n_resamples=settings.n_resamples,
             alternative="two-sided",
             rng=_rng(settings),
         )
         test = "paired permutation by episode (scipy.stats.permutation_test)"
         return PairedTest(diff, low, high, float(min(1.0, perm.pvalue)), n, test)
+    # Two-sided bootstrap p, counted like a permutation p so that it is never 0.
     dist = np.asarray(boot.bootstrap_distribution)
-    p = min(1.0, 2 * min(float(np.mean(dist <= 0)), float(np.mean(dist >= 0))))
+    tail = min(int(np.sum(dist <= 0)), int(np.sum(dist >= 0)))
+    p = min(1.0, 2 * (tail + 1) / (dist.size + 1))
     return PairedTest(diff, low, high, p, n, "paired bootstrap by episode")
 
 
