@@ -33,8 +33,8 @@ MAX_SLOT = 60
 
 # (paper file, module, constant): every prompt whose source says "verbatim".
 VERBATIM = [
-    ("theanine.md", "recallbench.memory.theanine._theanine", "LINKING_PROMPT"),  # Fig. 22
-    ("theanine.md", "recallbench.memory.theanine._theanine", "REFINEMENT_PROMPT"),  # Fig. 23
+    ("theanine.md", "recallbench.memory.theanine._linking", "LINKING_PROMPT"),  # Fig. 22
+    ("theanine.md", "recallbench.memory.theanine._refinement", "REFINEMENT_PROMPT"),  # Fig. 23
     ("theanine.md", "recallbench.memory._common", "THEANINE_RESPONSE_PROMPT"),  # Fig. 24
     ("theanine.md", "recallbench.memory._update", "UPDATE_PROMPT"),  # Fig. 25
     ("theanine.md", "recallbench.judges.geval", "GEVAL_PROMPT"),  # Fig. 26
@@ -46,9 +46,9 @@ VERBATIM = [
     ("lufy.md", "recallbench.memory.lufy._store", "RESPONSE_PROMPT"),  # Fig. 4
     ("lufy.md", "recallbench.judges.llm", "RATING_PROMPT"),  # Fig. 6
     ("lufy.md", "recallbench.judges.llm", "QA_JUDGE_PROMPT"),  # App. C.1
-    ("caim.md", "recallbench.memory.caim._tasks", "INFORMATION_NECESSARY_PROMPT"),  # A.1
-    ("caim.md", "recallbench.memory.caim._tasks", "RETRIEVAL_AND_CONVERSATION_PROMPT"),
-    ("caim.md", "recallbench.memory.caim._tasks", "RETRIEVAL_PROMPT"),
+    ("caim.md", "recallbench.memory.caim._controller", "INFORMATION_NECESSARY_PROMPT"),  # A.1
+    ("caim.md", "recallbench.memory.caim._controller", "RETRIEVAL_AND_CONVERSATION_PROMPT"),
+    ("caim.md", "recallbench.memory.caim._controller", "RETRIEVAL_PROMPT"),
     ("caim.md", "recallbench.memory.caim._tasks", "ONTOLOGY_EXPANSION_PROMPT"),  # A.2
     ("caim.md", "recallbench.memory.caim._tasks", "SELECT_TAGS_PROMPT"),
     ("caim.md", "recallbench.memory.caim._tasks", "RELEVANCE_PROMPT"),
