@@ -18,6 +18,15 @@ CC_DATA_DIR ?= $(if $(wildcard $(DATA_DIR)/conversation_chronicles/*.jsonl),$(DA
 RUN_STAMP := $(shell date +%Y%m%d-%H%M%S)
 GEN_ARGS := generator=$(GENERATOR) $(if $(BASE_URL),generator.base_url=$(BASE_URL)) $(if $(MODEL),generator.model=$(MODEL))
 CLI := RECALLBENCH_STAMP=$(RUN_STAMP) $(RUN) -m recallbench.cli
+# The one table command, `recallbench-table <experiment>... [KEY=VALUE...]`, spelled through
+# `python -m` so a source checkout works without reinstalling its console scripts.
+TABLE := $(RUN) -m recallbench.cli table
+
+# $(call needs_runs,<experiment>,<target>): make <target> first when <experiment> has no runs yet.
+# The stamp is already up to date here (every target depends on it): the sub-make must not redo it.
+define needs_runs
+@if [ -z "$$(ls -d $(RESULTS)/runs/$(1)/*/* 2>/dev/null)" ]; then $(MAKE) -o $(STAMP) $(2); fi
+endef
 
 .DEFAULT_GOAL := help
 .PHONY: help install test lint data tables bench clean
@@ -48,101 +57,108 @@ data: $(STAMP) ## Download the public datasets into DATA_DIR (needs internet)
 	$(PY) scripts/download_data.py --out $(DATA_DIR)
 
 reproduce-table-lufy-1: $(STAMP) ## LUFY Table 1: average turns and words per conversation
-	$(RUN) scripts/dataset_stats.py --table lufy_table1 --data-dir $(DATA_DIR) --out $(RESULTS)/tables
+	$(TABLE) lufy_table1
 
 reproduce-table-lufy-11: $(STAMP) ## LUFY Table 11 (+16-18): QA P/R/F1 per session (JUDGE=lexical|llm)
 	$(CLI) experiment=lufy_table11 judge=$(JUDGE) $(GEN_ARGS) $(ARGS)
-	for t in 11 16 17 18; do $(RUN) scripts/lufy_tables.py lufy_table$$t || exit 1; done
+	$(TABLE) lufy_table11 lufy_table16 lufy_table17 lufy_table18
 
 reproduce-table-lufy-3: $(STAMP) ## LUFY Table 3: retained memories and retention rate per session
-	@if [ -z "$$(ls -d $(RESULTS)/runs/lufy_table11/*/* 2>/dev/null)" ]; then $(MAKE) reproduce-table-lufy-11; fi
-	$(RUN) scripts/lufy_tables.py lufy_table3
+	$(call needs_runs,lufy_table11,reproduce-table-lufy-11)
+	$(TABLE) lufy_table3
 
 reproduce-table-lufy-12: $(STAMP) ## LUFY Table 12: system-human agreement on memory importance
-	@if [ -z "$$(ls -d $(RESULTS)/runs/lufy_table11/*/* 2>/dev/null)" ]; then $(MAKE) reproduce-table-lufy-11; fi
-	$(RUN) scripts/lufy_tables.py lufy_table12
+	$(call needs_runs,lufy_table11,reproduce-table-lufy-11)
+	$(TABLE) lufy_table12
 
 reproduce-table-lufy-15: $(STAMP) ## LUFY Table 15: top-k rank of the memory that answers each question
-	@if [ -z "$$(ls -d $(RESULTS)/runs/lufy_table11/*/* 2>/dev/null)" ]; then $(MAKE) reproduce-table-lufy-11; fi
-	$(RUN) scripts/lufy_tables.py lufy_table15
+	$(call needs_runs,lufy_table11,reproduce-table-lufy-11)
+	$(TABLE) lufy_table15
 
 reproduce-table-lufy-13: $(STAMP) ## LUFY Table 13: ablations (-A, -P, -L, -R1, -R2) QA P/R/F1
 	$(CLI) experiment=lufy_table13 judge=$(JUDGE) $(GEN_ARGS) $(ARGS)
-	$(RUN) scripts/lufy_tables.py lufy_table13
+	$(TABLE) lufy_table13
 
 reproduce-table-lufy-14: $(STAMP) ## LUFY Table 14: ablations' system-human agreement
-	@if [ -z "$$(ls -d $(RESULTS)/runs/lufy_table13/*/* 2>/dev/null)" ]; then $(MAKE) reproduce-table-lufy-13; fi
-	$(RUN) scripts/lufy_tables.py lufy_table14
+	$(call needs_runs,lufy_table13,reproduce-table-lufy-13)
+	$(TABLE) lufy_table14
 
 reproduce-table-lufy-10: $(STAMP) ## LUFY Table 10: VADER sentiment of user utterances per system and session
-	$(RUN) scripts/lufy_tables.py lufy_table10
+	$(TABLE) lufy_table10
 
 reproduce-table-lufy-8: $(STAMP) ## LUFY Table 8: LLM user-experience rating (Fig. 6 prompt; n/a offline)
-	$(RUN) scripts/lufy_tables.py lufy_table8 $(GEN_ARGS) $(ARGS)
+	$(TABLE) lufy_table8 $(GEN_ARGS) $(ARGS)
 
 reproduce-table-lufy-2: $(STAMP) ## LUFY Table 2: strength weights refitted by Levenberg-Marquardt (slow: ~45 min)
 	$(RUN) scripts/fit_lufy_weights.py --data-dir $(DATA_DIR) --out $(RESULTS)/fits/lufy_table2.json
-	$(RUN) scripts/lufy_tables.py lufy_table2
+	$(TABLE) lufy_table2
 
 reproduce-figure-lufy-11: $(STAMP) ## LUFY App. D / Fig. 11: QA F1 by cosine threshold (Hydra multirun + plot)
 	$(CLI) experiment=lufy_figure11 judge=$(JUDGE) $(GEN_ARGS) $(ARGS)
-	$(RUN) scripts/lufy_tables.py lufy_figure11
+	$(TABLE) lufy_figure11
+
+reproduce-lufy-cross: $(STAMP) ## Beyond LUFY: every LUFY-family method on every system's logs (QA P/R/F1)
+	$(CLI) experiment=lufy_cross judge=$(JUDGE) $(GEN_ARGS) $(ARGS)
+	$(TABLE) lufy_cross
 
 lufy-arousal: $(STAMP) ## Train (and cache) the LUFY arousal regressor on EmoBank; prints held-out Pearson r
 	$(RUN) scripts/train_arousal.py --data-dir $(DATA_DIR)
 
 reproduce-table-carecall-1: $(STAMP) ## CareCall Table 1: CareCall_mem dataset statistics
-	$(RUN) scripts/dataset_stats.py --table carecall_table1 --data-dir $(DATA_DIR) --out $(RESULTS)/tables
+	$(TABLE) carecall_table1
 
 reproduce-table-theanine-1: $(STAMP) ## THEANINE Table 1: memory baselines on MSC + CC (GENERATOR=openai BASE_URL=.. MODEL=..)
 	$(CLI) experiment=theanine_table1 dataset=msc $(GEN_ARGS) $(ARGS)
 	$(CLI) experiment=theanine_table1 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
-	$(RUN) -m recallbench.tables.engine theanine_table1 --results $(RESULTS)
+	$(TABLE) theanine_table1
 
 reproduce-table-theanine-9: $(STAMP) ## THEANINE Table 9: per-session results (reuses Table 1 runs when present)
-	@if [ -z "$$(ls -d $(RESULTS)/runs/theanine_table1/*/* 2>/dev/null)" ]; then $(MAKE) reproduce-table-theanine-1; fi
-	$(RUN) -m recallbench.tables.engine theanine_table9 --results $(RESULTS)
+	$(call needs_runs,theanine_table1,reproduce-table-theanine-1)
+	$(TABLE) theanine_table9
+
+reproduce-figure-theanine-5: $(STAMP) ## THEANINE Fig. 5: G-Eval head-to-head on the Table 1 runs (judge: GENERATOR/MODEL)
+	$(call needs_runs,theanine_table1,reproduce-table-theanine-1)
+	$(TABLE) theanine_figure5 $(GEN_ARGS)
 
 reproduce-table-theanine-2: $(STAMP) ## THEANINE Table 2: ablations (linking, refinement, shuffled timelines)
 	$(CLI) experiment=theanine_table2 dataset=msc $(GEN_ARGS) $(ARGS)
 	$(CLI) experiment=theanine_table2 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
-	$(RUN) -m recallbench.tables.engine theanine_table2 --results $(RESULTS)
+	$(TABLE) theanine_table2
 
 reproduce-table-theanine-4: $(STAMP) ## THEANINE Table 4: TeaFarm counterfactual success rates
 	$(CLI) experiment=theanine_table4 dataset=msc $(GEN_ARGS) $(ARGS)
 	$(CLI) experiment=theanine_table4 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
-	$(RUN) -m recallbench.tables.engine theanine_table4 --results $(RESULTS)
+	$(TABLE) theanine_table4
 
 reproduce-table-theanine-5: $(STAMP) ## THEANINE Table 5: Memory Retrieval with dynamic k vs THEANINE
 	$(CLI) experiment=theanine_table5 dataset=msc $(GEN_ARGS) $(ARGS)
 	$(CLI) experiment=theanine_table5 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
-	$(RUN) -m recallbench.tables.engine theanine_table5 --results $(RESULTS)
+	$(TABLE) theanine_table5
 
 reproduce-table-theanine-8: $(STAMP) ## THEANINE Table 8 + Figs. 9/10: API cost, time and Pareto plots
 	$(CLI) experiment=theanine_table8 dataset=msc $(GEN_ARGS) $(ARGS)
 	$(CLI) experiment=theanine_table8 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
-	$(RUN) -m recallbench.tables.engine theanine_table8 --results $(RESULTS)
-	$(RUN) scripts/theanine_figures.py --results $(RESULTS) --out $(RESULTS)/figures/theanine
+	$(TABLE) theanine_table8
 
 reproduce-table-carecall-4: $(STAMP) ## CareCall Table 4: PPL/BLEU-1/2/F1 per session, 5 memory settings
 	$(CLI) experiment=carecall_table4 $(GEN_ARGS) $(ARGS)
-	$(RUN) -m recallbench.tables.engine carecall_table4 --results $(RESULTS)
+	$(TABLE) carecall_table4
 
 reproduce-table-caim-3: $(STAMP) ## CAIM Table 3: CAIM vs MemoryBank vs TiM on GVD (ANSWER_KEY=path; default: shipped key)
 	$(CLI) experiment=caim_table3 dataset.options.answer_key=$(if $(ANSWER_KEY),$(abspath $(ANSWER_KEY)),default) $(GEN_ARGS) $(ARGS)
-	$(RUN) -m recallbench.tables.engine caim_table3 --results $(RESULTS)
+	$(TABLE) caim_table3
 
 reproduce-table-caim-2: $(STAMP) ## CAIM Table 2: inter-rater agreement of CAIM judges on the Table 3 answers
-	@if [ -z "$$(ls -d $(RESULTS)/runs/caim_table3/*/* 2>/dev/null)" ]; then $(MAKE) reproduce-table-caim-3; fi
-	$(RUN) -m recallbench.papers.caim.agreement caim_table2 --results $(RESULTS)
+	$(call needs_runs,caim_table3,reproduce-table-caim-3)
+	$(TABLE) caim_table2
 
 reproduce-table-caim-4: $(STAMP) ## CAIM Table 4: LTM entries and words (reuses the Table 3 runs)
-	@if [ -z "$$(ls -d $(RESULTS)/runs/caim_table3/*/* 2>/dev/null)" ]; then $(MAKE) reproduce-table-caim-3; fi
-	$(RUN) -m recallbench.tables.engine caim_table4 --results $(RESULTS)
+	$(call needs_runs,caim_table3,reproduce-table-caim-3)
+	$(TABLE) caim_table4
 
 reproduce-table-caim-5: $(STAMP) ## CAIM Table 5: ablation of Memory Controller and Relevance Filter (ANSWER_KEY=...)
 	$(CLI) experiment=caim_table5 dataset.options.answer_key=$(if $(ANSWER_KEY),$(abspath $(ANSWER_KEY)),default) $(GEN_ARGS) $(ARGS)
-	$(RUN) -m recallbench.tables.engine caim_table5 --results $(RESULTS)
+	$(TABLE) caim_table5
 
 tables: reproduce-table-lufy-1 reproduce-table-lufy-11 reproduce-table-lufy-3 reproduce-table-lufy-12 reproduce-table-lufy-15 reproduce-table-lufy-10 reproduce-table-carecall-1 reproduce-table-theanine-1 reproduce-table-theanine-9 reproduce-table-carecall-4 ## Every table that can run here
 

@@ -27,10 +27,8 @@ os.environ.setdefault("WANDB_MODE", "disabled")
 os.environ.setdefault("RECALLBENCH_STAMP", time.strftime("%Y%m%d-%H%M%S"))  # one stamp, 3 jobs
 
 
-from recallbench.cli import compose_job, run  # noqa: E402
+from recallbench.cli import compose_job, render_table, run  # noqa: E402
 from recallbench.datasets import load  # noqa: E402
-from recallbench.papers.lufy.runs import load_spec
-from recallbench.papers.lufy.tables import reproduce_from_runs
 
 PAIRS = {"naive_rag": "Naive RAG", "memorybank": "MemoryBank", "lufy": "LUFY"}
 
@@ -97,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
             timings = {p: f.result() for p, f in futures.items()}
     else:
         timings = {p: run_pair(p, data_dir, results, work[p], args.threads) for p in PAIRS}
-    paths = reproduce_from_runs(load_spec("lufy_table11"), results)
+    paths = render_table("lufy_table11", [f"paths.results_dir={results}"])
     wall = time.perf_counter() - start
 
     print(Path(paths["md"]).read_text(encoding="utf-8"))

@@ -124,7 +124,7 @@ def test_efficiency_figures_write_pngs(tmp_path):
 
 
 def test_table8_and_figures_from_an_experiment(tmp_path):
-    from recallbench.papers.theanine.efficiency import reproduce_efficiency
+    from recallbench.cli import render_table
 
     stamp = tmp_path / "runs" / "theanine_table8" / "s1"
     for memory, tokens, mauve in (("theanine", 1.0, 0.4), ("memory_retrieval", 0.2, 0.2)):
@@ -138,7 +138,9 @@ def test_table8_and_figures_from_an_experiment(tmp_path):
             )
             choices = {"memory": memory, "dataset": dataset}
             (run / "config.yaml").write_text(json.dumps({"choices": choices}))
-    report = reproduce_efficiency("theanine_table8", tmp_path, tmp_path / "fig")
+    paths = render_table("theanine_table8", [f"paths.results_dir={tmp_path}"])
+    report = json.loads(paths["json"].read_text())
+    assert paths["json"] == tmp_path / "figures" / "theanine" / "efficiency.json"
     assert set(report["datasets"]) == {"cc", "msc"}
     msc = report["datasets"]["msc"]
     assert len(msc["figures"]) == 3  # mauve x (cost, memory time, retrieval+RG time)

@@ -1,16 +1,16 @@
-"""End to end: composed config -> cli.run -> run folder -> rerun from cache -> rendered table."""
+"""End to end: composed config -> cli.run -> run folder -> rerun from cache -> the table command."""
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
 
-from recallbench.cli import CONF_DIR, run
+from recallbench.cli import CONF_DIR, render_table, run, table_main
 from recallbench.records import Prediction, read_jsonl
-from recallbench.tables.engine import reproduce
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "fixtures"
 
@@ -131,9 +131,12 @@ def test_resume_skips_finished_episodes(theanine_runs):
     assert items[0].read_text() == marker
 
 
-def test_table_rendered_from_runs(theanine_runs):
+def test_table_rendered_from_runs(theanine_runs, capsys):
     tmp, _ = theanine_runs
-    paths = reproduce("theanine_table1", tmp)
+    table_main(["theanine_table1", "--results", str(tmp), "theanine_table9"])
+    printed = capsys.readouterr().out.split()
+    paths = {Path(p).suffix[1:]: Path(p) for p in printed if "theanine_table1." in p}
+    assert {Path(p).name for p in printed} >= {"theanine_table9.csv", "theanine_table1.tex"}
     md = Path(paths["md"]).read_text()
     assert "All Dialogue History" in md and "Memory Retrieval" in md
     assert "extractive" in md and "hashing" in md
@@ -145,6 +148,32 @@ def test_table_rendered_from_runs(theanine_runs):
     assert missing and all(r.split(",")[3] == "n/a" for r in missing), (
         "no run -> n/a, never a value"
     )
+
+
+def test_geval_head_to_head_from_runs(theanine_runs):
+    tmp, _ = theanine_runs
+    rows = (
+        "[{label: vs itself, memory: memory_retrieval}, {label: vs history, memory: full_history}]"
+    )
+    paths = render_table(
+        "theanine_figure5",
+        [
+            f"paths.results_dir={tmp}",
+            "table.ours={label: MR, memory: memory_retrieval}",
+            f"table.rows={rows}",
+        ],
+    )
+    with paths["csv"].open(encoding="utf-8") as fh:
+        cells = {(r["row"], r["column"], r["metric"]): r for r in csv.DictReader(fh)}
+    for dataset in ("MSC", "CC"):
+        # a run against itself: the same memory on both sides ties in both orders, every time
+        same = {m: cells["vs itself", dataset, m] for m in ("Win", "Tie", "Loss")}
+        assert [float(same[m]["ours"]) for m in ("Win", "Tie", "Loss")] == [0.0, 100.0, 0.0]
+        assert int(same["Tie"]["n"]) > 0 and same["Tie"]["paper"] == "n/a"
+        other = [float(cells["vs history", dataset, m]["ours"]) for m in ("Win", "Tie", "Loss")]
+        assert sum(other) == pytest.approx(100.0)
+    out = tmp / "geval" / "theanine_figure5" / "MSC"
+    assert (out / "geval_memory_retrieval_vs_full_history.jsonl").is_file()
 
 
 def test_runs_overview_notebook_executes(theanine_runs, monkeypatch):

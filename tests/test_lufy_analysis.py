@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 
-from recallbench.cli import CONF_DIR
+from recallbench.cli import CONF_DIR, compose_job, render_table
 from recallbench.papers.lufy.memories import (
     annotator_agreement,
     answering_memory,
@@ -18,14 +19,16 @@ from recallbench.papers.lufy.memories import (
     system_agreement,
     topk_cells,
 )
-from recallbench.papers.lufy.runs import load_spec
-from recallbench.papers.lufy.tables import lufy_reference, plot_threshold, summary_cells, table_runs
+from recallbench.papers.lufy.runs import lufy_reference
+from recallbench.papers.lufy.tables import plot_threshold
 from recallbench.papers.lufy.ux import sentiment_label, ux_cells
 from recallbench.protocols.qa_scores import score_qa
 from recallbench.records import MemoryItem, Prediction
+from recallbench.tables import load_spec, table_only
+from recallbench.tables.cells import summary_cells
+from recallbench.tables.engine import table_runs
 from recallbench.tables.render import Cell, format_cell
 
-KINDS = ("summary", "agreement", "topk", "sentiment", "rating", "weights")
 # Two user-sessions labelled by annotators "0" and "1".
 R1 = {
     "t1": {"0": 1, "1": 1},
@@ -106,7 +109,7 @@ def test_retention_table_values_and_rounding(tmp_path):
     _, summary = score_qa(states, {"name": "lexical"})
     _fake_run(tmp_path, "lufy-lufy-on-LUFY", "lufy", "LUFY", summary)
     spec = load_spec("lufy_table3")
-    cells, used = summary_cells(spec, table_runs(tmp_path, "lufy_table11"))
+    cells, used = summary_cells(spec, table_runs(spec, tmp_path))
     by = {(c.row, c.column): c for c in cells}
     s1 = by["LUFY", "Retained S1"]
     assert s1.ours == pytest.approx(8 / 3) and s1.n == 3 and format_cell(s1) == "2.7 (2.8; -0.1)"
@@ -132,7 +135,7 @@ def test_table11_cells_use_session_values_and_reference(tmp_path):
     }
     _fake_run(tmp_path, "lufy-naive_rag-on-Naive_RAG", "naive_rag", "Naive RAG", summary)
     spec = load_spec("lufy_table11")
-    cells, _ = summary_cells(spec, table_runs(tmp_path, "lufy_table11"))
+    cells, _ = summary_cells(spec, table_runs(spec, tmp_path))
     by = {(c.row, c.column): c for c in cells}
     assert by["Naive RAG", "Precision S1"].ours == pytest.approx(30.0)
     assert by["Naive RAG", "Precision S1"].paper == 75.6
@@ -142,7 +145,7 @@ def test_table11_cells_use_session_values_and_reference(tmp_path):
 
 
 def test_references_cover_the_tables():
-    for table in ("2", "3", "8", "10", "11", "12", "13", "14", "15", "16", "17", "18", "D"):
+    for table in ("2", "3", "8", "10", "11", "12", "13", "14", "15", "16", "17", "18", "tableD"):
         assert lufy_reference(table).get("source"), table
     ref = lufy_reference("11")["values"]
     # Table 11's session values are the means over Tables 16-18's question-sessions
@@ -156,8 +159,7 @@ def test_answering_memory_and_topk_ratios():
     texts = ["Luke: hi\nZoe: I like tea.", "Luke: pets?\nZoe: My dog is Biscuit.", "Zoe: Biscuit!"]
     assert answering_memory("What is Zoe's dog called?", "Biscuit", texts) == 1
     assert answering_memory("Where does Zoe work?", "At a bakery", texts) is None
-    spec = {"id": "15"}
-    cells, notes = topk_cells(spec, [1, 2, None, 12])
+    cells, notes = topk_cells(load_spec("lufy_table15"), [1, 2, None, 12])
     by = {c.row: c for c in cells}
     assert by["Top 1"].ours == pytest.approx(100 / 3) and by["Top 1"].paper == 52.5
     assert by["Top 2"].ours == pytest.approx(200 / 3) and by["Top 10"].ours == pytest.approx(
@@ -169,16 +171,8 @@ def test_answering_memory_and_topk_ratios():
 
 def test_sentiment_labels_and_ux_cells_with_ttests():
     assert [sentiment_label(x) for x in (0.05, 0.049, -0.05, -0.2, 0.0)] == [1, 0, -1, -1, 0]
-    spec = {
-        "id": "10",
-        "metric": "sentiment",
-        "compare": "LUFY",
-        "columns": [
-            {"label": "S1", "session": 1},
-            {"label": "S2", "session": 2},
-            {"label": "Avg."},
-        ],
-    }
+    columns = ({"label": "S1", "session": 1}, {"label": "S2", "session": 2}, {"label": "Avg."})
+    spec = replace(load_spec("lufy_table10"), columns=columns)
     lufy = {"u1": {1: [1.0, 0.0], 2: [1.0, 1.0]}, "u2": {1: [0.0], 2: [1.0, 0.0]}, "u3": {2: [1.0]}}
     naive = {"u1": {1: [0.0], 2: [0.0, -1.0]}, "u2": {2: [0.0]}, "u3": {2: [-1.0]}}
     cells, notes = ux_cells(spec, {"Naive RAG": naive, "LUFY": lufy})
@@ -191,7 +185,7 @@ def test_sentiment_labels_and_ux_cells_with_ttests():
     assert any(n.startswith("LUFY S2 paired t-test vs Naive RAG: t=3.02") for n in notes)
     assert not any(n.startswith("LUFY S1") for n in notes)  # the shared Day-1 session
     assert cells[0].paper == 0.58
-    offline, _ = ux_cells({**spec, "id": "8", "metric": "rating"}, {"LUFY": None})
+    offline, _ = ux_cells(replace(load_spec("lufy_table8"), columns=columns), {"LUFY": None})
     assert all(c.ours is None for c in offline) and offline[0].paper == 3.71
 
 
@@ -208,27 +202,25 @@ def test_threshold_plot_writes_png(tmp_path):
     "experiment", sorted(p.stem for p in (CONF_DIR / "experiment").glob("lufy_*.yaml"))
 )
 def test_every_lufy_experiment_composes(experiment):
-    from hydra import compose, initialize_config_dir
-
     spec = load_spec(experiment)
-    assert spec["paper"] == "lufy" and spec["kind"] in KINDS
-    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
-        cfg = compose("config", overrides=[f"experiment={experiment}"])
-    assert cfg.dataset.name == "lufy" and cfg.tag == spec["tag"]
-    if spec["kind"] in ("summary", "agreement", "topk"):
+    assert spec.paper == "lufy"
+    cfg, _ = compose_job([f"experiment={experiment}"])
+    if spec.runs == experiment:  # it has its own sweep: the QA protocol on the LUFY logs
+        assert cfg.dataset.name == "lufy" and cfg.tag == spec.tag
         assert cfg.protocol.name == "qa" and cfg.judge.name in ("lexical", "llm")
+    else:
+        assert table_only(experiment, cfg.table) is not None
 
 
 def test_ux_tables_from_the_fixture_logs(fixtures_dir, tmp_path):
-    from recallbench.papers.lufy.ux import reproduce_ux
-
-    paths = reproduce_ux(load_spec("lufy_table10"), data_dir=fixtures_dir, results_dir=tmp_path)
+    where = [f"paths.data_dir={fixtures_dir}", f"paths.results_dir={tmp_path}"]
+    paths = render_table("lufy_table10", where)
     text = paths["md"].read_text(encoding="utf-8")
     assert "VADER" in text and "RoBERTa" in text and "paired t-test" in text
     rows = {(c["row"], c["column"]): c for c in csv.DictReader(paths["csv"].open())}
     assert -1 <= float(rows["LUFY", "S1"]["ours"]) <= 1 and rows["LUFY", "S1"]["paper"] == "0.58"
     assert rows["MemoryBank", "S3"]["ours"] == "n/a"  # the fixture user has 2 sessions there
-    offline = reproduce_ux(load_spec("lufy_table8"), data_dir=fixtures_dir, results_dir=tmp_path)
+    offline = render_table("lufy_table8", where)  # generator: extractive
     text = offline["md"].read_text(encoding="utf-8")
     assert "unavailable offline" in text
     assert all(c["ours"] == "n/a" for c in csv.DictReader(offline["csv"].open()))

@@ -1,4 +1,5 @@
-"""End to end on the LUFY fixture: cli.run for the Table 11 pairs -> run folders -> LUFY tables."""
+"""End to end on the LUFY fixture: cli.run for the Table 11 pairs -> run folders -> LUFY tables
+through the table command (Tables 3, 12 and 15 read the Table 11 runs)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,7 @@ import json
 
 import pytest
 
-from recallbench.cli import compose_job, run
-from recallbench.papers.lufy.runs import load_spec
-from recallbench.papers.lufy.tables import reproduce_from_runs
+from recallbench.cli import compose_job, render_table, run
 
 PAIRS = ("naive_rag", "memorybank", "lufy")
 
@@ -48,13 +47,17 @@ def results(fixtures_dir, tmp_path_factory):
     return out
 
 
+def _render(experiment, results):
+    return render_table(experiment, [f"paths.results_dir={results}"])
+
+
 def _cells(path):
     with path.open(encoding="utf-8") as fh:
         return {(r["row"], r["column"]): r for r in csv.DictReader(fh)}
 
 
 def test_table11_from_cli_runs(results):
-    paths = reproduce_from_runs(load_spec("lufy_table11"), results)
+    paths = _render("lufy_table11", results)
     md = paths["md"].read_text(encoding="utf-8")
     assert md.startswith("# LUFY Table 11") and "lexical" in md and "hashing" in md
     cells = _cells(paths["csv"])
@@ -69,13 +72,13 @@ def test_table11_from_cli_runs(results):
 
 
 def test_tables_3_12_15_share_the_runs(results):
-    retention = _cells(reproduce_from_runs(load_spec("lufy_table3"), results)["csv"])
+    retention = _cells(_render("lufy_table3", results)["csv"])
     assert float(retention["Naive RAG", "Rate (%) S1"]["ours"]) == 100.0
     assert float(retention["LUFY", "Rate (%) S2"]["ours"]) < 100.0
-    agreement = _cells(reproduce_from_runs(load_spec("lufy_table12"), results)["csv"])
+    agreement = _cells(_render("lufy_table12", results)["csv"])
     for row in ("LUFY", "(Random)", "(Annotators)"):
         assert 0 <= float(agreement[row, "S2"]["ours"]) <= 100, row
-    topk = _cells(reproduce_from_runs(load_spec("lufy_table15"), results)["csv"])
+    topk = _cells(_render("lufy_table15", results)["csv"])
     assert topk["Top 10", "Ratio (%)"]["ours"] != "n/a"
     ratios = [float(topk[f"Top {k}", "Ratio (%)"]["ours"]) for k in range(1, 11)]
     assert ratios == sorted(ratios)

@@ -1,15 +1,21 @@
-"""Command line entry point; the only module that imports Hydra's runtime.
+"""Command line entry points; the only module that imports Hydra's runtime.
 
     recallbench dataset=msc memory=memory_retrieval generator=extractive
     recallbench -m experiment=theanine_table1          # a table's sweep (Hydra multirun)
+    recallbench-table theanine_table1 [--results DIR] [KEY=VALUE ...]   # its table
 
 ``cli`` resolves the config, builds plain objects (episodes, LLM, embedder, memory factory,
-protocol) and hands them to ``Runner``; everything below receives plain values.
+protocol) and hands them to ``Runner``, or the model factories a table builder needs to
+``recallbench.tables.reproduce``; everything below receives plain values and objects.
+``python -m recallbench.cli table ...`` is ``recallbench-table ...`` (the Makefile's spelling,
+which works from a source checkout whose console scripts are not reinstalled).
 """
 
 from __future__ import annotations
 
 import random
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -103,14 +109,90 @@ def main() -> None:
     import hydra
     from hydra.core.hydra_config import HydraConfig
 
+    from recallbench.errors import ConfigError
+    from recallbench.tables import table_only
+
     @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
     def _app(cfg: DictConfig) -> None:
         choices = HydraConfig.get().runtime.choices
+        if reason := table_only(choices.get("experiment"), cfg.get("table")):
+            raise ConfigError(reason)
         job = cfg.job or f"{cfg.dataset.name}-{choices['memory']}-{choices['generator']}"
         print(run(cfg, job, picked_choices(choices)))
 
     _app()
 
 
+def table_services(cfg: DictConfig) -> dict[str, Callable[..., Any]]:
+    """Return the model factories a table builder may call, from the composed config."""
+    from recallbench.embed import build_embedder
+    from recallbench.errors import ConfigError
+    from recallbench.judges import build_judge
+    from recallbench.judges.caim import build_caim_judge
+    from recallbench.llm import build_llm
+
+    def plain(node) -> dict[str, Any]:
+        return OmegaConf.to_container(node, resolve=True)
+
+    def make_llm():
+        return build_llm(plain(cfg.generator), Path(cfg.paths.cache_dir) / "llm.sqlite")
+
+    def make_judge():
+        if cfg.get("judge") is None:
+            raise ConfigError("this table needs a judge: add judge=<name> (conf/judge)")
+        return build_judge(plain(cfg.judge), llm=make_llm())
+
+    return {
+        "make_llm": make_llm,
+        "make_judge": make_judge,
+        "make_caim_judge": lambda rater: build_caim_judge(rater),
+        "make_embedder": lambda emb: build_embedder(emb),
+    }
+
+
+def render_table(experiment: str, overrides: list[str]) -> dict[str, Path]:
+    """Compose ``experiment`` with ``overrides`` and render its table; return the files."""
+    from recallbench.tables import TableContext, load_spec, reproduce
+
+    cfg, _ = compose_job([f"experiment={experiment}", *overrides])
+    table = cfg.get("table")
+    spec = load_spec(
+        experiment, None if table is None else OmegaConf.to_container(table, resolve=True)
+    )
+    ctx = TableContext(
+        results_dir=Path(cfg.paths.results_dir),
+        data_dir=Path(cfg.paths.data_dir),
+        config=OmegaConf.to_container(cfg, resolve=True),
+        **table_services(cfg),
+    )
+    return reproduce(spec, ctx)
+
+
+def table_main(argv: list[str] | None = None) -> None:
+    """Console entry point ``recallbench-table``: render experiments' paper tables."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="recallbench-table",
+        description="Render the paper table (or figure) of conf/experiment/<EXPERIMENT>.yaml "
+        "from its runs or data into <results>/tables/<paper>_<id>.{md,tex,csv}.",
+    )
+    parser.add_argument("args", nargs="+", metavar="EXPERIMENT | KEY=VALUE")
+    parser.add_argument("--results", help="results folder (default: paths.results_dir)")
+    ns = parser.parse_intermixed_args(argv)
+    overrides = [a for a in ns.args if "=" in a or a.startswith(("~", "+"))]
+    experiments = [a for a in ns.args if a not in overrides]
+    if not experiments:
+        parser.error("name at least one experiment (conf/experiment/<name>.yaml)")
+    if ns.results:
+        overrides.append(f"paths.results_dir={ns.results}")
+    for experiment in experiments:
+        for path in render_table(experiment, overrides).values():
+            print(path)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["table"]:
+        table_main(sys.argv[2:])
+    else:
+        main()

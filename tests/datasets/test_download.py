@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from recallbench.datasets import LOADERS
+from recallbench.datasets import FOLDERS, LOADERS
 from recallbench.datasets.download import (
     DownloadError,
     Endpoints,
@@ -29,7 +29,6 @@ from recallbench.datasets.download import (
     sha256_file,
     sources,
 )
-from recallbench.papers.dataset_stats import FOLDERS
 
 DEAD = "http://127.0.0.1:9"  # discard port: connection refused at once
 OFFLINE = Endpoints(github_raw=DEAD, github_api=DEAD, parlai=DEAD, lamp=DEAD, hf=DEAD)

@@ -1,24 +1,14 @@
-"""Dataset statistics (LUFY Table 1, CareCall Table 1) against hand-computed values."""
+"""Dataset statistics (of LUFY Table 1 and CareCall Table 1) against hand-computed values."""
 
 from __future__ import annotations
 
-import csv
-import importlib.util
 import math
 
 import pytest
 
-from recallbench.datasets import load
 from recallbench.datasets.stats import carecall_stats, conversation_stats, distinct_n
 from recallbench.errors import DatasetFormatError
-from recallbench.papers.dataset_stats import (
-    DataNotFoundError,
-    build_table,
-    carecall_table1_cells,
-    lufy_table1_cells,
-)
 from recallbench.records import Episode, Session, Turn
-from recallbench.tables.render import reference_table
 from recallbench.text import tokenize
 
 
@@ -129,91 +119,3 @@ def test_carecall_stats_rejects_bad_gold():
     bad = [_episode("x", [["a b"]], [{"summary": {"not": "a list"}}])]
     with pytest.raises(DatasetFormatError, match="episode 'x' session 'x/s1'.*summary"):
         carecall_stats(bad)
-
-
-def test_lufy_table1_layout_keeps_paper_rows():
-    reference = reference_table("lufy", 1)
-    loaded = {"lufy": conversation_stats(ENGLISH, "word", "lufy")}
-    alt = {"lufy": conversation_stats(ENGLISH, "whitespace", "lufy")}
-    loaded["gvd"] = conversation_stats(ENGLISH[:1], "word", "gvd")
-    alt["gvd"] = conversation_stats(ENGLISH[:1], "whitespace", "gvd")
-    cells = {(c.row, c.column): c for c in lufy_table1_cells(loaded, reference, alt)}
-    lufy = cells[("LUFY-Dataset (Ours)", "Avg. Turns")]
-    assert (lufy.ours, lufy.paper, lufy.n) == (2.5, 253.8, 2)
-    assert cells[("LUFY-Dataset (Ours)", "Avg. Words (whitespace tokens)")].ours == 5.0
-    soda = cells[("SODA (Kim et al., 2023)", "Avg. Words")]
-    assert soda.ours is None and soda.paper == 122.4  # paper row kept, ours n/a
-    gvd = cells[("GVD / MemoryBank (Zhong et al., 2023)", "Avg. Turns")]
-    assert gvd.ours == 4.0 and gvd.paper is None  # e1 alone: 4 turns; extra row: no paper
-    rows = list(dict.fromkeys(r for r, _ in cells))
-    assert rows[0].startswith("Daily Dialog") and rows[-1].startswith("GVD")
-
-
-def test_carecall_table1_layout():
-    cells = carecall_table1_cells(carecall_stats(KOREAN), reference_table("carecall", 1))
-    grid = {(c.row, c.column): c for c in cells}
-    main = "CareCall_mem (all sessions)"
-    assert (grid[("Sessions", main)].ours, grid[("Sessions", main)].paper) == (2, 7665)
-    assert (grid[("Session 5", main)].ours, grid[("Session 5", main)].paper) == (0, 638)
-    assert grid[("Distinct-2 for all turns", main)].paper == 0.2891
-    assert grid[("Distinct-2 for all turns", "Session 2")].ours == pytest.approx(4 / 6)
-    assert grid[("Distinct-2 for all turns", "Session 2")].paper is None
-
-
-def test_missing_dataset_says_how_to_fix(tmp_path):
-    with pytest.raises(DataNotFoundError) as info:
-        build_table("lufy_table1", tmp_path, tmp_path / "out")
-    message = str(info.value)
-    assert "lufy/" in message and "make data" in message and "DATA_DIR=" in message
-    assert "RECALLBENCH_DATA_DIR" in message
-    assert not (tmp_path / "out").exists()
-
-
-def test_unknown_table_suggests(tmp_path):
-    with pytest.raises(KeyError, match="lufy_table1"):
-        build_table("lufy_tabel1", tmp_path, tmp_path)
-
-
-def _csv_rows(path):
-    with path.open(encoding="utf-8") as fh:
-        return {(r["row"], r["column"]): r for r in csv.DictReader(fh)}
-
-
-def test_lufy_table_on_fixtures(fixtures_dir, tmp_path):
-    if not (fixtures_dir / "lufy").is_dir():
-        pytest.skip("no LUFY fixture yet")
-    paths = build_table("lufy_table1", fixtures_dir, tmp_path)
-    expected = conversation_stats(load("lufy", fixtures_dir), "word")
-    row = _csv_rows(paths["csv"])[("LUFY-Dataset (Ours)", "Avg. Turns")]
-    assert float(row["ours"]) == pytest.approx(expected.avg_turns)
-    assert row["paper"] == "253.8" and int(row["n"]) == expected.conversations
-    assert "LUFY-Dataset (Ours)" in paths["md"].read_text(encoding="utf-8")
-
-
-LUFY_LOADER = importlib.util.find_spec("recallbench.datasets.lufy") is not None
-
-
-@pytest.mark.skipif(not LUFY_LOADER, reason="recallbench.datasets.lufy loader not written yet")
-def test_real_lufy_matches_paper_table1(real_data_dir, tmp_path):
-    if not (real_data_dir / "lufy").is_dir():
-        pytest.skip(f"{real_data_dir} has no lufy/")
-    paths = build_table("lufy_table1", real_data_dir, tmp_path)
-    rows = _csv_rows(paths["csv"])
-    turns = rows[("LUFY-Dataset (Ours)", "Avg. Turns")]
-    assert int(turns["n"]) == 51  # 17 users x 3 systems
-    assert abs(float(turns["ours"]) - 253.8) / 253.8 < 0.01  # 12,940 utterances / 51
-    # measured: 'word' tokens 5,492.6 (-0.8%); whitespace 5,271.9 (-4.8%) vs the paper's 5,538.5
-    words = rows[("LUFY-Dataset (Ours)", "Avg. Words")]
-    assert abs(float(words["ours"]) - 5538.5) / 5538.5 < 0.02
-
-
-CARECALL_LOADER = importlib.util.find_spec("recallbench.datasets.carecall") is not None
-
-
-@pytest.mark.skipif(not CARECALL_LOADER, reason="recallbench.datasets.carecall not written yet")
-def test_real_carecall_sample_table1(real_data_dir, tmp_path):
-    if not (real_data_dir / "carecall_mem").is_dir():
-        pytest.skip(f"{real_data_dir} has no carecall_mem/")
-    rows = _csv_rows(build_table("carecall_table1", real_data_dir, tmp_path)["csv"])
-    sessions = rows[("Sessions", "CareCall_mem (all sessions)")]
-    assert (sessions["ours"], sessions["paper"]) == ("45", "7665")  # the public sample

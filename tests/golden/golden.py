@@ -7,6 +7,11 @@ The targets run exactly as a user runs them (``make <target>``) with ``DATA_DIR`
 project's own fixtures, a fresh results folder and small sweeps (``GOLDEN_ARGS``), so the recorded
 CSVs pin what every table target computes. Recorded before the architecture move (issue 9) and
 compared after it: a moved value is either a bug of the move or a listed, explained change.
+
+From a git worktree that shares another checkout's virtualenv, name it so make neither creates
+nor reinstalls one (the install stamp is taken as up to date):
+
+    GOLDEN_VENV=/work/main/.venv PYTHONPATH=$PWD/src python tests/golden/golden.py
 """
 
 from __future__ import annotations
@@ -60,10 +65,13 @@ def run_targets(results: Path, targets: list[str]) -> None:
         "WANDB_MODE": "disabled",
     }
     env.pop("RECALLBENCH_DATA_DIR", None)
+    venv = os.environ.get("GOLDEN_VENV")
+    shared = [f"VENV={venv}", "-o", f"{venv}/.installed"] if venv else []
     for target in targets:
         cmd = [
             "make",
             "-s",
+            *shared,
             target,
             "DATA_DIR=data/fixtures",
             f"RESULTS={results}",

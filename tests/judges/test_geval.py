@@ -1,80 +1,19 @@
-"""Pairwise G-Eval (THEANINE Fig. 26): parsing, order swap cancels position bias, offline twin,
-run folders in and raw outputs out."""
+"""The G-Eval judge task (THEANINE Fig. 26): the verbatim prompt, the strict parser and the
+offline twin (the head-to-head comparison is tested in tests/papers/test_head_to_head.py)."""
 
 from __future__ import annotations
 
-import json
-from datetime import datetime
-
 import pytest
-import yaml
 
-from recallbench.judges.geval import (
-    GEVAL_PROMPT,
-    GEVAL_TASK,
-    compare,
-    compare_runs,
-    pair_predictions,
-    parse_choice,
-)
-from recallbench.llm import LLM, Completion, ParseError, build_llm
-from recallbench.records import Episode, Prediction, Session, Turn, write_jsonl
-
-A, B = "Speaker A", "Speaker B"
-TURNS = [
-    (A, "How is your dog doing?"),
-    (B, "Great, thanks."),
-    (A, "Did you take him hiking?"),
-    (B, "Yes, twice."),
-]
-
-
-def episode() -> Episode:
-    turns = tuple(Turn(f"e/s3/t{j}", s, t) for j, (s, t) in enumerate(TURNS))
-    return Episode("e", "toy", (A, B), (Session("e/s3", 3, datetime(2023, 1, 1), turns),))
-
-
-def preds(recall: dict[str, str]) -> list[Prediction]:
-    return [
-        Prediction(
-            f"e/s3/t{j}/response",
-            "e",
-            3,
-            "response",
-            "h",
-            "out",
-            TURNS[j][1],
-            meta={"speaker": TURNS[j][0], "recall_text": recall.get(TURNS[j - 1][1], "")},
-        )
-        for j in range(1, len(TURNS))
-    ]
-
-
-HELPFUL = {
-    "How is your dog doing?": "Speaker B has a dog named Max.",
-    "Did you take him hiking?": "Speaker B loves hiking with the dog.",
-}
-UNHELPFUL = {"How is your dog doing?": "Speaker A works at a bakery."}
-
-
-class FirstBiased:
-    """A judge with pure position bias: always picks MEMORY 1."""
-
-    name, local, offline, is_async, model, context_length = "script", True, False, False, "s", 9999
-
-    def complete(self, messages, dec):
-        return Completion("Explanation: looks good. Choice: 1", 10, 5, 0.0)
-
-    def count_tokens(self, text):
-        return len(text.split())
-
-    def close(self):
-        pass
+from recallbench.judges.geval import GEVAL_PROMPT, GEVAL_TASK, offline_choice, parse_choice
+from recallbench.llm import ParseError
 
 
 def test_prompt_and_parser():
     assert GEVAL_PROMPT.startswith("Your task is to choose a more helpful MEMORY")
-    msg = GEVAL_TASK.render(speaker=B, current_dialogue_context="c", memory1="m1", memory2="m2")
+    msg = GEVAL_TASK.render(
+        speaker="Speaker B", current_dialogue_context="c", memory1="m1", memory2="m2"
+    )
     assert "enabling the Speaker B to respond" in msg[0]["content"]
     assert parse_choice('Explanation: x. Choice: "2"') == "2"
     assert parse_choice("Choice: Tie") == "tie"
@@ -84,50 +23,12 @@ def test_prompt_and_parser():
         parse_choice("Choice: 12")
 
 
-def test_order_swap_cancels_position_bias():
-    pairs = pair_predictions(preds(HELPFUL), preds(UNHELPFUL), ("a", "b"))
-    result = compare(pairs, [episode()], LLM(FirstBiased()), names=("x", "y"))
-    assert result.summary["tie"] == 1.0 and result.summary["n"] == 3
-    assert result.rows[0]["raw_a_first"] == "Explanation: looks good. Choice: 1"
-
-
-def test_offline_prefers_the_helpful_memory_both_ways():
-    llm = build_llm({"backend": "extractive"})
-    res = compare(pair_predictions(preds(HELPFUL), preds(UNHELPFUL), ("a", "b")), [episode()], llm)
-    # contexts: after "How is your dog doing?" (A helpful), "Great, thanks." (both empty: tie),
-    # "Did you take him hiking?" (A helpful, B has nothing)
-    assert [r["outcome_a"] for r in res.rows] == ["win", "tie", "win"]
-    back = compare(pair_predictions(preds(UNHELPFUL), preds(HELPFUL), ("b", "a")), [episode()], llm)
-    assert back.summary["loss"] == pytest.approx(2 / 3) and back.summary["win"] == 0.0
-    assert res.summary["sign_test_p"] == pytest.approx(0.5)  # 2 wins, 0 losses, two-sided
-
-
-def test_run_folders_in_raw_outputs_out(tmp_path):
-    runs = []
-    for name, recall in (("theanine", HELPFUL), ("memory_retrieval", UNHELPFUL)):
-        run = tmp_path / name
-        write_jsonl(run / "predictions.jsonl", preds(recall))
-        (run / "config.yaml").write_text(yaml.safe_dump({"choices": {"memory": name}}))
-        runs.append(run)
-    result = compare_runs(*runs, build_llm({"backend": "extractive"}), [episode()], max_episodes=5)
-    path = result.write(tmp_path / "out")
-    summary = json.loads(path.read_text())
-    assert (summary["a"], summary["b"], summary["counts"]) == (
-        "theanine",
-        "memory_retrieval",
-        {"win": 2, "tie": 1, "loss": 0},
+def test_offline_choice_prefers_words_of_the_last_utterance_then_the_context():
+    last, context = "Did you take the dog hiking?", "We talked about the bakery."
+    # memory 1 shares "dog" and "hiking" with the last utterance, memory 2 only "bakery"
+    assert offline_choice(last, context, "B hikes with the dog.", "A runs a bakery.").endswith(
+        "Choice: 1"
     )
-    rows = (tmp_path / "out" / "geval_theanine_vs_memory_retrieval.jsonl").read_text().splitlines()
-    assert len(rows) == 3 and "Choice:" in json.loads(rows[0])["raw_b_first"]
-
-
-def test_missing_recall_text_names_the_file():
-    bare = [Prediction("e/s3/t1/response", "e", 3, "response", "h", "o", meta={"speaker": B})]
-    with pytest.raises(KeyError, match=r"run a: prediction 'e/s3/t1/response' has no meta"):
-        compare(
-            pair_predictions(bare, bare, ("run a", "run b")),
-            [episode()],
-            build_llm({"backend": "extractive"}),
-        )
-    with pytest.raises(ValueError, match="share no response predictions"):
-        pair_predictions(bare, [], ("x", "y"))
+    assert offline_choice(last, context, "A runs a bakery.", "nothing").endswith("Choice: 1")
+    assert offline_choice(last, context, "nothing", "nothing else").endswith("Choice: tie")
+    assert parse_choice(offline_choice(last, context, "x", "B hikes with the dog.")) == "2"

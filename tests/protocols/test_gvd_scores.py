@@ -8,6 +8,7 @@ from datetime import datetime
 
 import pytest
 
+from recallbench.cli import render_table
 from recallbench.datasets import load
 from recallbench.errors import ConfigError
 from recallbench.judges.caim import (
@@ -21,7 +22,6 @@ from recallbench.judges.caim import (
 from recallbench.llm import build_llm
 from recallbench.llm.task import ParseError
 from recallbench.memory import MemoryMethod
-from recallbench.papers.caim.agreement import agreement_table
 from recallbench.protocols.gvd_scores import rescore_run, storage_stats
 from recallbench.protocols.qa_gvd import GVDQAProtocol
 from recallbench.records import MemoryItem, Prediction, Query, Recall, Session
@@ -212,7 +212,7 @@ def test_protocol_run_folder_and_rescore(tmp_path, fixtures_dir) -> None:
     # 3 + 3 = 22 entries after the last session.
     assert m["ltm_entries"]["value"] == 22 and m["ltm_entries"]["n"] == 3
     # Rescoring with the same judge reproduces the stored verdicts; a lenient rater may differ.
-    answers_list, verdicts = rescore_run(run_dir, {"name": "lexical"})
+    answers_list, verdicts = rescore_run(run_dir, build_caim_judge({"name": "lexical"}))
     for p in answers_list:
         assert verdicts[p.pred_id].scores == p.meta["caim"]["scores"]
     with pytest.raises(ValueError, match="recalled_items"):
@@ -221,7 +221,7 @@ def test_protocol_run_folder_and_rescore(tmp_path, fixtures_dir) -> None:
         (bad / "predictions.jsonl").write_text(
             json.dumps({**preds[-1].to_dict(), "kind": "answer", "meta": {}}) + "\n"
         )
-        rescore_run(bad, {"name": "lexical"})
+        rescore_run(bad, build_caim_judge({"name": "lexical"}))
 
 
 def test_storage_stats_by_hand() -> None:
@@ -253,7 +253,7 @@ def test_agreement_table_from_run_folder(tmp_path, fixtures_dir) -> None:
         config=config,
         progress=False,
     ).run(load("gvd", fixtures_dir, answer_key=str(key)))
-    paths = agreement_table("caim_table2", tmp_path)
+    paths = render_table("caim_table2", [f"paths.results_dir={tmp_path}"])
     rows = list(csv.DictReader(paths["csv"].open()))
     cell = {(r["row"], r["column"], r["metric"]): r for r in rows}
     # Two lexical raters on the 4 answerable + 1 unanswerable questions: retrieval has 4 items.

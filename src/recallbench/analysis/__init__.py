@@ -9,13 +9,22 @@ Only files of run folders are read (``run.json``, ``config.yaml``, ``summary.jso
 """
 
 from recallbench.analysis.frames import load_predictions, load_summaries, load_usage
-from recallbench.analysis.runs import RunInfo, find_runs, latest_per_job, matches
+from recallbench.analysis.runs import (
+    RunInfo,
+    find_runs,
+    latest_per_job,
+    matches,
+    run_value,
+    select,
+)
 
 __all__ = [
     "RunInfo",
     "find_runs",
     "latest_per_job",
     "matches",
+    "run_value",
+    "select",
     "load_predictions",
     "load_summaries",
     "load_usage",

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -67,17 +69,37 @@ def latest_per_job(runs: list[RunInfo]) -> dict[str, RunInfo]:
     return out
 
 
-MATCH_KEYS = ("memory", "dataset", "generator", "embedder", "protocol", "judge")
+# Short names of config paths a selector may use: the conversation logs a run replayed (LUFY:
+# each system's logs, ``dataset.options.system``).
+ALIASES = {"logs": "dataset.options.system"}
 
 
-def _as_list(value) -> list:
+def run_value(run: RunInfo, key: str) -> Any:
+    """Return a run's config-group choice (``memory``) or config value (``memory.threshold``).
+
+    A key without a dot names a config group; a dotted key (or an ``ALIASES`` name) a value of
+    the run's resolved ``config.yaml``. Absent values are None.
+    """
+    key = ALIASES.get(key, key)
+    if "." not in key:
+        return run.choice(key)
+    node: Any = run.config
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _as_list(value: Any) -> list:
     return list(value) if isinstance(value, list | tuple) else [value]
 
 
-def matches(run: RunInfo, selector: dict) -> bool:
-    """Return True when the run's config choices match every ``MATCH_KEYS`` key of ``selector``
-    (a value or a list of accepted values)."""
-    for key in MATCH_KEYS:
-        if key in selector and run.choice(key) not in _as_list(selector[key]):
-            return False
-    return True
+def matches(run: RunInfo, selector: Mapping[str, Any]) -> bool:
+    """Return True when ``run_value(run, key)`` is in every ``selector[key]`` (a value or a list)."""
+    return all(run_value(run, key) in _as_list(want) for key, want in selector.items())
+
+
+def select(runs: Iterable[RunInfo], selector: Mapping[str, Any]) -> list[RunInfo]:
+    """Return the runs that match ``selector`` (see ``matches``), in their order."""
+    return [run for run in runs if matches(run, selector)]

@@ -8,7 +8,10 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from recallbench.errors import DatasetFormatError, did_you_mean
 from recallbench.records import Episode
@@ -25,7 +28,30 @@ LOADERS: dict[str, str] = {
     "teabag": "teabag",
 }
 
-__all__ = ["LOADERS", "DatasetFormatError", "load"]
+# loader name -> its folder under the data root (as in ../shared/data and download.py)
+FOLDERS: dict[str, str] = {
+    "lufy": "lufy",
+    "msc": "msc",
+    "cc": "conversation_chronicles",
+    "carecall": "carecall_mem",
+    "gvd": "gvd",
+    "persona_chat": "persona_chat",
+    "teabag": "teabag",
+}
+
+__all__ = [
+    "FOLDERS",
+    "LOADERS",
+    "DataNotFoundError",
+    "DatasetFormatError",
+    "load",
+    "require_folder",
+    "try_load",
+]
+
+
+class DataNotFoundError(FileNotFoundError):
+    """The data root lacks the dataset a table or run needs."""
 
 
 def load(name: str, data_dir: str | Path, **options) -> list[Episode]:
@@ -34,3 +60,28 @@ def load(name: str, data_dir: str | Path, **options) -> list[Episode]:
         raise did_you_mean("dataset", name, LOADERS)
     module = importlib.import_module(f"recallbench.datasets.{LOADERS[name]}")
     return module.load(Path(data_dir), **options)
+
+
+def require_folder(data_dir: str | Path, name: str, needed_by: str) -> None:
+    """Raise ``DataNotFoundError`` (saying how to fetch it) when ``data_dir`` lacks ``name``."""
+    if not (Path(data_dir) / FOLDERS[name]).is_dir():
+        raise DataNotFoundError(
+            f"{data_dir} has no {FOLDERS[name]}/ folder, which {needed_by} needs. Fetch the data "
+            "with `make data` (needs internet), or point at an existing copy: DATA_DIR=/path/to/"
+            "data on the make command line (or export RECALLBENCH_DATA_DIR=/path/to/data)."
+        )
+
+
+def try_load(
+    name: str, data_dir: str | Path, options: Mapping[str, Any] | None = None
+) -> tuple[list[Episode] | None, str | None]:
+    """Load dataset ``name``; return (episodes, None) or (None, why it is not available)."""
+    if not (Path(data_dir) / FOLDERS[name]).is_dir():
+        return None, f"no {FOLDERS[name]}/ folder"
+    if importlib.util.find_spec(f"recallbench.datasets.{LOADERS[name]}") is None:
+        return None, "no loader"
+    try:
+        episodes = load(name, data_dir, **dict(options or {}))
+    except (FileNotFoundError, ValueError) as exc:  # absent or malformed files: say which
+        return None, str(exc).splitlines()[0][:160]
+    return (episodes, None) if episodes else (None, "no episodes")

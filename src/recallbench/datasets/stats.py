@@ -28,12 +28,20 @@ from recallbench.records import Episode, Session
 from recallbench.text import tokenize
 
 __all__ = [
+    "TOKENIZER_NOTES",
     "CareCallStats",
     "ConversationStats",
     "carecall_stats",
     "conversation_stats",
     "distinct_n",
 ]
+
+
+# What a "word" is under each tokenizer (``recallbench.text.tokenize``), for table headers.
+TOKENIZER_NOTES = {
+    "word": "runs of Unicode word characters (regex \\w+; punctuation dropped, I'm = 2 words)",
+    "whitespace": "whitespace split after stripping (Korean: eojeol; punctuation attached)",
+}
 
 
 def _ratio(num: float, den: float) -> float:

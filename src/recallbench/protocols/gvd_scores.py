@@ -8,7 +8,7 @@ the mean over the questions where it is available (``n``), with an episode-clust
 ``ltm_words`` are the store's entries and whitespace words after the last session, summed over
 episodes (the paper: "across the 15 users"), ``words_per_entry`` their ratio.
 
-``rescore_run(run_dir, judge_cfg)`` scores a finished run's answers with another CAIM judge
+``rescore_run(run_dir, judge)`` scores a finished run's answers with another (built) CAIM judge
 (the recalled items are in the predictions, the store in ``memory/<episode>.jsonl``, the key
 from the run's dataset config): the raters of the agreement study (Table 2).
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from recallbench.io import safe_name
-from recallbench.judges.caim import CAIM_METRICS, CaimItem, CaimVerdict, build_caim_judge
+from recallbench.judges.caim import CAIM_METRICS, CaimItem, CaimVerdict
 from recallbench.metrics.bootstrap import Additive, ci_fields
 from recallbench.records import Episode, MemoryItem, Prediction, QAItem, Score, read_jsonl
 
@@ -224,10 +224,8 @@ def load_run_episodes(run_dir: Path) -> dict[str, Episode]:
     return {e.episode_id: e for e in episodes}
 
 
-def rescore_run(
-    run_dir: str | Path, judge_cfg: Mapping[str, Any], llm=None
-) -> tuple[list[Prediction], dict[str, CaimVerdict]]:
-    """Score the answers of a finished ``qa_gvd`` run with the CAIM judge ``judge_cfg``."""
+def rescore_run(run_dir: str | Path, judge) -> tuple[list[Prediction], dict[str, CaimVerdict]]:
+    """Score the answers of a finished ``qa_gvd`` run with ``judge`` (a built CAIM judge)."""
     run_dir = Path(run_dir)
     preds = read_jsonl(run_dir / "predictions.jsonl", Prediction)
     answers = [p for p in preds if p.kind == "answer"]
@@ -252,6 +250,5 @@ def rescore_run(
             )
         recalled = [_memory_item(d) for d in p.meta["recalled_items"]]
         items.append(caim_item(episode, qa, p.output, recalled, store))
-    judge = build_caim_judge(judge_cfg, llm=llm)
     verdicts = judge.judge_many(items)
     return answers, {p.pred_id: v for p, v in zip(answers, verdicts, strict=True)}

@@ -1,112 +1,147 @@
-"""Turn an experiment's run folders into its paper table (``conf/experiment/<paper>_table<n>.yaml``).
+"""Render an experiment's paper table: spec -> runs -> builder -> md/tex/csv.
 
-The experiment file holds the Hydra sweep and a ``table:`` block::
+    spec = load_spec("lufy_table3")                  # conf/experiment/lufy_table3.yaml, table:
+    reproduce(spec, TableContext(results_dir="results"))
 
-    table:
-      paper: theanine            # references/<paper>.yaml
-      id: table1                 # key in that file; output results/tables/<paper>_<id>.*
-      title: ...
-      value: session_mean        # summary field per cell: value | session_mean | per_session
-      rows:    [{label: All Dialogue History, memory: full_history}, ...]
-      columns: [{label: MSC, dataset: msc}, ...]   # or {label: Session 3, session: 3, dataset: [msc, cc]}
-      metrics: {bleu4: {label: Bleu-4, scale: 100}, ...}   # ours * scale = the paper's unit
+``reproduce`` reads the newest finished run of every job under ``results/runs/<tag>`` of the
+experiment named by ``table.runs`` (none when ``runs: null``), calls the builder named by
+``table.builder`` (a dotted path resolved at run time, so ``tables`` never imports ``papers``;
+default: the summary-cell builder, ``recallbench.tables.cells``) and renders its cells with a
+header naming the generator, embedder, judge, data and runs every cell came from, the table's
+``notes`` and the paper's own remarks from its reference (significance marks, quirks).
 
-A cell takes the newest finished run whose choices match the row and the column; several datasets
-in one column are averaged (weighted by n). Missing runs give "n/a" cells, never invented values.
-
-    python -m recallbench.tables.engine theanine_table1 [--results results]
+A builder is ``builder(spec: TableSpec, ctx: TableContext) -> BuiltTable``. What needs a model
+(an LLM, a judge, an embedder) comes from the factories in ``ctx``, which only the table command
+(``recallbench.cli.table_main``) fills: nothing here or in ``papers`` constructs one.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from omegaconf import OmegaConf
-
-from recallbench import CONF_DIR
-from recallbench.analysis import RunInfo, find_runs, latest_per_job, matches
+from recallbench.analysis import RunInfo, find_runs, latest_per_job
+from recallbench.errors import ConfigError, did_you_mean
 from recallbench.tables.render import Cell, load_reference, render
+from recallbench.tables.spec import TableSpec
+
+__all__ = [
+    "BuiltTable",
+    "TableContext",
+    "header_for",
+    "reference_values",
+    "reproduce",
+    "resolve_builder",
+    "table_runs",
+]
+
+Factory = Callable[..., Any]
 
 
-def load_table_spec(experiment: str) -> dict[str, Any]:
-    """Read the ``table:`` block and ``tag`` of ``conf/experiment/<experiment>.yaml``."""
-    path = CONF_DIR / "experiment" / f"{experiment}.yaml"
-    if not path.exists():
-        options = sorted(p.stem for p in path.parent.glob("*.yaml"))
-        raise FileNotFoundError(f"{path} not found; experiments: {', '.join(options)}")
-    cfg = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
-    if "table" not in cfg:
-        raise KeyError(f"{path}: no 'table:' block")
-    spec = dict(cfg["table"])
-    spec["tag"] = cfg.get("tag", experiment)
-    return spec
+@dataclass(frozen=True)
+class TableContext:
+    """What a builder receives besides its spec: folders, runs, config and model factories.
+
+    ``config`` is the composed experiment config as plain values; ``make_llm()`` builds the
+    configured generator, ``make_judge()`` the configured judge, ``make_caim_judge(cfg)`` a
+    CAIM judge and ``make_embedder(cfg)`` an embedder from their config mappings.
+    """
+
+    results_dir: Path
+    data_dir: Path | None = None
+    runs: tuple[RunInfo, ...] = ()
+    config: Mapping[str, Any] = field(default_factory=dict)
+    make_llm: Factory | None = None
+    make_judge: Factory | None = None
+    make_caim_judge: Factory | None = None
+    make_embedder: Factory | None = None
+
+    def need(self, name: str) -> Factory:
+        """Return the factory ``name``; an error when the command did not provide it."""
+        factory = getattr(self, name)
+        if factory is None:
+            raise ConfigError(
+                f"this table needs {name}, which only the table command provides "
+                "(recallbench-table / recallbench.cli.table_main)"
+            )
+        return factory
 
 
-def _metric_value(
-    run: RunInfo, metric: str, how: str, session: int | None
-) -> tuple[float, int] | None:
-    summary = json.loads((run.path / "summary.json").read_text())
-    entry = summary.get("metrics", {}).get(metric)
-    if entry is None:
-        return None
-    if session is not None:
-        sub = (entry.get("per_session") or {}).get(str(session))
-        return None if sub is None else (sub["value"], sub["n"])
-    return entry.get(how, entry.get("value")), entry.get("n", 0)
+@dataclass
+class BuiltTable:
+    """A builder's result: cells plus what the header, notes and layout need."""
+
+    cells: list[Cell]
+    runs: Sequence[RunInfo] = ()  # the runs the cells came from (header); () = all of ctx.runs
+    header: dict[str, str] = field(default_factory=dict)  # added to (or replacing) the run header
+    notes: list[str] = field(default_factory=list)
+    corner: str = ""
+    show_n: bool = True
+    files: dict[str, Path] = field(default_factory=dict)  # other files written (png, json)
 
 
-def build_cells(spec: dict, runs: list[RunInfo]) -> tuple[list[Cell], list[RunInfo]]:
-    """Return the table's cells and the runs used for them."""
-    reference = load_reference(spec["paper"]).get(spec["id"], {}).get("values", {})
-    cells, used = [], {}
-    for row in spec["rows"]:
-        for col in spec["columns"]:
-            selector = {
-                **{k: v for k, v in row.items() if k != "label"},
-                **{k: v for k, v in col.items() if k not in ("label", "session")},
-            }
-            matched = [r for r in runs if matches(r, selector)]
-            for metric, mspec in spec["metrics"].items():
-                found = [
-                    v
-                    for r in matched
-                    if (
-                        v := _metric_value(
-                            r, metric, spec.get("value", "value"), col.get("session")
-                        )
-                    )
-                ]
-                used.update({r.path: r for r in matched})
-                n = sum(v[1] for v in found)
-                ours = (sum(v[0] * v[1] for v in found) / n * mspec.get("scale", 1)) if n else None
-                paper = reference.get(row["label"], {}).get(col["label"], {}).get(metric)
-                cells.append(
-                    Cell(row["label"], col["label"], mspec.get("label", metric), ours, paper, n)
-                )
-    return cells, list(used.values())
+def resolve_builder(spec: TableSpec) -> Callable[[TableSpec, TableContext], BuiltTable]:
+    """Import the builder named by ``table.builder`` (errors name the file and the key)."""
+    module_name, _, name = spec.builder.rpartition(".")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise spec.error("builder", f"no module {module_name!r} ({exc})") from None
+    if not callable(builder := getattr(module, name, None)):
+        options = [k for k, v in vars(module).items() if callable(v) and not k.startswith("_")]
+        raise spec.error("builder", str(did_you_mean(f"builder in {module_name}", name, options)))
+    return builder
 
 
-def header_for(runs: list[RunInfo]) -> dict[str, str]:
+def table_runs(spec: TableSpec, results_dir: str | Path) -> list[RunInfo]:
+    """Return the newest finished run of every job of the experiment ``table.runs``."""
+    if spec.runs is None:
+        return []
+    runs = list(latest_per_job(find_runs(results_dir, spec.tag)).values())
+    if not runs:
+        raise FileNotFoundError(
+            f"{spec.experiment}: no finished runs under {results_dir}/runs/{spec.tag}: run the "
+            f"sweep first (`recallbench -m experiment={spec.runs}` or its make target)"
+        )
+    return runs
+
+
+def reference_values(spec: TableSpec) -> dict[str, Any]:
+    """Return the paper's values of this table, ``{row: {column: {metric: value}}}``."""
+    return load_reference(spec.paper).get(spec.id, {}).get("values") or {}
+
+
+def reference_notes(spec: TableSpec) -> list[str]:
+    """Notes from the reference: the paper's significance marks and its own inconsistencies."""
+    entry = load_reference(spec.paper).get(spec.id, {})
+    notes = []
+    if marks := entry.get("significant") or []:
+        cells = ", ".join(f"{r} {c}" for r, c in marks)
+        notes.append(f"paper marks p < 0.05 (paired t-test, better than both others) at: {cells}")
+    notes += [f"paper quirk: {q}" for q in entry.get("quirks") or []]
+    return notes
+
+
+def header_for(runs: Sequence[RunInfo]) -> dict[str, str]:
     """Name the generator, embedder, judge and data every cell came from."""
 
-    def collect(fn) -> str:
+    def collect(fn: Callable[[RunInfo], Any]) -> str:
         return ", ".join(sorted({str(fn(r)) for r in runs})) or "n/a"
+
+    def generator(r: RunInfo) -> str:
+        gen = r.config.get("generator", {})
+        return f"{gen.get('backend')}:{gen.get('model')}"
 
     def data(r: RunInfo) -> str:
         ds = r.config.get("dataset", {})
         return f"{ds.get('name')} @ {ds.get('data_dir')} {ds.get('options') or ''}".strip()
 
     return {
-        "generator": collect(
-            lambda r: (
-                f"{r.config.get('generator', {}).get('backend')}:"
-                f"{r.config.get('generator', {}).get('model')}"
-            )
-        ),
+        "generator": collect(generator),
         "embedder": collect(lambda r: r.config.get("embedder", {}).get("kind")),
         "judge": collect(lambda r: r.choice("judge") or "none"),
         "data": collect(data),
@@ -115,40 +150,22 @@ def header_for(runs: list[RunInfo]) -> dict[str, str]:
     }
 
 
-def reproduce(experiment: str, results_dir: str | Path = "results") -> list[Path]:
-    """Render the experiment's table from the newest finished runs of its tag."""
-    spec = load_table_spec(experiment)
-    runs = list(latest_per_job(find_runs(results_dir, spec["tag"])).values())
-    if not runs:
-        raise FileNotFoundError(
-            f"no finished runs under {results_dir}/runs/{spec['tag']}: run the sweep first"
-        )
-    builder = build_cells
-    if spec.get("builder"):  # a dotted path: a paper's own cell builder (spec, runs) -> cells, used
-        module, _, name = str(spec["builder"]).rpartition(".")
-        builder = getattr(importlib.import_module(module), name)
-    cells, used = builder(spec, runs)
-    header = header_for(used or runs)
-    header.update(spec.get("notes") or {})
-    return render(
-        cells,
-        paper=spec["paper"],
-        table=spec["id"],
-        title=spec.get("title", experiment),
+def reproduce(spec: TableSpec, ctx: TableContext) -> dict[str, Path]:
+    """Build and render ``spec``'s table; return {format: path} of every file written."""
+    runs = table_runs(spec, ctx.results_dir)
+    built = resolve_builder(spec)(spec, replace(ctx, runs=tuple(runs)))
+    header = header_for(built.runs or runs) if spec.runs is not None else {}
+    header.update(built.header)
+    header.update(spec.notes or {})
+    paths = render(
+        built.cells,
+        paper=spec.paper,
+        table=spec.id,
+        title=spec.title,
         header=header,
-        out_dir=Path(results_dir) / "tables",
+        out_dir=Path(ctx.results_dir) / "tables",
+        notes=[*built.notes, *reference_notes(spec)],
+        show_n=built.show_n,
+        corner=built.corner,
     )
-
-
-def main(argv: list[str] | None = None) -> None:
-    """CLI: ``python -m recallbench.tables.engine <experiment> [--results DIR]``."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("experiment")
-    parser.add_argument("--results", default="results")
-    args = parser.parse_args(argv)
-    for path in reproduce(args.experiment, args.results):
-        print(path)
-
-
-if __name__ == "__main__":
-    main()
+    return {**paths, **built.files}

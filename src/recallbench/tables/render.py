@@ -1,7 +1,7 @@
 """Render paper tables with our values beside the papers' reference values.
 
 One generic renderer serves every table: a list of :class:`Cell` (row x column, ours, paper, n)
-becomes ``results/tables/<paper>_table<n>.{md,tex,csv}``. md and tex keep the paper's layout
+becomes ``results/tables/<paper>_<id>.{md,tex,csv}`` (ids: ``table3``, ``figure11``). md and tex keep the paper's layout
 (rows x columns, each cell ``ours (paper; ours - paper)``) under a header that names whatever
 the caller passes (generator, judge, embedder, data, episode counts ...); the csv is tidy, one
 line per cell: ``row,column,metric,ours,paper,diff,n``. A missing value is shown as ``n/a``
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,7 @@ import yaml
 from recallbench.errors import did_you_mean
 from recallbench.io import write_text
 
-__all__ = ["Cell", "load_reference", "reference_table", "render", "PAPERS_DIR"]
+__all__ = ["Cell", "load_reference", "reference_table", "render", "table_id", "PAPERS_DIR"]
 
 PAPERS_DIR = Path(__file__).resolve().parents[1] / "papers"  # papers/<paper>/reference.yaml
 NA = "n/a"  # our value is not available (not computable here)
@@ -36,6 +37,17 @@ LEGEND = (
 )
 
 Value = float | int | str | None
+ID_FORMAT = re.compile(r"(table|figure)[0-9A-Za-z_]+")
+
+
+def table_id(value: int | str) -> str:
+    """Return the one id format, ``table<n>`` or ``figure<n>`` (``3`` and ``"3"`` mean table3)."""
+    text = str(value)
+    if text.isdigit():
+        return f"table{text}"
+    if not ID_FORMAT.fullmatch(text):
+        raise ValueError(f"table id {value!r}: expected table<n> or figure<n> (e.g. table3)")
+    return text
 
 
 @dataclass(frozen=True)
@@ -138,7 +150,7 @@ class _Grid:
         found = [self.cells.get((row, column, metric)) for column, metric in self.keys]
         texts = [row] + [format_cell(cell) if cell else "" for cell in found]
         if self.show_n:
-            ns = {cell.n for cell in found if cell and cell.n is not None}
+            ns = {cell.n for cell in found if cell and cell.n is not None and cell.ours is not None}
             texts.append(NA if not ns else f"{ns.pop():,}" if len(ns) == 1 else "varies (csv)")
         return texts
 
@@ -229,23 +241,24 @@ def render(
     show_n: bool = True,
     corner: str = "",
 ) -> dict[str, Path]:
-    """Write ``<out_dir>/<paper>_table<table>.{md,tex,csv}`` and return {format: path}.
+    """Write ``<out_dir>/<paper>_<table id>.{md,tex,csv}`` and return {format: path}.
 
     Rows and columns appear in the order of their first cell; a column where some row has
     several metrics becomes one display column per metric ("MSC / bleu4"). ``header`` items
     are printed above the table (md) or in the caption (tex); ``notes`` below it. ``show_n``
-    adds a last column with each row's n (when its cells share one); the csv always has n.
+    adds a last column with each row's n (when its cells with a value share one); the csv always
+    has n.
     ``corner`` names the row-label column (e.g. "Dataset").
     """
     if not cells:
         raise ValueError(f"{paper} table {table}: no cells to render")
     grid = _Grid.build(cells, show_n, corner)
-    number = str(table).removeprefix("table")  # accept 1, "1" or "table1"
-    stem = f"{paper}_table{number}"
+    ident = table_id(table)  # 1, "1" and "table1" name the same file
+    stem = f"{paper}_{ident}"
     header = {str(k): str(v) for k, v in header.items()}
     texts = {
         "md": _markdown(title, header, notes, grid),
-        "tex": _latex(title, header, notes, grid, f"{paper}-table{number}"),
+        "tex": _latex(title, header, notes, grid, f"{paper}-{ident}"),
         "csv": _csv(cells),
     }
     paths = {fmt: Path(out_dir) / f"{stem}.{fmt}" for fmt in texts}
@@ -267,9 +280,9 @@ def load_reference(paper: str) -> dict[str, Any]:
 
 
 def reference_table(paper: str, table: int | str) -> dict[str, Any]:
-    """Return the ``table<table>`` entry of the paper's reference YAML."""
+    """Return the ``table<n>`` (or ``figure<n>``) entry of the paper's reference YAML."""
     reference = load_reference(paper)
-    key = f"table{table}"
+    key = table_id(table)
     if key not in reference:
         raise did_you_mean(f"table of {paper}", key, reference)
     return reference[key]

@@ -11,22 +11,22 @@ P(b marks important | a marks important). ``Avg.`` is the mean of the session va
 Top-k (LUFY App. A, Table 15): for each question, the memory that answers it is found
 automatically (``answering_memory``) among the pairs of the question's session, and ranked by
 cosine similarity against every retained memory of the store right after that session.
+
+Builders (``table.builder``): ``agreement_table`` (Tables 12, 14; rows select runs, ``random:
+true`` / ``annotators: true`` rows give the baselines; option ``scale``, default 100) and
+``topk_table`` (Table 15; option ``select``: the runs whose stores are ranked, with the embedder
+each was run with, built by the table command).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from recallbench.analysis import RunInfo
-from recallbench.papers.lufy.runs import (
-    lufy_reference,
-    paper_value,
-    run_episodes,
-    select,
-    snapshots,
-)
+from recallbench.analysis import RunInfo, select
+from recallbench.papers.lufy.runs import lufy_reference, paper_value, run_episodes, snapshots
 from recallbench.records import Episode, MemoryItem
-from recallbench.tables.render import Cell
+from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
+from recallbench.tables.spec import selector
 
 # -- Table 12 / 14: system-human agreement -------------------------------------------------
 
@@ -130,41 +130,55 @@ def agreement_records(run: RunInfo) -> dict[int, list[tuple[Labels, set[str]]]]:
     return out
 
 
-def agreement_cells(spec: dict, runs: Sequence[RunInfo]) -> tuple[list[Cell], list[RunInfo]]:
-    """Return the cells of an ``agreement`` table (rows: systems, (Random), (Annotators))."""
-    reference = lufy_reference(str(spec["id"]))
-    scale, cells, used = spec.get("scale", 100), [], {}
-    for row in spec["rows"]:
-        matched = select(runs, row)
+def _pooled_records(runs: Sequence[RunInfo]) -> dict[int, list]:
+    records: dict[int, list] = {}
+    for run in runs:
+        for index, recs in agreement_records(run).items():
+            records.setdefault(index, []).extend(recs)
+    return records
+
+
+def _row_values(row: dict, columns: Sequence[dict], records: dict[int, list]) -> dict:
+    """Return {column label: (value, n) or None} of one row (``Avg.``: mean of the sessions)."""
+    fn: Callable = random_agreement if row.get("random") else system_agreement
+    per_session = {}
+    for column in columns:
+        if "session" not in column:
+            continue
+        recs = records.get(int(column["session"]), [])
+        if row.get("annotators"):
+            per_session[column["label"]] = annotator_agreement([lab for lab, _ in recs])
+        else:
+            per_session[column["label"]] = fn(recs) if recs else None
+    values = [v for v in per_session.values() if v is not None]
+    average = (
+        (sum(v[0] for v in values) / len(values), sum(v[1] for v in values)) if values else None
+    )
+    return {c["label"]: per_session.get(c["label"], average) for c in columns}
+
+
+def agreement_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cell], list[RunInfo]]:
+    """Return the cells of an agreement table (rows: systems, (Random), (Annotators))."""
+    reference = lufy_reference(spec.id)
+    scale, cells, used = spec.option("scale", 100), [], {}
+    columns = spec.need("columns")
+    for row in spec.need("rows"):
+        matched = select(runs, selector(row))
         used.update({r.path: r for r in matched})
-        records: dict[int, list] = {}
-        for run in matched:
-            for index, recs in agreement_records(run).items():
-                records.setdefault(index, []).extend(recs)
-        fn: Callable = random_agreement if row.get("random") else system_agreement
-        per_session = {}
-        for column in spec["columns"]:
-            if "session" not in column:
-                continue
-            recs = records.get(int(column["session"]), [])
-            if row.get("annotators"):
-                per_session[column["label"]] = annotator_agreement([lab for lab, _ in recs])
-            else:
-                per_session[column["label"]] = fn(recs) if recs else None
-        for column in spec["columns"]:
-            got = per_session.get(column["label"])
-            if "session" not in column:  # Avg. over the sessions shown
-                values = [v for v in per_session.values() if v is not None]
-                got = (
-                    (sum(v[0] for v in values) / len(values), sum(v[1] for v in values))
-                    if values
-                    else None
-                )
+        by_column = _row_values(row, columns, _pooled_records(matched))
+        for column in columns:
+            got = by_column[column["label"]]
             ours = None if got is None or not matched else got[0] * scale
             paper = paper_value(reference, row["label"], column["label"], "agreement")
             n = None if got is None else got[1]
             cells.append(Cell(row["label"], column["label"], "agreement", ours, paper, n, 1))
     return cells, list(used.values())
+
+
+def agreement_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
+    """Builder of Tables 12 and 14: system-human agreement from the runs' memory snapshots."""
+    cells, used = agreement_cells(spec, ctx.runs)
+    return BuiltTable(cells, runs=used)
 
 
 # -- Table 15: rank of the answering memory -------------------------------------------------
@@ -226,9 +240,9 @@ def topk_ranks(run: RunInfo, embedder) -> list[int | None]:
     return ranks
 
 
-def topk_cells(spec: dict, ranks: Sequence[int | None]) -> tuple[list[Cell], list[str]]:
+def topk_cells(spec: TableSpec, ranks: Sequence[int | None]) -> tuple[list[Cell], list[str]]:
     """Return Table 15 cells (cumulative top-k ratios in %) and notes on the question counts."""
-    reference = lufy_reference(str(spec["id"]))
+    reference = lufy_reference(spec.id)
     found = [r for r in ranks if r is not None]
     column = "Ratio (%)"
     cells = []
@@ -255,3 +269,12 @@ def topk_cells(spec: dict, ranks: Sequence[int | None]) -> tuple[list[Cell], lis
         f"dropped (no memory covers the label answer): {len(ranks) - len(found)}"
     ]
     return cells, notes
+
+
+def topk_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
+    """Builder of Table 15: ranks in the stores of the runs ``table.select`` picks."""
+    used = select(ctx.runs, spec.option("select", {}))
+    make_embedder = ctx.need("make_embedder")
+    ranks = [r for run in used for r in topk_ranks(run, make_embedder(run.config["embedder"]))]
+    cells, notes = topk_cells(spec, ranks)
+    return BuiltTable(cells, runs=used, notes=notes)

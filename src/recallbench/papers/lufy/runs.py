@@ -1,85 +1,34 @@
-"""LUFY tables' shared reading: the paper's reference values, table specs, run selection by
-config choice or dotted config path, memory snapshots and the episodes a run replayed."""
+"""LUFY tables' shared reading: the paper's reference values, the memory snapshots of a run and
+the episodes it replayed (run selection itself is ``recallbench.analysis.select``)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-from recallbench.analysis import RunInfo, find_runs, latest_per_job
+from recallbench.analysis import RunInfo
 from recallbench.io import safe_name
 from recallbench.records import Episode, MemoryItem
-from recallbench.tables.engine import load_table_spec
-from recallbench.tables.render import load_reference
+from recallbench.tables.render import load_reference, table_id
 
 PAPER = "lufy"
-ALIASES = {"logs": "dataset.options.system"}
-# Keys of rows and columns that place a cell rather than select runs.
-CONTROL = frozenset({"label", "session", "qsession", "value", "random", "annotators"})
-
-
-# -- references and specs -----------------------------------------------------------------
 
 
 @lru_cache(maxsize=1)
 def _reference() -> dict[str, Any]:
-    return load_reference("lufy")
+    return load_reference(PAPER)
 
 
-def lufy_reference(table_id: str) -> dict[str, Any]:
-    """Return the paper's ``table<id>`` entry of ``references/lufy.yaml`` ({} when absent)."""
-    return _reference().get(f"table{table_id}", {})
+def lufy_reference(table: int | str) -> dict[str, Any]:
+    """Return the paper's entry for ``table`` (``table12``, ``12`` ...; {} when absent)."""
+    return _reference().get(table_id(table), {})
 
 
 def paper_value(reference: dict, row: str, column: str, metric: str) -> Any:
     """Return the paper's value of (row, column, metric), or None when it reports none."""
     return reference.get("values", {}).get(row, {}).get(column, {}).get(metric)
-
-
-def load_spec(experiment: str) -> dict[str, Any]:
-    """Read the experiment's ``table:`` block (``reproduce.load_table_spec``) with LUFY defaults."""
-    spec = load_table_spec(experiment)
-    spec.setdefault("kind", "summary")
-    return spec
-
-
-# -- runs ---------------------------------------------------------------------------------
-
-
-def table_runs(results_dir: str | Path, tag: str) -> list[RunInfo]:
-    """Return the newest finished run of every job under ``results_dir/runs/<tag>``."""
-    return list(latest_per_job(find_runs(results_dir, tag)).values())
-
-
-def run_value(run: RunInfo, key: str) -> Any:
-    """Return a run's config-group choice (``memory``) or dotted config value (``logs``)."""
-    key = ALIASES.get(key, key)
-    if "." not in key:
-        return run.choice(key)
-    node: Any = run.config
-    for part in key.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
-def _as_list(value: Any) -> list:
-    return list(value) if isinstance(value, list | tuple) else [value]
-
-
-def select(runs: Iterable[RunInfo], selector: dict[str, Any]) -> list[RunInfo]:
-    """Return the runs matching every selecting key of ``selector`` (a value or a list)."""
-    keys = [k for k in selector if k not in CONTROL]
-    return [r for r in runs if all(run_value(r, k) in _as_list(selector[k]) for k in keys)]
-
-
-def summary(run: RunInfo) -> dict[str, Any]:
-    """Return the run's ``summary.json``."""
-    return json.loads((run.path / "summary.json").read_text(encoding="utf-8"))
 
 
 def snapshots(run: RunInfo, episode_ids: Iterable[str]) -> dict[str, dict[int, list[MemoryItem]]]:

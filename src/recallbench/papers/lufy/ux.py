@@ -12,19 +12,23 @@ Cells pool every value of a session over the users (utterances for Table 10, rat
 8); ``Avg.`` pools sessions 2-4 (S1 is the shared Day-1 session, in parentheses in the paper).
 Significance as in the paper: a paired t-test (``metrics.stats.paired_ttest``) of the per-user
 means of the compared system against each other system, per session and for the average.
+
+Builders (``table.builder``, ``runs: null``: the logs under DATA_DIR): ``sentiment_table``
+(Table 10) and ``rating_table`` (Table 8; the judge comes from the table command, its
+``rating_samples`` / ``rating_temperature`` from the composed judge config). Options: ``metric``
+(the cells' metric name), ``digits``, ``compare`` (the row tested against every other).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
+from recallbench.datasets import load
 from recallbench.memory import render_history
-from recallbench.papers.lufy.runs import PAPER, lufy_reference, paper_value
-from recallbench.papers.lufy.tables import reference_notes
+from recallbench.papers.lufy.runs import lufy_reference, paper_value
 from recallbench.records import Episode
-from recallbench.tables.render import Cell, render
+from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 
 Values = dict[str, dict[int, list[float]]]  # user -> session index -> values
 POSITIVE, NEGATIVE = 0.05, -0.05
@@ -102,15 +106,15 @@ def significance(target: Values, other: Values, sessions: Sequence[int]):
     return paired_ttest([a[u] for u in users], [b[u] for u in users])
 
 
-def ux_cells(spec: dict, per_row: dict[str, Values | None]) -> tuple[list[Cell], list[str]]:
+def ux_cells(spec: TableSpec, per_row: dict[str, Values | None]) -> tuple[list[Cell], list[str]]:
     """Return cells (rows x S1..S4, Avg.) and notes with the paired t-tests of ``compare``."""
-    metric = spec["metric"]
-    reference = lufy_reference(str(spec["id"]))
-    digits = spec.get("digits", 2)
+    metric = str(spec.option("metric"))
+    reference = lufy_reference(spec.id)
+    digits = int(spec.option("digits", 2))
     cells = []
     columns = [
         (c["label"], [int(c["session"])] if "session" in c else list(AVG_SESSIONS))
-        for c in spec["columns"]
+        for c in spec.need("columns")
     ]
     for row, values in per_row.items():
         for label, sessions in columns:
@@ -120,8 +124,8 @@ def ux_cells(spec: dict, per_row: dict[str, Values | None]) -> tuple[list[Cell],
     return cells, _ttest_notes(spec, per_row, columns)
 
 
-def _ttest_notes(spec: dict, per_row: dict[str, Values | None], columns) -> list[str]:
-    target = spec.get("compare")
+def _ttest_notes(spec: TableSpec, per_row: dict[str, Values | None], columns) -> list[str]:
+    target = spec.option("compare", None)
     if not target or per_row.get(target) is None:
         return []
     notes, better = [], []
@@ -145,53 +149,53 @@ def _ttest_notes(spec: dict, per_row: dict[str, Values | None], columns) -> list
     return notes
 
 
-def reproduce_ux(
-    spec: dict,
-    *,
-    data_dir: str | Path,
-    results_dir: str | Path,
-    judge=None,
-    samples: int = 1,
-    temperature: float = 0.0,
-) -> dict[str, Path]:
-    """Render Table 10 (``kind: sentiment``) or Table 8 (``kind: rating``) from the logs."""
-    from recallbench.datasets import load
+def _logs(spec: TableSpec, ctx: TableContext) -> dict[str, list[Episode]]:
+    """Load each row's conversation logs (``logs: <system>``) from the data root."""
+    return {
+        row["label"]: load("lufy", ctx.data_dir, system=row["logs"]) for row in spec.need("rows")
+    }
 
-    per_row: dict[str, Values | None] = {}
-    header = {"data": f"lufy @ {data_dir}"}
-    notes: list[str] = []
-    offline = judge is None or getattr(judge.llm.backend, "offline", True)
-    for row in spec["rows"]:
-        episodes = load("lufy", data_dir, system=row["logs"])
-        if spec["kind"] == "sentiment":
-            per_row[row["label"]] = sentiment_values(episodes)
-        elif offline:
-            per_row[row["label"]] = None
-        else:
-            per_row[row["label"]], failed = rating_values(episodes, judge, samples, temperature)
-            if failed:
-                notes.append(f"{row['label']}: {failed} unparseable ratings left out")
-    if spec["kind"] == "sentiment":
-        from importlib.metadata import version
 
-        header["classifier"] = (
+def sentiment_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
+    """Builder of Table 10: VADER sentiment of the user utterances of each system's logs."""
+    from importlib.metadata import version
+
+    per_row: dict[str, Values | None] = {
+        label: sentiment_values(episodes) for label, episodes in _logs(spec, ctx).items()
+    }
+    header = {
+        "data": f"lufy @ {ctx.data_dir}",
+        "classifier": (
             f"VADER (vaderSentiment {version('vaderSentiment')}), compound >= 0.05 -> +1, "
             "<= -0.05 -> -1, else 0; the paper used fine-tuned RoBERTa classifiers"
-        )
-    else:
-        header["judge"] = (
-            "unavailable offline (extractive backend): n/a"
-            if offline
-            else (f"{judge.describe()}, {samples} sample(s) per session, temperature {temperature}")
-        )
+        ),
+    }
     cells, tests = ux_cells(spec, per_row)
-    header.update(spec.get("notes") or {})
-    return render(
-        cells,
-        paper=PAPER,
-        table=spec["id"],
-        title=spec.get("title", spec["id"]),
-        header=header,
-        out_dir=Path(results_dir) / "tables",
-        notes=notes + tests + reference_notes(str(spec["id"])),
-    )
+    return BuiltTable(cells, header=header, notes=tests)
+
+
+def rating_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
+    """Builder of Table 8: the Fig. 6 rating of every session script by the command's judge."""
+    judge = ctx.need("make_judge")()
+    llm = getattr(judge, "llm", None)
+    offline = llm is None or getattr(llm.backend, "offline", True)
+    settings = ctx.config.get("judge") or {}
+    samples = int(settings.get("rating_samples") or 1)
+    temperature = float(settings.get("rating_temperature") or 0.0)
+    per_row: dict[str, Values | None] = {}
+    notes: list[str] = []
+    for label, episodes in _logs(spec, ctx).items():
+        if offline:
+            per_row[label] = None
+            continue
+        per_row[label], failed = rating_values(episodes, judge, samples, temperature)
+        if failed:
+            notes.append(f"{label}: {failed} unparseable ratings left out")
+    header = {
+        "data": f"lufy @ {ctx.data_dir}",
+        "judge": "unavailable offline (extractive backend): n/a"
+        if offline
+        else f"{judge.describe()}, {samples} sample(s) per session, temperature {temperature}",
+    }
+    cells, tests = ux_cells(spec, per_row)
+    return BuiltTable(cells, header=header, notes=notes + tests)

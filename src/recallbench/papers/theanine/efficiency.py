@@ -3,6 +3,11 @@ cost/time vs quality Pareto plots, from run folders (THEANINE sec. 6, Table 7-8,
 
 Per-episode costs and times come from ``recallbench.analysis.costs``; Pareto fronts and plots
 from ``recallbench.analysis.pareto``. See ``analysis/costs.py`` for what is counted.
+
+Builder ``cost_table`` of ``conf/experiment/theanine_table8.yaml``. Options: ``reference_row``
+(the row whose cost is 1 in the ratio), ``price_model`` (reprice every run's tokens at this
+model; ``table.price_model=...`` on the command line), ``figures`` (folder under the results
+folder for the PNGs and ``efficiency.json``, default ``figures/theanine``).
 """
 
 from __future__ import annotations
@@ -12,38 +17,37 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from recallbench.analysis import find_runs, latest_per_job, matches
-from recallbench.analysis.costs import cost_table, run_cost
+from recallbench.analysis import RunInfo, select
+from recallbench.analysis.costs import cost_table as cost_rows
+from recallbench.analysis.costs import run_cost
 from recallbench.analysis.pareto import pareto_front, plot_pareto
 from recallbench.io import write_json
-from recallbench.tables import Cell, load_reference, render
-from recallbench.tables.engine import header_for, load_table_spec
+from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec, header_for
+from recallbench.tables.engine import reference_values
+from recallbench.tables.spec import selector
 
 
-def build_cost_cells(spec: Mapping[str, Any], runs: Sequence[Any]) -> tuple[list, list]:
-    """Table 8 cells from a ``table:`` block with ``source: costs`` (see theanine_table8.yaml).
+def build_cost_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list, list]:
+    """Table 8 cells: per row and column, the matching runs' cost per episode and its ratio.
 
-    Each row's runs (matched like ``reproduce.build_cells``; several datasets pool by episode)
-    give ``cost_per_episode`` and ``cost_ratio`` to ``reference_row``; also ``memory_s`` and
-    ``retrieval_rg_s`` when the spec lists them. Returns (cells, runs used).
+    Several runs of a cell (datasets) pool by episode; the ratio is to ``reference_row`` of the
+    same column; ``memory_s`` and ``retrieval_rg_s`` when the spec lists them.
     """
-    price_model = spec.get("price_model")
-    reference = load_reference(spec["paper"]).get(spec["id"], {}).get("values", {})
+    price_model = spec.option("price_model", None)
+    reference = reference_values(spec)
     per_row: dict[tuple[str, str], dict[str, float] | None] = {}
     used: dict = {}
-    for col in spec["columns"]:
-        col_sel = {k: v for k, v in col.items() if k not in ("label", "session")}
-        for row in spec["rows"]:
-            selector = {**{k: v for k, v in row.items() if k != "label"}, **col_sel}
-            matched = [r for r in runs if matches(r, selector)]
+    for col in spec.need("columns"):
+        for row in spec.need("rows"):
+            matched = select(select(runs, selector(row)), selector(col))
             used.update({r.path: r for r in matched})
             per_row[(row["label"], col["label"])] = _pooled(matched, price_model)
     cells = []
-    for col in spec["columns"]:
-        base = per_row.get((spec["reference_row"], col["label"]))
-        for row in spec["rows"]:
+    for col in spec.columns:
+        base = per_row.get((spec.option("reference_row"), col["label"]))
+        for row in spec.rows:
             got = per_row[(row["label"], col["label"])]
-            for metric, mspec in spec["metrics"].items():
+            for metric, mspec in spec.need("metrics").items():
                 if got is None:
                     ours = None
                 elif metric == "cost_ratio":
@@ -121,7 +125,7 @@ def efficiency_figures(
     is 1 in the cost ratio (THEANINE). Points with an unknown cost or metric are left out and
     listed under ``missing``.
     """
-    costs = cost_table(runs, reference, price_model=price_model)
+    costs = cost_rows(runs, reference, price_model=price_model)
     out: dict = {"costs": costs, "pareto": {}, "figures": [], "missing": []}
     for metric, metric_label in metrics.items():
         quality = {label: run_quality(path, metric, value) for label, path in runs.items()}
@@ -144,55 +148,39 @@ def efficiency_figures(
     return out
 
 
-def reproduce_efficiency(
-    experiment: str, results_dir: str | Path, out_dir: str | Path, price_model: str | None = None
-) -> dict:
-    """Table 8 (md/csv/tex) and Fig. 9/10 PNGs per dataset from an experiment's newest runs.
-
-    The experiment's ``table:`` block (``source: costs``) names the rows (memory choices) and
-    the reference row; ``price_model`` overrides its ``price_model``. Writes
-    ``<out_dir>/<dataset>/fig*.png`` and ``efficiency.json`` (costs, Pareto-efficient sets =
-    our Table 7) and ``<results_dir>/tables/theanine_table8.*``.
-    """
-    spec = load_table_spec(experiment)
-    if price_model is not None:
-        spec["price_model"] = price_model
-    runs = list(latest_per_job(find_runs(results_dir, spec["tag"])).values())
-    if not runs:
-        raise FileNotFoundError(f"no finished runs under {results_dir}/runs/{spec['tag']}")
-    cells, used = build_cost_cells(spec, runs)
-    header = {**header_for(used or runs), **(spec.get("notes") or {})}
-    header["price_model"] = str(spec.get("price_model"))
-    tables = render(
-        cells,
-        paper=spec["paper"],
-        table=spec["id"],
-        title=spec["title"],
-        header=header,
-        out_dir=Path(results_dir) / "tables",
-    )
-    report: dict = {"tables": {k: str(v) for k, v in tables.items()}, "datasets": {}}
+def _dataset_figures(spec: TableSpec, runs: Sequence[RunInfo], out_dir: Path, note: str) -> dict:
+    """Fig. 9/10 PNGs per dataset (a row's newest run of that dataset); a report per dataset."""
+    reference_row = spec.option("reference_row")
+    report: dict = {}
     for dataset in sorted({r.choice("dataset") for r in runs}):
         rows = {}
-        for row in spec["rows"]:
-            hits = [
-                r
-                for r in runs
-                if r.choice("memory") == row["memory"] and r.choice("dataset") == dataset
-            ]
+        for row in spec.rows:
+            hits = select(runs, {**selector(row), "dataset": dataset})
             if hits:
                 rows[row["label"]] = hits[-1].path
-        if spec["reference_row"] not in rows:
-            report["datasets"][dataset] = {"skipped": f"no run for {spec['reference_row']}"}
+        if reference_row not in rows:
+            report[dataset] = {"skipped": f"no run for {reference_row}"}
             continue
-        note = f"{dataset}; generator {header.get('generator')}; price model {price_model}"
-        found = efficiency_figures(
+        report[dataset] = efficiency_figures(
             rows,
-            Path(out_dir) / dataset,
-            reference=spec["reference_row"],
-            price_model=spec.get("price_model"),
-            note=note,
+            out_dir / dataset,
+            reference=reference_row,
+            price_model=spec.option("price_model", None),
+            note=f"{dataset}; {note}",
         )
-        report["datasets"][dataset] = found
-    write_json(Path(out_dir) / "efficiency.json", report, default=str, sort_keys=False)
     return report
+
+
+def cost_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
+    """Builder of Table 8 (+ Figs. 9/10 per dataset and ``efficiency.json``: our Table 7)."""
+    cells, used = build_cost_cells(spec, ctx.runs)
+    price_model = spec.option("price_model", None)
+    generator = header_for(used or ctx.runs)["generator"]
+    out_dir = Path(ctx.results_dir) / str(spec.option("figures", "figures/theanine"))
+    note = f"generator {generator}; price model {price_model}"
+    report = {"datasets": _dataset_figures(spec, ctx.runs, out_dir, note)}
+    files = {"json": out_dir / "efficiency.json"}
+    write_json(files["json"], report, default=str, sort_keys=False)
+    for found in report["datasets"].values():
+        files.update({Path(f).stem: Path(f) for f in found.get("figures", [])})
+    return BuiltTable(cells, runs=used, header={"price_model": str(price_model)}, files=files)

@@ -6,7 +6,14 @@ import csv
 
 import pytest
 
-from recallbench.tables.render import Cell, format_cell, load_reference, reference_table, render
+from recallbench.tables.render import (
+    Cell,
+    format_cell,
+    load_reference,
+    reference_table,
+    render,
+    table_id,
+)
 
 CELLS = [
     Cell("Naive RAG", "S1", "f1", 0.5, 0.4, 17, 3),
@@ -128,7 +135,14 @@ def test_several_metrics_per_column_split_into_display_columns(tmp_path):
     md = paths["md"].read_text(encoding="utf-8")
     assert "|  | MSC / bleu4 | MSC / rouge_l | CC / bleu4 | CC / rouge_l | n |" in md
     assert "| Memory Retrieval | 1.50 (1.92; -0.42) | 14.00 (15.49; -1.49) | n/a (4.93) |" in md
-    assert "varies (csv)" in md  # n is 50 for MSC and 0 for CC
+    # the n column: 50 (CC's cells have no value, so their n = 0 does not count); csv keeps both
+    assert (
+        "| Memory Retrieval | 1.50 (1.92; -0.42) | 14.00 (15.49; -1.49) | n/a (4.93) | n/a (20.63) | 50 |"
+        in md
+    )
+    mixed = [Cell("r", "a", "m", 1.0, None, 3), Cell("r", "b", "m", 2.0, None, 4)]
+    md = render(mixed, paper="p", table=2, title="t", header={}, out_dir=tmp_path)["md"]
+    assert "| r | 1.00 (—) | 2.00 (—) | varies (csv) |" in md.read_text(encoding="utf-8")
 
 
 def test_md_escapes_pipes(tmp_path):
@@ -155,6 +169,24 @@ def test_carecall_reference_has_table1():
     assert values["all"]["sessions"] == sum(values[f"session_{k}"]["sessions"] for k in range(1, 6))
     assert values["all"]["distinct2"] == 0.2891 and values["all"]["turns"] == 160191
     assert "Table 1" in table1["source"]
+
+
+@pytest.mark.parametrize(
+    ("given", "ident"),
+    [(3, "table3"), ("3", "table3"), ("table11_cross", "table11_cross"), ("figure5", "figure5")],
+)
+def test_table_id_has_one_format(given, ident, tmp_path):
+    assert table_id(given) == ident
+    cells = [Cell("r", "c", "m", 1.0, None)]
+    paths = render(cells, paper="p", table=given, title="t", header={}, out_dir=tmp_path)
+    assert paths["csv"].name == f"p_{ident}.csv"
+    assert rf"\label{{tab:p-{ident}}}" in paths["tex"].read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("bad", ["Table3", "fig5", "table", "3a", "table 3"])
+def test_table_id_rejects_other_formats(bad):
+    with pytest.raises(ValueError, match="expected table<n> or figure<n>"):
+        table_id(bad)
 
 
 def test_unknown_reference_suggests():

@@ -1,0 +1,279 @@
+"""The ``table:`` block of ``conf/experiment/<experiment>.yaml``: one schema for every table.
+
+    table:
+      paper: lufy                 # papers/<paper>/reference.yaml holds the paper's numbers
+      id: table3                  # table<n> | figure<n>; writes results/tables/<paper>_<id>.*
+      title: "LUFY Table 3: cumulative retained memories and retention rate (%) per session"
+      builder: recallbench.papers.lufy.memories.agreement_table   # default: the summary builder
+      runs: lufy_table11          # the experiment whose run folders are read (default: this
+                                  # one; null: none, the builder reads the data under DATA_DIR)
+      rows:    [{label: LUFY, memory: lufy, logs: LUFY}, ...]
+      columns: [{label: S1, session: 1}, ...]
+      metrics: {retained: {label: Retained, scale: 1, digits: 1}, ...}
+      notes:   {threshold: "..."}  # printed in the table's header
+      ...                          # any other key is an option of the builder
+
+Row and column keys: ``label`` (required, unique); where a cell reads a run summary
+(``session``, ``qsession``, ``value``); builder flags (``random``, ``annotators``, ``metric``);
+every other key selects runs: a config group (``memory: lufy``), a dotted config path
+(``memory.threshold``) or an alias (``logs``), with one value or a list of accepted values
+(``recallbench.analysis.select``).
+
+An experiment whose block names another experiment (or null) in ``runs:`` is table-only: it has
+no sweep of its own and ``recallbench experiment=<it>`` refuses to start a run (``table_only``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+
+from recallbench import CONF_DIR
+from recallbench.analysis.runs import ALIASES
+from recallbench.errors import ConfigError, did_you_mean
+from recallbench.tables.render import ID_FORMAT, PAPERS_DIR
+
+__all__ = [
+    "SUMMARY_BUILDER",
+    "TableSpec",
+    "TableSpecError",
+    "load_spec",
+    "parse_spec",
+    "selector",
+    "table_only",
+]
+
+SUMMARY_BUILDER = "recallbench.tables.cells.summary_table"
+GENERIC = ("paper", "id", "title", "builder", "runs", "rows", "columns", "metrics", "notes")
+PLACE_KEYS = frozenset({"label", "session", "qsession", "value"})  # where a cell reads a summary
+FLAG_KEYS = frozenset({"random", "annotators", "metric"})  # a builder's per-row switches
+METRIC_KEYS = frozenset({"label", "scale", "digits"})
+NOT_SELECTORS = frozenset({"experiment", "hydra", "paths"})  # config groups a run never varies
+_REQUIRED = object()
+
+
+class TableSpecError(ConfigError):
+    """A ``table:`` block does not follow the schema; the message names file and key."""
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A validated ``table:`` block; ``options`` holds the builder's own keys."""
+
+    experiment: str
+    path: Path
+    paper: str
+    id: str
+    title: str
+    builder: str
+    runs: str | None  # experiment whose runs are read; None: the table reads no runs
+    tag: str | None  # the tag those runs were written under (results/runs/<tag>/)
+    rows: tuple[dict[str, Any], ...] = ()
+    columns: tuple[dict[str, Any], ...] = ()
+    metrics: Mapping[str, dict[str, Any]] | None = None
+    notes: Mapping[str, str] | None = None
+    options: Mapping[str, Any] | None = None
+
+    def error(self, key: str, message: str) -> TableSpecError:
+        """Return an error about ``table.<key>`` of this experiment's file."""
+        return TableSpecError(f"{self.path}: table.{key}: {message}")
+
+    def option(self, key: str, default: Any = _REQUIRED) -> Any:
+        """Return the builder option ``key`` (an error naming the file when required and absent)."""
+        options = self.options or {}
+        if key in options:
+            return options[key]
+        if default is _REQUIRED:
+            raise self.error(key, f"missing; the builder {self.builder} needs it")
+        return default
+
+    def need(self, key: str) -> Any:
+        """Return ``rows``, ``columns`` or ``metrics``, an error when the block has none."""
+        value = getattr(self, key)
+        if not value:
+            raise self.error(key, f"missing or empty; the builder {self.builder} needs it")
+        return value
+
+
+def selector(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the run-selecting keys of a row or column (``label``, places and flags dropped)."""
+    return {k: v for k, v in entry.items() if k not in PLACE_KEYS | FLAG_KEYS}
+
+
+def experiment_path(experiment: str, conf_dir: Path = CONF_DIR) -> Path:
+    """Return ``conf/experiment/<experiment>.yaml`` ("did you mean" when it does not exist)."""
+    path = Path(conf_dir) / "experiment" / f"{experiment}.yaml"
+    if not path.is_file():
+        raise did_you_mean("experiment", experiment, (p.stem for p in path.parent.glob("*.yaml")))
+    return path
+
+
+def _raw(path: Path) -> dict[str, Any]:
+    cfg = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+    return cfg if isinstance(cfg, dict) else {}
+
+
+def load_spec(
+    experiment: str, table: Mapping[str, Any] | None = None, conf_dir: Path = CONF_DIR
+) -> TableSpec:
+    """Read and validate the ``table:`` block of an experiment.
+
+    ``table`` is the block as composed by the command (overrides applied); None reads it from
+    the experiment's file.
+    """
+    path = experiment_path(experiment, conf_dir)
+    raw = _raw(path)
+    block = raw.get("table") if table is None else table
+    if block is None:
+        raise TableSpecError(f"{path}: no 'table:' block (see recallbench.tables.spec)")
+    return parse_spec(experiment, path, block, raw.get("tag"), conf_dir)
+
+
+def table_only(experiment: str, table: Mapping[str, Any] | None) -> str | None:
+    """Explain why ``experiment`` cannot start a run (its table reads other runs or none)."""
+    if not isinstance(table, Mapping) or "runs" not in table or table["runs"] == experiment:
+        return None
+    runs = table["runs"]
+    if runs is None:
+        return (
+            f"experiment {experiment} is table-only: its table reads the data under "
+            f"paths.data_dir, not runs. Render it with `recallbench-table {experiment}`."
+        )
+    return (
+        f"experiment {experiment} is table-only: its table reads the runs of experiment {runs}. "
+        f"Run that sweep (`recallbench -m experiment={runs}`), then "
+        f"`recallbench-table {experiment}`."
+    )
+
+
+def parse_spec(
+    experiment: str,
+    path: Path,
+    block: Any,
+    own_tag: str | None = None,
+    conf_dir: Path = CONF_DIR,
+) -> TableSpec:
+    """Validate a ``table:`` mapping; every error names the file, the key and what was expected."""
+
+    def fail(key: str, message: str) -> TableSpecError:
+        return TableSpecError(f"{path}: table.{key}: {message}")
+
+    if not isinstance(block, Mapping):
+        raise TableSpecError(f"{path}: table: expected a mapping, got {type(block).__name__}")
+    if "kind" in block:
+        raise fail("kind", "removed; name the cell builder with table.builder (a dotted path)")
+    for key in ("paper", "title"):
+        if not isinstance(block.get(key), str) or not block[key]:
+            raise fail(key, f"expected a non-empty string, got {block.get(key)!r}")
+    papers = sorted(p.parent.name for p in PAPERS_DIR.glob("*/reference.yaml"))
+    if block["paper"] not in papers:
+        raise fail("paper", str(did_you_mean("paper", block["paper"], papers).args[0]))
+    ident = block.get("id")
+    if not isinstance(ident, str) or not ID_FORMAT.fullmatch(ident):
+        raise fail("id", f"expected table<n> or figure<n> (e.g. table3, figure11), got {ident!r}")
+    builder = block.get("builder", SUMMARY_BUILDER)
+    if not isinstance(builder, str) or "." not in builder.strip("."):
+        raise fail("builder", f"expected a dotted path module.function, got {builder!r}")
+    runs, tag = _runs(experiment, block, own_tag, conf_dir, fail)
+    groups = _selector_keys(conf_dir)
+    return TableSpec(
+        experiment=experiment,
+        path=path,
+        paper=block["paper"],
+        id=ident,
+        title=block["title"],
+        builder=builder,
+        runs=runs,
+        tag=tag,
+        rows=_entries(block, "rows", groups, fail),
+        columns=_entries(block, "columns", groups, fail),
+        metrics=_metrics(block.get("metrics"), fail),
+        notes=_notes(block.get("notes"), fail),
+        options={k: v for k, v in block.items() if k not in GENERIC},
+    )
+
+
+def _runs(experiment, block, own_tag, conf_dir, fail) -> tuple[str | None, str | None]:
+    """Return (experiment whose runs are read, their tag) from ``runs:``."""
+    if "runs" not in block or block["runs"] == experiment:
+        return experiment, str(own_tag or experiment)
+    runs = block["runs"]
+    if runs is None:
+        return None, None
+    if not isinstance(runs, str):
+        raise fail("runs", f"expected an experiment name or null, got {runs!r}")
+    try:
+        source = _raw(experiment_path(runs, conf_dir))
+    except KeyError as exc:
+        raise fail("runs", str(exc.args[0])) from None
+    upstream = (source.get("table") or {}).get("runs", runs)
+    if upstream != runs:
+        raise fail(
+            "runs",
+            f"experiment {runs} is itself table-only (it reads {upstream}); name the "
+            "experiment that has the sweep",
+        )
+    return runs, str(source.get("tag") or runs)
+
+
+def _selector_keys(conf_dir: Path) -> list[str]:
+    groups = [p.name for p in Path(conf_dir).iterdir() if p.is_dir()]
+    return sorted({*groups, *ALIASES} - NOT_SELECTORS)
+
+
+def _entries(block, key: str, groups: list[str], fail) -> tuple[dict[str, Any], ...]:
+    value = block.get(key)
+    if value is None:
+        return ()
+    if not isinstance(value, list | tuple):
+        raise fail(key, f"expected a list of mappings with a label, got {type(value).__name__}")
+    seen: set[str] = set()
+    for i, entry in enumerate(value):
+        where = f"{key}[{i}]"
+        if not isinstance(entry, Mapping) or "label" not in entry:
+            raise fail(where, f"expected a mapping with a 'label', got {entry!r}")
+        label = str(entry["label"])
+        if label in seen:
+            raise fail(where, f"label {label!r} appears twice")
+        seen.add(label)
+        for name in entry:
+            if name in PLACE_KEYS | FLAG_KEYS or "." in str(name) or name in groups:
+                continue
+            known = [*groups, *sorted(PLACE_KEYS | FLAG_KEYS)]
+            raise fail(f"{where}.{name}", str(did_you_mean("row/column key", name, known).args[0]))
+    return tuple(dict(entry) for entry in value)
+
+
+def _metrics(value: Any, fail) -> dict[str, dict[str, Any]]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise fail(
+            "metrics", f"expected a mapping metric -> {{label, scale, digits}}, got {value!r}"
+        )
+    out = {}
+    for name, mspec in value.items():
+        mspec = {} if mspec is None else mspec
+        if not isinstance(mspec, Mapping) or not set(mspec) <= METRIC_KEYS:
+            raise fail(
+                f"metrics.{name}", f"expected keys among {sorted(METRIC_KEYS)}, got {mspec!r}"
+            )
+        if not isinstance(mspec.get("scale", 1), int | float):
+            raise fail(f"metrics.{name}.scale", f"expected a number, got {mspec['scale']!r}")
+        digits = mspec.get("digits", 0)
+        if not isinstance(digits, int) or isinstance(digits, bool) or digits < 0:
+            raise fail(f"metrics.{name}.digits", f"expected an integer >= 0, got {digits!r}")
+        out[str(name)] = dict(mspec)
+    return out
+
+
+def _notes(value: Any, fail) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise fail("notes", f"expected a mapping name -> text, got {type(value).__name__}")
+    return {str(k): str(v) for k, v in value.items()}
