@@ -7,6 +7,9 @@ The targets run exactly as a user runs them (``make <target>``) with ``DATA_DIR`
 project's own fixtures, a fresh results folder and small sweeps (``GOLDEN_ARGS``), so the recorded
 CSVs pin what every table target computes. Recorded before the architecture move (issue 9) and
 compared after it: a moved value is either a bug of the move or a listed, explained change.
+``reproduce-figure-theanine-5`` and ``reproduce-lufy-cross`` got targets in that move; their CSVs
+were recorded then. The one summary-cell builder writes n = 0 (was n/a) for LUFY cells without a
+value: lufy_table3/11/16/17/18.csv were re-recorded for that ``n`` field only.
 
 From a git worktree that shares another checkout's virtualenv, name it so make neither creates
 nor reinstalls one (the install stamp is taken as up to date):
@@ -42,9 +45,11 @@ TARGETS: dict[str, str] = {
     "reproduce-table-lufy-13": ARGS,
     "reproduce-table-lufy-14": "",
     "reproduce-figure-lufy-11": ARGS,
+    "reproduce-lufy-cross": ARGS,
     "reproduce-table-carecall-4": ARGS + " metrics=lexical",
     "reproduce-table-theanine-1": ARGS + " episodes=2 metrics=lexical",
     "reproduce-table-theanine-9": "",
+    "reproduce-figure-theanine-5": "",
     "reproduce-table-theanine-2": ARGS + " episodes=2 metrics=lexical",
     "reproduce-table-theanine-4": ARGS + " episodes=2",
     "reproduce-table-theanine-5": ARGS + " episodes=2 metrics=lexical",
