@@ -164,6 +164,28 @@ def parse_spec(
 
     if not isinstance(block, Mapping):
         raise TableSpecError(f"{path}: table: expected a mapping, got {type(block).__name__}")
+    _check_head(block, fail)
+    runs, tag = _runs(experiment, block, own_tag, conf_dir, fail)
+    groups = _selector_keys(conf_dir)
+    return TableSpec(
+        experiment=experiment,
+        path=path,
+        paper=block["paper"],
+        id=block["id"],
+        title=block["title"],
+        builder=block.get("builder", SUMMARY_BUILDER),
+        runs=runs,
+        tag=tag,
+        rows=_entries(block, "rows", groups, fail),
+        columns=_entries(block, "columns", groups, fail),
+        metrics=_metrics(block.get("metrics"), fail),
+        notes=_notes(block.get("notes"), fail),
+        options={k: v for k, v in block.items() if k not in GENERIC},
+    )
+
+
+def _check_head(block: Mapping[str, Any], fail) -> None:
+    """Check ``paper``, ``title``, ``id`` and ``builder`` (and that ``kind`` is gone)."""
     if "kind" in block:
         raise fail("kind", "removed; name the cell builder with table.builder (a dotted path)")
     for key in ("paper", "title"):
@@ -178,23 +200,6 @@ def parse_spec(
     builder = block.get("builder", SUMMARY_BUILDER)
     if not isinstance(builder, str) or "." not in builder.strip("."):
         raise fail("builder", f"expected a dotted path module.function, got {builder!r}")
-    runs, tag = _runs(experiment, block, own_tag, conf_dir, fail)
-    groups = _selector_keys(conf_dir)
-    return TableSpec(
-        experiment=experiment,
-        path=path,
-        paper=block["paper"],
-        id=ident,
-        title=block["title"],
-        builder=builder,
-        runs=runs,
-        tag=tag,
-        rows=_entries(block, "rows", groups, fail),
-        columns=_entries(block, "columns", groups, fail),
-        metrics=_metrics(block.get("metrics"), fail),
-        notes=_notes(block.get("notes"), fail),
-        options={k: v for k, v in block.items() if k not in GENERIC},
-    )
 
 
 def _runs(experiment, block, own_tag, conf_dir, fail) -> tuple[str | None, str | None]:

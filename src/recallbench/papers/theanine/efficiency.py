@@ -48,13 +48,7 @@ def build_cost_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list, li
         for row in spec.rows:
             got = per_row[(row["label"], col["label"])]
             for metric, mspec in spec.need("metrics").items():
-                if got is None:
-                    ours = None
-                elif metric == "cost_ratio":
-                    mine, ref = got.get("cost_per_episode"), (base or {}).get("cost_per_episode")
-                    ours = mine / ref if mine is not None and ref else None
-                else:
-                    ours = got.get(metric)
+                ours = _cost_value(metric, got, base)
                 paper = reference.get(row["label"], {}).get(col["label"], {}).get(metric)
                 n = int(got["n_episodes"]) if got else 0
                 cells.append(
@@ -69,6 +63,16 @@ def build_cost_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list, li
                     )
                 )
     return cells, list(used.values())
+
+
+def _cost_value(metric: str, got: dict | None, base: dict | None) -> float | None:
+    """Our value of ``metric`` for a row (``cost_ratio``: its cost over the reference row's)."""
+    if got is None:
+        return None
+    if metric == "cost_ratio":
+        mine, ref = got.get("cost_per_episode"), (base or {}).get("cost_per_episode")
+        return mine / ref if mine is not None and ref else None
+    return got.get(metric)
 
 
 def _pooled(runs: Sequence[Any], price_model: str | None) -> dict[str, float] | None:
