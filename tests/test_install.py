@@ -105,3 +105,19 @@ def test_wheel_install_runs_an_offline_job(tmp_path):
     assert json.loads(runs[0].read_text())["status"] == "finished"
     summary = json.loads((runs[0].parent / "summary.json").read_text())
     assert summary["n_predictions"] > 0 and "rouge_l" in summary["metrics"]
+
+    # the table command is installed too and finds the papers' references in the wheel
+    printed = _run(
+        [
+            str(env_dir / "bin" / "recallbench-table"),
+            "carecall_table1",
+            f"paths.data_dir={FIXTURES}",
+            "--results",
+            str(results),
+        ],
+        cwd=work,
+        env=env,
+    ).stdout.split()
+    assert str(results / "tables" / "carecall_table1.csv") in printed
+    rows = (results / "tables" / "carecall_table1.csv").read_text().splitlines()
+    assert rows[1].startswith("Sessions,CareCall_mem (all sessions),sessions,")
