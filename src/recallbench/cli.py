@@ -13,15 +13,108 @@ which works from a source checkout whose console scripts are not reinstalled).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import random
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import ValidationError
 
 from recallbench import CONF_DIR
+from recallbench.errors import ConfigError, ResumeError, UserError, one_line
+
+EXIT_USER_ERROR = 2
+
+
+def verbose_errors() -> bool:
+    """Show tracebacks of user errors (``HYDRA_FULL_ERROR=1`` or ``--verbose``)?"""
+    return os.environ.get("HYDRA_FULL_ERROR") == "1" or os.environ.get("RECALLBENCH_VERBOSE") == "1"
+
+
+@contextlib.contextmanager
+def user_errors(prog: str = "recallbench") -> Iterator[None]:
+    """Print a ``UserError`` as ONE line on stderr and exit 2 (the traceback only when verbose)."""
+    try:
+        yield
+    except UserError as exc:
+        if verbose_errors():
+            raise
+        print(f"{prog}: error: {one_line(exc)}", file=sys.stderr, flush=True)
+        sys.exit(EXIT_USER_ERROR)
+
+
+def _take_verbose_flag(argv: list[str]) -> list[str]:
+    """Strip ``--verbose`` from ``argv`` (Hydra does not know it) and remember it."""
+    if "--verbose" in argv:
+        os.environ["RECALLBENCH_VERBOSE"] = "1"
+        argv = [a for a in argv if a != "--verbose"]
+    return argv
+
+
+@dataclass
+class RunKeys:
+    """The schema of the top-level run keys of ``conf/config.yaml`` (checked before any work)."""
+
+    tag: str = "adhoc"
+    job: str | None = None
+    seed: int = 0
+    episodes: int | None = None
+    resume_dir: str | None = None
+    progress: bool = True
+
+
+_EXPECTED = {
+    "tag": "a folder name",
+    "job": "a folder name or null",
+    "seed": "an integer",
+    "episodes": "an integer >= 1, or null for every episode",
+    "resume_dir": "the path of an existing run folder, or null",
+    "progress": "true or false",
+}
+
+
+def check_run_keys(cfg: DictConfig) -> None:
+    """Type-check the top-level keys against ``RunKeys``; raise ``ConfigError`` naming the key."""
+    for f in fields(RunKeys):
+        value = cfg.get(f.name)
+        try:
+            OmegaConf.merge(OmegaConf.structured(RunKeys), {f.name: value})
+        except ValidationError:
+            raise ConfigError(
+                f"{f.name}={value!r}: expected {_EXPECTED[f.name]} (conf/config.yaml)"
+            ) from None
+    if cfg.get("episodes") is not None and int(cfg.episodes) < 1:
+        raise ConfigError(
+            f"episodes={cfg.episodes}: expected {_EXPECTED['episodes']} (0 or fewer selects nothing)"
+        )
+    for key in ("tag", "job"):
+        value = cfg.get(key)
+        if value is not None and (
+            not str(value).strip() or "/" in str(value) or value in {".", ".."}
+        ):
+            raise ConfigError(f"{key}={value!r}: expected {_EXPECTED[key]} without '/'")
+
+
+def check_resume_dir(resume_dir: str | None) -> None:
+    """A ``resume_dir`` must be an existing run folder (a run.json inside)."""
+    if not resume_dir:
+        return
+    path = Path(resume_dir)
+    if not path.is_dir():
+        raise ResumeError(
+            f"resume_dir={resume_dir}: no such folder; name the run folder of an interrupted run "
+            "(results/runs/<tag>/<stamp>/<job>), or drop resume_dir to start a new run"
+        )
+    if not (path / "run.json").is_file():
+        raise ResumeError(
+            f"resume_dir={resume_dir}: not a run folder (no run.json inside); name the folder "
+            "that holds run.json, config.yaml and items/"
+        )
 
 
 def select_episodes(episodes: list, n: int | None, seed: int) -> list:
@@ -50,12 +143,20 @@ def run(cfg: DictConfig, job: str, choices: dict[str, str] | None = None) -> Pat
     from recallbench.datasets import load
     from recallbench.embed import build_embedder
     from recallbench.llm import build_llm
+    from recallbench.run_record import HealthPolicy, RunInterrupted, describe_problems
     from recallbench.runner import Runner, default_stamp
     from recallbench.tracking import WandbLogger
 
+    check_run_keys(cfg)
+    check_resume_dir(cfg.resume_dir)
     paths = cfg.paths
     options = OmegaConf.to_container(cfg.dataset.get("options") or {}, resolve=True)
     episodes = load(cfg.dataset.name, cfg.dataset.data_dir, **options)
+    if not episodes:
+        raise ConfigError(
+            f"dataset {cfg.dataset.name} under {cfg.dataset.data_dir} with options {options} "
+            "holds no episodes: nothing to run"
+        )
     episodes = select_episodes(episodes, cfg.episodes, int(cfg.seed))
     cache = Path(paths.cache_dir) / "llm.sqlite"
     llm = build_llm(OmegaConf.to_container(cfg.generator, resolve=True), cache)
@@ -81,9 +182,35 @@ def run(cfg: DictConfig, job: str, choices: dict[str, str] | None = None) -> Pat
         config=config,
         progress=bool(cfg.progress),
         logger=WandbLogger(cfg.wandb.project, cfg.wandb.mode, tags=[cfg.tag]),
+        health=HealthPolicy.from_config(config.get("health")),
     )
-    runner.run(episodes)
+    try:
+        runner.run(episodes)
+    except RunInterrupted as stop:
+        info = runner.info
+        print(
+            f"recallbench: {stop} after {info.get('episodes_done', 0)}/{len(episodes)} episodes "
+            f"(run.json: interrupted); resume with: {resume_command(run_dir)}",
+            file=sys.stderr,
+            flush=True,
+        )
+        sys.exit(stop.exit_status)
+    if runner.info.get("status") == "degraded":
+        print(
+            f"recallbench: warning: run degraded ({describe_problems(runner.info['health'])}); "
+            f"samples of unparsed replies in {run_dir / 'usage.json'}",
+            file=sys.stderr,
+            flush=True,
+        )
     return run_dir
+
+
+def resume_command(run_dir: Path) -> str:
+    """The command line that resumes ``run_dir``: this command's overrides + ``resume_dir=``."""
+    import shlex
+
+    args = [a for a in sys.argv[1:] if not a.startswith(("resume_dir=", "-m", "--multirun"))]
+    return shlex.join(["recallbench", *args, f"resume_dir={run_dir}"])
 
 
 def picked_choices(choices) -> dict[str, str]:
@@ -109,24 +236,24 @@ def main() -> None:
     import hydra
     from hydra.core.hydra_config import HydraConfig
 
-    from recallbench.errors import ConfigError
     from recallbench.tables import table_only
 
     @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
     def _app(cfg: DictConfig) -> None:
-        choices = HydraConfig.get().runtime.choices
-        if reason := table_only(choices.get("experiment"), cfg.get("table")):
-            raise ConfigError(reason)
-        job = cfg.job or f"{cfg.dataset.name}-{choices['memory']}-{choices['generator']}"
-        print(run(cfg, job, picked_choices(choices)))
+        with user_errors():
+            choices = HydraConfig.get().runtime.choices
+            if reason := table_only(choices.get("experiment"), cfg.get("table")):
+                raise ConfigError(reason)
+            job = cfg.job or f"{cfg.dataset.name}-{choices['memory']}-{choices['generator']}"
+            print(run(cfg, job, picked_choices(choices)))
 
+    sys.argv = _take_verbose_flag(sys.argv)
     _app()
 
 
 def table_services(cfg: DictConfig) -> dict[str, Callable[..., Any]]:
     """Return the model factories a table builder may call, from the composed config."""
     from recallbench.embed import build_embedder
-    from recallbench.errors import ConfigError
     from recallbench.judges import build_judge
     from recallbench.judges.caim import build_caim_judge
     from recallbench.llm import build_llm
@@ -179,7 +306,10 @@ def table_main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("args", nargs="+", metavar="EXPERIMENT | KEY=VALUE")
     parser.add_argument("--results", help="results folder (default: paths.results_dir)")
+    parser.add_argument("--verbose", action="store_true", help="show tracebacks of user errors")
     ns = parser.parse_intermixed_args(argv)
+    if ns.verbose:
+        os.environ["RECALLBENCH_VERBOSE"] = "1"
     overrides = [a for a in ns.args if "=" in a or a.startswith(("~", "+"))]
     experiments = [a for a in ns.args if a not in overrides]
     if not experiments:
@@ -187,7 +317,9 @@ def table_main(argv: list[str] | None = None) -> None:
     if ns.results:
         overrides.append(f"paths.results_dir={ns.results}")
     for experiment in experiments:
-        for path in render_table(experiment, overrides).values():
+        with user_errors("recallbench-table"):
+            files = render_table(experiment, overrides)
+        for path in files.values():
             print(path)
 
 

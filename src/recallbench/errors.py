@@ -1,4 +1,9 @@
-"""Exceptions raised at the edges of the harness (data files, configs, LLM replies)."""
+"""Exceptions raised at the edges of the harness (data files, configs, caches, LLM replies).
+
+Every mistake a user can fix is a ``UserError``: the command line prints its message as ONE
+line (what is wrong, where, what to do) and exits with status 2; ``HYDRA_FULL_ERROR=1`` or
+``--verbose`` shows the traceback instead. Anything else is a bug and keeps its traceback.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +11,50 @@ import difflib
 from collections.abc import Iterable
 
 
-class DatasetFormatError(ValueError):
+class UserError(Exception):
+    """A mistake in the user's input, config or files; the message says where and what to do."""
+
+
+class DatasetFormatError(UserError, ValueError):
     """A data file does not have the expected format. The message names file, record, expectation."""
 
 
-class ConfigError(ValueError):
+class DataNotFoundError(UserError, FileNotFoundError):
+    """The data root lacks a file or folder a loader, run or table needs."""
+
+
+class DatasetSubsetWarning(UserWarning):
+    """A loader read fewer (or more) records than the public release holds: a subset or a broken copy."""
+
+
+class ConfigError(UserError, ValueError):
     """A configuration value is invalid."""
 
 
-def did_you_mean(kind: str, name: str, options: Iterable[str]) -> KeyError:
-    """Build a KeyError for an unknown ``name`` that suggests the closest valid options."""
+class CacheError(UserError, RuntimeError):
+    """A cache file cannot be used (corrupt, not a database); the message says how to set it aside."""
+
+
+class ResumeError(UserError, ValueError):
+    """A run folder cannot be resumed (absent, not a run, another config)."""
+
+
+class UnknownChoiceError(UserError, KeyError):
+    """An unknown name for a registry entry; the message suggests the closest valid names."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+def did_you_mean(kind: str, name: str, options: Iterable[str]) -> UnknownChoiceError:
+    """Build the error for an unknown ``name`` that suggests the closest valid options."""
     options = sorted(options)
     close = difflib.get_close_matches(name, options, n=3)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    return KeyError(f"unknown {kind} {name!r}.{hint} Options: {', '.join(options)}")
+    return UnknownChoiceError(f"unknown {kind} {name!r}.{hint} Options: {', '.join(options)}")
+
+
+def one_line(exc: BaseException) -> str:
+    """Return the exception's message on one line (first line kept, the rest joined by ' | ')."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return " | ".join(lines) if lines else type(exc).__name__

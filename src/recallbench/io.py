@@ -16,12 +16,23 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_path", "safe_name", "write_json", "write_jsonl_rows", "write_text", "write_yaml"]
+from recallbench.errors import CacheError
+
+__all__ = [
+    "atomic_path",
+    "safe_name",
+    "unusable_cache",
+    "write_json",
+    "write_jsonl_rows",
+    "write_text",
+    "write_yaml",
+]
 
 
 @contextlib.contextmanager
@@ -76,3 +87,18 @@ def safe_name(name: str) -> str:
     readers of run folders must use it too.
     """
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+@contextlib.contextmanager
+def unusable_cache(path: str | Path, what: str) -> Iterator[None]:
+    """Turn SQLite's "file is not a database" (and kin) into a ``CacheError`` saying what to do."""
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            raise
+        raise CacheError(
+            f"{what} {path} is not usable ({exc}): set it aside with `mv {path} {path}.corrupt`"
+            " (a new cache starts empty; cached replies are recomputed) or point"
+            " paths.cache_dir at another folder"
+        ) from exc

@@ -3,12 +3,14 @@
 Run folder ``results/runs/<tag>/<stamp>/<job>/``::
 
     config.yaml        the resolved config (no secrets: API keys live only in the environment)
-    run.json           git sha, package versions, dataset sha256, status (written in a finally)
+    run.json           git sha, package versions, dataset sha256, status (written in a finally),
+                       attempt, pid, host, heartbeat (``run_record``)
     items/<ep>.jsonl   predictions of each finished episode (resume skips these episodes)
     predictions.jsonl  all predictions          scores.jsonl   per-item metric values
     summary.json       per metric: corpus value, item mean, n, per session, and episode-clustered
                        bootstrap 95% CIs of every value (``metrics.bootstrap``)
-    usage.json         LLM usage and cost per task, per stage and in total
+    usage.json         LLM usage and cost per task, per stage and in total, summed over the
+                       attempts in usage/attempt-<n>.json
     memory/<ep>.jsonl  the memory store after every session
 
 A rerun with the same config finds every LLM call in the SQLite cache (zero uncached calls); a
@@ -18,8 +20,11 @@ rerun into the same folder (``resume_dir``) also skips finished episodes.
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import os
 import platform
+import signal
 import subprocess
 import time
 from collections import defaultdict
@@ -28,8 +33,19 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from recallbench.errors import ConfigError
 from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
 from recallbench.records import Episode, MemoryItem, Prediction, Score, read_jsonl, write_jsonl
+from recallbench.run_record import (
+    HealthPolicy,
+    RunInterrupted,
+    health_problems,
+    stop_signals_raise,
+    summed_usage,
+    write_run_json,
+)
+
+log = logging.getLogger(__name__)
 
 PACKAGES = ("recallbench", "torch", "transformers", "openai", "sentence-transformers", "numpy")
 
@@ -83,6 +99,7 @@ class Runner:
         config: dict | None = None,
         progress: bool = True,
         logger=None,
+        health: HealthPolicy | None = None,
     ) -> None:
         self.run_dir = Path(run_dir)
         self.protocol = protocol
@@ -92,43 +109,103 @@ class Runner:
         self.config = config or {}
         self.progress = progress
         self.logger = logger
+        self.health = health or HealthPolicy()
+        self.attempt = 1
+        self.info: dict[str, Any] = {}
 
     def run(self, episodes: Sequence[Episode]) -> dict:
-        """Run every episode (skipping finished ones), score, and write the run folder."""
+        """Run every episode (skipping finished ones), score, and write the run folder.
+
+        The record stays honest whatever happens (``run_record``): SIGTERM/SIGINT leave
+        ``interrupted`` with the counts done and re-raise ``RunInterrupted``; an error leaves
+        ``failed``; a finished run whose tasks failed to parse too often is ``degraded``. Usage is
+        written per attempt and summed over attempts into ``usage.json``.
+        """
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        info = {
+        previous = self._previous_info()
+        self.attempt = int(previous.get("attempt", 0)) + 1
+        info = self.info = {
             "status": "running",
+            "attempt": self.attempt,
             "git_sha": git_sha(),
             "versions": package_versions(),
             "dataset_sha256": episodes_sha256(episodes),
             "n_episodes": len(episodes),
             "started_unix": time.time(),
+            "first_started_unix": previous.get("first_started_unix")
+            or previous.get("started_unix")
+            or time.time(),
             "host": platform.node(),
+            "pid": os.getpid(),
         }
-        write_json(self.run_dir / "run.json", info)
+        write_run_json(self.run_dir, info)
         write_yaml(self.run_dir / "config.yaml", self.config)
+        predictions: list[Prediction] = []
         try:
-            predictions = self._replay(episodes)
-            write_jsonl(self.run_dir / "predictions.jsonl", predictions)
-            scores, summary = self._score(predictions)
+            with stop_signals_raise():
+                predictions = self._replay(episodes)
+                if not predictions:
+                    raise ConfigError(
+                        f"{len(episodes)} episode(s) gave no predictions for protocol "
+                        f"{self.protocol.name!r}: nothing to score (check the dataset's sessions "
+                        "and the protocol's options)"
+                    )
+                write_jsonl(self.run_dir / "predictions.jsonl", predictions)
+                scores, summary = self._score(predictions)
             write_jsonl(self.run_dir / "scores.jsonl", scores)
             summary["n_episodes"] = len(episodes)
             summary["n_predictions"] = len(predictions)
             write_json(self.run_dir / "summary.json", summary)
-            write_json(self.run_dir / "usage.json", self.llm.usage.to_dict())
+            usage = self._flush_usage()
+            problems = health_problems(self.llm.usage.to_dict(), self.health)
+            info["status"] = "degraded" if problems else "finished"
+            if problems:
+                info["health"] = problems
             if self.logger is not None:
-                self.logger.log_run(self.config, summary, predictions, self.llm.usage.to_dict())
-            info["status"] = "finished"
+                self.logger.log_run(self.config, summary, predictions, usage)
             return summary
+        except (RunInterrupted, KeyboardInterrupt) as exc:
+            stop = exc if isinstance(exc, RunInterrupted) else RunInterrupted(signal.SIGINT)
+            info["status"] = "interrupted"
+            info["signal"] = stop.signal_name
+            raise stop from None
         except BaseException as exc:
             info["status"] = "failed"
             info["error"] = f"{type(exc).__name__}: {exc}"
             raise
         finally:
             info["finished_unix"] = time.time()
-            write_json(self.run_dir / "run.json", info)
-            if (usage := getattr(self.llm, "usage", None)) is not None:
-                write_json(self.run_dir / "usage.json", usage.to_dict())
+            info["episodes_done"] = len(list((self.run_dir / "items").glob("*.jsonl")))
+            info["predictions_done"] = len(predictions) or self._items_predictions()
+            write_run_json(self.run_dir, info)
+            if getattr(self.llm, "usage", None) is not None:
+                self._flush_usage()
+
+    def _previous_info(self) -> dict:
+        """The ``run.json`` of an earlier attempt in this folder (empty for a new run)."""
+        path = self.run_dir / "run.json"
+        if not path.is_file():
+            return {}
+        try:
+            return json.loads(path.read_text())
+        except ValueError:
+            return {}
+
+    def _items_predictions(self) -> int:
+        """How many predictions the finished episodes' item files hold (cheap line count)."""
+        return sum(
+            sum(1 for line in p.open(encoding="utf-8") if line.strip())
+            for p in (self.run_dir / "items").glob("*.jsonl")
+        )
+
+    def _flush_usage(self) -> dict:
+        """Write this attempt's usage and the sum over attempts (``usage.json``); return the sum."""
+        write_json(
+            self.run_dir / "usage" / f"attempt-{self.attempt}.json", self.llm.usage.to_dict()
+        )
+        total = summed_usage(self.run_dir)
+        write_json(self.run_dir / "usage.json", total)
+        return total
 
     def _replay(self, episodes: Sequence[Episode]) -> list[Prediction]:
         from tqdm.auto import tqdm
@@ -139,12 +216,16 @@ class Runner:
         for episode in bar:
             item_path = items_dir / f"{safe_name(episode.episode_id)}.jsonl"
             if item_path.exists():  # finished in an earlier, interrupted run
-                out.extend(read_jsonl(item_path, Prediction))
-                continue
+                done = self._read_items(item_path)
+                if done is not None:
+                    out.extend(done)
+                    continue
             result = self.protocol.run_episode(episode, self.make_method(), self.llm)
             self._write_snapshots(episode.episode_id, result.snapshots)
             write_jsonl(item_path, result.predictions)
             out.extend(result.predictions)
+            self._flush_usage()
+            write_run_json(self.run_dir, self.info)  # heartbeat
             totals = self.llm.usage.to_dict()["totals"]
             bar.set_postfix(
                 preds=len(out),
@@ -152,6 +233,23 @@ class Runner:
                 cost=f"${totals.get('cost_usd') or 0:.4f}",
             )
         return out
+
+    def _read_items(self, path: Path) -> list[Prediction] | None:
+        """Read a finished episode's items; a corrupt file is set aside (None: redo the episode)."""
+        try:
+            return read_jsonl(path, Prediction)
+        except (ValueError, KeyError, TypeError) as exc:
+            aside = path.with_name(f"{path.name}.corrupt-{self.attempt}")
+            os.replace(path, aside)
+            message = (
+                f"{path}: unreadable ({type(exc).__name__}: {str(exc)[:120]}); set aside as "
+                f"{aside.name}, the episode is run again"
+            )
+            log.warning(message)
+            self.info.setdefault("redone_episodes", []).append(
+                {"items": path.name, "reason": message}
+            )
+            return None
 
     def _write_snapshots(self, episode_id: str, snapshots: list[tuple[int, list[MemoryItem]]]):
         rows = (

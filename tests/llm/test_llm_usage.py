@@ -57,7 +57,12 @@ def test_cost_from_server_usage_and_price_table(stub, make_llm):
         "failures",
         "parse_failures",
     }
-    assert keys <= set(usage["totals"]) and set(usage) == {"tasks", "by_stage", "totals"}
+    assert keys <= set(usage["totals"]) and set(usage) == {
+        "tasks",
+        "by_stage",
+        "totals",
+        "unparsed_samples",
+    }
     json.dumps(usage, allow_nan=False)
 
 

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from recallbench.errors import DataNotFoundError
 from recallbench.llm.prices import PRICES_AS_OF, PriceTable
 
 AGENT_STAGES = ("memory", "answer")
@@ -55,7 +56,7 @@ class RunCost:
 
 def _read_json(path: Path) -> dict:
     if not path.exists():
-        raise FileNotFoundError(f"{path} not found: is {path.parent} a finished run folder?")
+        raise DataNotFoundError(f"{path} not found: is {path.parent} a finished run folder?")
     return json.loads(path.read_text(encoding="utf-8"))
 
 

@@ -1,4 +1,9 @@
-"""Find run folders and read what identifies them (tag, stamp, job, status, config choices)."""
+"""Find run folders and read what identifies them (tag, stamp, job, status, config choices).
+
+``status`` is run.json's, except that a ``running`` record whose process is gone reads
+``stale`` (``run_record.is_stale``). ``find_runs(finished=True)`` keeps the usable statuses,
+``finished`` and ``degraded``.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from recallbench.run_record import USABLE, is_stale
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,9 @@ def _read_run(path: Path) -> RunInfo | None:
     if not run_json.exists():
         return None
     info = json.loads(run_json.read_text())
+    status = info.get("status", "unknown")
+    if is_stale(info):  # "running", but its process is gone (kill -9, node lost)
+        status = "stale"
     config = (
         yaml.safe_load((path / "config.yaml").read_text())
         if (path / "config.yaml").exists()
@@ -43,7 +53,7 @@ def _read_run(path: Path) -> RunInfo | None:
         tag=path.parent.parent.name,
         stamp=path.parent.name,
         job=path.name,
-        status=info.get("status", "unknown"),
+        status=status,
         choices=dict((config or {}).get("choices") or {}),
         config=config or {},
     )
@@ -56,8 +66,8 @@ def find_runs(
     root = Path(results_dir) / "runs"
     pattern = f"{tag}/*/*" if tag else "*/*/*"
     runs = [r for p in sorted(root.glob(pattern)) if p.is_dir() and (r := _read_run(p))]
-    if finished:
-        runs = [r for r in runs if r.status == "finished"]
+    if finished:  # finished or degraded (tables flag cells built from degraded runs)
+        runs = [r for r in runs if r.status in USABLE]
     return sorted(runs, key=lambda r: (r.stamp, r.job))
 
 

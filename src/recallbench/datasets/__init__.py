@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from recallbench.errors import DatasetFormatError, did_you_mean
+from recallbench.errors import DataNotFoundError, DatasetFormatError, did_you_mean
 from recallbench.records import Episode
 
 # name -> module under recallbench.datasets (module stem = config stem = CLI choice)
@@ -50,16 +50,18 @@ __all__ = [
 ]
 
 
-class DataNotFoundError(FileNotFoundError):
-    """The data root lacks the dataset a table or run needs."""
-
-
 def load(name: str, data_dir: str | Path, **options) -> list[Episode]:
     """Load dataset ``name`` from the data root ``data_dir`` into episodes."""
     if name not in LOADERS:
         raise did_you_mean("dataset", name, LOADERS)
     module = importlib.import_module(f"recallbench.datasets.{LOADERS[name]}")
-    return module.load(Path(data_dir), **options)
+    episodes = module.load(Path(data_dir), **options)
+    if not episodes:
+        raise DatasetFormatError(
+            f"{name} under {data_dir} (options {options or {}}): the loader found no episodes; "
+            "check the files (or the filter options) and re-fetch with `make data`"
+        )
+    return episodes
 
 
 def require_folder(data_dir: str | Path, name: str, needed_by: str) -> None:

@@ -7,11 +7,12 @@ and what was expected, so that a broken download is fixed in one look.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from recallbench.errors import DatasetFormatError
+from recallbench.errors import DataNotFoundError, DatasetFormatError, DatasetSubsetWarning
 from recallbench.records import Turn
 
 
@@ -24,16 +25,18 @@ def display(path: Path, root: Path) -> str:
 
 
 def require_file(path: Path, root: Path, what: str) -> Path:
-    """Return ``path`` if it is a file, else raise FileNotFoundError listing its folder."""
+    """Return ``path`` if it is a file, else raise ``DataNotFoundError`` listing its folder."""
     if path.is_file():
         return path
     folder = path.parent
     while not folder.is_dir() and folder != folder.parent:
         folder = folder.parent
     present = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
-    raise FileNotFoundError(
+    shown = ", ".join(present[:8]) + (f" ... ({len(present)} entries)" if len(present) > 8 else "")
+    raise DataNotFoundError(
         f"{what}: {display(path, root)} not found under {root} "
-        f"({display(folder, root)}/ holds: {present or 'nothing'})"
+        f"({display(folder, root)}/ holds: {shown or 'nothing'}). Fetch the data with `make data`,"
+        " or point RECALLBENCH_DATA_DIR (make: DATA_DIR=) at an existing copy."
     )
 
 
@@ -122,3 +125,26 @@ def make_turns(
 def speakers_in_order(sessions: Sequence[Sequence[tuple[str, str]]]) -> tuple[str, ...]:
     """Return the distinct speakers of ``(speaker, text)`` sessions in order of first appearance."""
     return tuple(dict.fromkeys(spk for utterances in sessions for spk, _ in utterances))
+
+
+def require_records(n: int, where: str, what: str) -> None:
+    """Raise when a file that must hold records holds none (an empty or truncated download)."""
+    if n == 0:
+        raise DatasetFormatError(
+            f"{where}: no {what} (the file is empty); re-fetch it with `make data` or restore "
+            "the copy it came from"
+        )
+
+
+def check_known_count(n: int, known: int | None, where: str, what: str) -> None:
+    """Warn loudly when ``n`` differs from the public release's count ``known`` (None: unknown).
+
+    A subset is legitimate (fixtures, a user's sample), so this warns instead of failing; the
+    warning names the file and both counts so that a truncated download is seen at once.
+    """
+    if known is not None and n != known:
+        warnings.warn(
+            f"{where}: {n} {what}, the public release has {known} (a subset, or a truncated copy?)",
+            DatasetSubsetWarning,
+            stacklevel=3,
+        )

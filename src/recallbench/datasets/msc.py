@@ -60,12 +60,14 @@ from typing import Any, Literal
 
 from recallbench.clock import UNKNOWN_GAP, ClockError, from_gaps, unit_gap
 from recallbench.datasets._common import (
+    check_known_count,
     display,
     get,
     iter_jsonl,
     make_turns,
     read_json,
     require_file,
+    require_records,
     session_id,
     strings,
 )
@@ -76,6 +78,9 @@ from recallbench.records import Episode, Session
 PARLAI_DIR = Path("msc/msc")
 FLAT_SAMPLE = Path("msc/theanine_sample/resources/data/sample_dialogue.json")
 SPLITS = ("train", "valid", "test")
+# Records per session file in ParlAI's release (every dialogue and personasummary file of the
+# split; train files differ by session, so they are not checked).
+KNOWN_EPISODES = {"valid": 500, "test": 501}
 SPEAKERS = ("Speaker 1", "Speaker 2")
 BOT_SPEAKERS = {"bot_0": "Speaker 1", "bot_1": "Speaker 2"}
 
@@ -187,6 +192,9 @@ def _read_files(folder: Path, split: str, data_dir: Path, id_path: tuple[str, ..
             if node in records:
                 raise DatasetFormatError(f"{where}: duplicate initial_data_id {node!r}")
             records[node] = (where, record)
+        name = display(path, data_dir)
+        require_records(len(records), name, "records")
+        check_known_count(len(records), KNOWN_EPISODES.get(split), name, "records")
         files[int(m.group(1))] = (path, records)
     return files
 

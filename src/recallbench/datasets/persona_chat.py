@@ -25,7 +25,7 @@ from pathlib import Path
 
 from recallbench.clock import EPOCH
 from recallbench.datasets._common import display, make_turns, session_id
-from recallbench.errors import ConfigError, DatasetFormatError
+from recallbench.errors import ConfigError, DataNotFoundError, DatasetFormatError
 from recallbench.records import Episode, Session
 
 FOLDER = Path("persona_chat")
@@ -78,7 +78,7 @@ def _find(data_dir: Path, file: Path) -> Path:
     available = (
         sorted(display(p, data_dir) for p in folder.rglob("*.txt")) if folder.is_dir() else []
     )
-    raise FileNotFoundError(
+    raise DataNotFoundError(
         f"persona_chat: {file} not found under {display(folder, data_dir)}/ "
         f"(available: {available or 'none'})"
     )

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from recallbench.io import unusable_cache
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
     model TEXT NOT NULL,
@@ -36,9 +38,10 @@ class EmbeddingCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute(_SCHEMA)
-        self._conn.commit()
+        with unusable_cache(self.path, "embedding cache"):
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(_SCHEMA)
+            self._conn.commit()
 
     def get_many(self, model: str, texts: list[str]) -> dict[str, np.ndarray]:
         """Return the cached vectors of ``texts`` under ``model`` (texts not cached are absent)."""

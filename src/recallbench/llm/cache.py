@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from recallbench.io import unusable_cache
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS replies (
     key TEXT PRIMARY KEY,
@@ -73,11 +75,12 @@ class Cache:
             self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
         )
         self._lock = threading.Lock()
-        with self._lock:
+        with self._lock, unusable_cache(self.path, "LLM cache"):
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = NORMAL")
             self._conn.execute(_SCHEMA)
+            self._conn.execute("SELECT COUNT(*) FROM replies LIMIT 1").fetchone()
 
     def get(self, key: str) -> dict[str, Any] | None:
         """Return the stored value of ``key``, or None when absent."""

@@ -16,6 +16,9 @@ from typing import Any
 
 from recallbench.llm.task import PARSE_FAILURE, TaskResult
 
+UNPARSED_SAMPLES = 3  # unparsed replies kept per task (usage.json "unparsed_samples")
+UNPARSED_CHARS = 500
+
 
 @dataclass
 class Bucket:
@@ -80,6 +83,7 @@ class Usage:
         self.tasks: dict[str, Bucket] = {}
         self.stages: dict[str, Bucket] = {}
         self.totals = Bucket()
+        self.unparsed: dict[str, list[str]] = {}  # a few unparsed replies per task, to inspect
         self._lock = threading.Lock()
 
     def record(self, name: str, stage: str, result: TaskResult, full_cost: float | None) -> None:
@@ -91,12 +95,18 @@ class Usage:
                 self.totals,
             ):
                 bucket.add(result, full_cost)
+            if result.failure is not None and result.failure.startswith(PARSE_FAILURE):
+                samples = self.unparsed.setdefault(name, [])
+                if len(samples) < UNPARSED_SAMPLES:
+                    samples.append(result.raw[:UNPARSED_CHARS])
 
     def to_dict(self) -> dict[str, Any]:
-        """Return ``{"tasks": {name: {...}}, "by_stage": {stage: {...}}, "totals": {...}}``."""
+        """Return ``{"tasks": {name: {...}}, "by_stage": {stage: {...}}, "totals": {...},
+        "unparsed_samples": {name: [reply, ...]}}``."""
         with self._lock:
             return {
                 "tasks": {k: b.to_dict() for k, b in sorted(self.tasks.items())},
                 "by_stage": {k: b.to_dict() for k, b in sorted(self.stages.items())},
                 "totals": self.totals.to_dict(),
+                "unparsed_samples": {k: list(v) for k, v in sorted(self.unparsed.items())},
             }

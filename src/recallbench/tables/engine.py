@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from recallbench.analysis import RunInfo, find_runs, latest_per_job
-from recallbench.errors import ConfigError, did_you_mean
+from recallbench.errors import ConfigError, DataNotFoundError, did_you_mean
+from recallbench.run_record import describe_problems
 from recallbench.tables.render import Cell, load_reference, render
 from recallbench.tables.spec import TableSpec
 
@@ -103,7 +104,7 @@ def table_runs(spec: TableSpec, results_dir: str | Path) -> list[RunInfo]:
         return []
     runs = list(latest_per_job(find_runs(results_dir, spec.tag)).values())
     if not runs:
-        raise FileNotFoundError(
+        raise DataNotFoundError(
             f"{spec.experiment}: no finished runs under {results_dir}/runs/{spec.tag}: run the "
             f"sweep first (`recallbench -m experiment={spec.runs}` or its make target)"
         )
@@ -150,6 +151,20 @@ def header_for(runs: Sequence[RunInfo]) -> dict[str, str]:
     }
 
 
+def degraded_notes(runs: Sequence[RunInfo]) -> list[str]:
+    """One note per ``degraded`` run: its job and the tasks that failed to parse (run.json)."""
+    notes = []
+    for run in runs:
+        if run.status != "degraded":
+            continue
+        problems = json.loads((run.path / "run.json").read_text()).get("health") or []
+        notes.append(
+            f"DEGRADED run {run.job} ({run.tag}/{run.stamp}): {describe_problems(problems)}; "
+            "its cells rest on fallback values"
+        )
+    return notes
+
+
 def reproduce(spec: TableSpec, ctx: TableContext) -> dict[str, Path]:
     """Build and render ``spec``'s table; return {format: path} of every file written."""
     runs = table_runs(spec, ctx.results_dir)
@@ -157,6 +172,9 @@ def reproduce(spec: TableSpec, ctx: TableContext) -> dict[str, Path]:
     header = header_for(built.runs or runs) if spec.runs is not None else {}
     header.update(built.header)
     header.update(spec.notes or {})
+    degraded = degraded_notes(built.runs or runs)
+    if degraded:
+        header["degraded runs"] = f"{len(degraded)} (see notes): their cells are not trustworthy"
     paths = render(
         built.cells,
         paper=spec.paper,
@@ -164,7 +182,7 @@ def reproduce(spec: TableSpec, ctx: TableContext) -> dict[str, Path]:
         title=spec.title,
         header=header,
         out_dir=Path(ctx.results_dir) / "tables",
-        notes=[*built.notes, *reference_notes(spec)],
+        notes=[*degraded, *built.notes, *reference_notes(spec)],
         show_n=built.show_n,
         corner=built.corner,
     )

@@ -24,6 +24,7 @@ import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
+from recallbench.errors import DataNotFoundError
 from recallbench.io import atomic_path
 from recallbench.papers.lufy.runs import lufy_reference, paper_value
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
@@ -101,7 +102,7 @@ def weights_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     """Builder of Table 2: the weight fit written to ``<results>/<table.fit>``."""
     path = Path(ctx.results_dir) / str(spec.option("fit"))
     if not path.exists():
-        raise FileNotFoundError(
+        raise DataNotFoundError(
             f"{path} not found: run scripts/fit_lufy_weights.py --data-dir DIR --out {path}"
         )
     fit = json.loads(path.read_text(encoding="utf-8"))

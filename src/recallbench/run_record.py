@@ -1,0 +1,191 @@
+"""What a run folder records about its own life: attempts, usage over attempts, health, stops.
+
+A run may take several attempts (a crash, ``kill -9``, SIGTERM from SLURM, Ctrl-C, then
+``resume_dir=``). Each attempt writes ``usage/attempt-<n>.json`` after every finished episode
+and at its end; ``usage.json`` is the sum over all attempts, so calls, tokens and cost add up over
+the whole run (an attempt killed with ``-9`` loses only the usage of its unfinished episode, whose
+calls are in the LLM cache and come back as cached calls at no cost).
+
+``run.json`` carries ``pid``, ``host`` and ``heartbeat_unix`` (refreshed after every episode):
+``is_stale`` recognises a ``running`` record whose process is gone. Statuses:
+
+- ``finished``: every episode ran and was scored, and the health check passed;
+- ``degraded``: finished, but a task's parse failures (or transport failures) passed their
+  threshold (``health`` in the config); ``run.json["health"]`` names the tasks and
+  ``usage.json["unparsed_samples"]`` keeps a few replies for inspection. Tables flag such cells;
+- ``interrupted``: stopped by SIGTERM/SIGINT, with the counts done; resumable;
+- ``failed``: an error; the message is in ``run.json["error"]``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import signal
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from recallbench.io import write_json
+
+USABLE = ("finished", "degraded")  # statuses whose results tables may use
+STALE_AFTER_S = 6 * 3600  # a heartbeat older than this on another host counts as stale
+
+
+class RunInterrupted(BaseException):
+    """A stop signal reached the run (SIGTERM, SIGINT). Not an ``Exception``: nothing swallows it."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+
+    @property
+    def signal_name(self) -> str:
+        return signal.Signals(self.signum).name
+
+    @property
+    def exit_status(self) -> int:
+        """The shell's convention: 128 + signal number (130 for SIGINT, 143 for SIGTERM)."""
+        return 128 + self.signum
+
+
+@contextlib.contextmanager
+def stop_signals_raise() -> Iterator[None]:
+    """Within the block, SIGTERM and SIGINT raise ``RunInterrupted`` in the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, _frame):
+        raise RunInterrupted(signum)
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+# ----------------------------------------------------------------------------- usage sums
+
+
+def add_usage(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+    """Add two usage dicts leaf by leaf (numbers add; a cost that is None on either side stays
+    None: unknown is never silently 0; lists of samples are concatenated, 3 per task kept)."""
+    out: dict[str, Any] = {}
+    for key in sorted(set(a) | set(b)):
+        x, y = a.get(key), b.get(key)
+        if key not in a or key not in b:
+            out[key] = x if key in a else y
+        elif isinstance(x, Mapping) and isinstance(y, Mapping):
+            out[key] = add_usage(x, y)
+        elif isinstance(x, list) and isinstance(y, list):
+            out[key] = (x + y)[:3]
+        elif x is None or y is None:
+            out[key] = None
+        elif isinstance(x, bool | str) or isinstance(y, bool | str):
+            out[key] = y
+        else:
+            total = x + y
+            out[key] = round(total, 8) if isinstance(total, float) else total
+    return out
+
+
+def attempt_files(run_dir: Path) -> list[Path]:
+    """The per-attempt usage files of a run folder, in attempt order."""
+    files = (run_dir / "usage").glob("attempt-*.json")
+    return sorted(files, key=lambda p: int(p.stem.split("-")[1]))
+
+
+def summed_usage(run_dir: Path) -> dict[str, Any]:
+    """Sum every attempt's usage; ``attempts`` lists each attempt's totals."""
+    total: dict[str, Any] = {}
+    attempts = []
+    for path in attempt_files(run_dir):
+        usage = json.loads(path.read_text())
+        attempts.append({"attempt": int(path.stem.split("-")[1]), **usage.get("totals", {})})
+        total = add_usage(total, usage) if total else dict(usage)
+    total["attempts"] = attempts
+    return total
+
+
+# ----------------------------------------------------------------------------- health
+
+
+@dataclass(frozen=True)
+class HealthPolicy:
+    """When a finished run counts as ``degraded`` (rates per task, over this run's calls)."""
+
+    max_parse_failure_rate: float = 0.05
+    max_failure_rate: float = 0.02
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any] | None) -> HealthPolicy:
+        return cls(**dict(cfg or {}))
+
+
+def health_problems(usage: Mapping[str, Any], policy: HealthPolicy) -> list[dict[str, Any]]:
+    """Return one entry per task whose parse or transport failure rate passes the policy."""
+    problems = []
+    for task, bucket in sorted((usage.get("tasks") or {}).items()):
+        calls = int(bucket.get("calls") or 0)
+        if not calls:
+            continue
+        for kind, limit in (
+            ("parse_failures", policy.max_parse_failure_rate),
+            ("failures", policy.max_failure_rate),
+        ):
+            n = int(bucket.get(kind) or 0)
+            if n and n / calls > limit:
+                problems.append(
+                    {"task": task, "kind": kind, "n": n, "calls": calls, "rate": n / calls}
+                )
+    return problems
+
+
+def describe_problems(problems: list[dict[str, Any]]) -> str:
+    """One line naming each unhealthy task, e.g. ``theanine.link_relation: 69/69 parse failures``."""
+    return "; ".join(
+        f"{p['task']}: {p['n']}/{p['calls']} {p['kind'].replace('_', ' ')}" for p in problems
+    )
+
+
+# ----------------------------------------------------------------------------- liveness
+
+
+def process_alive(pid: int) -> bool:
+    """Is a process with this pid running on this host?"""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def is_stale(info: Mapping[str, Any], now: float | None = None) -> bool:
+    """Is a ``running`` record left behind by a process that is gone?
+
+    On the same host the pid decides; elsewhere a heartbeat older than ``STALE_AFTER_S``.
+    """
+    if info.get("status") != "running":
+        return False
+    pid, host = info.get("pid"), info.get("host")
+    if pid is not None and host == platform.node():
+        return not process_alive(int(pid))
+    beat = info.get("heartbeat_unix") or info.get("started_unix")
+    now = time.time() if now is None else now
+    return beat is None or now - float(beat) > STALE_AFTER_S
+
+
+def write_run_json(run_dir: Path, info: dict[str, Any]) -> None:
+    """Refresh the heartbeat and write ``run.json`` atomically."""
+    info["heartbeat_unix"] = time.time()
+    write_json(run_dir / "run.json", info)

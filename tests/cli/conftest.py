@@ -1,0 +1,59 @@
+"""Run the ``recallbench`` console entry point in-process and capture what a user would see."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from recallbench import cli
+
+FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures"
+# In-process, Hydra must leave logging alone: its dictConfig would close handlers that other
+# test modules' imports (absl via rouge-score) bound to pytest's captured stderr.
+LOGGING = ("hydra/job_logging=none", "hydra/hydra_logging=none")
+
+
+@dataclass
+class Outcome:
+    status: int | str | None
+    err: str
+    out: str
+
+    @property
+    def error_lines(self) -> list[str]:
+        """stderr lines the CLI itself printed (library INFO logs and progress bars dropped)."""
+        return [line for line in self.err.splitlines() if line.startswith("recallbench")]
+
+
+@pytest.fixture
+def data_copy(tmp_path) -> Path:
+    """A private copy of the fixture data root, safe to damage."""
+    dest = tmp_path / "data"
+    shutil.copytree(FIXTURES, dest)
+    return dest
+
+
+@pytest.fixture
+def run_cli(monkeypatch, capsys, tmp_path):
+    """Call ``recallbench <argv>`` in this process; return its exit status and output."""
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
+    monkeypatch.delenv("RECALLBENCH_VERBOSE", raising=False)
+
+    def call(*argv: str, results: Path | None = None) -> Outcome:
+        results = results or tmp_path / "results"
+        args = ["recallbench", f"paths.results_dir={results}", "progress=false", *LOGGING, *argv]
+        monkeypatch.setattr(sys, "argv", args)
+        capsys.readouterr()
+        status = 0
+        try:
+            cli.main()
+        except SystemExit as exc:
+            status = exc.code
+        captured = capsys.readouterr()
+        return Outcome(status, captured.err, captured.out)
+
+    return call
