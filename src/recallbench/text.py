@@ -13,6 +13,12 @@ Tokenizers
   set (token F1, Distinct-n, sentence BLEU), whose definition is ParlAI's.
 - ``TOKENIZERS``: ``whitespace`` and ``word`` (runs of word characters) for the dataset
   statistics tables (LUFY Table 1 counts words with ``word``, CareCall with ``whitespace``).
+- ``char_ngrams``: the set of character n-grams inside each word (NFC, lowercase, punctuation
+  dropped; a word shorter than n is kept whole). Language-neutral overlap for Korean, where
+  words carry particles and endings (무릎이 / 무릎 share the bigram 무릎 but no word) and the
+  English stemmers/stopwords above do not apply: the offline CareCall memory-operation rule and
+  the memory-turn detector of the CareCall response tables.
+- ``normalize_sentence``: NFC, whitespace collapsed, stripped: the CareCall sentence match.
 
 Stemmers (``STEMMERS``)
 - ``porter``: NLTK's Porter stemmer (data-free). THEANINE's and Bae et al.'s offline relation rules.
@@ -43,11 +49,13 @@ __all__ = [
     "TOKENIZERS",
     "answer_content",
     "answer_words",
+    "char_ngrams",
     "content_words",
     "crude_stem",
     "is_number",
     "light_stem",
     "normalize_answer",
+    "normalize_sentence",
     "parlai_tokens",
     "porter_stem",
     "tokenize",
@@ -204,6 +212,31 @@ def tokenize(text: str, tokenizer: str = "whitespace") -> list[str]:
     if tokenizer not in TOKENIZERS:
         raise did_you_mean("tokenizer", tokenizer, TOKENIZERS)
     return TOKENIZERS[tokenizer](text)
+
+
+# -- character n-grams (language-neutral overlap) --------------------------------------------
+
+_NON_WORD = re.compile(r"[^\w\s]|_")
+
+
+def normalize_sentence(text: str) -> str:
+    """Return ``text`` NFC-normalized with whitespace collapsed and stripped."""
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+@lru_cache(maxsize=100_000)
+def char_ngrams(text: str, n: int = 2) -> frozenset[str]:
+    """Return the character n-grams inside the words of ``text`` (lowercased, NFC,
+    punctuation dropped); a word shorter than ``n`` characters counts as one gram."""
+    if n < 1:
+        raise ValueError(f"char_ngrams: n must be >= 1, got {n}")
+    grams: set[str] = set()
+    for word in _NON_WORD.sub(" ", unicodedata.normalize("NFC", text).lower()).split():
+        if len(word) <= n:
+            grams.add(word)
+        else:
+            grams.update(word[i : i + n] for i in range(len(word) - n + 1))
+    return frozenset(grams)
 
 
 # -- stemmers ---------------------------------------------------------------------------------

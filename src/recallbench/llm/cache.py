@@ -3,7 +3,10 @@
 The key is the sha256 of a canonical JSON of everything that decides a reply: backend, model,
 the full chat messages and every decoding parameter (max_tokens, temperature, seed). For the
 extractive backend the "model" is recallbench's own code, so its key also carries a fingerprint
-of the package's files (``source_fingerprint``); replies that depend on files outside the
+of the package's files (``source_fingerprint``) and the configuration bound into the task's
+offline implementation (``offline_config_key``: the arguments of a ``functools.partial``, e.g.
+an offline rule's thresholds), so a sweep over offline settings never reuses another setting's
+replies; replies that depend on files outside the
 package (e.g. a model retrained into results/) are not covered: delete the cache after such a
 change. Values are
 JSON (no pickle): the reply text, its token counts and what it cost when it was made. The
@@ -14,6 +17,7 @@ a race between two writers of the same key is harmless).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -47,6 +51,32 @@ def source_fingerprint() -> str:
         if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
             digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def _describe(value: Any) -> Any:
+    """JSON stand-in for a bound argument that is not plain data: its type and its name."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if hasattr(value, "tolist"):  # numpy arrays and scalars
+        return value.tolist()
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=repr)
+    kind = type(value)
+    ident = getattr(value, "name", None) or getattr(value, "model", None)
+    return {"type": f"{kind.__module__}.{kind.__qualname__}", "name": str(ident)}
+
+
+def offline_config_key(fn: Any) -> str:
+    """Canonical JSON of an offline implementation: its function and every argument bound by
+    (nested) ``functools.partial``. Objects that are not plain data (an embedder) stand as
+    their type and ``name``/``model``; a bound method stands as its qualified name only."""
+    bound = []
+    while isinstance(fn, functools.partial):
+        bound.append({"args": list(fn.args), "keywords": dict(fn.keywords)})
+        fn = fn.func
+    name = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', type(fn).__qualname__)}"
+    payload = {"fn": name, "bound": bound}
+    return json.dumps(payload, sort_keys=True, ensure_ascii=False, default=_describe)
 
 
 def cache_key(

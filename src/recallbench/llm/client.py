@@ -8,8 +8,9 @@ already running. Cache lookups happen in the caller's thread before anything is 
 Caching: every backend's replies are cached when a cache is given, so a rerun of a finished run
 answers every call from the cache. LLM replies are keyed by backend, model, messages and decoding
 parameters; unseeded sampled calls are not cached. Extractive replies come from code, so their
-key also holds the package's code fingerprint and the task's fields (an offline implementation
-may read fields the template does not show); calls whose fields are not plain data (JSON,
+key also holds the package's code fingerprint, the task's fields (an offline implementation
+may read fields the template does not show) and the configuration bound into the offline
+implementation (``functools.partial`` arguments such as thresholds); calls whose fields are not plain data (JSON,
 dataclasses, numpy) are computed every time.
 
 Failure policy (never crashes a run): a call that fails after the backend's bounded retries
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from recallbench.llm.cache import Cache, cache_key, source_fingerprint
+from recallbench.llm.cache import Cache, cache_key, offline_config_key, source_fingerprint
 from recallbench.llm.prices import PriceTable
 from recallbench.llm.runtime import LoopThread, Progress, progress_enabled
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE, Message, PromptTask, TaskResult
@@ -61,6 +62,8 @@ class _Call:
     # carry them too ("" for chat, whose offline() answers exactly its messages; None: the
     # fields are not plain data, so the call is not cached).
     offline_key: str | None = ""
+    # The offline implementation's bound configuration (``cache.offline_config_key``).
+    offline_config: str = ""
 
 
 def _plain_json(value: Any) -> Any:
@@ -218,6 +221,7 @@ class LLM:
             task.parse,
             task.fallback,
             fields_key(fields) if self.backend.offline else "",
+            offline_config_key(task.offline) if self.backend.offline and task.offline else "",
         )
 
     def _key(self, call: _Call) -> str | None:
@@ -230,6 +234,8 @@ class LLM:
                 return None
             model = f"{model}@{source_fingerprint()}"
             params["offline_fields"] = call.offline_key
+            if call.offline_config:
+                params["offline_config"] = call.offline_config
         elif call.dec.temperature > 0 and call.dec.seed is None:
             return None  # unseeded sampling is meant to differ every time: never cached
         return cache_key(self.backend.name, model, call.messages, params)

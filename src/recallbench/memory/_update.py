@@ -10,10 +10,9 @@ the new memory is M' = M u S. THEANINE (Ong et al., NAACL 2025) runs it with gpt
 baseline "+ Memory Update" (sec. 3.2) using the pairwise classifier prompt of its Fig. 25.
 
 Implemented: ``UPDATE_PROMPT`` (THEANINE Fig. 25, verbatim) as the PromptTask
-``memory.update_operation`` (stage ``memory``); ``algorithm1`` (exactly Bae's Algorithm 1);
-``MemoryUpdater`` (classifier + algorithm, reusable: ``memory_retrieval`` composes it with
-``update: true``; the ``memory_ops`` protocol can call ``classify``); ``MemoryUpdate``, the
-THEANINE "All Memories + Memory Update" method.
+``memory.update_operation`` (stage ``memory``); Algorithm 1 (``_algorithm1``); ``MemoryUpdater``
+(classifier + algorithm, reusable: ``memory_retrieval`` composes it with ``update: true``; the
+``memory_ops`` protocol calls ``classify``/``update_texts``).
 
 Label mapping (Fig. 25 -> Algorithm 1): PASS -> P, REPLACE -> R, APPEND -> A, DELETE -> D, and
 CHANGE -> R. Fig. 25's CHANGE ("the information from 'summary' has been changed to 'memory'",
@@ -22,23 +21,19 @@ label REPLACE: "When s_j and m_i are inconsistent, the more recent information s
 4.3; the same pair is REPLACE in their Table 7). Unparseable replies fall back to APPEND (the
 prompt's own prior: "Most of the relations are likely to be 'APPEND'"; it loses nothing).
 
-Offline classifier (the ``extractive`` backend), on Porter-stemmed content words m, s and the
-embedder cosine c of the two sentences (speaker tags stripped):
-1. different speaker tags -> APPEND (facts about different people never collide);
-2. same text, s a subset of m, or c >= pass_cos -> PASS (memory already holds the summary);
-3. the summary reports a resolution ("recovered", "gone", "no longer", ...) the memory does not,
-   about the same thing (at least ``delete_shared`` shared stems, or c >= related_cos) -> DELETE;
-4. related (overlap |m&s|/min(|m|,|s|) >= related_overlap, or c >= related_cos) with a negation
-   flip, or Jaccard(m, s) >= replace_jaccard with s larger than m (summary has more
-   information), or c >= replace_cos -> REPLACE;
-5. otherwise APPEND.
-The default thresholds were set by hand on the 20 sentence pairs the papers print (Bae et al.
-Table 7, THEANINE Fig. 25): 11 of Bae's 14 Table 7 pairs come out right (a fit, not a held-out
-score); the three misses need world knowledge ("Not sick" ~ "no health issues").
+Offline classifier (the ``extractive`` backend), chosen by ``offline_rule``:
+- ``english``: stems + embedder cosine, thresholds ``thresholds`` (``_english_ops``);
+- ``charngram``: character-bigram containment/overlap, thresholds ``charngram`` fit on data
+  (``_charops``), meaningful on Korean and English;
+- ``append``: every pair APPEND (Bae et al.'s "Memory accumulate");
+- ``auto`` (default): ``charngram`` for a pair with Hangul, else ``english``.
+The rule and its thresholds are bound into the task's offline implementation (a
+``functools.partial``), which the LLM cache key includes, so a sweep over them never reuses
+another setting's replies.
 
 Deviations:
 - Bae et al. fine-tune a T5 classifier (NLI transfer); THEANINE prompts gpt-3.5 with Fig. 25.
-  We run Fig. 25 on the configured generator, or the lexical rule above offline.
+  We run Fig. 25 on the configured generator, or a lexical rule offline (``offline_rule``).
 - Bae's FUSION cases (1.09%, discarded by the authors) are not handled, as in the paper.
 """
 
@@ -47,13 +42,28 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any
 
 from recallbench.errors import ConfigError
 from recallbench.llm.task import ParseError, PromptTask, TaskResult
+from recallbench.memory._algorithm1 import algorithm1
+from recallbench.memory._charops import CHARNGRAM_DEFAULTS, charngram_operation
+from recallbench.memory._english_ops import DEFAULT_THRESHOLDS, english_operation, reply
 from recallbench.records import MemoryItem
-from recallbench.text import content_words, porter_stem
+
+__all__ = [
+    "CHARNGRAM_DEFAULTS",
+    "DEFAULT_THRESHOLDS",
+    "LABELS",
+    "OFFLINE_RULES",
+    "TO_ALGORITHM1",
+    "UPDATE_PROMPT",
+    "MemoryUpdater",
+    "algorithm1",
+    "operation_task",
+    "parse_operation",
+]
 
 # THEANINE (Ong et al., NAACL 2025) App. H Fig. 25 "Prompt for Memory Update (Baseline)",
 # verbatim (including its quotes); {memory} and {summary} are the paper's placeholders.
@@ -103,25 +113,10 @@ UPDATE_SOURCE = "THEANINE (Ong et al., NAACL 2025) App. H Fig. 25, verbatim"
 LABELS = ("PASS", "CHANGE", "REPLACE", "APPEND", "DELETE")
 TO_ALGORITHM1 = {"PASS": "P", "CHANGE": "R", "REPLACE": "R", "APPEND": "A", "DELETE": "D"}
 FALLBACK_LABEL = "APPEND"
-DEFAULT_THRESHOLDS = {
-    "pass_cos": 0.95,
-    "delete_shared": 1,
-    "related_overlap": 0.5,
-    "related_cos": 0.6,
-    "replace_jaccard": 0.35,
-    "replace_cos": 0.85,
-}
-
+OFFLINE_RULES = ("auto", "english", "charngram", "append")
 _LABEL = re.compile(r"\b(" + "|".join(LABELS) + r")\b")
 _ECHO = re.compile(r"Example of [\"']\w+[\"']")
-_TAG = re.compile(r"^([^:\n]{1,40}):\s+(.+)$", re.S)
-_NEGATION = re.compile(r"\b(?:not|no|never|nothing|none|nobody|cannot)\b|n't\b")
-_RESOLVED = re.compile(
-    r"\b(?:recover\w*|better|gone|heal\w*|cured?|finish\w*|complet\w*|resolved|solved|quit|"
-    r"stopped|ended|no longer|anymore|over with)\b"
-)
-
-
+_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
 # --- the pairwise classifier ---------------------------------------------------------------
 
 
@@ -147,60 +142,57 @@ def parse_operation(reply: str) -> str:
     raise ParseError(f"no operation label ({', '.join(LABELS)}) in reply {reply[:80]!r}")
 
 
-@lru_cache(maxsize=50_000)
-def _stems(text: str) -> frozenset[str]:
-    return frozenset(porter_stem(w) for w in content_words(text))
+def append_operation(*, memory: str, summary: str) -> str:
+    """The APPEND-only rule (Bae et al.'s "Memory accumulate")."""
+    return reply("APPEND", "APPEND is the only operation")
 
 
-def _split_tag(text: str) -> tuple[str | None, str]:
-    m = _TAG.match(text.strip())
-    return (m.group(1).strip(), m.group(2).strip()) if m else (None, text.strip())
+def auto_operation(
+    *, memory: str, summary: str, embedder: Any, thresholds: Mapping, charngram: Mapping
+) -> str:
+    """The character n-gram rule for a pair with Hangul, else the English rule."""
+    if _HANGUL.search(memory) or _HANGUL.search(summary):
+        return charngram_operation(memory=memory, summary=summary, thresholds=charngram)
+    return english_operation(
+        memory=memory, summary=summary, embedder=embedder, thresholds=thresholds
+    )
 
 
-def _norm(text: str) -> str:
-    return text.lower().replace("\u2019", "'")
+def offline_rule_fn(rule: str, embedder: Any, thresholds: Mapping, charngram: Mapping) -> partial:
+    """Return the offline implementation of the Fig. 25 task for ``rule`` (its config bound)."""
+    if rule == "english":
+        return partial(english_operation, embedder=embedder, thresholds=dict(thresholds))
+    if rule == "charngram":
+        return partial(charngram_operation, thresholds=dict(charngram))
+    if rule == "append":
+        return partial(append_operation)
+    if rule == "auto":
+        return partial(
+            auto_operation,
+            embedder=embedder,
+            thresholds=dict(thresholds),
+            charngram=dict(charngram),
+        )
+    raise ConfigError(f"offline_rule {rule!r} unknown (options: {', '.join(OFFLINE_RULES)})")
 
 
-def offline_operation(*, memory: str, summary: str, embedder: Any, thresholds: Mapping) -> str:
-    """Classify a (memory, summary) pair with the lexical/embedding rule (module docstring)."""
-    tag_m, body_m = _split_tag(memory)
-    tag_s, body_s = _split_tag(summary)
-    if tag_m and tag_s and tag_m != tag_s:
-        return _reply("APPEND", f"about different speakers ({tag_m} vs {tag_s})")
-    m, s = _stems(body_m), _stems(body_s)
-    vecs = embedder.encode([body_m, body_s])
-    cos = float(vecs[0] @ vecs[1])
-    if _norm(body_m) == _norm(body_s) or (s and s <= m) or cos >= thresholds["pass_cos"]:
-        return _reply("PASS", f"memory already contains the summary (cos {cos:.2f})")
-    shared = len(m & s)
-    overlap = shared / min(len(m), len(s)) if m and s else 0.0
-    jaccard = shared / len(m | s) if m | s else 0.0
-    same_topic = shared >= thresholds["delete_shared"] or cos >= thresholds["related_cos"]
-    if same_topic and _RESOLVED.search(_norm(body_s)) and not _RESOLVED.search(_norm(body_m)):
-        return _reply("DELETE", f"the summary resolves the memory ({shared} shared words)")
-    related = overlap >= thresholds["related_overlap"] or cos >= thresholds["related_cos"]
-    flip = bool(_NEGATION.search(_norm(body_m))) != bool(_NEGATION.search(_norm(body_s)))
-    if (
-        (related and flip)
-        or (jaccard >= thresholds["replace_jaccard"] and len(s) > len(m))
-        or cos >= thresholds["replace_cos"]
-    ):
-        return _reply("REPLACE", f"summary updates the memory (jaccard {jaccard:.2f})")
-    return _reply("APPEND", f"new information (overlap {overlap:.2f}, cos {cos:.2f})")
-
-
-def _reply(label: str, why: str) -> str:
-    return f"Relation: {label}\nExplanation: {why}"
-
-
-def operation_task(embedder: Any, thresholds: Mapping | None = None) -> PromptTask:
-    """Return the Fig. 25 classifier task; its offline twin is ``offline_operation``."""
+def operation_task(
+    embedder: Any,
+    thresholds: Mapping | None = None,
+    *,
+    offline_rule: str = "auto",
+    charngram: Mapping | None = None,
+) -> PromptTask:
+    """Return the Fig. 25 classifier task; offline it answers with ``offline_rule``."""
     return PromptTask(
         name="memory.update_operation",
         template=UPDATE_PROMPT,
         parse=parse_operation,
-        offline=partial(
-            offline_operation, embedder=embedder, thresholds=dict(thresholds or DEFAULT_THRESHOLDS)
+        offline=offline_rule_fn(
+            offline_rule,
+            embedder,
+            dict(thresholds or DEFAULT_THRESHOLDS),
+            dict(charngram or CHARNGRAM_DEFAULTS),
         ),
         fallback=FALLBACK_LABEL,
         stage="memory",
@@ -209,29 +201,11 @@ def operation_task(embedder: Any, thresholds: Mapping | None = None) -> PromptTa
     )
 
 
-# --- Algorithm 1 ---------------------------------------------------------------------------
-
-
-def algorithm1(
-    n_memory: int, n_summary: int, ops: Mapping[tuple[int, int], str]
-) -> tuple[list[int], list[int]]:
-    """Run Bae et al.'s Algorithm 1 on indices; ``ops[(i, j)]`` is "P", "R", "A" or "D".
-
-    Returns the indices of the memory and summary sentences that stay (M' = M u S, in order).
-    """
-    m_del: set[int] = set()
-    s_del: set[int] = set()
-    for i in range(n_memory):  # lines 3-8
-        for j in range(n_summary):
-            if ops[(i, j)] in ("R", "D"):
-                m_del.add(i)
-                if ops[(i, j)] == "D":
-                    s_del.add(j)
-    kept_m = [i for i in range(n_memory) if i not in m_del]  # line 9
-    for j in range(n_summary):  # lines 10-13: PASS only against surviving memory
-        if any(ops[(i, j)] == "P" for i in kept_m):
-            s_del.add(j)
-    return kept_m, [j for j in range(n_summary) if j not in s_del]  # lines 14-15
+def _checked(given: Mapping | None, defaults: Mapping, what: str) -> dict:
+    unknown = set(given or {}) - set(defaults)
+    if unknown:
+        raise ConfigError(f"unknown {what} {sorted(unknown)} (options: {sorted(defaults)})")
+    return {**defaults, **dict(given or {})}
 
 
 class MemoryUpdater:
@@ -239,25 +213,59 @@ class MemoryUpdater:
 
     Args:
         llm: runs the classifier task (``run_many``: one call per pair, O(|M||S|)).
-        embedder: used by the offline rule.
-        thresholds: overrides of ``DEFAULT_THRESHOLDS`` for the offline rule.
+        embedder: used by the English offline rule.
+        thresholds: overrides of ``DEFAULT_THRESHOLDS`` (English offline rule).
+        offline_rule: ``auto`` | ``english`` | ``charngram`` | ``append`` (module docstring).
+        charngram: overrides of ``CHARNGRAM_DEFAULTS`` (character n-gram rule).
     """
 
-    def __init__(self, llm: Any, embedder: Any, thresholds: Mapping | None = None) -> None:
-        unknown = set(thresholds or {}) - set(DEFAULT_THRESHOLDS)
-        if unknown:
+    def __init__(
+        self,
+        llm: Any,
+        embedder: Any,
+        thresholds: Mapping | None = None,
+        *,
+        offline_rule: str = "auto",
+        charngram: Mapping | None = None,
+    ) -> None:
+        if offline_rule not in OFFLINE_RULES:
             raise ConfigError(
-                f"unknown memory-update thresholds {sorted(unknown)} "
-                f"(options: {sorted(DEFAULT_THRESHOLDS)})"
+                f"offline_rule {offline_rule!r} unknown (options: {', '.join(OFFLINE_RULES)})"
             )
         self.llm = llm
-        self.thresholds = {**DEFAULT_THRESHOLDS, **dict(thresholds or {})}
-        self.task = operation_task(embedder, self.thresholds)
+        self.embedder = embedder
+        self.offline_rule = offline_rule
+        self.thresholds = _checked(thresholds, DEFAULT_THRESHOLDS, "memory-update thresholds")
+        self.charngram = _checked(charngram, CHARNGRAM_DEFAULTS, "charngram thresholds")
+        self.task = operation_task(
+            embedder, self.thresholds, offline_rule=offline_rule, charngram=self.charngram
+        )
         self.log: list[dict[str, Any]] = []
+
+    def with_charngram(self, charngram: Mapping) -> MemoryUpdater:
+        """Return a fresh updater like this one with other character n-gram thresholds."""
+        return MemoryUpdater(
+            self.llm,
+            self.embedder,
+            self.thresholds,
+            offline_rule=self.offline_rule,
+            charngram=charngram,
+        )
 
     def classify(self, pairs: Sequence[tuple[str, str]]) -> list[TaskResult]:
         """Return the classifier's results for (memory, summary) text pairs; value = label."""
         return self.llm.run_many(self.task, [{"memory": m, "summary": s} for m, s in pairs])
+
+    def update_texts(
+        self, memory: Sequence[str], summary: Sequence[str]
+    ) -> tuple[list[str], dict[tuple[int, int], str]]:
+        """Return M' (texts) for memory and summary texts, and the Fig. 25 label per pair."""
+        pairs = [(i, j) for i in range(len(memory)) for j in range(len(summary))]
+        results = self.classify([(memory[i], summary[j]) for i, j in pairs])
+        labels = {p: r.value for p, r in zip(pairs, results, strict=True)}
+        ops = {p: TO_ALGORITHM1[v] for p, v in labels.items()}
+        kept_m, kept_s = algorithm1(len(memory), len(summary), ops)
+        return [memory[i] for i in kept_m] + [summary[j] for j in kept_s], labels
 
     def update(
         self, memory: Sequence[MemoryItem], summary: Sequence[MemoryItem]

@@ -40,7 +40,9 @@ class MemoryRetrieval(AllMemories):
         k: memories shown (THEANINE: 6, following Xu et al.; CareCall: 5).
         context_turns: turns of the current session used as the retrieval query.
         update: run Bae et al.'s memory update at the end of each session.
-        thresholds: offline-rule thresholds of the update classifier.
+        thresholds: English offline-rule thresholds of the update classifier.
+        offline_rule: ``auto`` | ``english`` | ``charngram`` | ``append`` (``_update``).
+        charngram: character n-gram rule thresholds (default: fit on CareCall_mem).
         **params: ``SessionSummaries`` options (source, summarize_speakers, prompt_style, ...).
     """
 
@@ -53,6 +55,8 @@ class MemoryRetrieval(AllMemories):
         context_turns: int = 3,
         update: bool = False,
         thresholds: Mapping | None = None,
+        offline_rule: str = "auto",
+        charngram: Mapping | None = None,
         **params: Any,
     ) -> None:
         super().__init__(llm, embedder, **params)
@@ -61,7 +65,9 @@ class MemoryRetrieval(AllMemories):
         self.k = int(k)
         self.context_turns = int(context_turns)
         if update:
-            self._updater = MemoryUpdater(llm, embedder, thresholds)
+            self._updater = MemoryUpdater(
+                llm, embedder, thresholds, offline_rule=offline_rule, charngram=charngram
+            )
 
     def _select(self, query: Query) -> tuple[list[MemoryItem], dict[str, Any]]:
         text = query_text(query, self.context_turns)

@@ -1,29 +1,98 @@
 """THEANINE "All Memories + Memory Update" (Bae et al. 2022, Algorithm 1, without retrieval).
 
-The classifier, its prompt (THEANINE Fig. 25, verbatim), the offline rule and Algorithm 1 live in
-``memory/_update.py`` (shared with ``memory_retrieval`` and ``session_summaries``); see its
-docstring for the paper, the label mapping and the deviations.
+The classifier, its prompt (THEANINE Fig. 25, verbatim), the offline rules and Algorithm 1 live
+in ``memory/_update.py`` (shared with ``memory_retrieval`` and ``session_summaries``), the
+character n-gram rule in ``_charops``; see their docstrings for the paper, the label mapping and
+the deviations. This module is also the public face of the memory-operation building blocks
+(``transitions``, ``set_f1``, ``fit_charngram``, ...) for the ``memory_ops`` protocol.
+
+Refit the character n-gram rule's defaults (``CHARNGRAM_DEFAULTS``) on a CareCall_mem file::
+
+    python -m recallbench.memory.memory_update fit-charngram <data_dir> [file]
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
-from recallbench.memory._update import MemoryUpdater
+from recallbench.memory._algorithm1 import NAMES as OP_NAMES
+from recallbench.memory._algorithm1 import algorithm1, update_texts
+from recallbench.memory._charops import (
+    CHARNGRAM_DEFAULTS,
+    CHARNGRAM_FIT,
+    GRID,
+    Transition,
+    fit_charngram,
+    set_f1,
+    set_prf,
+    transitions,
+)
+from recallbench.memory._english_ops import FIT_ON as ENGLISH_FIT_ON
+from recallbench.memory._update import OFFLINE_RULES, TO_ALGORITHM1, MemoryUpdater
 from recallbench.memory.all_memories import AllMemories
+
+__all__ = [
+    "CHARNGRAM_DEFAULTS",
+    "CHARNGRAM_FIT",
+    "ENGLISH_FIT_ON",
+    "GRID",
+    "OFFLINE_RULES",
+    "OP_NAMES",
+    "TO_ALGORITHM1",
+    "MemoryUpdate",
+    "MemoryUpdater",
+    "Transition",
+    "algorithm1",
+    "fit_charngram",
+    "set_f1",
+    "set_prf",
+    "transitions",
+    "update_texts",
+]
 
 
 class MemoryUpdate(AllMemories):
     """THEANINE "All Memories + Memory Update" / Bae et al. "Memory update" without retrieval.
 
     Args:
-        thresholds: offline-rule thresholds (see ``DEFAULT_THRESHOLDS``).
+        thresholds: English offline-rule thresholds (see ``DEFAULT_THRESHOLDS``).
+        offline_rule: ``auto`` | ``english`` | ``charngram`` | ``append``.
+        charngram: character n-gram rule thresholds (default ``CHARNGRAM_DEFAULTS``).
         **params: ``SessionSummaries`` options (source, summarize_speakers, prompt_style, ...).
     """
 
     def __init__(
-        self, llm: Any, embedder: Any, *, thresholds: Mapping | None = None, **params: Any
+        self,
+        llm: Any,
+        embedder: Any,
+        *,
+        thresholds: Mapping | None = None,
+        offline_rule: str = "auto",
+        charngram: Mapping | None = None,
+        **params: Any,
     ) -> None:
         super().__init__(llm, embedder, **params)
-        self._updater = MemoryUpdater(llm, embedder, thresholds)
+        self._updater = MemoryUpdater(
+            llm, embedder, thresholds, offline_rule=offline_rule, charngram=charngram
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``fit-charngram <data_dir> [file]``: print the fitted thresholds and their set F1."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) not in (2, 3) or args[0] != "fit-charngram":
+        print(__doc__.split("Refit")[1].strip(), file=sys.stderr)
+        return 2
+    from recallbench.datasets import carecall
+
+    episodes = carecall.load(args[1], *args[2:3])
+    data = transitions(episodes)
+    fitted, f1 = fit_charngram(data)
+    print(f"{len(data)} transitions of {len(episodes)} episodes: {fitted} mean set F1 {f1:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -90,6 +90,12 @@ class SessionSummaries(BaselineMethod):
         self._items: list[MemoryItem] = []
         self.summary_failures = 0
 
+    @property
+    def updater(self) -> MemoryUpdater | None:
+        """The memory updater (Algorithm 1 + classifier), or None when memory only accumulates
+        (APPEND is the only operation: Bae et al.'s "Memory accumulate")."""
+        return self._updater
+
     # --- writing -------------------------------------------------------------------------
 
     def _clear(self) -> None:
