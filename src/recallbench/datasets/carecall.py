@@ -34,6 +34,7 @@ from typing import Any
 
 from recallbench.clock import CARECALL_GAP, EPOCH
 from recallbench.datasets._common import (
+    check_known_count,
     display,
     get,
     make_turns,
@@ -46,6 +47,7 @@ from recallbench.records import Episode, Session
 
 FOLDER = Path("carecall_mem/data")
 DEFAULT_FILE = "carecall-memory-sample.json"
+KNOWN_SAMPLE_EPISODES = 10  # the public sample (45 sessions)
 ROLES = ("system", "user")
 _GUID = re.compile(r"(?P<episode>.+)-S(?P<index>\d+)")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
@@ -80,6 +82,8 @@ def load(
             f"got {type(data).__name__}"
         )
     groups = _group(data, name)
+    if path.name == DEFAULT_FILE:
+        check_known_count(len(groups), KNOWN_SAMPLE_EPISODES, name, "episodes")
     episodes = []
     for episode_id, sessions in groups.items():
         episode = _episode(episode_id, sessions, name, skip_degenerate, gap)

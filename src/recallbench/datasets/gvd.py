@@ -49,10 +49,12 @@ from pathlib import Path
 from typing import Any
 
 from recallbench import clock
+from recallbench.datasets._common import check_known_count
 from recallbench.errors import ConfigError, DatasetFormatError, did_you_mean
 from recallbench.records import Episode, QAItem, Session, Turn
 
 LANGUAGES = ("en", "cn")
+KNOWN_USERS = 15  # users per language in the released eval_data
 AI = "AI"
 RESOURCES = Path(__file__).resolve().parents[1] / "resources"
 DEFAULT_KEYS = {"en": RESOURCES / "gvd_answer_key_en.jsonl"}
@@ -98,6 +100,8 @@ def load(
                 f"{_rel(questions_path, data_dir)}: user {name!r} is not in {bank_path.name} "
                 f"(users: {sorted(bank)})"
             )
+    if users is None:  # a user filter is a legitimate subset
+        check_known_count(len(bank), KNOWN_USERS, _rel(bank_path, data_dir), "users")
     episodes = {
         name: _episode(language, name, raw_key, record, questions.get(name, []))
         for name, (raw_key, record) in bank.items()

@@ -55,6 +55,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.utils.exceptions import InvalidFileException
 
 from recallbench import clock
+from recallbench.datasets._common import check_known_count
 from recallbench.errors import ConfigError, DatasetFormatError, did_you_mean
 from recallbench.records import Episode, QAItem, Session, Turn
 
@@ -111,9 +112,14 @@ def load(
         if not system_dir.is_dir():
             raise DatasetFormatError(f"{_rel(system_dir, data_dir)}: folder missing ({LAYOUT})")
         found = sorted(p.name for p in system_dir.iterdir() if _visible_dir(p))
+        if users is None:
+            check_known_count(len(found), KNOWN_USERS, _rel(system_dir, data_dir), "users")
         for user in _select(users, found, f"user of LUFY system {name!r}"):
             episodes.append(_load_episode(data_dir, system_dir / user, name, user, canon))
     return episodes
+
+
+KNOWN_USERS = 17  # per system in the released Dataset/ (51 episodes over the three systems)
 
 
 def _select(value: str | Iterable[str] | None, options: Iterable[str], kind: str) -> list[str]:
