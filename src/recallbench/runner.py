@@ -143,6 +143,8 @@ class Runner:
         predictions: list[Prediction] = []
         try:
             with stop_signals_raise():
+                if (prepare := getattr(self.protocol, "prepare", None)) is not None:
+                    prepare(episodes)  # e.g. per-fold thresholds fit on the episodes (memory_ops)
                 predictions = self._replay(episodes)
                 if not predictions:
                     raise ConfigError(
@@ -232,7 +234,18 @@ class Runner:
                 calls=totals.get("calls", 0),
                 cost=f"${totals.get('cost_usd') or 0:.4f}",
             )
+        if (extra := getattr(self.protocol, "run_extra", None)) is not None:
+            out.extend(self._extra(extra, items_dir))
         return out
+
+    def _extra(self, extra: Callable, items_dir: Path) -> list[Prediction]:
+        """Items of the protocol that belong to no episode (memory_ops' labelled pairs)."""
+        path = items_dir / "_extra.jsonl"
+        if path.exists() and (done := self._read_items(path)) is not None:
+            return done
+        got = extra(self.make_method(), self.llm)
+        write_jsonl(path, got)
+        return got
 
     def _read_items(self, path: Path) -> list[Prediction] | None:
         """Read a finished episode's items; a corrupt file is set aside (None: redo the episode)."""

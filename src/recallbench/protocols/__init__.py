@@ -6,7 +6,7 @@ from typing import Any
 
 from recallbench.errors import did_you_mean
 
-PROTOCOLS = ("response", "qa", "qa_gvd", "teafarm")
+PROTOCOLS = ("response", "qa", "qa_gvd", "teafarm", "memory_ops")
 
 
 def build_protocol(cfg: dict[str, Any], seed: int = 0):
@@ -30,4 +30,8 @@ def build_protocol(cfg: dict[str, Any], seed: int = 0):
         from recallbench.protocols.teafarm import TeaFarmProtocol
 
         return TeaFarmProtocol(seed=seed, **cfg)
+    if name == "memory_ops":
+        from recallbench.protocols.memory_ops import MemoryOpsProtocol
+
+        return MemoryOpsProtocol(seed=seed, **cfg)
     raise did_you_mean("protocol", name, PROTOCOLS)

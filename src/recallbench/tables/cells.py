@@ -8,8 +8,10 @@ one number per run from ``summary["metrics"][<metric>]``:
 
 - column ``session: s``       -> ``per_session[s]`` (its value and n);
 - column ``qsession: "s/q"``  -> ``per_question_session["s/q"]`` (LUFY Tables 16-18);
-- otherwise the field ``value:`` of the column, else of the table (``value`` by default;
-  ``session_mean`` = THEANINE's "average of sessions" and LUFY's "Avg.").
+- otherwise the field ``value:`` of the column, else of the row, else of the table (``value``
+  by default; ``session_mean`` = THEANINE's "average of sessions" and LUFY's "Avg.").
+
+A row whose selector matches no run (``memory: paper_only``) shows only the paper's values.
 
 A run whose summary lacks the metric or the field gives nothing; the value is multiplied by the
 metric's ``scale`` (ours in the paper's unit) and shown with its ``digits`` (default 2).
@@ -97,7 +99,8 @@ def summary_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cell],
             summary = summaries.get(str(run.path)) or _summary(run)
             summaries[str(run.path)] = summary
             entry = summary.get("metrics", {}).get(metric)
-            if entry is not None and (got := entry_number(entry, column, field)) is not None:
+            at = str(row.get("value", field))  # a row may read another summary field
+            if entry is not None and (got := entry_number(entry, column, at)) is not None:
                 found.append(got)
         ours, n = pool(found)
         mspec = metrics[metric]
