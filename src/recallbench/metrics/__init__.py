@@ -16,7 +16,8 @@ r = get_metric("bleu4").compute(["the cat sat"], ["a cat sat"])   # MetricResult
 | bertscore_roberta_large | BERTScore F1 | roberta-large layer 17 (needs the Hub) | THEANINE (original) |
 | mauve | MAUVE | MiniLM features (not comparable to GPT-2-large) | THEANINE (offline stand-in) |
 | mauve_gpt2_large | MAUVE | gpt2-large features (needs the Hub) | THEANINE (original) |
-| perplexity | PPL of references | SmolLM2-135M-Instruct | CareCall |
+| perplexity | PPL of references, given the stored prompt when the protocol keeps it | SmolLM2-135M-Instruct | CareCall |
+| perplexity@<model> | the same under another local causal LM (a ``load_causal_lm`` spec) | any | CareCall |
 
 Heavy metrics load their models on first ``compute``. Metric sets per paper: ``conf/metrics/``.
 """
@@ -53,7 +54,13 @@ METRICS: dict[str, Metric] = {
 
 
 def get_metric(name: str) -> Metric:
-    """Return the metric registered as ``name``; a KeyError suggests close names on a miss."""
+    """Return the metric registered as ``name``; a KeyError suggests close names on a miss.
+
+    ``perplexity@<model>`` is the perplexity metric under another local causal LM (a spec for
+    ``recallbench.llm.backends.hf.load_causal_lm``), created on first use.
+    """
+    if name not in METRICS and name.startswith("perplexity@") and name != "perplexity@":
+        METRICS[name] = PerplexityMetric(name.partition("@")[2], name=name)
     if name not in METRICS:
         raise did_you_mean("metric", name, METRICS)
     return METRICS[name]

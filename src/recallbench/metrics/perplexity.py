@@ -32,14 +32,21 @@ class PerplexityMetric(Metric):
     """
 
     name = "perplexity"
+    uses_contexts = True  # the runner passes each prediction's stored prompt (meta.context)
     higher_is_better = False
     bounds = (0.0, math.inf)
     identical_is_max = False
     description = __doc__
 
     def __init__(
-        self, model: Any = None, *, tokenizer: Any = None, cap: float | None = None
+        self,
+        model: Any = None,
+        *,
+        tokenizer: Any = None,
+        cap: float | None = None,
+        name: str = "perplexity",
     ) -> None:
+        self.name = name
         self.model = model
         self.tokenizer = tokenizer
         self.cap = cap

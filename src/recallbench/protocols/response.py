@@ -12,6 +12,16 @@ Settings (``conf/protocol/response*.yaml``):
   ParlAI's msc_v0.1 has session 5 for valid/test, and ``make data`` fetches it).
 - ``responder``: ``all`` (every turn after the first, THEANINE: ~3.6K turns for 100 episodes x
   3 sessions) or a speaker name (CareCall: ``system``, the bot).
+- ``store_context``: keep the method's rendered prompt (its messages' contents joined by blank
+  lines) in ``meta["context"]``, so conditioned metrics score the reference given exactly what
+  the generator saw: CareCall's PPL is p(c_{t+1} | D_t, M) (sec. 4.1, Eq. 1).
+- ``memory_turn_threshold``: mark a turn as a "memory turn" (``meta["subsets"]``) when at least
+  this share of the character bigrams of some sentence of the session's stored memory
+  (``gold["memory"]``, the memory before the session) occurs in the reference reply. CareCall's
+  Table 4 "Memory turns" are annotated turns that use memory explicitly (22.4% of test turns);
+  the public data has no such labels, so this lexical proxy stands in (0.3 on the public sample
+  marks 10.4% of the bot turns of sessions 2-5; below 0.3 the matches are mostly generic words
+  such as 잘 or 예정). The same turns are marked in every memory setting.
 """
 
 from __future__ import annotations
@@ -24,6 +34,9 @@ from dataclasses import dataclass, field
 
 from recallbench.memory import MemoryMethod
 from recallbench.records import Episode, MemoryItem, Prediction, Query
+from recallbench.text import char_ngrams
+
+MEMORY_TURNS = "memory_turns"
 
 
 @dataclass
@@ -38,6 +51,21 @@ def prompt_hash(messages: list[dict[str, str]]) -> str:
     """Return a short stable hash of chat messages (for provenance in predictions)."""
     blob = json.dumps(messages, sort_keys=True, ensure_ascii=False).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def render_context(messages: list[dict[str, str]]) -> str:
+    """The prompt as one text: the messages' contents joined by blank lines."""
+    return "\n\n".join(m["content"] for m in messages if m.get("content"))
+
+
+def uses_memory(reply: str, memory: list[str], threshold: float) -> bool:
+    """True when some memory sentence has >= ``threshold`` of its character bigrams in ``reply``."""
+    got = char_ngrams(reply)
+    for sentence in memory:
+        grams = char_ngrams(sentence)
+        if grams and len(grams & got) / len(grams) >= threshold:
+            return True
+    return False
 
 
 def _usage(res) -> dict:
@@ -62,7 +90,15 @@ class ResponseProtocol:
         max_tokens: int = 128,
         temperature: float = 0.0,
         seed: int | None = 0,
+        store_context: bool = False,
+        memory_turn_threshold: float | None = None,
     ) -> None:
+        if memory_turn_threshold is not None and not 0 < memory_turn_threshold <= 1:
+            raise ValueError(
+                f"response: memory_turn_threshold must be in (0, 1], got {memory_turn_threshold}"
+            )
+        self.store_context = bool(store_context)
+        self.memory_turn_threshold = memory_turn_threshold
         self.target_sessions = tuple(int(s) for s in target_sessions)
         self.responder = responder
         self.max_tokens = max_tokens
@@ -91,7 +127,8 @@ class ResponseProtocol:
                         turn.speaker,
                         session.start,
                     )
-                    result.predictions.append(self._predict(method, llm, query, turn))
+                    pred = self._predict(method, llm, query, turn)
+                    result.predictions.append(self._mark(pred, session))
             started = time.perf_counter()
             method.observe(session)
             result.predictions.append(
@@ -99,6 +136,15 @@ class ResponseProtocol:
             )
             result.snapshots.append((session.index, list(method.snapshot())))
         return result
+
+    def _mark(self, pred: Prediction, session) -> Prediction:
+        """Add the memory-turn subset (``memory_turn_threshold``) to a prediction's meta."""
+        if self.memory_turn_threshold is None:
+            return pred
+        memory = [str(m) for m in session.gold.get("memory") or []]
+        if uses_memory(pred.reference or "", memory, self.memory_turn_threshold):
+            pred.meta["subsets"] = [MEMORY_TURNS]
+        return pred
 
     def _responds(self, speaker: str) -> bool:
         return self.responder == "all" or speaker == self.responder
@@ -135,6 +181,7 @@ class ResponseProtocol:
                 "recall_text": recall.text,
                 "recall_s": round(recalled_at - started, 6),
                 "generate_s": round(time.perf_counter() - recalled_at, 6),
+                **({"context": render_context(messages)} if self.store_context else {}),
             },
         )
 

@@ -8,6 +8,8 @@ one number per run from ``summary["metrics"][<metric>]``:
 
 - column ``session: s``       -> ``per_session[s]`` (its value and n);
 - column ``qsession: "s/q"``  -> ``per_question_session["s/q"]`` (LUFY Tables 16-18);
+- column ``subset: name``      -> the entry of that subset of items (``subsets[name]``, e.g.
+  CareCall's memory turns), then ``session``/``value`` as above;
 - otherwise the field ``value:`` of the column, else of the row, else of the table (``value``
   by default; ``session_mean`` = THEANINE's "average of sessions" and LUFY's "Avg.").
 
@@ -65,6 +67,10 @@ def rows_by(runs: Sequence[RunInfo], key: str) -> list[dict[str, Any]]:
 
 def entry_number(entry: Mapping[str, Any], column: Mapping[str, Any], field: str) -> Number | None:
     """Return the (value, n) a column reads from one metric's summary entry (None: absent)."""
+    if "subset" in column:  # a subset of the items (CareCall's memory turns)
+        entry = (entry.get("subsets") or {}).get(str(column["subset"]))
+        if entry is None:
+            return None
     for key, part in (("session", "per_session"), ("qsession", "per_question_session")):
         if key in column:
             sub = (entry.get(part) or {}).get(str(column[key]))

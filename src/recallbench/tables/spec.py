@@ -14,7 +14,7 @@
       ...                          # any other key is an option of the builder
 
 Row and column keys: ``label`` (required, unique); where a cell reads a run summary
-(``session``, ``qsession``, ``value``); builder flags (``random``, ``annotators``, ``metric``);
+(``session``, ``qsession``, ``value``, ``subset``); builder flags (``random``, ``annotators``, ``metric``);
 every other key selects runs: a config group (``memory: lufy``), a dotted config path
 (``memory.threshold``) or an alias (``logs``), with one value or a list of accepted values
 (``recallbench.analysis.select``).
@@ -49,7 +49,9 @@ __all__ = [
 
 SUMMARY_BUILDER = "recallbench.tables.cells.summary_table"
 GENERIC = ("paper", "id", "title", "builder", "runs", "rows", "columns", "metrics", "notes")
-PLACE_KEYS = frozenset({"label", "session", "qsession", "value"})  # where a cell reads a summary
+PLACE_KEYS = frozenset(
+    {"label", "session", "qsession", "value", "subset"}
+)  # where a cell reads a summary
 FLAG_KEYS = frozenset({"random", "annotators", "metric"})  # a builder's per-row switches
 METRIC_KEYS = frozenset({"label", "scale", "digits"})
 NOT_SELECTORS = frozenset({"experiment", "hydra", "paths"})  # config groups a run never varies
