@@ -148,6 +148,10 @@ reproduce-table-carecall-2: $(STAMP) ## CareCall Table 2: operation shares (deri
 	$(call needs_runs,carecall_table3,reproduce-table-carecall-3)
 	$(TABLE) carecall_table2
 
+reproduce-table-carecall-6: $(STAMP) ## CareCall Table 6: context types (no memory / history / memory grounded), session 2
+	$(CLI) experiment=carecall_table6 $(GEN_ARGS) $(ARGS)
+	$(TABLE) carecall_table6
+
 reproduce-table-carecall-4: $(STAMP) ## CareCall Table 4: PPL/BLEU-1/2/F1 per session, 5 memory settings
 	$(CLI) experiment=carecall_table4 $(GEN_ARGS) $(ARGS)
 	$(TABLE) carecall_table4
@@ -168,7 +172,7 @@ reproduce-table-caim-5: $(STAMP) ## CAIM Table 5: ablation of Memory Controller 
 	$(CLI) experiment=caim_table5 dataset.options.answer_key=$(if $(ANSWER_KEY),$(abspath $(ANSWER_KEY)),default) $(GEN_ARGS) $(ARGS)
 	$(TABLE) caim_table5
 
-tables: reproduce-table-lufy-1 reproduce-table-lufy-11 reproduce-table-lufy-3 reproduce-table-lufy-12 reproduce-table-lufy-15 reproduce-table-lufy-10 reproduce-table-carecall-1 reproduce-table-carecall-3 reproduce-table-carecall-2 reproduce-table-theanine-1 reproduce-table-theanine-9 reproduce-table-carecall-4 ## Every table that can run here
+tables: reproduce-table-lufy-1 reproduce-table-lufy-11 reproduce-table-lufy-3 reproduce-table-lufy-12 reproduce-table-lufy-15 reproduce-table-lufy-10 reproduce-table-carecall-1 reproduce-table-carecall-3 reproduce-table-carecall-2 reproduce-table-theanine-1 reproduce-table-theanine-9 reproduce-table-carecall-4 reproduce-table-carecall-6 ## Every table that can run here
 
 bench: $(STAMP) ## Benchmarks: LLM-layer throughput vs a local stub; offline LUFY Table 11 wall time
 	$(OFFLINE) $(PY) bench/llm_throughput.py

@@ -9,8 +9,9 @@ CSVs pin what every table target computes. Recorded before the architecture move
 compared after it: a moved value is either a bug of the move or a listed, explained change.
 ``reproduce-figure-theanine-5`` and ``reproduce-lufy-cross`` got targets in that move; their CSVs
 were recorded then. The one summary-cell builder writes n = 0 (was n/a) for LUFY cells without a
-value: lufy_table3/11/16/17/18.csv were re-recorded for that ``n`` field only. CareCall Tables 2
-and 3 (issue 12) were recorded when they got targets.
+value: lufy_table3/11/16/17/18.csv were re-recorded for that ``n`` field only. CareCall Tables 2,
+3 and 6 (issue 12) were recorded when they got targets; carecall_table4 was re-recorded when it
+got its "Memory turns" columns (new cells; the "All turns" cells unchanged).
 
 From a git worktree that shares another checkout's virtualenv, name it so make neither creates
 nor reinstalls one (the install stamp is taken as up to date):
@@ -50,6 +51,7 @@ TARGETS: dict[str, str] = {
     "reproduce-table-carecall-3": ARGS,
     "reproduce-table-carecall-2": "",
     "reproduce-table-carecall-4": ARGS + " metrics=lexical",
+    "reproduce-table-carecall-6": ARGS + " metrics=lexical",
     "reproduce-table-theanine-1": ARGS + " episodes=2 metrics=lexical",
     "reproduce-table-theanine-9": "",
     "reproduce-figure-theanine-5": "",
