@@ -141,7 +141,10 @@ def test_table_rendered_from_runs(theanine_runs, capsys):
     assert "All Dialogue History" in md and "Memory Retrieval" in md
     assert "extractive" in md and "hashing" in md
     rows = Path(paths["csv"]).read_text().splitlines()
-    assert rows[0] == "row,column,metric,ours,paper,diff,n"
+    assert rows[0] == (
+        "row,column,metric,ours,paper,diff,n,episodes,ci_low,ci_high,"
+        "p_value,p_holm,significant,comparable,coverage"
+    )
     filled = [r for r in rows[1:] if r.startswith("Memory Retrieval,MSC,Rouge-L")]
     assert filled and filled[0].split(",")[3] not in ("", "n/a")
     missing = [r for r in rows[1:] if r.startswith("All Memories & Current Context,MSC,")]

@@ -11,16 +11,16 @@ import pytest
 import yaml
 
 from recallbench.cli import CONF_DIR, compose_job, render_table
+from recallbench.papers.lufy.intervals import agreement_statistic, interval_fields
 from recallbench.papers.lufy.memories import (
     annotator_agreement,
-    answering_memory,
     random_agreement,
     selected_turns,
     system_agreement,
-    topk_cells,
 )
 from recallbench.papers.lufy.runs import lufy_reference
 from recallbench.papers.lufy.tables import plot_threshold
+from recallbench.papers.lufy.topk import answering_memory, topk_cells
 from recallbench.papers.lufy.ux import sentiment_label, ux_cells
 from recallbench.protocols.qa_scores import score_qa
 from recallbench.records import MemoryItem, Prediction
@@ -112,11 +112,16 @@ def test_retention_table_values_and_rounding(tmp_path):
     cells, used = summary_cells(spec, table_runs(spec, tmp_path))
     by = {(c.row, c.column): c for c in cells}
     s1 = by["LUFY", "Retained S1"]
-    assert s1.ours == pytest.approx(8 / 3) and s1.n == 3 and format_cell(s1) == "2.7 (2.8; -0.1)"
+    assert s1.ours == pytest.approx(8 / 3) and s1.n == 3 and s1.episodes == 3
+    # users resampled: the mean of three of {3, 3, 2} lies in [2, 3]; 3 of the paper's 17
+    # users (‡3); an extractive run is not comparable with the paper's GPT-4o: no difference
+    assert format_cell(s1) == "2.7 [2.0, 3.0] ‡3 (2.8)"
     rate = by["LUFY", "Rate (%) S1"]
     assert rate.ours == pytest.approx(100 * (0.1 + 3 / 28 + 2 / 29) / 3)
-    assert format_cell(rate) == "9.20 (9.90; -0.70)"
-    assert format_cell(by["LUFY", "Rate (%) S2"]) == "100.00 (9.88; +90.12)"
+    assert format_cell(rate).endswith(" ‡3 (9.90)") and format_cell(rate).startswith("9.20 [")
+    assert 100 * 2 / 29 <= rate.ci_low <= rate.ours <= rate.ci_high <= 100 * 3 / 28
+    # every user kept everything: a degenerate interval
+    assert format_cell(by["LUFY", "Rate (%) S2"]) == "100.00 [100.00, 100.00] ‡3 (9.88)"
     assert by["Naive RAG", "Retained S1"].ours is None  # no run: n/a, never invented
     assert len(used) == 1
 
@@ -144,6 +149,19 @@ def test_table11_cells_use_session_values_and_reference(tmp_path):
     assert by["LUFY", "Precision Avg."].paper == 85.1 and by["LUFY", "Precision Avg."].ours is None
 
 
+def test_agreement_interval_resamples_episodes():
+    # three users; user c's kept turn is unimportant for both annotators
+    a = ({"t1": {"0": 1, "1": 1}}, {"t1"})
+    b = ({"t2": {"0": 1, "1": 0}}, {"t2"})
+    c = ({"t3": {"0": 0, "1": 0}}, {"t3"})
+    stat = agreement_statistic(["a", "b", "c"], [a, b, c], lambda rs: system_agreement(rs)[0])
+    assert stat.value() == pytest.approx(system_agreement([a, b, c])[0])  # (2/3 + 1/3) / 2
+    got = interval_fields(stat, 100)
+    assert got["episodes"] == 3
+    # resampled values: all c -> 0, all a -> 100
+    assert 0.0 <= got["ci_low"] <= 50.0 <= got["ci_high"] <= 100.0
+
+
 def test_references_cover_the_tables():
     for table in ("2", "3", "8", "10", "11", "12", "13", "14", "15", "16", "17", "18", "tableD"):
         assert lufy_reference(table).get("source"), table
@@ -167,6 +185,13 @@ def test_answering_memory_and_topk_ratios():
     )
     assert by["(Not in Top 10)"].ours == pytest.approx(100 / 3) and by["Top 1"].n == 3
     assert "dropped (no memory covers the label answer): 1" in notes[0]
+    # with each question's episode (user), every ratio gets its clustered interval
+    ranks = [1, 2, None, 12, 1, 3]
+    cells, _ = topk_cells(load_spec("lufy_table15"), ranks, ["u1", "u1", "u2", "u2", "u3", "u3"])
+    top1 = next(c for c in cells if c.row == "Top 1")
+    assert top1.ours == pytest.approx(40.0) and top1.episodes == 3
+    # users' top-1 shares: u1 1/2, u2 0/1, u3 1/2 -> resampled ratios lie in [0, 50]
+    assert 0.0 <= top1.ci_low <= top1.ours <= top1.ci_high <= 50.0
 
 
 def test_sentiment_labels_and_ux_cells_with_ttests():

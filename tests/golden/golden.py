@@ -12,6 +12,9 @@ were recorded then. The one summary-cell builder writes n = 0 (was n/a) for LUFY
 value: lufy_table3/11/16/17/18.csv were re-recorded for that ``n`` field only. CareCall Tables 2,
 3 and 6 (issue 12) were recorded when they got targets; carecall_table4 was re-recorded when it
 got its "Memory turns" columns (new cells; the "All turns" cells unchanged).
+Issue 13 (phase B) added the columns ``episodes,ci_low,ci_high,p_value,p_holm,significant,comparable,coverage`` and
+emptied ``diff`` where the setting is not comparable with the paper's: every CSV was re-recorded
+for those columns only (``ours``, ``paper``, ``n`` unchanged), and they are compared from then on.
 
 From a git worktree that shares another checkout's virtualenv, name it so make neither creates
 nor reinstalls one (the install stamp is taken as up to date):
@@ -106,17 +109,23 @@ def same(a: str, b: str) -> bool:
         return a == b
 
 
+FIELDS = ("ours", "paper", "diff", "n", "episodes", "ci_low", "ci_high", "p_holm", "significant")
+FIELDS += ("comparable", "coverage")
+
+
 def compare(expected: Path, got: Path) -> list[str]:
-    """Return one line per differing cell (values 'ours', 'paper', 'n')."""
+    """Return one line per differing cell field (:data:`FIELDS`)."""
     if not got.exists():
         return [f"{expected.name}: not produced"]
     old, new = read_csv(expected), read_csv(got)
     out = [f"{expected.name}: cell {k} missing" for k in old.keys() - new.keys()]
     out += [f"{expected.name}: new cell {k}" for k in new.keys() - old.keys()]
     for key in old.keys() & new.keys():
-        for field in ("ours", "paper", "n"):
+        for field in FIELDS:
             if not same(old[key].get(field, ""), new[key].get(field, "")):
-                out.append(f"{expected.name} {key} {field}: {old[key][field]} -> {new[key][field]}")
+                out.append(
+                    f"{expected.name} {key} {field}: {old[key].get(field)} -> {new[key].get(field)}"
+                )
     return out
 
 

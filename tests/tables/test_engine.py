@@ -54,7 +54,9 @@ def test_reference_notes_and_spec_notes_are_rendered(tmp_path, make_run):
     make_run(tmp_path, "lufy_table11", "lufy", {"memory": "lufy"}, retained, config=config)
     md = reproduce(load_spec("lufy_table3"), TableContext(results_dir=tmp_path))["md"]
     text = md.read_text(encoding="utf-8")
-    assert "| LUFY | 2.0 (2.8; -0.8) |" in text
+    # extractive generator vs the paper's GPT-4o: the paper's value, no difference
+    assert "| LUFY | 2.0 (2.8) |" in text
+    assert "- **comparability**: not comparable, no diff shown: extractive:" in text
     assert "- paper quirk: The rate is not retained/created" in text  # from reference.yaml
     assert "- **memories**: memories = utterance pairs" in text  # the spec's notes
 

@@ -91,11 +91,22 @@ def test_render_writes_md_tex_csv(tmp_path):
 
     with paths["csv"].open(encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
-    assert rows[0] == ["row", "column", "metric", "ours", "paper", "diff", "n"]
-    assert rows[1] == ["Naive RAG", "S1", "f1", "0.5", "0.4", "0.1", "17"]
-    assert rows[2] == ["Naive RAG", "S2", "f1", "n/a", "0.45", "n/a", "n/a"]
-    assert rows[3] == ["LUFY_x & co", "S1", "f1", "0.61234", "n/a", "n/a", "17"]
-    assert rows[5] == ["Counts", "S1", "turns", "12940", "12944", "-4", "51"]
+    assert rows[0][:7] == ["row", "column", "metric", "ours", "paper", "diff", "n"]
+    assert rows[0][7:] == [
+        "episodes",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        "p_holm",
+        "significant",
+        "comparable",
+        "coverage",
+    ]
+    empty = ["", "", "", "", "", "", "true", ""]  # no interval, test or marker; comparable
+    assert rows[1] == ["Naive RAG", "S1", "f1", "0.5", "0.4", "0.1", "17", *empty]
+    assert rows[2] == ["Naive RAG", "S2", "f1", "n/a", "0.45", "n/a", "n/a", *empty]
+    assert rows[3] == ["LUFY_x & co", "S1", "f1", "0.61234", "n/a", "n/a", "17", *empty]
+    assert rows[5] == ["Counts", "S1", "turns", "12940", "12944", "-4", "51", *empty]
     assert len(rows) == len(CELLS) + 1
 
 

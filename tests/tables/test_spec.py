@@ -46,7 +46,7 @@ def test_defaults_of_a_sweep_experiment():
         "theanine_table1",
         SUMMARY_BUILDER,
     )
-    assert spec.options == {"value": "session_mean"}
+    assert spec.options == {"value": "session_mean", "reference_row": "THEANINE"}
     assert spec.metrics["bleu4"] == {"label": "Bleu-4", "scale": 100}
 
 

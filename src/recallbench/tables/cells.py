@@ -27,6 +27,12 @@ with ``n = 0``: a count of nothing is 0, the value is not available, never inven
 former builder weighted ``n or 1``, which let a 0-item number count as one item, and wrote
 ``n/a`` for the n of empty cells; with one run per LUFY cell the values were the same.)
 
+Every cell also carries the 95% episode-clustered bootstrap interval of its number
+(``tables.intervals``: the run's own from summary.json, or, for a cell pooling several runs,
+recomputed by a stratified bootstrap from their per-episode statistics) and the number of
+episodes it rests on; with ``reference_row`` each other row is tested against that row by
+episode, Holm-corrected across the table (``tables.significance``).
+
 Options (``table:`` keys besides the schema's):
 
 - ``value``: the summary field of columns without ``session``/``qsession`` (default ``value``);
@@ -34,18 +40,22 @@ Options (``table:`` keys besides the schema's):
   value, e.g. ``memory.threshold``), labelled by the value, instead of ``rows``;
 - ``column_label``: the rendered column label, a format of ``{metric}`` (the metric's label) and
   ``{column}``; default ``"{column}"`` (a column holds its metrics side by side, THEANINE's
-  layout); ``"{metric} {column}"`` gives one block of columns per metric (LUFY's layout).
+  layout); ``"{metric} {column}"`` gives one block of columns per metric (LUFY's layout);
+- ``reference_row``, ``pair_by``, ``significance``: see ``tables.significance``.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from recallbench.analysis import RunInfo, run_value, select
-from recallbench.tables.engine import BuiltTable, TableContext, reference_values
-from recallbench.tables.render import Cell
+from recallbench.tables.cell import Cell
+from recallbench.tables.engine import BuiltTable, TableContext, paper_setting, reference_values
+from recallbench.tables.intervals import Found, entry_found, pooled_interval
+from recallbench.tables.significance import mark_significance, settings_of
 from recallbench.tables.spec import TableSpec, selector
 
 __all__ = ["pool", "rows_by", "summary_cells", "summary_table"]
@@ -67,16 +77,8 @@ def rows_by(runs: Sequence[RunInfo], key: str) -> list[dict[str, Any]]:
 
 def entry_number(entry: Mapping[str, Any], column: Mapping[str, Any], field: str) -> Number | None:
     """Return the (value, n) a column reads from one metric's summary entry (None: absent)."""
-    if "subset" in column:  # a subset of the items (CareCall's memory turns)
-        entry = (entry.get("subsets") or {}).get(str(column["subset"]))
-        if entry is None:
-            return None
-    for key, part in (("session", "per_session"), ("qsession", "per_question_session")):
-        if key in column:
-            sub = (entry.get(part) or {}).get(str(column[key]))
-            return None if sub is None else (float(sub["value"]), int(sub["n"]))
-    field = str(column.get("value", field))
-    return (float(entry[field]), int(entry.get("n", 0))) if field in entry else None
+    found = entry_found(entry, column, field)
+    return None if found is None else (found.value, found.n)
 
 
 def _layout(rows, columns, metrics, by_metric: bool):
@@ -88,42 +90,84 @@ def _layout(rows, columns, metrics, by_metric: bool):
 
 def summary_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cell], list[RunInfo]]:
     """Return the table's cells and the runs they came from."""
+    built = _cells(spec, runs)
+    return built.cells, list(built.used.values())
+
+
+Key = tuple[str, str, str]  # (row, column, metric) labels of a cell
+
+
+@dataclass
+class _Built:
+    """Cells, the runs used, each cell's per-run numbers (paired tests), non-comparability."""
+
+    cells: list[Cell] = field(default_factory=list)
+    used: dict[Any, RunInfo] = field(default_factory=dict)
+    behind: dict[Key, list[Found]] = field(default_factory=dict)
+    reasons: list[str] = field(default_factory=list)
+    assessed: bool = False  # some cell has a value from runs
+
+
+def _read(runs, metric, column, field_name, summaries) -> tuple[list[Found], list[RunInfo], str]:
+    """The numbers of ``metric`` the runs give for ``column``, the runs giving one, a detail."""
+    found, sources, details = [], [], []
+    for run in runs:
+        summary = summaries.get(str(run.path)) or _summary(run)
+        summaries[str(run.path)] = summary
+        entry = summary.get("metrics", {}).get(metric)
+        stratum = str(run.config.get("dataset", {}).get("name", ""))
+        if entry is not None and (got := entry_found(entry, column, field_name, stratum)):
+            found.append(got)
+            if got.n > 0:
+                sources.append(run)
+                meta = entry.get("meta") or {}
+                details.append(str(meta.get("featurizer") or meta.get("model") or ""))
+    return found, sources, ", ".join(sorted({d for d in details if d}))
+
+
+def _cells(spec: TableSpec, runs: Sequence[RunInfo]) -> _Built:
     rows = (
         rows_by(runs, spec.option("rows_by")) if spec.option("rows_by", None) else spec.need("rows")
     )
     columns, metrics = spec.need("columns"), spec.need("metrics")
-    field = str(spec.option("value", "value"))
+    field_name = str(spec.option("value", "value"))
     style = str(spec.option("column_label", "{column}"))
     reference = reference_values(spec)
+    setting = paper_setting(spec)
     summaries: dict[str, dict] = {}
-    cells, used = [], {}
+    out = _Built()
     for row, column, metric in _layout(rows, columns, metrics, "{metric}" in style):
         matched = select(select(runs, selector(row)), selector(column))
-        used.update({r.path: r for r in matched})
-        found = []
-        for run in matched:
-            summary = summaries.get(str(run.path)) or _summary(run)
-            summaries[str(run.path)] = summary
-            entry = summary.get("metrics", {}).get(metric)
-            at = str(row.get("value", field))  # a row may read another summary field
-            if entry is not None and (got := entry_number(entry, column, at)) is not None:
-                found.append(got)
-        ours, n = pool(found)
+        out.used.update({r.path: r for r in matched})
+        at = str(row.get("value", field_name))  # a row may read another summary field
+        found, sources, detail = _read(matched, metric, column, at, summaries)
+        ours, n = pool([(f.value, f.n) for f in found])
+        ci, _ = pooled_interval(found) if ours is not None else (None, "")
         mspec = metrics[metric]
-        label = mspec.get("label", metric)
-        paper = reference.get(row["label"], {}).get(column["label"], {}).get(metric)
-        cells.append(
-            Cell(
-                str(row["label"]),
-                style.format(metric=label, column=column["label"]),
-                label,
-                None if ours is None else ours * mspec.get("scale", 1),
-                paper,
-                n,
-                int(mspec.get("digits", 2)),
-            )
+        label, scale = mspec.get("label", metric), mspec.get("scale", 1)
+        weighted = [f for f in found if f.n > 0]
+        episodes = [f.episodes for f in weighted]
+        clusters = sum(episodes) if episodes and None not in episodes else None
+        reasons = setting.reasons(sources, metric, detail)
+        out.reasons += reasons
+        out.assessed = out.assessed or bool(sources)
+        cell = Cell(
+            str(row["label"]),
+            style.format(metric=label, column=column["label"]),
+            label,
+            None if ours is None else ours * scale,
+            reference.get(row["label"], {}).get(column["label"], {}).get(metric),
+            n,
+            int(mspec.get("digits", 2)),
+            episodes=clusters,
+            ci_low=None if ci is None else ci[0] * scale,
+            ci_high=None if ci is None else ci[1] * scale,
+            comparable=not reasons,
+            coverage=setting.coverage(sources, str(column["label"]), clusters) if sources else "",
         )
-    return cells, list(used.values())
+        out.cells.append(cell)
+        out.behind[cell.row, cell.column, cell.metric] = weighted
+    return out
 
 
 def _summary(run: RunInfo) -> dict[str, Any]:
@@ -131,6 +175,14 @@ def _summary(run: RunInfo) -> dict[str, Any]:
 
 
 def summary_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
-    """The default builder: cells from ``summary.json`` of the runs ``ctx.runs``."""
-    cells, used = summary_cells(spec, ctx.runs)
-    return BuiltTable(cells, runs=used)
+    """The default builder: cells from ``summary.json`` of the runs ``ctx.runs``.
+
+    With ``reference_row`` in the spec, every other row is tested against it
+    (``tables.significance``).
+    """
+    built = _cells(spec, ctx.runs)
+    notes = []
+    if (settings := settings_of(spec)) is not None:
+        notes = mark_significance(built.cells, built.behind, settings)
+    header = paper_setting(spec).header(built.reasons, spec.paper) if built.assessed else {}
+    return BuiltTable(built.cells, runs=list(built.used.values()), header=header, notes=notes)

@@ -27,6 +27,7 @@ from typing import Any
 from recallbench.analysis import RunInfo, find_runs, latest_per_job
 from recallbench.errors import ConfigError, DataNotFoundError, did_you_mean
 from recallbench.run_record import describe_problems
+from recallbench.tables.comparability import Setting
 from recallbench.tables.render import Cell, load_reference, render
 from recallbench.tables.spec import TableSpec
 
@@ -34,6 +35,7 @@ __all__ = [
     "BuiltTable",
     "TableContext",
     "header_for",
+    "paper_setting",
     "reference_values",
     "reproduce",
     "resolve_builder",
@@ -114,6 +116,12 @@ def table_runs(spec: TableSpec, results_dir: str | Path) -> list[RunInfo]:
 def reference_values(spec: TableSpec) -> dict[str, Any]:
     """Return the paper's values of this table, ``{row: {column: {metric: value}}}``."""
     return load_reference(spec.paper).get(spec.id, {}).get("values") or {}
+
+
+def paper_setting(spec: TableSpec) -> Setting:
+    """The paper's setting and episodes of this table (``tables.comparability``)."""
+    entry = load_reference(spec.paper).get(spec.id, {})
+    return Setting.of(entry, f"papers/{spec.paper}/reference.yaml: {spec.id}")
 
 
 def reference_notes(spec: TableSpec) -> list[str]:

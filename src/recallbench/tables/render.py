@@ -1,11 +1,14 @@
 """Render paper tables with our values beside the papers' reference values.
 
-One generic renderer serves every table: a list of :class:`Cell` (row x column, ours, paper, n)
-becomes ``results/tables/<paper>_<id>.{md,tex,csv}`` (ids: ``table3``, ``figure11``). md and tex keep the paper's layout
-(rows x columns, each cell ``ours (paper; ours - paper)``) under a header that names whatever
-the caller passes (generator, judge, embedder, data, episode counts ...); the csv is tidy, one
-line per cell: ``row,column,metric,ours,paper,diff,n``. A missing value is shown as ``n/a``
-(ours not computable here) or ``—`` (the paper reports none), never invented.
+One generic renderer serves every table: a list of :class:`Cell` (``tables.cell``: row x
+column, ours with its interval and test, paper, n) becomes
+``results/tables/<paper>_<id>.{md,tex,csv}`` (ids: ``table3``, ``figure11``). md and tex keep the
+paper's layout (rows x columns, each cell ``ours [ci] (paper; ours - paper)``, see
+``tables.cell.format_cell``) under a header that names whatever the caller passes (generator,
+judge, embedder, data, episode counts, comparability ...); the csv is tidy, one line per cell
+(``tables.cell.CSV_COLUMNS``: ``row,column,metric,ours,paper,diff,n,episodes,ci_low,ci_high,
+p_value,p_holm,significant,comparable,coverage``). A missing value is shown as ``n/a`` (ours
+not computable here) or ``—`` (the paper reports none), never invented.
 
 Reference values live in ``papers/<paper>/reference.yaml`` (package data), one top-level key per
 table (``table1:`` ...), each with a ``source:`` note naming the paper and table.
@@ -13,8 +16,6 @@ table (``table1:`` ...), each with a ``source:`` note naming the paper and table
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,18 +26,19 @@ import yaml
 
 from recallbench.errors import did_you_mean
 from recallbench.io import write_text
+from recallbench.tables.cell import NA, Cell, cells_csv, format_cell, legend
 
-__all__ = ["Cell", "load_reference", "reference_table", "render", "table_id", "PAPERS_DIR"]
+__all__ = [
+    "PAPERS_DIR",
+    "Cell",
+    "format_cell",
+    "load_reference",
+    "reference_table",
+    "render",
+    "table_id",
+]
 
 PAPERS_DIR = Path(__file__).resolve().parents[1] / "papers"  # papers/<paper>/reference.yaml
-NA = "n/a"  # our value is not available (not computable here)
-DASH = "—"  # the paper reports no value
-LEGEND = (
-    "Each cell: ours (paper; ours - paper). n/a = not computable here; "
-    "— = not reported by the paper."
-)
-
-Value = float | int | str | None
 ID_FORMAT = re.compile(r"(table|figure)[0-9A-Za-z_]+")
 
 
@@ -48,63 +50,6 @@ def table_id(value: int | str) -> str:
     if not ID_FORMAT.fullmatch(text):
         raise ValueError(f"table id {value!r}: expected table<n> or figure<n> (e.g. table3)")
     return text
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One table cell: our value and the paper's for ``metric`` at (``row``, ``column``).
-
-    ``n`` is the number of items our value was computed on (episodes, sessions, questions);
-    ``digits`` is the number of decimals shown for non-integer values.
-    """
-
-    row: str
-    column: str
-    metric: str
-    ours: Value
-    paper: Value
-    n: int | None = None
-    digits: int = 2
-
-    @property
-    def diff(self) -> float | int | None:
-        """Return ours - paper when both are numbers (an int when both are ints), else None."""
-        if _is_int(self.ours) and _is_int(self.paper):
-            return self.ours - self.paper
-        if _is_number(self.ours) and _is_number(self.paper):
-            return float(self.ours) - float(self.paper)
-        return None
-
-
-def _is_number(value: Value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _fmt(value: Value, digits: int, *, missing: str = NA, sign: bool = False) -> str:
-    if value is None:
-        return missing
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and not digits):
-        return f"{int(value):+,}" if sign else f"{int(value):,}"
-    return f"{value:+,.{digits}f}" if sign else f"{value:,.{digits}f}"
-
-
-def format_cell(cell: Cell) -> str:
-    """Return the human-readable text of ``cell`` for md/tex."""
-    ours = _fmt(cell.ours, cell.digits)
-    if cell.paper is None:
-        return ours if cell.ours is None else f"{ours} ({DASH})"
-    paper = _fmt(cell.paper, cell.digits)
-    if isinstance(cell.ours, str) and isinstance(cell.paper, str):
-        return ours if cell.ours == cell.paper else f"{ours} ({paper})"
-    if cell.diff is None:
-        return f"{ours} ({paper})"
-    return f"{ours} ({paper}; {_fmt(cell.diff, cell.digits, sign=True)})"
-
-
-def _is_int(value: Value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
@@ -159,7 +104,7 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _markdown(title: str, header: dict, notes: Sequence[str], grid: _Grid) -> str:
+def _markdown(title: str, header: dict, notes: Sequence[str], grid: _Grid, key: str) -> str:
     lines = [f"# {title}", ""]
     if header:
         lines += [f"- **{key}**: {value}" for key, value in header.items()] + [""]
@@ -167,7 +112,7 @@ def _markdown(title: str, header: dict, notes: Sequence[str], grid: _Grid) -> st
     lines += ["| " + " | ".join(map(_md_escape, heads)) + " |", "|---" * len(heads) + "|"]
     for row in grid.rows:
         lines.append("| " + " | ".join(map(_md_escape, grid.texts(row))) + " |")
-    lines += ["", LEGEND]
+    lines += ["", key]
     lines += [f"- {note}" for note in notes]
     return "\n".join(lines) + "\n"
 
@@ -195,7 +140,9 @@ def tex_escape(text: str) -> str:
     return "".join(_TEX_ESCAPES.get(ch, ch) for ch in str(text))
 
 
-def _latex(title: str, header: dict, notes: Sequence[str], grid: _Grid, label: str) -> str:
+def _latex(
+    title: str, header: dict, notes: Sequence[str], grid: _Grid, label: str, key: str
+) -> str:
     lines = ["% Generated by recallbench.tables.render; do not edit by hand."]
     lines += [f"% {key}: {value}" for key, value in header.items()]
     lines += [r"\begin{table}[t]", r"\centering", r"\small"]
@@ -205,28 +152,10 @@ def _latex(title: str, header: dict, notes: Sequence[str], grid: _Grid, label: s
     for row in grid.rows:
         lines.append(" & ".join(map(tex_escape, grid.texts(row))) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
-    caption = [title, *(f"{k}: {v}." for k, v in header.items()), LEGEND, *notes]
+    caption = [title, *(f"{k}: {v}." for k, v in header.items()), key, *notes]
     lines.append(r"\caption{" + tex_escape(" ".join(caption)) + "}")
     lines += [r"\label{tab:" + label + "}", r"\end{table}"]
     return "\n".join(lines) + "\n"
-
-
-def _csv_value(value: Value) -> str:
-    if value is None:
-        return NA
-    if isinstance(value, float):
-        return repr(round(value, 6))
-    return str(value)
-
-
-def _csv(cells: Sequence[Cell]) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["row", "column", "metric", "ours", "paper", "diff", "n"])
-    for c in cells:
-        values = (c.ours, c.paper, c.diff, c.n)
-        writer.writerow([c.row, c.column, c.metric, *map(_csv_value, values)])
-    return buf.getvalue()
 
 
 def render(
@@ -256,10 +185,11 @@ def render(
     ident = table_id(table)  # 1, "1" and "table1" name the same file
     stem = f"{paper}_{ident}"
     header = {str(k): str(v) for k, v in header.items()}
+    key = legend(cells)
     texts = {
-        "md": _markdown(title, header, notes, grid),
-        "tex": _latex(title, header, notes, grid, f"{paper}-{ident}"),
-        "csv": _csv(cells),
+        "md": _markdown(title, header, notes, grid, key),
+        "tex": _latex(title, header, notes, grid, f"{paper}-{ident}", key),
+        "csv": cells_csv(cells),
     }
     paths = {fmt: Path(out_dir) / f"{stem}.{fmt}" for fmt in texts}
     for fmt, text in texts.items():

@@ -8,14 +8,11 @@ table value. (Random) is the exact expectation of that share for a uniform rando
 many utterances per user-session; (Annotators) the mean over ordered annotator pairs (a, b) of
 P(b marks important | a marks important). ``Avg.`` is the mean of the session values.
 
-Top-k (LUFY App. A, Table 15): for each question, the memory that answers it is found
-automatically (``answering_memory``) among the pairs of the question's session, and ranked by
-cosine similarity against every retained memory of the store right after that session.
+Every cell has its episode-clustered interval (``papers.lufy.intervals``). Table 15 (top-k):
+``papers.lufy.topk``.
 
-Builders (``table.builder``): ``agreement_table`` (Tables 12, 14; rows select runs, ``random:
-true`` / ``annotators: true`` rows give the baselines; option ``scale``, default 100) and
-``topk_table`` (Table 15; option ``select``: the runs whose stores are ranked, with the embedder
-each was run with, built by the table command).
+Builder (``table.builder``): ``agreement_table`` (Tables 12, 14; rows select runs, ``random:
+true`` / ``annotators: true`` rows give the baselines; option ``scale``, default 100).
 """
 
 from __future__ import annotations
@@ -23,6 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from recallbench.analysis import RunInfo, select
+from recallbench.papers.lufy.intervals import (
+    agreement_statistic,
+    interval_fields,
+    mean_statistic,
+)
 from recallbench.papers.lufy.runs import lufy_reference, paper_value, run_episodes, snapshots
 from recallbench.records import Episode, MemoryItem
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
@@ -121,44 +123,57 @@ def annotator_agreement(label_maps: Sequence[Labels]) -> tuple[float, int]:
 
 def agreement_records(run: RunInfo) -> dict[int, list[tuple[Labels, set[str]]]]:
     """Return {session: [(labels, kept turn ids) per episode]} of one run."""
+    return {s: [r for _, r in recs] for s, recs in _records(run).items()}
+
+
+def _records(run: RunInfo) -> dict[int, list[tuple[str, tuple[Labels, set[str]]]]]:
+    """Return {session: [(episode id, (labels, kept turn ids))]} of one run."""
     episodes = run_episodes(run)
-    out: dict[int, list[tuple[Labels, set[str]]]] = {}
+    out: dict[int, list] = {}
     for episode_id, by_session in snapshots(run, episodes).items():
         labels = session_labels(episodes[episode_id])
         for index, kept in selected_turns(by_session, labels).items():
-            out.setdefault(index, []).append((labels.get(index, {}), kept))
+            out.setdefault(index, []).append((episode_id, (labels.get(index, {}), kept)))
     return out
 
 
 def _pooled_records(runs: Sequence[RunInfo]) -> dict[int, list]:
     records: dict[int, list] = {}
     for run in runs:
-        for index, recs in agreement_records(run).items():
+        for index, recs in _records(run).items():
             records.setdefault(index, []).extend(recs)
     return records
 
 
 def _row_values(row: dict, columns: Sequence[dict], records: dict[int, list]) -> dict:
-    """Return {column label: (value, n) or None} of one row (``Avg.``: mean of the sessions)."""
-    fn: Callable = random_agreement if row.get("random") else system_agreement
+    """Return {column label: (value, n, statistic) or None} of one row (``Avg.``: mean of the
+    sessions); the statistic recomputes the value from resampled episodes (its interval)."""
+    if row.get("annotators"):
+        fn: Callable = lambda recs: annotator_agreement([lab for lab, _ in recs])  # noqa: E731
+    else:
+        fn = random_agreement if row.get("random") else system_agreement
     per_session = {}
     for column in columns:
         if "session" not in column:
             continue
-        recs = records.get(int(column["session"]), [])
-        if row.get("annotators"):
-            per_session[column["label"]] = annotator_agreement([lab for lab, _ in recs])
-        else:
-            per_session[column["label"]] = fn(recs) if recs else None
+        tagged = records.get(int(column["session"]), [])
+        recs = [r for _, r in tagged]
+        if not recs and not row.get("annotators"):
+            per_session[column["label"]] = None
+            continue
+        stat = agreement_statistic([e for e, _ in tagged], recs, lambda rs: fn(rs)[0])
+        per_session[column["label"]] = (*fn(recs), stat)
     values = [v for v in per_session.values() if v is not None]
-    average = (
-        (sum(v[0] for v in values) / len(values), sum(v[1] for v in values)) if values else None
-    )
+    average = None
+    if values:
+        mean = sum(v[0] for v in values) / len(values)
+        average = (mean, sum(v[1] for v in values), mean_statistic([v[2] for v in values]))
     return {c["label"]: per_session.get(c["label"], average) for c in columns}
 
 
 def agreement_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cell], list[RunInfo]]:
-    """Return the cells of an agreement table (rows: systems, (Random), (Annotators))."""
+    """Return the cells of an agreement table (rows: systems, (Random), (Annotators)) with the
+    episode-clustered interval of each (``papers.lufy.intervals``)."""
     reference = lufy_reference(spec.id)
     scale, cells, used = spec.option("scale", 100), [], {}
     columns = spec.need("columns")
@@ -171,7 +186,10 @@ def agreement_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cell
             ours = None if got is None or not matched else got[0] * scale
             paper = paper_value(reference, row["label"], column["label"], "agreement")
             n = None if got is None else got[1]
-            cells.append(Cell(row["label"], column["label"], "agreement", ours, paper, n, 1))
+            extra = interval_fields(got[2], scale) if ours is not None else {}
+            cells.append(
+                Cell(row["label"], column["label"], "agreement", ours, paper, n, 1, **extra)
+            )
     return cells, list(used.values())
 
 
@@ -179,102 +197,3 @@ def agreement_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     """Builder of Tables 12 and 14: system-human agreement from the runs' memory snapshots."""
     cells, used = agreement_cells(spec, ctx.runs)
     return BuiltTable(cells, runs=used)
-
-
-# -- Table 15: rank of the answering memory -------------------------------------------------
-
-TOPK = 10
-STORE_KINDS = ("utterance_pair", "summary")
-
-
-def answering_memory(question: str, label: str, texts: Sequence[str], threshold: float = 0.5):
-    """Return the index of the text that best covers ``label`` (None when none covers enough).
-
-    Coverage is the lexical judge's (key words of the label answer found in the memory, numbers
-    required); ties go to the earliest text (the first mention in the session).
-    """
-    from recallbench.judges.lexical import match
-
-    best, best_cov = None, 0.0
-    for i, text in enumerate(texts):
-        m = match(question, label, text)
-        if not m.numbers_missing and m.coverage >= threshold and m.coverage > best_cov:
-            best, best_cov = i, m.coverage
-    return best
-
-
-def topk_ranks(run: RunInfo, embedder) -> list[int | None]:
-    """Return, per question of the run, the 1-based cosine rank of its answering memory.
-
-    The store is the run's snapshot right after the question's session (retained utterance
-    pairs and summaries); the answering memory is searched among the utterance pairs written in
-    that session (``answering_memory``). None: no memory covers the label answer (the paper
-    dropped 15 multi-hop questions by hand; we drop those we cannot match automatically).
-    """
-    episodes = run_episodes(run)
-    ranks: list[int | None] = []
-    for episode_id, by_session in snapshots(run, episodes).items():
-        episode = episodes[episode_id]
-        own = {i: {t.turn_id for t in s.turns} for i, s in ((s.index, s) for s in episode.sessions)}
-        for qa in episode.qa:
-            store = [
-                i
-                for i in by_session.get(qa.after_session, [])
-                if i.kind in STORE_KINDS and i.attrs.get("retained", True)
-            ]
-            pairs = [
-                i
-                for i in store
-                if i.kind == "utterance_pair"
-                and i.source_ids
-                and i.source_ids[0] in own.get(qa.after_session, set())
-            ]
-            found = answering_memory(qa.question, " / ".join(qa.answers), [i.text for i in pairs])
-            if found is None or not store:
-                ranks.append(None)
-                continue
-            vectors = embedder.encode([i.text for i in store] + [qa.question])
-            cosines = vectors[:-1] @ vectors[-1]
-            target = store.index(pairs[found])
-            ranks.append(1 + sum(1 for c in cosines if c > cosines[target]))
-    return ranks
-
-
-def topk_cells(spec: TableSpec, ranks: Sequence[int | None]) -> tuple[list[Cell], list[str]]:
-    """Return Table 15 cells (cumulative top-k ratios in %) and notes on the question counts."""
-    reference = lufy_reference(spec.id)
-    found = [r for r in ranks if r is not None]
-    column = "Ratio (%)"
-    cells = []
-    for k in range(1, TOPK + 1):
-        ours = 100 * sum(1 for r in found if r <= k) / len(found) if found else None
-        row = f"Top {k}"
-        cells.append(
-            Cell(
-                row,
-                column,
-                "ratio",
-                ours,
-                paper_value(reference, row, column, "ratio"),
-                len(found) or None,
-                1,
-            )
-        )
-    row = f"(Not in Top {TOPK})"
-    ours = 100 * sum(1 for r in found if r > TOPK) / len(found) if found else None
-    paper = paper_value(reference, row, column, "ratio")
-    cells.append(Cell(row, column, "ratio", ours, paper, len(found) or None, 1))
-    notes = [
-        f"questions: {len(ranks)}; answering memory found automatically: {len(found)}; "
-        f"dropped (no memory covers the label answer): {len(ranks) - len(found)}"
-    ]
-    return cells, notes
-
-
-def topk_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
-    """Builder of Table 15: ranks in the stores of the runs ``table.select`` picks."""
-    used = select(ctx.runs, spec.option("select", {}))
-    make_embedder = ctx.need("make_embedder")
-    ranks = [r for run in used for r in topk_ranks(run, make_embedder(run.config["embedder"]))]
-    cells, notes = topk_cells(spec, ranks)
-    return BuiltTable(cells, runs=used, notes=notes)

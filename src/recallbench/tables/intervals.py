@@ -1,0 +1,148 @@
+"""A cell's interval and per-episode statistics, read from run summaries or recomputed when pooled.
+
+Where a summary entry keeps the interval of the number a column reads (``metrics.bootstrap``
+writes them, one per reported value):
+
+| column reads | value | interval | per-episode statistics |
+|---|---|---|---|
+| ``value`` (default) | ``value`` | ``ci95`` | ``bootstrap`` |
+| ``value: session_mean`` | ``session_mean`` | ``session_mean_ci95`` | ``per_session[*].bootstrap`` (mean over sessions) |
+| ``session: s`` | ``per_session[s].value`` | ``per_session[s].ci95`` | ``per_session[s].bootstrap`` |
+| ``qsession: "s/q"`` | ``per_question_session[...]`` | its ``ci95`` | none stored |
+
+A cell of one run takes the run's own interval. A cell that pools several runs (THEANINE's
+"Avg." of MSC and CC, Table 9's sessions of both datasets) is their n-weighted mean; its interval
+is recomputed by a stratified episode bootstrap: each run's episodes are resampled on their own
+(``scipy.stats.bootstrap`` with one sample per run), the run's value recomputed from its stored
+per-episode statistics, and the resampled values pooled with the cell's fixed weights. Without
+stored statistics for every run (MAUVE, Distinct-n: see their modules) a pooled cell has no
+interval and :func:`pooled_interval` says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from recallbench.metrics.bootstrap import Bootstrap, ClusterStatistic, MeanOf, statistic_from_entry
+
+__all__ = ["Found", "entry_found", "pooled_interval", "stratified_values"]
+
+PLACES = (("session", "per_session"), ("qsession", "per_question_session"))
+
+
+@dataclass(frozen=True)
+class Found:
+    """One run's number for a cell: value, items, interval, episodes and statistics."""
+
+    value: float
+    n: int
+    ci: tuple[float, float] | None = None
+    episodes: int | None = None
+    stat: ClusterStatistic | None = None
+    stratum: str = ""  # the run's dataset: pooled cells pair runs of the same dataset
+    why: str = ""  # why there is no interval / statistic (the summary's ci_note)
+
+
+def _ci(value: Any) -> tuple[float, float] | None:
+    return None if value is None else (float(value[0]), float(value[1]))
+
+
+def _session_mean_stat(entry: Mapping[str, Any]) -> ClusterStatistic | None:
+    parts = [statistic_from_entry(s) for s in (entry.get("per_session") or {}).values()]
+    if not parts or any(p is None for p in parts):
+        return None
+    return MeanOf.of(parts)  # type: ignore[arg-type]
+
+
+def entry_found(
+    entry: Mapping[str, Any], column: Mapping[str, Any], field: str, stratum: str = ""
+) -> Found | None:
+    """Return what a column reads from one metric's summary entry (None: absent)."""
+    if "subset" in column:  # a subset of the items (CareCall's memory turns)
+        entry = (entry.get("subsets") or {}).get(str(column["subset"]))
+        if entry is None:
+            return None
+    why = str(entry.get("ci_note") or "")
+    for key, part in PLACES:
+        if key in column:
+            sub = (entry.get(part) or {}).get(str(column[key]))
+            if sub is None:
+                return None
+            return Found(
+                float(sub["value"]),
+                int(sub["n"]),
+                _ci(sub.get("ci95")),
+                sub.get("n_clusters"),
+                statistic_from_entry(sub),
+                stratum,
+                str(sub.get("ci_note") or why),
+            )
+    field = str(column.get("value", field))
+    if field not in entry:
+        return None
+    n = int(entry.get("n", 0))
+    episodes = entry.get("n_clusters")
+    if field == "value":
+        ci, stat = _ci(entry.get("ci95")), statistic_from_entry(entry)
+    elif field == "session_mean":
+        ci, stat = _ci(entry.get("session_mean_ci95")), _session_mean_stat(entry)
+    else:
+        ci, stat = _ci(entry.get(f"{field}_ci95")), None
+        why = why or f"the summary keeps no interval of {field!r}"
+    return Found(float(entry[field]), n, ci, episodes, stat, stratum, why)
+
+
+def stratified_values(
+    parts: Sequence[tuple[float, ClusterStatistic]],
+) -> tuple[list[np.ndarray], Any]:
+    """The samples and statistic of a stratified bootstrap of ``sum w * stat`` (fixed weights).
+
+    A stratum with a single episode cannot be resampled (scipy needs two observations): its
+    value enters as a constant.
+    """
+    constant = sum(w * s.value() for w, s in parts if len(s.ids) < 2)
+    free = [(w, s) for w, s in parts if len(s.ids) >= 2]
+
+    def statistic(*idx: np.ndarray, axis: int = -1) -> np.ndarray:
+        return constant + sum(w * s.values(i) for (w, s), i in zip(free, idx, strict=True))
+
+    statistic.vectorized = all(s.vectorized for _, s in free)  # type: ignore[attr-defined]
+    return [np.arange(len(s.ids)) for _, s in free], statistic
+
+
+def pooled_interval(
+    found: Sequence[Found], settings: Bootstrap | None = None
+) -> tuple[tuple[float, float] | None, str]:
+    """Return the stratified-bootstrap interval of the n-weighted mean of ``found`` (or why not)."""
+    from scipy import stats as st
+
+    settings = settings or Bootstrap()
+    weighted = [f for f in found if f.n > 0]
+    if len(weighted) == 1:
+        return weighted[0].ci, weighted[0].why
+    missing = [f for f in weighted if f.stat is None]
+    if missing:
+        why = "; ".join(dict.fromkeys(f.why for f in missing if f.why))
+        return None, f"pooled over {len(weighted)} runs, no per-episode statistics ({why})"
+    total = sum(f.n for f in weighted)
+    parts = [(f.n / total, f.stat) for f in weighted]
+    samples, statistic = stratified_values(parts)  # type: ignore[arg-type]
+    if not samples:
+        return None, "pooled runs of one episode each: no interval"
+    res = st.bootstrap(
+        tuple(samples),
+        statistic,
+        n_resamples=settings.n_resamples,
+        confidence_level=settings.confidence,
+        method=settings.method,
+        vectorized=statistic.vectorized,
+        rng=np.random.default_rng(settings.seed),
+    )
+    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return None, "pooled interval degenerate"
+    return (low, high), ""

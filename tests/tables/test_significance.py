@@ -1,0 +1,171 @@
+"""Paired tests against the reference row: a known large difference is significant, identical
+runs are not, Holm adjusts across the table, pooled cells pair their datasets; md marks them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from recallbench.analysis import find_runs
+from recallbench.metrics.bootstrap import Additive, ci_fields, holm
+from recallbench.tables.cells import summary_table
+from recallbench.tables.engine import TableContext
+from recallbench.tables.render import render
+from recallbench.tables.spec import TableSpecError, parse_spec
+
+RATIO = {"fn": "ratio"}
+
+
+def entry(scores: np.ndarray, prefix: str) -> dict:
+    """A summary entry: mean of per-response scores, 4 responses per episode, with its CI."""
+    episodes = [f"{prefix}{i // 4}" for i in range(len(scores))]
+    stat = Additive.from_items(episodes, [[v, 1.0] for v in scores], RATIO)
+    return {"value": float(np.mean(scores)), "n": len(scores), **ci_fields(stat)}
+
+
+def spec(**block):
+    base = {
+        "paper": "theanine",
+        "id": "table1",
+        "title": "t",
+        "rows": [
+            {"label": "Base", "memory": "memory_retrieval"},
+            {"label": "Better", "memory": "theanine"},
+            {"label": "Same", "memory": "full_history"},
+        ],
+        "columns": [{"label": "MSC", "dataset": "msc"}],
+        "metrics": {"rouge_l": {"label": "Rouge-L", "scale": 100}},
+    }
+    return parse_spec("theanine_table1", Path("x.yaml"), {**base, **block}, own_tag="t")
+
+
+def runs(tmp_path, make_run, datasets=("msc",)):
+    rng = np.random.default_rng(0)
+    for dataset in datasets:
+        base = rng.uniform(0.1, 0.3, 80)  # 20 episodes x 4 responses
+        for memory, scores in {
+            "memory_retrieval": base,
+            "theanine": base + 0.4,  # a large, consistent difference
+            "full_history": base.copy(),  # identical to the reference
+        }.items():
+            make_run(
+                tmp_path,
+                "t",
+                f"{dataset}-{memory}",
+                {"memory": memory, "dataset": dataset},
+                {"rouge_l": entry(scores, f"{dataset}/")},
+                config={"dataset": {"name": dataset}},
+            )
+    return find_runs(tmp_path, "t")
+
+
+def test_large_difference_is_significant_identical_runs_are_not(tmp_path, make_run):
+    built = summary_table(
+        spec(reference_row="Base"), TableContext(tmp_path, runs=tuple(runs(tmp_path, make_run)))
+    )
+    by = {c.row: c for c in built.cells}
+    better, same, base = by["Better"], by["Same"], by["Base"]
+    assert better.significant is True and better.p_value < 0.01
+    assert same.significant is False and same.p_value == pytest.approx(1.0)
+    assert base.p_value is None and base.significant is None  # the reference itself
+    assert (better.p_holm, same.p_holm) == pytest.approx(holm([better.p_value, same.p_value]))
+    assert better.ours - base.ours == pytest.approx(40.0)
+    assert "permutation" in built.notes[0] and "2000 resamples, seed 0" in built.notes[0]
+    assert "'Base'" in built.notes[0] and "2 paired tests" in built.notes[0]
+    md = render(
+        built.cells,
+        paper="p",
+        table=1,
+        title="t",
+        header={},
+        out_dir=tmp_path,
+        notes=built.notes,
+    )["md"].read_text(encoding="utf-8")
+    assert f"| Better | {better.ours:.2f}† [" in md and f"| Same | {same.ours:.2f} [" in md
+    assert "† = differs from the reference row 'Base'" in md
+
+
+def test_pooled_cells_pair_datasets(tmp_path, make_run):
+    table = spec(reference_row="Base", columns=[{"label": "Avg.", "dataset": ["msc", "cc"]}])
+    built = summary_table(
+        table, TableContext(tmp_path, runs=tuple(runs(tmp_path, make_run, ("msc", "cc"))))
+    )
+    by = {c.row: c for c in built.cells}
+    assert by["Better"].significant is True and by["Same"].significant is False
+    assert by["Better"].episodes == 40  # 20 per dataset
+    assert "permutation by episode within each dataset" in built.notes[0]
+    # the pooled interval is recomputed (stratified) and brackets the pooled value
+    for cell in built.cells:
+        assert cell.ci_low <= cell.ours <= cell.ci_high
+
+
+def test_cells_without_statistics_get_no_test_and_say_why(tmp_path, make_run):
+    for memory, value in (("memory_retrieval", 0.2), ("theanine", 0.9)):
+        make_run(
+            tmp_path,
+            "t",
+            memory,
+            {"memory": memory, "dataset": "msc"},
+            {"rouge_l": {"value": value, "n": 10, "ci95": None, "ci_note": "no interval: x"}},
+        )
+    built = summary_table(
+        spec(reference_row="Base"), TableContext(tmp_path, runs=tuple(find_runs(tmp_path, "t")))
+    )
+    better = next(c for c in built.cells if c.row == "Better")
+    assert better.p_value is None and better.significant is None and better.ci_low is None
+    assert any("no test (no per-episode statistics): Rouge-L" in n for n in built.notes)
+
+
+def test_reference_row_must_name_a_row(tmp_path):
+    with pytest.raises(TableSpecError, match="reference_row: 'Nope' is not a row label"):
+        summary_table(spec(reference_row="Nope"), TableContext(tmp_path))
+    with pytest.raises(TableSpecError, match="pair_by"):
+        summary_table(spec(reference_row="Base", pair_by="speaker"), TableContext(tmp_path))
+
+
+def test_reference_rows_by_mapping_test_only_the_listed_rows(tmp_path, make_run):
+    table = spec(reference_row={"Better": "Base"})
+    built = summary_table(table, TableContext(tmp_path, runs=tuple(runs(tmp_path, make_run))))
+    by = {c.row: c for c in built.cells}
+    assert by["Better"].significant is True and by["Same"].p_value is None
+    assert "'Better' vs 'Base'" in built.notes[0] and "1 paired tests" in built.notes[0]
+
+
+def test_pooled_permutation_is_exact_with_few_episodes(tmp_path, make_run):
+    # 2 datasets x 2 episodes, "Better" above "Base" in every episode: of the 2^4 swaps only
+    # "none" and "all" are as extreme, so the exact two-sided p is 2 / 16 (not significant);
+    # a bootstrap p would be 2 / (B + 1).
+    for dataset in ("msc", "cc"):
+        base = np.array([0.1, 0.2, 0.3, 0.2, 0.1, 0.3, 0.2, 0.2])
+        for memory, scores in (("memory_retrieval", base), ("theanine", base + 0.5)):
+            make_run(
+                tmp_path,
+                "t",
+                f"{dataset}-{memory}",
+                {"memory": memory, "dataset": dataset},
+                {"rouge_l": entry(scores, f"{dataset}/")},
+                config={"dataset": {"name": dataset}},
+            )
+    table = spec(reference_row="Base", columns=[{"label": "Avg.", "dataset": ["msc", "cc"]}])
+    built = summary_table(table, TableContext(tmp_path, runs=tuple(find_runs(tmp_path, "t"))))
+    better = next(c for c in built.cells if c.row == "Better")
+    assert better.p_value == pytest.approx(2 / 16) and better.significant is False
+
+
+def test_one_shared_episode_is_no_test(tmp_path, make_run):
+    for memory, scores in (("memory_retrieval", [0.1, 0.2]), ("theanine", [0.8, 0.9])):
+        make_run(
+            tmp_path,
+            "t",
+            memory,
+            {"memory": memory, "dataset": "msc"},
+            {"rouge_l": entry(np.array(scores), "msc/")},  # one episode of 2 responses
+        )
+    built = summary_table(
+        spec(reference_row="Base"), TableContext(tmp_path, runs=tuple(find_runs(tmp_path, "t")))
+    )
+    assert next(c for c in built.cells if c.row == "Better").p_value is None
+    assert "0 paired tests" in built.notes[0]
+    assert any("no test (fewer than 2 shared episodes): Rouge-L" in n for n in built.notes)
