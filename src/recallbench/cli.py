@@ -17,6 +17,7 @@ import contextlib
 import os
 import random
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -29,6 +30,8 @@ from recallbench import CONF_DIR
 from recallbench.errors import ConfigError, ResumeError, UserError, one_line
 
 EXIT_USER_ERROR = 2
+MAX_JOB = 120  # characters of a run folder name derived from a sweep job's overrides
+SWEPT_ENV = "RECALLBENCH_SWEPT"  # keys the command line sweeps (read by jobs in other processes)
 
 
 def verbose_errors() -> bool:
@@ -132,7 +135,12 @@ def build_protocol(cfg: DictConfig):
     return _build(OmegaConf.to_container(cfg.protocol, resolve=True), seed=int(cfg.seed))
 
 
-def run(cfg: DictConfig, job: str, choices: dict[str, str] | None = None) -> Path:
+def run(
+    cfg: DictConfig,
+    job: str,
+    choices: dict[str, str] | None = None,
+    overrides: list[str] | None = None,
+) -> Path:
     """Run one job described by a composed config; return its run folder.
 
     ``choices`` are the config-group choices (e.g. ``{"memory": "memory_retrieval"}``); tables
@@ -173,6 +181,7 @@ def run(cfg: DictConfig, job: str, choices: dict[str, str] | None = None) -> Pat
     config: dict[str, Any] = OmegaConf.to_container(cfg, resolve=True)
     config["job"] = job
     config["choices"] = dict(choices or {})
+    config["overrides"] = list(overrides or [])
     runner = Runner(
         run_dir,
         protocol=protocol,
@@ -235,20 +244,72 @@ def main() -> None:
     """Console entry point (Hydra app)."""
     import hydra
     from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
 
     from recallbench.tables import table_only
 
     @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
     def _app(cfg: DictConfig) -> None:
         with user_errors():
-            choices = HydraConfig.get().runtime.choices
+            hc = HydraConfig.get()
+            choices = hc.runtime.choices
             if reason := table_only(choices.get("experiment"), cfg.get("table")):
                 raise ConfigError(reason)
-            job = cfg.job or f"{cfg.dataset.name}-{choices['memory']}-{choices['generator']}"
-            print(run(cfg, job, picked_choices(choices)))
+            overrides = list(hc.overrides.task)
+            multirun = hc.mode == RunMode.MULTIRUN
+            job = cfg.job or default_job(cfg, choices, overrides if multirun else [])
+            print(run(cfg, job, picked_choices(choices), overrides))
 
     sys.argv = _take_verbose_flag(sys.argv)
+    # One stamp per invocation: every job of a sweep (sequential, joblib or SLURM workers, which
+    # inherit the environment) lands under ONE folder runs/<tag>/<stamp>/.
+    os.environ.setdefault("RECALLBENCH_STAMP", time.strftime("%Y%m%d-%H%M%S"))
+    os.environ[SWEPT_ENV] = ",".join(swept_keys(sys.argv[1:]))
     _app()
+
+
+def swept_keys(argv: list[str]) -> list[str]:
+    """The config keys a command line sweeps (``memory.k=2,6``, ``seed=range(3)``)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    args = [a for a in argv if "=" in a and not a.startswith("-")]
+    try:
+        parsed = OverridesParser.create().parse_overrides(args)
+    except Exception:  # Hydra reports a malformed override itself, with its position
+        return []
+    return sorted({o.get_key_element().lstrip("+~") for o in parsed if o.is_sweep_override()})
+
+
+def default_job(cfg: DictConfig, choices, overrides: list[str]) -> str:
+    """``<dataset>-<memory>-<generator>``, plus the swept values of a sweep job.
+
+    Jobs of one sweep that share their group choices (``memory.k=2,6``) would share a folder;
+    the values of the swept keys that are not group choices tell them apart
+    (``msc-memory_retrieval-extractive-memory.k_2``). Constant overrides (``episodes=5``) do not
+    enter the name, so a rerun with other constants replaces the older runs of its cells in
+    tables (newest run per job) instead of being pooled with them. Names longer than
+    ``MAX_JOB`` keep a hash of the swept values instead.
+    """
+    import hashlib
+
+    from hydra.core.hydra_config import HydraConfig
+
+    from recallbench.io import safe_name
+
+    base = f"{cfg.dataset.name}-{choices['memory']}-{choices['generator']}"
+    swept = set(filter(None, os.environ.get(SWEPT_ENV, "").split(",")))
+    swept |= set(HydraConfig.get().sweeper.get("params") or {})
+    extras = sorted(
+        o
+        for o in overrides
+        if (key := o.split("=", 1)[0].lstrip("+~")) in swept and key not in set(choices)
+    )
+    if not extras:
+        return base
+    name = safe_name(f"{base}-{'-'.join(extras)}")
+    if len(name) > MAX_JOB:
+        name = f"{base}-{hashlib.sha256(','.join(extras).encode()).hexdigest()[:10]}"
+    return name
 
 
 def table_services(cfg: DictConfig) -> dict[str, Callable[..., Any]]:

@@ -20,6 +20,7 @@ calls are in the LLM cache and come back as cached calls at no cost).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import platform
@@ -70,6 +71,67 @@ def stop_signals_raise() -> Iterator[None]:
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+
+
+# ----------------------------------------------------------------------------- identity
+
+# Keys of the resolved config that do not change a run's results (where files go, how it is
+# shown, when it is called unhealthy, how it is named, how fast the endpoint is driven);
+# everything else is the run's identity. A resume may change these (e.g. lower
+# generator.concurrency after rate limits, or point at a moved data folder: the dataset's
+# sha256 is checked separately).
+NOT_IDENTITY = (
+    "resume_dir",
+    "progress",
+    "wandb",
+    "paths",
+    "tag",
+    "job",
+    "choices",
+    "overrides",
+    "health",
+    "dataset.data_dir",
+    "generator.concurrency",
+    "generator.rpm",
+    "generator.tpm",
+    "generator.timeout_s",
+    "generator.max_retries",
+    "generator.api_key_env",
+)
+
+
+def identity(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a resolved config that decides a run's results."""
+    out = {k: v for k, v in config.items() if k not in NOT_IDENTITY}
+    for dotted in (k for k in NOT_IDENTITY if "." in k):
+        group, key = dotted.split(".", 1)
+        if isinstance(out.get(group), Mapping) and key in out[group]:
+            out[group] = {k: v for k, v in out[group].items() if k != key}
+    return out
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    """sha256 (16 hex) of the canonical JSON of ``identity(config)``."""
+    text = json.dumps(identity(config), sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _flat(node: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(node, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in node.items():
+            out.update(_flat(v, f"{prefix}{k}."))
+        return out
+    return {prefix[:-1]: node}
+
+
+def config_diff(old: Mapping[str, Any], new: Mapping[str, Any], limit: int = 4) -> str:
+    """``memory.k: 2 -> 6; seed: 0 -> 1`` over the identity keys (at most ``limit`` shown)."""
+    a, b = _flat(identity(old)), _flat(identity(new))
+    keys = sorted(k for k in set(a) | set(b) if a.get(k, "<absent>") != b.get(k, "<absent>"))
+    shown = [f"{k}: {a.get(k, '<absent>')!r} -> {b.get(k, '<absent>')!r}" for k in keys[:limit]]
+    more = f" (+{len(keys) - limit} more)" if len(keys) > limit else ""
+    return "; ".join(shown) + more
 
 
 # ----------------------------------------------------------------------------- usage sums

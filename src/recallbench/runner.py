@@ -33,12 +33,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from recallbench.errors import ConfigError
+import yaml
+
+from recallbench.errors import ConfigError, ResumeError
 from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
 from recallbench.records import Episode, MemoryItem, Prediction, Score, read_jsonl, write_jsonl
 from recallbench.run_record import (
     HealthPolicy,
     RunInterrupted,
+    config_diff,
+    config_hash,
     health_problems,
     stop_signals_raise,
     summed_usage,
@@ -121,15 +125,20 @@ class Runner:
         ``failed``; a finished run whose tasks failed to parse too often is ``degraded``. Usage is
         written per attempt and summed over attempts into ``usage.json``.
         """
-        self.run_dir.mkdir(parents=True, exist_ok=True)
         previous = self._previous_info()
+        digest = config_hash(self.config)
+        dataset_sha = episodes_sha256(episodes)
+        self._refuse_foreign(previous, digest, dataset_sha)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
         self.attempt = int(previous.get("attempt", 0)) + 1
         info = self.info = {
             "status": "running",
             "attempt": self.attempt,
+            "config_hash": digest,
+            "overrides": list(self.config.get("overrides") or []),
             "git_sha": git_sha(),
             "versions": package_versions(),
-            "dataset_sha256": episodes_sha256(episodes),
+            "dataset_sha256": dataset_sha,
             "n_episodes": len(episodes),
             "started_unix": time.time(),
             "first_started_unix": previous.get("first_started_unix")
@@ -182,6 +191,28 @@ class Runner:
             write_run_json(self.run_dir, info)
             if getattr(self.llm, "usage", None) is not None:
                 self._flush_usage()
+
+    def _refuse_foreign(self, previous: dict, digest: str, dataset_sha: str) -> None:
+        """A run folder belongs to one config and one dataset: refuse to continue another's."""
+        if not previous:
+            return
+        old_hash = previous.get("config_hash")
+        if old_hash is not None and old_hash != digest:
+            old_config = {}
+            if (self.run_dir / "config.yaml").is_file():
+                old_config = yaml.safe_load((self.run_dir / "config.yaml").read_text()) or {}
+            raise ResumeError(
+                f"{self.run_dir} holds a run of another config (config hash {old_hash}, this "
+                f"one {digest}: {config_diff(old_config, self.config) or 'see config.yaml'}); "
+                "give this run its own folder (job=<name>, or a new RECALLBENCH_STAMP) or resume "
+                "it with the config in that folder's config.yaml"
+            )
+        if previous.get("dataset_sha256") not in (None, dataset_sha):
+            raise ResumeError(
+                f"{self.run_dir} holds a run on other data (dataset sha256 "
+                f"{previous['dataset_sha256'][:12]}, now {dataset_sha[:12]}): the episodes "
+                "differ (data files, dataset options or episodes=); start a new run folder"
+            )
 
     def _previous_info(self) -> dict:
         """The ``run.json`` of an earlier attempt in this folder (empty for a new run)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from recallbench import cli
 FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures"
 # In-process, Hydra must leave logging alone: its dictConfig would close handlers that other
 # test modules' imports (absl via rouge-score) bound to pytest's captured stderr.
+PER_PROCESS_ENV = ("RECALLBENCH_STAMP", "RECALLBENCH_SWEPT", "RECALLBENCH_VERBOSE")
 LOGGING = ("hydra/job_logging=none", "hydra/hydra_logging=none")
 
 
@@ -45,14 +47,25 @@ def run_cli(monkeypatch, capsys, tmp_path):
 
     def call(*argv: str, results: Path | None = None) -> Outcome:
         results = results or tmp_path / "results"
-        args = ["recallbench", f"paths.results_dir={results}", "progress=false", *LOGGING, *argv]
+        flags = [a for a in argv if a.startswith("-")]  # Hydra wants -m before the overrides
+        rest = [a for a in argv if not a.startswith("-")]
+        args = ["recallbench", *flags, f"paths.results_dir={results}", "progress=false"]
+        args += [*LOGGING, *rest]
         monkeypatch.setattr(sys, "argv", args)
         capsys.readouterr()
         status = 0
+        # one call = one process: what main() puts in the environment ends with the call
+        saved = {k: os.environ.get(k) for k in PER_PROCESS_ENV}
         try:
             cli.main()
         except SystemExit as exc:
             status = exc.code
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
         captured = capsys.readouterr()
         return Outcome(status, captured.err, captured.out)
 
