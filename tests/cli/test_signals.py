@@ -134,3 +134,72 @@ def test_stop_signal_then_resume(signum, stub, reference, tmp_path):
     # every request is accounted for, except the one the signal cut off before it returned
     sent = usage["totals"]["calls"] - usage["totals"]["cached_calls"]
     assert stub.requests - 1 <= sent <= stub.requests
+
+
+def test_kill_9_then_resume_repeats_at_most_the_call_in_flight(stub, reference, tmp_path):
+    """``kill -9`` gives no chance to write anything: the record stays ``running`` and is stale;
+    a resume finishes from the finished items and the LLM cache with the reference predictions."""
+    from recallbench.run_record import is_stale
+
+    ref_predictions, ref_requests, _ = reference
+    results, cache = tmp_path / "r", tmp_path / "c"
+    stub.reset_stats()
+    args = _args(stub, results, cache)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "recallbench.cli", *args],
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 300
+    while time.time() < deadline and not list(results.glob("runs/sig/*/j/items/*.jsonl")):
+        assert proc.poll() is None
+        time.sleep(0.1)
+    proc.kill()
+    assert proc.wait(timeout=60) == -signal.SIGKILL
+
+    run_dir = _run_dir(results)
+    info = json.loads((run_dir / "run.json").read_text())
+    assert info["status"] == "running" and is_stale(info)
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "recallbench.cli", *args, f"resume_dir={run_dir}"],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "finished"
+    assert _predictions(run_dir) == ref_predictions
+    assert ref_requests <= stub.requests <= ref_requests + 1
+
+
+def test_scripted_faults_are_retried_into_the_fault_free_predictions(stub, reference, tmp_path):
+    """20% of requests fail (500, 503, 429 with Retry-After, a stall past ``timeout_s``): the run
+    retries them and ends ``finished`` with exactly the predictions of a fault-free run."""
+    from recallbench.testing.stub import Fault
+
+    ref_predictions, ref_requests, _ = reference
+    faults = [Fault(500), Fault(503), Fault(429, retry_after=0.2), Fault(stall_s=3.0)]
+    stub.reset_stats()
+    stub.fault_rate(0.2, faults, seed=7)
+    try:
+        args = [*_args(stub, tmp_path / "r", tmp_path / "c"), "generator.timeout_s=1.5"]
+        proc = subprocess.run(
+            [sys.executable, "-m", "recallbench.cli", *args],
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    finally:
+        stub.fault_rate(0, [])
+    assert proc.returncode == 0, proc.stderr
+    run_dir = _run_dir(tmp_path / "r")
+    info = json.loads((run_dir / "run.json").read_text())
+    assert info["status"] == "finished"
+    assert _predictions(run_dir) == ref_predictions
+    assert stub.requests > ref_requests  # the faults were really sent and retried
+    usage = json.loads((run_dir / "usage.json").read_text())
+    assert usage["totals"]["calls"] - usage["totals"]["cached_calls"] == ref_requests

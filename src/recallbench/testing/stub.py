@@ -18,10 +18,11 @@ import asyncio
 import hashlib
 import json
 import math
+import random
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,6 +105,7 @@ class StubServer:
         self.embedding_dim = embedding_dim
         self.faults: deque[Fault] = deque()
         self.always: Fault | None = None  # when set, every request fails this way
+        self._rate: tuple[float, list[Fault], random.Random] | None = None
         self.requests = 0
         self.in_flight = 0
         self.max_in_flight = 0
@@ -121,6 +123,23 @@ class StubServer:
     def push_faults(self, *faults: Fault) -> None:
         """Make the next requests (in arrival order) fail as scripted."""
         self.faults.extend(faults)
+
+    def fault_rate(self, rate: float, faults: Sequence[Fault], seed: int = 0) -> None:
+        """Fail a seeded random share ``rate`` of later requests, cycling through ``faults``.
+
+        ``rate=0`` switches it off. Scripted ``push_faults`` still come first.
+        """
+        self._rate = (rate, list(faults), random.Random(seed)) if rate > 0 else None
+
+    def _scheduled(self) -> Fault | None:
+        if self._rate is None:
+            return None
+        rate, faults, rng = self._rate
+        if rng.random() >= rate:
+            return None
+        fault = faults[0]
+        faults.append(faults.pop(0))
+        return fault
 
     def reset_stats(self) -> None:
         """Zero the request counters."""
@@ -207,7 +226,7 @@ class StubServer:
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         self.auth_headers.append(headers.get("authorization", ""))
         try:
-            fault = self.always or (self.faults.popleft() if self.faults else None)
+            fault = self.always or (self.faults.popleft() if self.faults else self._scheduled())
             if fault is not None and fault.stall_s <= 0:
                 extra = {} if fault.retry_after is None else {"Retry-After": str(fault.retry_after)}
                 message = f"scripted {fault.status}"
