@@ -57,6 +57,16 @@ def _predictions(run_dir: Path) -> list[tuple[str, str]]:
     return [(r["pred_id"], r["output"]) for r in rows]
 
 
+def _start_until_an_episode_is_done(args: list[str], results: Path, **popen) -> subprocess.Popen:
+    """Start ``recallbench`` and return once its first episode's items are written."""
+    proc = subprocess.Popen([sys.executable, "-m", "recallbench.cli", *args], env=_env(), **popen)
+    deadline = time.time() + 300
+    while time.time() < deadline and not list(results.glob("runs/sig/*/j/items/*.jsonl")):
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    return proc
+
+
 @pytest.fixture(scope="module")
 def stub():
     with StubServer(latency_s=0.15) as server:
@@ -81,17 +91,9 @@ def test_stop_signal_then_resume(signum, stub, reference, tmp_path):
     results, cache = tmp_path / "r", tmp_path / "c"
     stub.reset_stats()
     args = _args(stub, results, cache)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "recallbench.cli", *args],
-        env=_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    proc = _start_until_an_episode_is_done(
+        args, results, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    deadline = time.time() + 300
-    while time.time() < deadline and not list(results.glob("runs/sig/*/j/items/*.jsonl")):
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.1)
     proc.send_signal(signum)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signum, err
@@ -145,16 +147,9 @@ def test_kill_9_then_resume_repeats_at_most_the_call_in_flight(stub, reference, 
     results, cache = tmp_path / "r", tmp_path / "c"
     stub.reset_stats()
     args = _args(stub, results, cache)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "recallbench.cli", *args],
-        env=_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    proc = _start_until_an_episode_is_done(
+        args, results, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    deadline = time.time() + 300
-    while time.time() < deadline and not list(results.glob("runs/sig/*/j/items/*.jsonl")):
-        assert proc.poll() is None
-        time.sleep(0.1)
     proc.kill()
     assert proc.wait(timeout=60) == -signal.SIGKILL
 

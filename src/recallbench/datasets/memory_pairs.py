@@ -12,11 +12,11 @@ A line is ``{"memory": str, "summary": str, "label": "PASS"|"REPLACE"|"APPEND"|"
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from recallbench.errors import DatasetFormatError, did_you_mean
+from recallbench.datasets._common import iter_jsonl
+from recallbench.errors import DataNotFoundError, DatasetFormatError, did_you_mean
 
 RESOURCES = Path(__file__).resolve().parents[1] / "resources" / "memory_pairs"
 SOURCES = {
@@ -50,20 +50,10 @@ def load(source: str | None = None, *, path: str | Path | None = None) -> list[P
         file = Path(path)
         source = file.stem
     if not file.is_file():
-        raise FileNotFoundError(f"{file}: no such memory-pair file")
+        raise DataNotFoundError(f"{file}: no such memory-pair file")
     pairs = []
-    for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{file.name} line {n}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetFormatError(
-                f"{where}: not JSON ({exc.msg} at column {exc.colno})"
-            ) from None
-        if not isinstance(record, dict):
-            raise DatasetFormatError(f"{where}: expected an object, got {type(record).__name__}")
+    for where, record in iter_jsonl(file, file.parent):
+        n = int(where.rsplit(" ", 1)[1])  # "<file> line <n>"
         for key in ("memory", "summary", "label"):
             value = record.get(key)
             if not isinstance(value, str) or not value.strip():
