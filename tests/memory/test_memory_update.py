@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
+from recallbench.datasets import memory_pairs
 from recallbench.errors import ConfigError
 from recallbench.llm.task import ParseError
 from recallbench.memory._update import (
@@ -20,30 +22,6 @@ from recallbench.memory.memory_update import MemoryUpdate
 from recallbench.records import MemoryItem
 
 PAPERS = Path(__file__).resolve().parents[3] / "shared" / "papers"
-
-# Bae et al. Table 7 (English translation printed in the paper): memory, summary, gold label.
-TABLE7 = [
-    ("Lost appetite and doesn't eat much", "Lost appetite", "PASS"),
-    ("Not sick", "Doesn't have any particular health issues", "PASS"),
-    ("Goes hiking every weekend", "Goes hiking", "PASS"),
-    ("Doesn't have any particular health issues", "Had back surgery", "REPLACE"),
-    ("Couldn't sleep well", "Sleeping well after taking sleeping tablets", "REPLACE"),
-    ("Living alone", "Being with daughter for a while", "REPLACE"),
-    ("Has a grandson in elementary school", "Grandson enters middle school", "REPLACE"),
-    ("Goes to the gym", "Body is sore from exercise", "APPEND"),
-    ("Eating properly", "Receiving physiotherapy", "APPEND"),
-    ("Has a dog", "The dog likes carrots", "APPEND"),
-    ("Has sleeping tablets prescribed", "Has a son", "APPEND"),
-    ("Gardening as a hobby", "Many flowers are growing in the garden", "APPEND"),
-    ("Had sore throat", "Throat is fully recovered", "DELETE"),
-    ("Takes pain relievers for a migraine", "Migraine is gone", "DELETE"),
-]
-# Pairs that need world knowledge a lexical rule lacks (documented misses of the offline rule).
-KNOWN_MISSES = {
-    ("Not sick", "Doesn't have any particular health issues"),
-    ("Doesn't have any particular health issues", "Had back surgery"),
-    ("Living alone", "Being with daughter for a while"),
-}
 
 
 def _item(item_id: str, text: str) -> MemoryItem:
@@ -132,12 +110,16 @@ def test_fig25_prompt_is_verbatim():
 # --- the offline rule, end to end through the extractive backend ------------------------------
 
 
-def test_offline_rule_on_bae_table7(llm, embedder):
-    updater = MemoryUpdater(llm, embedder)
-    results = updater.classify([(m, s) for m, s, _ in TABLE7])
+def test_offline_rule_beats_the_majority_class_on_held_out_english_pairs(llm, embedder):
+    """The English rule's thresholds were chosen on Bae et al.'s Table 7 pairs, so it is scored on
+    pairs it never saw (``own_en``, written for recallbench); Table 7 accuracy is only reported
+    (``make reproduce-table-carecall-3``), never tested here."""
+    pairs = memory_pairs.load("own_en")
+    results = MemoryUpdater(llm, embedder).classify([(p.memory, p.summary) for p in pairs])
     assert all(r.parsed for r in results)
-    wrong = {(m, s) for (m, s, gold), r in zip(TABLE7, results, strict=True) if r.value != gold}
-    assert wrong == KNOWN_MISSES  # 11 / 14 correct
+    accuracy = sum(r.value == p.label for r, p in zip(results, pairs, strict=True)) / len(pairs)
+    majority = Counter(p.label for p in pairs).most_common(1)[0][1] / len(pairs)
+    assert accuracy >= 2 * majority, (accuracy, majority)
 
 
 def test_delete_removes_both_sentences(llm, embedder):
