@@ -182,6 +182,8 @@ def run(
     config["job"] = job
     config["choices"] = dict(choices or {})
     config["overrides"] = list(overrides or [])
+    health = HealthPolicy.from_config(config.get("health"))
+    llm.breaker.after = health.breaker_after
     runner = Runner(
         run_dir,
         protocol=protocol,
@@ -191,7 +193,8 @@ def run(
         config=config,
         progress=bool(cfg.progress),
         logger=WandbLogger(cfg.wandb.project, cfg.wandb.mode, tags=[cfg.tag]),
-        health=HealthPolicy.from_config(config.get("health")),
+        health=health,
+        workers=resolve_workers(cfg.get("workers", "auto"), llm, len(episodes)),
     )
     try:
         runner.run(episodes)
@@ -212,6 +215,19 @@ def run(
             flush=True,
         )
     return run_dir
+
+
+def resolve_workers(value: Any, llm, n_episodes: int) -> int:
+    """Episodes replayed at once: ``auto`` is the generator's concurrency for API backends (whose
+    calls wait on the network) and 1 for in-process models (which compete for the CPU)."""
+    if value in (None, "auto"):
+        concurrency = int(getattr(llm.backend, "concurrency", 1) or 1)
+        workers = concurrency if llm.backend.is_async else 1
+    elif isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        workers = value
+    else:
+        raise ConfigError(f"workers={value!r}: expected auto or an integer >= 1 (conf/config.yaml)")
+    return max(1, min(workers, n_episodes))
 
 
 def resume_command(run_dir: Path) -> str:

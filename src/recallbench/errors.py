@@ -39,6 +39,10 @@ class ResumeError(UserError, ValueError):
     """A run folder cannot be resumed (absent, not a run, another config)."""
 
 
+class EndpointDown(UserError, RuntimeError):
+    """The LLM endpoint failed every recent call (``llm.CircuitBreaker``): the run stops early."""
+
+
 class UnknownChoiceError(UserError, KeyError):
     """An unknown name for a registry entry; the message suggests the closest valid names."""
 

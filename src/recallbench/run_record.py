@@ -83,6 +83,7 @@ def stop_signals_raise() -> Iterator[None]:
 NOT_IDENTITY = (
     "resume_dir",
     "progress",
+    "workers",
     "wandb",
     "paths",
     "tag",
@@ -186,6 +187,7 @@ class HealthPolicy:
 
     max_parse_failure_rate: float = 0.05
     max_failure_rate: float = 0.02
+    breaker_after: int = 5  # failed calls in a row that stop a run (``llm.CircuitBreaker``)
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any] | None) -> HealthPolicy:

@@ -26,6 +26,7 @@ import os
 import platform
 import signal
 import subprocess
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -37,6 +38,8 @@ import yaml
 
 from recallbench.errors import ConfigError, ResumeError
 from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
+from recallbench.llm.task import CALL_FAILURE
+from recallbench.parallel import ordered_map
 from recallbench.records import Episode, MemoryItem, Prediction, Score, read_jsonl, write_jsonl
 from recallbench.run_record import (
     HealthPolicy,
@@ -104,6 +107,7 @@ class Runner:
         progress: bool = True,
         logger=None,
         health: HealthPolicy | None = None,
+        workers: int = 1,
     ) -> None:
         self.run_dir = Path(run_dir)
         self.protocol = protocol
@@ -114,6 +118,8 @@ class Runner:
         self.progress = progress
         self.logger = logger
         self.health = health or HealthPolicy()
+        self.workers = max(1, int(workers))
+        self._make_lock = threading.Lock()
         self.attempt = 1
         self.info: dict[str, Any] = {}
 
@@ -241,33 +247,62 @@ class Runner:
         return total
 
     def _replay(self, episodes: Sequence[Episode]) -> list[Prediction]:
+        """Replay the episodes not finished yet, ``workers`` at a time; keep the input order.
+
+        Each episode gets a fresh method; all share the one LLM client, whose concurrency bound
+        holds across them. An episode's items and memory snapshots are written by its worker as
+        soon as it finishes; predictions are returned in episode order, so files do not depend
+        on ``workers``.
+        """
         from tqdm.auto import tqdm
 
         items_dir = self.run_dir / "items"
-        out: list[Prediction] = []
-        bar = tqdm(episodes, desc=f"{self.protocol.name}", unit="ep", disable=not self.progress)
-        for episode in bar:
+        done: dict[int, list[Prediction]] = {}
+        todo: list[tuple[int, Episode]] = []
+        for i, episode in enumerate(episodes):
             item_path = items_dir / f"{safe_name(episode.episode_id)}.jsonl"
-            if item_path.exists():  # finished in an earlier, interrupted run
-                done = self._read_items(item_path)
-                if done is not None:
-                    out.extend(done)
-                    continue
-            result = self.protocol.run_episode(episode, self.make_method(), self.llm)
-            self._write_snapshots(episode.episode_id, result.snapshots)
-            write_jsonl(item_path, result.predictions)
-            out.extend(result.predictions)
-            self._flush_usage()
-            write_run_json(self.run_dir, self.info)  # heartbeat
-            totals = self.llm.usage.to_dict()["totals"]
-            bar.set_postfix(
-                preds=len(out),
-                calls=totals.get("calls", 0),
-                cost=f"${totals.get('cost_usd') or 0:.4f}",
-            )
+            finished = self._read_items(item_path) if item_path.exists() else None
+            if finished is not None:  # finished in an earlier, interrupted run
+                done[i] = finished
+            else:
+                todo.append((i, episode))
+        bar = tqdm(
+            total=len(episodes),
+            initial=len(done),
+            desc=f"{self.protocol.name}",
+            unit="ep",
+            disable=not self.progress,
+        )
+        try:
+            for (i, _), predictions in ordered_map(self._run_one, todo, self.workers):
+                done[i] = predictions
+                self._flush_usage()
+                write_run_json(self.run_dir, self.info)  # heartbeat
+                totals = self.llm.usage.to_dict()["totals"]
+                bar.update(1)
+                bar.set_postfix(
+                    preds=sum(len(p) for p in done.values()),
+                    calls=totals.get("calls", 0),
+                    cost=f"${totals.get('cost_usd') or 0:.4f}",
+                )
+        finally:
+            bar.close()
+        out = [p for i in range(len(episodes)) for p in done.get(i, ())]
         if (extra := getattr(self.protocol, "run_extra", None)) is not None:
             out.extend(self._extra(extra, items_dir))
         return out
+
+    def _run_one(self, job: tuple[int, Episode]) -> list[Prediction]:
+        """Replay one episode with a fresh method; write its items and snapshots."""
+        _, episode = job
+        with self._make_lock:  # config instantiation is not meant to run in parallel
+            method = self.make_method()
+        result = self.protocol.run_episode(episode, method, self.llm)
+        self._write_snapshots(episode.episode_id, result.snapshots)
+        write_jsonl(
+            self.run_dir / "items" / f"{safe_name(episode.episode_id)}.jsonl", result.predictions
+        )
+        return result.predictions
 
     def _extra(self, extra: Callable, items_dir: Path) -> list[Prediction]:
         """Items of the protocol that belong to no episode (memory_ops' labelled pairs)."""
@@ -319,17 +354,23 @@ def score_predictions(
     has an episode-clustered bootstrap interval (``metrics.bootstrap``): ``ci95`` (of ``value``),
     ``session_mean_ci95``, ``per_session[s].ci95``, with ``ci_method``, ``n_resamples``, ``seed``
     and ``n_clusters`` (episodes); additive metrics keep their per-episode sums (``bootstrap``).
-    Predictions that name subsets (``meta["subsets"]``, e.g. CareCall's memory turns) are also
+    Predictions whose LLM call failed (``failure`` starts with ``CALL_FAILURE``) are left out and
+    counted in ``failed_calls_not_scored``. Predictions that name subsets (``meta["subsets"]``, e.g. CareCall's memory turns) are also
     scored per subset: ``summary[metric]["subsets"][name]`` with ``value``, ``n``, ``ci95`` and
     ``per_session``. Metrics that condition on a context (``uses_contexts``, e.g. perplexity)
     get each prediction's ``meta["context"]`` when the protocol stored it.
     """
     from recallbench.metrics import get_metric
 
-    scored = [p for p in predictions if p.reference is not None]
+    with_reference = [p for p in predictions if p.reference is not None]
+    # A failed call's output is the task's fallback, not an answer: never scored as one.
+    scored = [p for p in with_reference if not (p.failure or "").startswith(CALL_FAILURE)]
     subsets = sorted({str(s) for p in scored for s in p.meta.get("subsets") or ()})
     scores: list[Score] = []
-    summary: dict[str, Any] = {"metrics": {}}
+    summary: dict[str, Any] = {
+        "metrics": {},
+        "failed_calls_not_scored": len(with_reference) - len(scored),
+    }
     for name in metric_names:
         metric = get_metric(name)
         entry, res = _entry(metric, scored, full=True)

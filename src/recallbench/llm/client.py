@@ -13,11 +13,13 @@ may read fields the template does not show) and the configuration bound into the
 implementation (``functools.partial`` arguments such as thresholds); calls whose fields are not plain data (JSON,
 dataclasses, numpy) are computed every time.
 
-Failure policy (never crashes a run): a call that fails after the backend's bounded retries
-gives ``task.fallback`` (``""`` for ``chat``) with ``failure`` set and counts under
-``failures``; an unparseable reply gives ``task.fallback`` and counts under ``parse_failures``.
-Configuration mistakes (bad key, unknown model, a task without an offline implementation on
-the extractive backend) raise.
+Failure policy: a call that fails after the backend's bounded retries gives ``task.fallback``
+(``""`` for ``chat``) with ``failure`` set and counts under ``failures``; an unparseable reply
+gives ``task.fallback`` and counts under ``parse_failures``. When ``breaker.after`` calls in a
+row fail (an unreachable endpoint, a server that errors on everything), the circuit breaker
+opens: that call and every later one raise ``EndpointDown``, so a run stops in seconds instead
+of failing every remaining call. Configuration mistakes (bad key, unknown model, a task without
+an offline implementation on the extractive backend) raise.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from recallbench.errors import EndpointDown
 from recallbench.llm.cache import Cache, cache_key, offline_config_key, source_fingerprint
 from recallbench.llm.prices import PriceTable
 from recallbench.llm.runtime import LoopThread, Progress, progress_enabled
@@ -86,6 +89,40 @@ def fields_key(fields: dict[str, Any]) -> str | None:
         return None
 
 
+class CircuitBreaker:
+    """Open after ``after`` failed calls in a row (0: never); an open breaker fails every call."""
+
+    def __init__(self, after: int = 5) -> None:
+        self.after = int(after)
+        self.in_a_row = 0
+        self.last_error = ""
+        self._lock = threading.Lock()
+
+    @property
+    def open(self) -> bool:
+        return self.after > 0 and self.in_a_row >= self.after
+
+    def success(self) -> None:
+        with self._lock:
+            self.in_a_row = 0
+
+    def failure(self, message: str) -> None:
+        """Count a failed call; raise ``EndpointDown`` once the breaker is open."""
+        with self._lock:
+            self.in_a_row += 1
+            self.last_error = message
+        self.check()
+
+    def check(self) -> None:
+        if self.open:
+            raise EndpointDown(
+                f"the LLM endpoint failed {self.in_a_row} calls in a row after retries (last: "
+                f"{self.last_error[:200]}); the run stops (run.json: failed). Check the server "
+                "and generator.base_url / model, then resume with resume_dir=<run folder>: "
+                "finished calls come from the cache (health.breaker_after sets the limit)"
+            )
+
+
 class LLM:
     """Run PromptTasks and free-form chats on one backend, with cache and usage accounting.
 
@@ -112,6 +149,7 @@ class LLM:
         self.cache = cache
         self.prices = prices or PriceTable()
         self.usage = Usage()
+        self.breaker = CircuitBreaker()
         self.seed = seed
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -241,6 +279,7 @@ class LLM:
         return cache_key(self.backend.name, model, call.messages, params)
 
     def _execute(self, calls: list[_Call], *, progress: bool, desc: str) -> list[TaskResult]:
+        self.breaker.check()
         done = Progress(self.usage, len(calls), desc, progress)
         results: list[TaskResult | None] = []
         for call in calls:
@@ -323,6 +362,8 @@ class LLM:
             local=self.backend.local,
         )
         if not cached:
+            if not self.backend.offline:
+                self.breaker.success()
             key = self._key(call)
             if key is not None and self.cache is not None:
                 self.cache.put(
@@ -367,4 +408,5 @@ class LLM:
             messages=call.messages,
         )
         self.usage.record(call.name, call.stage, result, 0.0)
+        self.breaker.failure(message)
         return result
