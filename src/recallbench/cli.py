@@ -151,6 +151,7 @@ def run(
     from recallbench.datasets import load
     from recallbench.embed import build_embedder
     from recallbench.llm import build_llm
+    from recallbench.report import print_end_of_run
     from recallbench.run_record import HealthPolicy, RunInterrupted, describe_problems
     from recallbench.runner import Runner, default_stamp
     from recallbench.tracking import WandbLogger
@@ -214,6 +215,7 @@ def run(
             file=sys.stderr,
             flush=True,
         )
+    print_end_of_run(run_dir)
     return run_dir
 
 

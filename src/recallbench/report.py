@@ -1,0 +1,90 @@
+"""The end-of-run summary a user reads in the terminal (rich), built from the run folder's files.
+
+Headline metrics with their episode-clustered 95% CI (``summary.json``), LLM calls, cache hits,
+failed calls, unparsed replies and cost summed over every attempt (``usage.json``), wall time and
+status (``run.json``) and the run folder. It reads only what the run wrote, so what the terminal
+shows is what a table or notebook will find.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+HEADLINE = 8  # metrics shown (the rest are in summary.json)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _number(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, (int, float)) else "n/a"
+
+
+def metric_rows(summary: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """``(metric, value, 95% CI, n)`` for the first ``HEADLINE`` metrics of a summary."""
+    rows = []
+    for name, entry in list((summary.get("metrics") or {}).items())[:HEADLINE]:
+        if not isinstance(entry, dict) or "value" not in entry:
+            continue
+        ci = entry.get("ci95")
+        interval = f"[{_number(ci[0])}, {_number(ci[1])}]" if ci else "—"
+        rows.append((name, _number(entry["value"]), interval, str(entry.get("n", ""))))
+    return rows
+
+
+def usage_line(usage: dict[str, Any]) -> str:
+    """Calls, cache hits, failures, unparsed replies and cost over every attempt."""
+    totals = usage.get("totals") or {}
+    cost = totals.get("cost_usd")
+    return (
+        f"calls {totals.get('calls', 0)} · cache hits {totals.get('cached_calls', 0)} · "
+        f"failed {totals.get('failures', 0)} · unparsed {totals.get('parse_failures', 0)} · "
+        f"cost {'unknown' if cost is None else f'${cost:.4f}'}"
+    )
+
+
+def end_of_run(run_dir: Path):
+    """A rich renderable summarising the run in ``run_dir``."""
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.table import Table
+
+    info = _read(run_dir / "run.json")
+    summary = _read(run_dir / "summary.json")
+    usage = _read(run_dir / "usage.json")
+    table = Table(box=None, pad_edge=False)
+    for column, justify in (("metric", "left"), ("value", "right"), ("95% CI", "right")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    table.add_column("n", justify="right")
+    for row in metric_rows(summary):
+        table.add_row(*row)
+    started = info.get("started_unix")
+    finished = info.get("finished_unix")
+    wall = f"{finished - started:.1f} s" if started and finished else "n/a"
+    lines = [
+        f"status {info.get('status', 'unknown')} · attempt {info.get('attempt', 1)} · "
+        f"{summary.get('n_episodes', info.get('n_episodes', '?'))} episodes · "
+        f"{summary.get('n_predictions', '?')} predictions · wall {wall}",
+        usage_line(usage),
+    ]
+    if summary.get("failed_calls_not_scored"):
+        lines.append(f"{summary['failed_calls_not_scored']} failed calls left out of the scores")
+    return Panel(Group(table, *lines), title="run summary", expand=False)
+
+
+def print_end_of_run(run_dir: Path) -> None:
+    """Print the summary on stderr (stdout keeps just the run folder, for scripts).
+
+    The folder is printed below the panel, unwrapped, so it can be copied whole."""
+    import sys
+
+    from rich.console import Console
+
+    Console(stderr=True).print(end_of_run(run_dir))
+    print(f"run folder {run_dir}", file=sys.stderr, flush=True)
