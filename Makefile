@@ -29,7 +29,7 @@ define needs_runs
 endef
 
 .DEFAULT_GOAL := help
-.PHONY: help install test lint data tables bench clean
+.PHONY: help install test test-server lint data tables bench clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -47,6 +47,10 @@ install: $(STAMP) ## Create .venv and install recallbench (torch first: TORCH_SP
 
 test: $(STAMP) ## Run the offline test suite (CPU only, no API calls)
 	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q
+
+test-server: $(STAMP) ## Slow: a REAL llama-cpp-python server (SmolLM2 GGUF) runs THEANINE + LUFY QA slices
+	@$(PY) -c "import llama_cpp.server" 2>/dev/null || $(PY) -m pip install -q -e ".[server]"
+	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q -s -m slow tests/integration/test_real_server.py
 
 lint: $(STAMP) ## ruff check + format check + the import contract (pyproject [tool.importlinter])
 	$(VENV)/bin/ruff check src tests scripts bench

@@ -279,11 +279,36 @@ def main() -> None:
             print(run(cfg, job, picked_choices(choices), overrides))
 
     sys.argv = _take_verbose_flag(sys.argv)
+    with user_errors():
+        check_choices(sys.argv[1:])
     # One stamp per invocation: every job of a sweep (sequential, joblib or SLURM workers, which
     # inherit the environment) lands under ONE folder runs/<tag>/<stamp>/.
     os.environ.setdefault("RECALLBENCH_STAMP", time.strftime("%Y%m%d-%H%M%S"))
     os.environ[SWEPT_ENV] = ",".join(swept_keys(sys.argv[1:]))
     _app()
+
+
+def check_choices(argv: list[str]) -> None:
+    """Every ``group=name`` on the command line names a config of that group (``conf/<group>/``).
+
+    Hydra ignores an unknown choice of an optional group (``experiment=theanine_tabel1`` would
+    silently start the default run on every episode) and reports others with a traceback; this
+    gives one line with the closest names instead.
+    """
+    from recallbench.errors import did_you_mean
+
+    for arg in argv:
+        if "=" not in arg or arg.startswith("-"):
+            continue
+        key, value = arg.split("=", 1)
+        group = CONF_DIR / key.lstrip("+~")
+        if "." in key or "/" in key or not group.is_dir() or not value or value == "null":
+            continue
+        options = {p.stem for p in group.glob("*.yaml")}
+        names = value.strip("[]").split(",") if "," in value else [value]
+        for name in (n.strip() for n in names):
+            if name and name not in options and not name.startswith(("${", "glob(", "choice(")):
+                raise did_you_mean(f"{key} choice", name, options)
 
 
 def swept_keys(argv: list[str]) -> list[str]:

@@ -248,3 +248,16 @@ def test_subprocess_bad_value_and_corrupt_cache(tmp_path, data_copy):
     assert [ln for ln in proc.stderr.splitlines() if ln.startswith("recallbench")] == [
         ln for ln in proc.stderr.splitlines() if "llm.sqlite" in ln
     ]
+
+
+def test_an_unknown_experiment_fails_with_did_you_mean(run_cli):
+    outcome = run_cli("experiment=theanine_tabel1")
+    assert outcome.status == 2
+    (line,) = outcome.error_lines
+    assert "unknown experiment choice 'theanine_tabel1'. Did you mean 'theanine_table1'" in line
+
+
+def test_an_unknown_choice_in_a_sweep_fails_before_any_job(run_cli):
+    outcome = run_cli("-m", "memory=memory_retrieval,memory_retreival")
+    assert outcome.status == 2
+    assert "unknown memory choice 'memory_retreival'" in outcome.error_lines[0]
