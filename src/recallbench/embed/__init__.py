@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from recallbench.embed.base import CacheInfo, Embedder, l2_normalize
+from recallbench.embed.base import CacheInfo, Embedder, TextEmbedder, l2_normalize
 from recallbench.embed.cache import EmbeddingCache
 from recallbench.embed.hashing import HashingEmbedder
 from recallbench.embed.index import VectorIndex, topk
@@ -30,6 +30,7 @@ __all__ = [
     "HashingEmbedder",
     "MiniLMEmbedder",
     "OpenAIEmbedder",
+    "TextEmbedder",
     "VectorIndex",
     "build_embedder",
     "l2_normalize",

@@ -16,6 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -41,6 +42,20 @@ def l2_normalize(matrix: np.ndarray) -> np.ndarray:
     matrix = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.where(norms > 0, norms, 1.0).astype(np.float32)
+
+
+@runtime_checkable
+class TextEmbedder(Protocol):
+    """What memory methods and metrics use of an embedder (every ``Embedder`` is one).
+
+    ``name`` identifies the model (cache keys, run records); ``encode`` returns an ``(n, dim)``
+    float32 matrix of unit rows, so a dot product is the cosine similarity.
+    """
+
+    name: str
+    dim: int
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
 class Embedder(ABC):

@@ -14,9 +14,11 @@ import re
 from functools import partial
 from typing import Any, Literal
 
+from recallbench.embed.base import TextEmbedder
 from recallbench.embed.index import topk
 from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.llm.task import ParseError, PromptTask
+from recallbench.llm.types import LLMClient
 from recallbench.memory._base import MemoryMethod, Message, render_history
 from recallbench.records import Episode, MemoryItem, Query, Session
 from recallbench.text import words
@@ -258,7 +260,7 @@ def query_text(query: Query, context_turns: int) -> str:
 
 
 def top_k(
-    embedder: Any, items: list[MemoryItem], text: str, k: int | None
+    embedder: TextEmbedder, items: list[MemoryItem], text: str, k: int | None
 ) -> tuple[list[MemoryItem], list[float]]:
     """Return the ``k`` items most cosine-similar to ``text`` (all when ``k`` is None), best first.
 
@@ -284,7 +286,9 @@ class BaselineMethod(MemoryMethod):
 
     memory_label = "Memory"
 
-    def __init__(self, llm: Any, embedder: Any, *, prompt_style: PromptStyle = "theanine") -> None:
+    def __init__(
+        self, llm: LLMClient, embedder: TextEmbedder, *, prompt_style: PromptStyle = "theanine"
+    ) -> None:
         self.llm = llm
         self.embedder = embedder
         self.prompt_style = check_prompt_style(prompt_style)

@@ -24,8 +24,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
 
+from recallbench.embed.base import TextEmbedder
 from recallbench.text import content_words, porter_stem
 
 DEFAULT_THRESHOLDS = {
@@ -67,7 +67,9 @@ def reply(label: str, why: str) -> str:
     return f"Relation: {label}\nExplanation: {why}"
 
 
-def english_operation(*, memory: str, summary: str, embedder: Any, thresholds: Mapping) -> str:
+def english_operation(
+    *, memory: str, summary: str, embedder: TextEmbedder, thresholds: Mapping
+) -> str:
     """Classify a (memory, summary) pair with the lexical/embedding rule (module docstring)."""
     tag_m, body_m = split_tag(memory)
     tag_s, body_s = split_tag(summary)

@@ -14,8 +14,10 @@ import json
 import re
 from typing import Any, Literal
 
+from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.task import ParseError
+from recallbench.llm.types import LLMClient
 from recallbench.memory._base import Message, render_history
 from recallbench.memory._common import BaselineMethod, response_messages
 from recallbench.records import Query
@@ -132,7 +134,9 @@ class LLMBaseline(BaselineMethod):
     RESPONSE_PROMPT = ""
     TASKS: tuple[str, ...] = ()
 
-    def __init__(self, llm: Any, embedder: Any, *, response_prompt: ResponseStyle = "paper"):
+    def __init__(
+        self, llm: LLMClient, embedder: TextEmbedder, *, response_prompt: ResponseStyle = "paper"
+    ):
         super().__init__(llm, embedder, prompt_style="theanine")
         if response_prompt not in RESPONSE_STYLES:
             raise ConfigError(

@@ -45,8 +45,10 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.task import ParseError, PromptTask, TaskResult
+from recallbench.llm.types import LLMClient
 from recallbench.memory._algorithm1 import algorithm1
 from recallbench.memory._charops import CHARNGRAM_DEFAULTS, charngram_operation
 from recallbench.memory._english_ops import DEFAULT_THRESHOLDS, english_operation, reply
@@ -148,7 +150,7 @@ def append_operation(*, memory: str, summary: str) -> str:
 
 
 def auto_operation(
-    *, memory: str, summary: str, embedder: Any, thresholds: Mapping, charngram: Mapping
+    *, memory: str, summary: str, embedder: TextEmbedder, thresholds: Mapping, charngram: Mapping
 ) -> str:
     """The character n-gram rule for a pair with Hangul, else the English rule."""
     if _HANGUL.search(memory) or _HANGUL.search(summary):
@@ -158,7 +160,9 @@ def auto_operation(
     )
 
 
-def offline_rule_fn(rule: str, embedder: Any, thresholds: Mapping, charngram: Mapping) -> partial:
+def offline_rule_fn(
+    rule: str, embedder: TextEmbedder, thresholds: Mapping, charngram: Mapping
+) -> partial:
     """Return the offline implementation of the Fig. 25 task for ``rule`` (its config bound)."""
     if rule == "english":
         return partial(english_operation, embedder=embedder, thresholds=dict(thresholds))
@@ -177,7 +181,7 @@ def offline_rule_fn(rule: str, embedder: Any, thresholds: Mapping, charngram: Ma
 
 
 def operation_task(
-    embedder: Any,
+    embedder: TextEmbedder,
     thresholds: Mapping | None = None,
     *,
     offline_rule: str = "auto",
@@ -221,8 +225,8 @@ class MemoryUpdater:
 
     def __init__(
         self,
-        llm: Any,
-        embedder: Any,
+        llm: LLMClient,
+        embedder: TextEmbedder,
         thresholds: Mapping | None = None,
         *,
         offline_rule: str = "auto",

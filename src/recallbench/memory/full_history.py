@@ -20,9 +20,9 @@ Deviations:
 
 from __future__ import annotations
 
-from typing import Any
-
+from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
+from recallbench.llm.types import LLMClient
 from recallbench.memory._common import BaselineMethod, PromptStyle, response_messages
 from recallbench.records import MemoryItem, Query, Recall, Session, Turn
 
@@ -41,8 +41,8 @@ class FullHistory(BaselineMethod):
 
     def __init__(
         self,
-        llm: Any,
-        embedder: Any,
+        llm: LLMClient,
+        embedder: TextEmbedder,
         *,
         context_length: int | None = None,
         reply_tokens: int = 256,

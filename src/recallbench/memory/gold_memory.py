@@ -24,7 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError, DatasetFormatError
+from recallbench.llm.types import LLMClient
 from recallbench.memory._common import BaselineMethod, PromptStyle, query_text, render_flat, top_k
 from recallbench.records import Episode, MemoryItem, Query, Recall
 
@@ -41,8 +43,8 @@ class GoldMemory(BaselineMethod):
 
     def __init__(
         self,
-        llm: Any,
-        embedder: Any,
+        llm: LLMClient,
+        embedder: TextEmbedder,
         *,
         gold_key: str = "memory",
         k: int | None = None,

@@ -36,8 +36,10 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
+from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.task import ParseError, PromptTask
+from recallbench.llm.types import LLMClient
 from recallbench.memory._common import extractive_summary, query_text
 from recallbench.memory._llm_common import (
     LLMBaseline,
@@ -194,8 +196,8 @@ class MemoChat(LLMBaseline):
 
     def __init__(
         self,
-        llm: Any,
-        embedder: Any,
+        llm: LLMClient,
+        embedder: TextEmbedder,
         *,
         context_turns: int = 1,
         show_dialogue: bool = True,

@@ -26,7 +26,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
+from recallbench.llm.types import LLMClient
 from recallbench.memory._common import query_text, top_k
 from recallbench.memory._update import MemoryUpdater
 from recallbench.memory.all_memories import AllMemories
@@ -48,8 +50,8 @@ class MemoryRetrieval(AllMemories):
 
     def __init__(
         self,
-        llm: Any,
-        embedder: Any,
+        llm: LLMClient,
+        embedder: TextEmbedder,
         *,
         k: int = 6,
         context_turns: int = 3,

@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from recallbench.embed.base import TextEmbedder
+from recallbench.llm.types import LLMClient
 from recallbench.memory._common import query_text, top_k
 from recallbench.memory.memory_retrieval import MemoryRetrieval
 from recallbench.memory.theanine import Theanine
@@ -45,8 +47,8 @@ class MemoryRetrievalDynamicK(MemoryRetrieval):
 
     def __init__(
         self,
-        llm: Any,
-        embedder: Any,
+        llm: LLMClient,
+        embedder: TextEmbedder,
         *,
         theanine: Mapping[str, Any] | None = None,
         min_k: int = 1,

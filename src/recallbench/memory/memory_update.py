@@ -17,6 +17,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from recallbench.embed.base import TextEmbedder
+from recallbench.llm.types import LLMClient
 from recallbench.memory._algorithm1 import NAMES as OP_NAMES
 from recallbench.memory._algorithm1 import algorithm1, update_texts
 from recallbench.memory._charops import (
@@ -65,8 +67,8 @@ class MemoryUpdate(AllMemories):
 
     def __init__(
         self,
-        llm: Any,
-        embedder: Any,
+        llm: LLMClient,
+        embedder: TextEmbedder,
         *,
         thresholds: Mapping | None = None,
         offline_rule: str = "auto",

@@ -29,6 +29,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from recallbench.embed.base import TextEmbedder
+from recallbench.llm.types import LLMClient
 from recallbench.memory.lufy import Entry, LufyFamilyMemory, ebbinghaus
 
 
@@ -45,7 +47,12 @@ class MemoryBank(LufyFamilyMemory):
     forgets = True
 
     def __init__(
-        self, llm: Any, embedder: Any, *, upstream_formula: bool = False, **params: Any
+        self,
+        llm: LLMClient,
+        embedder: TextEmbedder,
+        *,
+        upstream_formula: bool = False,
+        **params: Any,
     ) -> None:
         super().__init__(llm, embedder, **params)
         self.upstream_formula = bool(upstream_formula)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from recallbench.embed.base import TextEmbedder
+from recallbench.llm.types import LLMClient
 from recallbench.memory.lufy import LufyFamilyMemory
 
 
@@ -32,6 +34,6 @@ class NaiveRAG(LufyFamilyMemory):
     name = "naive_rag"
     forgets = False
 
-    def __init__(self, llm: Any, embedder: Any, **params: Any) -> None:
+    def __init__(self, llm: LLMClient, embedder: TextEmbedder, **params: Any) -> None:
         params["forgetting"] = False
         super().__init__(llm, embedder, **params)

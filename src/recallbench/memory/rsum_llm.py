@@ -31,8 +31,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.task import ParseError, PromptTask
+from recallbench.llm.types import LLMClient
 from recallbench.memory._base import render_history
 from recallbench.memory._common import extractive_summary
 from recallbench.memory._llm_common import (
@@ -149,8 +151,8 @@ class RSumLLM(LLMBaseline):
 
     def __init__(
         self,
-        llm: Any,
-        embedder: Any,
+        llm: LLMClient,
+        embedder: TextEmbedder,
         *,
         max_sentences: int = 20,
         dedup_threshold: float = 0.5,

@@ -30,7 +30,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
+from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
+from recallbench.llm.types import LLMClient
 from recallbench.memory._base import render_history
 from recallbench.memory._common import (
     GOLD_SUMMARY_KEYS,
@@ -65,8 +67,8 @@ class SessionSummaries(BaselineMethod):
 
     def __init__(
         self,
-        llm: Any,
-        embedder: Any,
+        llm: LLMClient,
+        embedder: TextEmbedder,
         *,
         source: Literal["llm", "gold"] = "llm",
         gold_key: str = "auto",

@@ -34,7 +34,9 @@ from typing import Any
 
 import numpy as np
 
+from recallbench.embed.base import TextEmbedder
 from recallbench.llm.task import ParseError, PromptTask
+from recallbench.llm.types import LLMClient
 from recallbench.memory._base import MemoryMethod, Message, render_history
 from recallbench.memory.caim import compress, key_sentences
 from recallbench.records import Episode, MemoryItem, Query, Recall, Session
@@ -160,8 +162,8 @@ class TiM(MemoryMethod):
 
     def __init__(
         self,
-        llm: Any,
-        embedder: Any,
+        llm: LLMClient,
+        embedder: TextEmbedder,
         *,
         n_buckets: int = 8,
         top_k: int = 5,

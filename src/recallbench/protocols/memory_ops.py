@@ -38,6 +38,7 @@ from typing import Any
 
 from recallbench.datasets import memory_pairs
 from recallbench.errors import ConfigError, did_you_mean
+from recallbench.llm.types import LLMClient
 from recallbench.memory.memory_update import (
     ENGLISH_FIT_ON,
     TO_ALGORITHM1,
@@ -45,6 +46,7 @@ from recallbench.memory.memory_update import (
     set_prf,
     transitions,
 )
+from recallbench.protocols.base import EvalProtocol
 from recallbench.protocols.memory_ops_scores import METRICS, score_memory_ops
 from recallbench.protocols.response import EpisodeResult
 from recallbench.records import Episode, Prediction
@@ -65,7 +67,7 @@ def _hangul(text: str) -> bool:
     return any(_HANGUL_START <= ch <= _HANGUL_END for ch in text)
 
 
-class MemoryOpsProtocol:
+class MemoryOpsProtocol(EvalProtocol):
     """Set F1 of Algorithm 1 on CareCall_mem transitions and pairwise accuracy on labelled pairs.
 
     Args:
@@ -136,7 +138,7 @@ class MemoryOpsProtocol:
 
     # --- set level ------------------------------------------------------------------------
 
-    def run_episode(self, episode: Episode, method: Any, llm: Any) -> EpisodeResult:
+    def run_episode(self, episode: Episode, method: Any, llm: LLMClient) -> EpisodeResult:
         """Predict M' for every transition of ``episode`` and score it against the gold M'."""
         result = EpisodeResult()
         updater = self._updater(method, episode.episode_id)
@@ -187,7 +189,7 @@ class MemoryOpsProtocol:
 
     # --- pairwise level -------------------------------------------------------------------
 
-    def held_out(self, pair: memory_pairs.Pair, updater: Any, llm: Any) -> str | None:
+    def held_out(self, pair: memory_pairs.Pair, updater: Any, llm: LLMClient) -> str | None:
         """Return why ``pair`` cannot test this classifier, or None when it is held out."""
         if updater is None:
             return None
@@ -203,7 +205,7 @@ class MemoryOpsProtocol:
             return "the English rule's thresholds were set on these pairs"
         return None
 
-    def run_extra(self, method: Any, llm: Any) -> list[Prediction]:
+    def run_extra(self, method: Any, llm: LLMClient) -> list[Prediction]:
         """Classify the labelled pairs the classifier was not fit on (one prediction each)."""
         updater = self._updater(method, None)
         out: list[Prediction] = []

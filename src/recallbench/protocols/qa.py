@@ -34,6 +34,9 @@ from typing import Any
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.judges import Judge, JudgeItem, build_judge
 from recallbench.llm.task import PromptTask
+from recallbench.llm.types import LLMClient
+from recallbench.memory import MemoryMethod
+from recallbench.protocols.base import EvalProtocol
 from recallbench.protocols.qa_scores import QA_METRICS, score_qa
 from recallbench.protocols.response import EpisodeResult, prompt_hash
 from recallbench.records import Episode, MemoryItem, Prediction, QAItem, Query, Recall, Score
@@ -90,7 +93,7 @@ QA_ANSWER_TASK = PromptTask(
 )
 
 
-class QAProtocol:
+class QAProtocol(EvalProtocol):
     """Ask every question created so far after each session and judge the answers."""
 
     name = "qa"
@@ -136,7 +139,7 @@ class QAProtocol:
             self._run_llm = llm
         return self._judge
 
-    def run_episode(self, episode: Episode, method, llm) -> EpisodeResult:
+    def run_episode(self, episode: Episode, method: MemoryMethod, llm: LLMClient) -> EpisodeResult:
         """Replay ``episode`` through ``method``, asking and judging after every session."""
         judge = self.judge_for(llm)
         result = EpisodeResult()

@@ -30,21 +30,14 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
+from recallbench.llm.types import LLMClient
 from recallbench.memory import MemoryMethod
-from recallbench.records import Episode, MemoryItem, Prediction, Query
+from recallbench.protocols.base import EpisodeResult, EvalProtocol
+from recallbench.records import Episode, Prediction, Query
 from recallbench.text import char_ngrams
 
 MEMORY_TURNS = "memory_turns"
-
-
-@dataclass
-class EpisodeResult:
-    """Predictions of one episode and the memory snapshot after each session."""
-
-    predictions: list[Prediction] = field(default_factory=list)
-    snapshots: list[tuple[int, list[MemoryItem]]] = field(default_factory=list)
 
 
 def prompt_hash(messages: list[dict[str, str]]) -> str:
@@ -78,7 +71,7 @@ def _usage(res) -> dict:
     }
 
 
-class ResponseProtocol:
+class ResponseProtocol(EvalProtocol):
     """Replay an episode and generate the responder's turns of the target sessions."""
 
     name = "response"
@@ -110,7 +103,7 @@ class ResponseProtocol:
         have = {s.index for s in episode.sessions}
         return [i for i in self.target_sessions if i in have]
 
-    def run_episode(self, episode: Episode, method: MemoryMethod, llm) -> EpisodeResult:
+    def run_episode(self, episode: Episode, method: MemoryMethod, llm: LLMClient) -> EpisodeResult:
         """Replay ``episode`` through ``method`` and return its predictions and snapshots."""
         result = EpisodeResult()
         targets = set(self.targets(episode))

@@ -36,7 +36,9 @@ from recallbench.datasets.teabag import (
     write_teabag,
 )
 from recallbench.errors import ConfigError, did_you_mean
-from recallbench.memory import render_history, strip_speaker
+from recallbench.llm.types import LLMClient
+from recallbench.memory import MemoryMethod, render_history, strip_speaker
+from recallbench.protocols.base import EvalProtocol
 from recallbench.protocols.response import EpisodeResult, prompt_hash
 from recallbench.protocols.teafarm_tasks import (
     JUDGE_TASK,
@@ -63,7 +65,7 @@ def _gold_summary(session) -> str:
     return ""
 
 
-class TeaFarmProtocol:
+class TeaFarmProtocol(EvalProtocol):
     """Ask counterfactual questions at the end of a synthesized next session and judge replies."""
 
     name = "teafarm"
@@ -115,7 +117,7 @@ class TeaFarmProtocol:
 
     # -- the episode -----------------------------------------------------------------------
 
-    def run_episode(self, episode: Episode, method, llm) -> EpisodeResult:
+    def run_episode(self, episode: Episode, method: MemoryMethod, llm: LLMClient) -> EpisodeResult:
         """Generate or load the questions, replay the history, answer and judge."""
         if len(episode.speakers) != 2:
             raise ConfigError(

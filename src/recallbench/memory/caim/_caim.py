@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from recallbench.embed.base import TextEmbedder
+from recallbench.llm.types import LLMClient
 from recallbench.memory._base import MemoryMethod, Message, render_history
 from recallbench.memory.caim._controller import (
     INFORMATION_NECESSARY_TASK,
@@ -98,8 +100,8 @@ class CAIM(MemoryMethod):
 
     def __init__(
         self,
-        llm: Any,
-        embedder: Any,
+        llm: LLMClient,
+        embedder: TextEmbedder,
         *,
         controller: bool = True,
         relevance_filter: bool = True,

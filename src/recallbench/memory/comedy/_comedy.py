@@ -35,10 +35,11 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import replace
 from functools import partial
-from typing import Any
 
+from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.task import PromptTask
+from recallbench.llm.types import LLMClient
 from recallbench.memory._base import render_history
 from recallbench.memory._common import extractive_summary, query_text
 from recallbench.memory._llm_common import (
@@ -113,8 +114,8 @@ class Comedy(LLMBaseline):
 
     def __init__(
         self,
-        llm: Any,
-        embedder: Any,
+        llm: LLMClient,
+        embedder: TextEmbedder,
         *,
         select: bool = True,
         context_turns: int = 3,

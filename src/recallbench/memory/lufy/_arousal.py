@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from recallbench.embed.base import TextEmbedder
 from recallbench.errors import DatasetFormatError
 from recallbench.io import atomic_path
 
@@ -121,7 +122,7 @@ class ArousalModel:
         """Return arousal (1-5 scale, clipped) for rows of embedder vectors."""
         return np.clip(np.asarray(vectors, dtype=np.float64) @ self.coef + self.intercept, *SCALE)
 
-    def predict(self, texts: Sequence[str], embedder: Any) -> np.ndarray:
+    def predict(self, texts: Sequence[str], embedder: TextEmbedder) -> np.ndarray:
         """Embed ``texts`` with ``embedder`` (must be the training embedder) and predict."""
         if embedder.name != self.embedder_name:
             raise ValueError(
@@ -149,7 +150,7 @@ class ArousalModel:
 
 
 def train_arousal(
-    embedder: Any, emobank: EmoBank | str | Path, alphas: Sequence[float] = ALPHAS
+    embedder: TextEmbedder, emobank: EmoBank | str | Path, alphas: Sequence[float] = ALPHAS
 ) -> ArousalModel:
     """Fit ridge on ``train``, pick alpha on ``dev`` (Pearson r), report r on ``dev``/``test``."""
     data = emobank if isinstance(emobank, EmoBank) else read_emobank(emobank)
@@ -185,7 +186,7 @@ def cache_file(cache_dir: str | Path, embedder_name: str, emobank_sha256: str) -
 
 
 def load_or_train(
-    embedder: Any, emobank_path: str | Path, cache_dir: str | Path | None
+    embedder: TextEmbedder, emobank_path: str | Path, cache_dir: str | Path | None
 ) -> ArousalModel:
     """Return the cached arousal model for ``embedder``; train and cache it on first use."""
     data = read_emobank(emobank_path)

@@ -59,8 +59,10 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.llm.task import ParseError, PromptTask
+from recallbench.llm.types import LLMClient
 from recallbench.memory.lufy._arousal import ArousalModel, load_or_train
 from recallbench.memory.lufy._store import Entry, LufyFamilyMemory, ebbinghaus
 from recallbench.memory.lufy._tasks import lexical_importance
@@ -231,8 +233,8 @@ class Lufy(LufyFamilyMemory):
 
     def __init__(
         self,
-        llm: Any,
-        embedder: Any,
+        llm: LLMClient,
+        embedder: TextEmbedder,
         *,
         weights: Mapping[str, float] | None = None,
         r2_convention: str = "rif",

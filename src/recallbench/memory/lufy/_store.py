@@ -53,7 +53,9 @@ from typing import Any
 import numpy as np
 
 from recallbench.clock import EPOCH
+from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
+from recallbench.llm.types import LLMClient
 from recallbench.memory._base import MemoryMethod, Message, render_history
 from recallbench.memory.lufy._tasks import (
     NO_INFO,
@@ -144,8 +146,8 @@ class LufyFamilyMemory(MemoryMethod):
 
     def __init__(
         self,
-        llm: Any,
-        embedder: Any,
+        llm: LLMClient,
+        embedder: TextEmbedder,
         *,
         threshold: float | None = 0.8,
         top_k: int = 2,

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from recallbench.embed.base import TextEmbedder
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.text import content_words, porter_stem
 
@@ -148,13 +149,18 @@ def relation_rule(
     return "SameTopic", f"shared topic ({topic})"
 
 
-def _cosine(embedder: Any, a: str, b: str) -> float:
+def _cosine(embedder: TextEmbedder, a: str, b: str) -> float:
     vecs = embedder.encode([a, b])
     return float(np.dot(vecs[0], vecs[1]))
 
 
 def extractive_relation(
-    *, sentence1: str, sentence2: str, embedder: Any, thresholds: Mapping[str, float], **_: Any
+    *,
+    sentence1: str,
+    sentence2: str,
+    embedder: TextEmbedder,
+    thresholds: Mapping[str, float],
+    **_: Any,
 ) -> str:
     """Offline Fig. 22 reply: ``relation_rule`` in the prompt's output format."""
     cos = _cosine(embedder, split_subject(sentence1)[1], split_subject(sentence2)[1])
@@ -162,7 +168,7 @@ def extractive_relation(
     return f"- Explanation: {why}\n- Relation: {label}"
 
 
-def linking_task(embedder: Any, thresholds: Mapping[str, float]) -> PromptTask:
+def linking_task(embedder: TextEmbedder, thresholds: Mapping[str, float]) -> PromptTask:
     """Return the Fig. 22 relation task (fallback None: an unparseable reply adds no edge)."""
     offline = partial(extractive_relation, embedder=embedder, thresholds=dict(thresholds))
     return PromptTask(

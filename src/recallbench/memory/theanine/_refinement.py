@@ -7,6 +7,7 @@ import re
 from functools import partial
 from typing import Any
 
+from recallbench.embed.base import TextEmbedder
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.memory.theanine._linking import CONNECTIVES
 
@@ -62,7 +63,7 @@ def extractive_refinement(
     events: list[tuple[str, str | None]],
     anchor: int,
     query: str,
-    embedder: Any,
+    embedder: TextEmbedder,
     max_events: int,
     **_: Any,
 ) -> str:
@@ -86,7 +87,7 @@ def extractive_refinement(
     return " ".join(out)
 
 
-def refinement_task(embedder: Any, max_events: int) -> PromptTask:
+def refinement_task(embedder: TextEmbedder, max_events: int) -> PromptTask:
     """Return the Fig. 23 refinement task (stage ``answer``; fallback: the raw timeline)."""
     offline = partial(extractive_refinement, embedder=embedder, max_events=max_events)
     return PromptTask(

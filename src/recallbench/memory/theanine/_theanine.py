@@ -64,7 +64,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Literal
 
+from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
+from recallbench.llm.types import LLMClient
 from recallbench.memory._base import render_history
 from recallbench.memory._common import PromptStyle, query_text, top_k
 from recallbench.memory.session_summaries import SessionSummaries
@@ -104,8 +106,8 @@ class Theanine(SessionSummaries):
 
     def __init__(
         self,
-        llm: Any,
-        embedder: Any,
+        llm: LLMClient,
+        embedder: TextEmbedder,
         *,
         j: int = 3,
         k: int = 3,

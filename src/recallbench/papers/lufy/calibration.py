@@ -28,10 +28,11 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from recallbench.embed.base import TextEmbedder
+from recallbench.llm.types import LLMClient
 from recallbench.records import Episode, Query
 
 RATE_RANGE = (0.1, 0.5)  # a calibrated threshold retrieves for some replies, not most
@@ -63,7 +64,9 @@ class CosineProfile:
         return {"median": float(np.median(best)), "q95": float(np.quantile(best, 0.95))}
 
 
-def cosine_profile(embedder: Any, episodes: Sequence[Episode], llm: Any) -> CosineProfile:
+def cosine_profile(
+    embedder: TextEmbedder, episodes: Sequence[Episode], llm: LLMClient
+) -> CosineProfile:
     """Replay ``episodes`` through Naive RAG without a cut-off and record every cosine."""
     from recallbench.memory.naive_rag import NaiveRAG
 
