@@ -7,7 +7,6 @@ from datetime import date, datetime
 
 import hydra.utils
 import pytest
-from omegaconf import OmegaConf
 
 from recallbench.datasets import load
 from recallbench.llm.task import ParseError
@@ -26,6 +25,7 @@ from recallbench.memory.caim import (
     validate,
 )
 from recallbench.records import Episode, Query, Session, Turn
+from recallbench.testing.configs import load_group_config
 
 CONF = "conf/memory/{}.yaml"
 DAYS = ("2023-05-02", "2023-05-03", "2023-05-04")
@@ -58,7 +58,7 @@ def probe(ep: Episode, question: str) -> Query:
 
 
 def build(llm, embedder, name: str = "caim") -> CAIM:
-    return hydra.utils.instantiate(OmegaConf.load(CONF.format(name)), llm=llm, embedder=embedder)
+    return hydra.utils.instantiate(load_group_config(CONF.format(name)), llm=llm, embedder=embedder)
 
 
 @pytest.fixture

@@ -32,6 +32,7 @@ from recallbench.memory.lufy import (
     unigram_surprise,
 )
 from recallbench.memory.memorybank import MemoryBank
+from recallbench.testing.configs import load_group_config
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf" / "memory"
@@ -172,7 +173,7 @@ def test_snapshot_attrs(llm, embedder, arousal):
 def _load(name: str, **paths):
     cfg = OmegaConf.merge(
         {"paths": {"data_dir": str(ROOT / "data" / "fixtures"), **paths}},
-        {"memory": OmegaConf.load(CONF / f"{name}.yaml")},
+        {"memory": load_group_config(CONF / f"{name}.yaml")},
     )
     cfg.memory.surprise = "unigram"
     return cfg

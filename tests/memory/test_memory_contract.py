@@ -7,10 +7,10 @@ from pathlib import Path
 
 import hydra.utils
 import pytest
-from omegaconf import OmegaConf
 
 from recallbench.memory import MemoryMethod
 from recallbench.records import MemoryItem, Recall
+from recallbench.testing.configs import load_group_config
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "memory"
 CONFIGS = sorted(CONF.glob("*.yaml"))
@@ -39,7 +39,7 @@ def test_every_method_has_a_config():
 
 
 def _instantiate(path: Path, llm, embedder) -> MemoryMethod:
-    cfg = OmegaConf.load(path)
+    cfg = load_group_config(path)
     if "summarize_speakers" in cfg and cfg.summarize_speakers is not None:
         cfg.summarize_speakers = ["Alice"]  # the CareCall "user" of the tiny episode
     return hydra.utils.instantiate(cfg, llm=llm, embedder=embedder)
@@ -92,7 +92,9 @@ def test_contract(path: Path, llm, embedder, make_episode, query_at, future_mark
     assert fresh.items == ()
 
 
-BASELINES = [p for p in CONFIGS if OmegaConf.load(p)._target_.startswith(tuple(BASELINE_MODULES))]
+BASELINES = [
+    p for p in CONFIGS if load_group_config(p)._target_.startswith(tuple(BASELINE_MODULES))
+]
 
 
 @pytest.mark.parametrize("path", BASELINES, ids=[p.stem for p in BASELINES])

@@ -7,10 +7,10 @@ from datetime import timedelta
 
 import pytest
 from lufy_scenarios import BOT, SESSION_1, SESSION_2, make_episode, pair_id, replay
-from omegaconf import OmegaConf
 
 from recallbench.memory.memorybank import MemoryBank
 from recallbench.records import Query
+from recallbench.testing.configs import load_group_config
 
 
 def _attrs(method, item_id):
@@ -75,7 +75,7 @@ def test_configs(llm, embedder):
     conf = Path(__file__).resolve().parents[2] / "conf" / "memory"
     for name, flag in (("memorybank", False), ("memorybank_upstream", True)):
         method = hydra.utils.instantiate(
-            OmegaConf.load(conf / f"{name}.yaml"), llm=llm, embedder=embedder
+            load_group_config(conf / f"{name}.yaml"), llm=llm, embedder=embedder
         )
         assert isinstance(method, MemoryBank) and method.upstream_formula is flag
         assert method.threshold == 0.8 and method.top_k == 2 and method.retain_ratio == 0.1

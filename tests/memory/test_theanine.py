@@ -28,6 +28,7 @@ from recallbench.memory.theanine import (
     render_timeline,
 )
 from recallbench.records import Episode, Query, Session, Turn
+from recallbench.testing.configs import load_group_config
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf" / "memory"
@@ -308,7 +309,7 @@ def test_bad_options_raise_config_errors(llm, embedder):
 )
 def test_configs_select_the_ablation(stem, llm, embedder):
     method = hydra.utils.instantiate(
-        OmegaConf.load(CONF / f"{stem}.yaml"), llm=llm, embedder=embedder
+        load_group_config(CONF / f"{stem}.yaml"), llm=llm, embedder=embedder
     )
     expected = {
         "theanine": ("relation", "refined"),
