@@ -113,3 +113,40 @@ def test_layer_contracts_hold():
         env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+# Module size: past ~300 lines a module is split by responsibility (docs/architecture.md), not
+# packed. The aim is 300; a module may reach MAX_LINES while it grows, and past that only the
+# modules below may stay, each at most its recorded size (they shrink, never grow):
+MAX_LINES = 330
+OVERSIZED = {
+    # orchestration modules under active change by another workstream this session (concurrent
+    # replay, breaker, end-of-run summary): headroom so their landings are not blocked
+    "recallbench.runner": 520,
+    "recallbench.cli": 520,
+    "recallbench.llm.client": 500,
+    # one cohesive class each; not split yet (issue 9 item 6 left these, see its note)
+    "recallbench.datasets.msc": 360,
+    "recallbench.datasets.gvd": 365,
+    "recallbench.datasets.lufy": 375,
+    "recallbench.memory.theanine._theanine": 345,
+    "recallbench.memory.lufy._lufy": 360,
+    "recallbench.memory.lufy._store": 465,
+    "recallbench.memory.caim._caim": 400,
+    "recallbench.judges.caim": 410,
+    "recallbench.protocols.teafarm": 430,
+    "recallbench.protocols.teafarm_tasks": 390,
+}
+
+
+def test_no_module_grows_past_the_size_limit():
+    sizes = {
+        name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in MODULES.items()
+    }
+    over = {name: n for name, n in sizes.items() if n > OVERSIZED.get(name, MAX_LINES)}
+    assert not over, (
+        f"modules over {MAX_LINES} lines (or past their recorded size): {over}; split them by "
+        "responsibility (docs/architecture.md)"
+    )
+    stale = {name for name in OVERSIZED if sizes.get(name, 0) <= MAX_LINES}
+    assert not stale, f"now within {MAX_LINES} lines: drop from OVERSIZED: {sorted(stale)}"
