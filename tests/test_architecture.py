@@ -133,7 +133,6 @@ OVERSIZED = {
     "recallbench.memory.lufy._lufy": 360,
     "recallbench.memory.lufy._store": 465,
     "recallbench.memory.caim._caim": 400,
-    "recallbench.protocols.teafarm": 430,
     "recallbench.protocols.teafarm_tasks": 390,
 }
 
