@@ -131,7 +131,7 @@ OVERSIZED = {
     "recallbench.datasets.lufy": 375,
     "recallbench.memory.theanine._theanine": 345,
     "recallbench.memory.lufy._lufy": 360,
-    "recallbench.memory.lufy._store": 465,
+    "recallbench.memory.lufy._store": 350,
     "recallbench.memory.caim._caim": 400,
     "recallbench.protocols.teafarm_tasks": 390,
 }

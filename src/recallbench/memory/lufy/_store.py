@@ -45,7 +45,6 @@ Deviations:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -57,13 +56,10 @@ from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.types import LLMClient
 from recallbench.memory._base import MemoryMethod, Message, render_history
+from recallbench.memory.lufy._entries import Entry, EntryWriter
 from recallbench.memory.lufy._tasks import (
     NO_INFO,
-    PROFILE_TASK,
-    SUMMARY_TASK,
-    attribute,
     bullets,
-    profile_facts,
 )
 from recallbench.records import Episode, MemoryItem, Query, Recall, Session, Turn
 
@@ -103,27 +99,7 @@ def ebbinghaus(dt_days: float, strength: float, *, upstream: bool = False) -> fl
     return math.exp(-dt_days / strength)
 
 
-@dataclass
-class Entry:
-    """A memory of the store with its mutable bookkeeping (counters, access time, metrics)."""
-
-    item_id: str
-    kind: str
-    text: str
-    created: datetime
-    source_ids: tuple[str, ...]
-    session_index: int
-    order: int
-    last_access: datetime
-    user_text: str = ""
-    context_text: str = ""
-    r1: int = 0
-    r2: int = 0
-    raw: dict[str, float | None] = field(default_factory=dict)
-    retained: bool = True
-
-
-class LufyFamilyMemory(MemoryMethod):
+class LufyFamilyMemory(EntryWriter, MemoryMethod):
     """Profile + summaries + utterance pairs, threshold/top-2 retrieval, top-10% forgetting.
 
     Args:
@@ -308,96 +284,6 @@ class LufyFamilyMemory(MemoryMethod):
     def dt_days(entry: Entry, now: datetime) -> float:
         """Return days since ``entry`` was last accessed (never negative)."""
         return max((now - entry.last_access).total_seconds() / 86400.0, 0.0)
-
-    def _pairs(self, turns: tuple[Turn, ...] | list[Turn]) -> list[tuple[Turn, Turn | None]]:
-        out = []
-        for i, turn in enumerate(turns):
-            if turn.speaker != self.user or not turn.text.strip():
-                continue
-            prev = turns[i - 1] if i > 0 and turns[i - 1].speaker != self.user else None
-            out.append((turn, prev if prev is not None and prev.text.strip() else None))
-        return out
-
-    def _new_entry(
-        self,
-        kind: str,
-        item_id: str,
-        text: str,
-        at: datetime,
-        index: int,
-        source_ids: tuple[str, ...],
-    ) -> Entry:
-        self._order += 1
-        self._created += 1
-        return Entry(item_id, kind, text, at, source_ids, index, self._order, at)
-
-    def _write_pairs(self, pairs: list[tuple[Turn, Turn | None]], index: int, at: datetime) -> None:
-        fresh = [(u, c) for u, c in pairs if u.turn_id not in self._known]
-        if not fresh:
-            return
-        entries = []
-        for user_turn, context in fresh:
-            self._known.add(user_turn.turn_id)
-            text = render_history([context, user_turn] if context else [user_turn])
-            ids = (user_turn.turn_id, context.turn_id) if context else (user_turn.turn_id,)
-            entry = self._new_entry(
-                "utterance_pair", f"pair:{user_turn.turn_id}", text, at, index, ids
-            )
-            entry.user_text, entry.context_text = user_turn.text, context.text if context else ""
-            entries.append(entry)
-        self._add(entries)
-
-    def _add(self, entries: list[Entry]) -> None:
-        vecs = self.embedder.encode([e.text for e in entries])
-        for entry, vec in zip(entries, vecs, strict=True):
-            self._vectors[entry.item_id] = vec
-            self._entries.append(entry)
-
-    def _write_summary(self, session: Session, dialogue: str, at: datetime, pairs: list) -> None:
-        res = self.llm.run(SUMMARY_TASK, user=self.user, dialogue=dialogue)
-        if res.value is None:  # the call or its parse failed; counted in llm.usage
-            return
-        sources = attribute(res.value.split(": ", 1)[-1].split(" / "), session.turns) or tuple(
-            t.turn_id for t in session.turns
-        )
-        entry = self._new_entry(
-            "summary", f"summary:{session.session_id}", res.value, at, session.index, sources
-        )
-        self._add([entry])
-        self.summary_written(entry, pairs)
-
-    def summary_written(self, entry: Entry, pairs: list[Entry]) -> None:
-        """Hook: a session summary was written (LUFY aggregates the pairs' metrics)."""
-
-    def key_summary(self) -> str:
-        """Return the profile as bullet lines (the prompts' "summary of the past conversations")."""
-        return bullets(self._profile) if self._profile else NO_INFO
-
-    def _refine_profile(self, session: Session, dialogue: str, at: datetime) -> None:
-        res = self.llm.run(
-            PROFILE_TASK, user=self.user, profile=self.key_summary(), dialogue=dialogue
-        )
-        if res.value is None:  # the call or its parse failed: keep the old profile
-            return
-        created, _, _ = self._profile_meta
-        self._profile = profile_facts(res.value)
-        self._seen_turns += [t for t in session.turns if t.speaker == self.user]
-        sources = tuple(attribute([fact], self._seen_turns) for fact in self._profile)
-        self._profile_meta = (created or at, sources, session.index)
-
-    def _profile_items(self) -> list[MemoryItem]:
-        created, sources, updated = self._profile_meta
-        attrs = {
-            "strength": None,
-            "importance": None,
-            "retained": True,
-            "metrics": {},
-            "updated_after_session": updated,
-        }
-        return [
-            MemoryItem(f"profile/{k}", fact, "profile", created, ids, dict(attrs))
-            for k, (fact, ids) in enumerate(zip(self._profile, sources, strict=True))
-        ]
 
     def _retrieve(self, text: str, now: datetime) -> list[tuple[Entry, float, float]]:
         if not text.strip() or not self._entries:
