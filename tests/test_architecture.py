@@ -126,7 +126,6 @@ OVERSIZED = {
     "recallbench.cli": 520,
     "recallbench.llm.client": 500,
     # one cohesive class each; not split yet (issue 9 item 6 left these, see its note)
-    "recallbench.datasets.msc": 360,
     "recallbench.memory.theanine._theanine": 345,
     "recallbench.memory.lufy._lufy": 360,
     "recallbench.memory.lufy._store": 350,

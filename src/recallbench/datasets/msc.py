@@ -69,9 +69,16 @@ from recallbench.datasets._common import (
     require_file,
     require_records,
     session_id,
-    strings,
 )
 from recallbench.datasets._flat import build_episode, flat_sessions
+from recallbench.datasets._msc_gold import (
+    BOT_SPEAKERS,
+    SPEAKERS,
+    Files,
+    _by_speaker,
+    _dialog,
+    _gold,
+)
 from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.records import Episode, Session
 
@@ -81,11 +88,6 @@ SPLITS = ("train", "valid", "test")
 # Records per session file in ParlAI's release (every dialogue and personasummary file of the
 # split; train files differ by session, so they are not checked).
 KNOWN_EPISODES = {"valid": 500, "test": 501}
-SPEAKERS = ("Speaker 1", "Speaker 2")
-BOT_SPEAKERS = {"bot_0": "Speaker 1", "bot_1": "Speaker 2"}
-
-# {session number: (file, {initial_data_id: (where, record)})}
-Files = dict[int, tuple[Path, dict[str, tuple[str, dict[str, Any]]]]]
 
 
 def load(
@@ -253,14 +255,6 @@ def _dialogue_parts(
     return parts, gaps, time_back
 
 
-def _dialog(record: dict[str, Any], where: str) -> list[dict[str, Any]]:
-    dialog = get(record, "dialog", list, where)
-    for j, turn in enumerate(dialog):
-        if not isinstance(turn, dict):
-            raise DatasetFormatError(f"{where} dialog[{j}]: expected an object, got {turn!r}")
-    return dialog
-
-
 def _gap(prev: dict[str, Any], where: str) -> timedelta:
     num = get(prev, "time_num", (int, float, str), where)
     unit = get(prev, "time_unit", str, where)
@@ -295,64 +289,3 @@ def _summary_session(record: dict[str, Any], where: str) -> tuple[list[tuple[str
         utterances.append((BOT_SPEAKERS[raw], get(turn, "text", str, at)))
         labels.append({"rating": turn["rating"]} if "rating" in turn else {})
     return utterances, labels
-
-
-def _gold(
-    episode_id: str,
-    k: int,
-    utterances: list[tuple[str, str]],
-    labels: list[dict],
-    previous: tuple[str, list[dict[str, Any]]],
-    dialogues: Files,
-    summaries: Files,
-) -> dict[str, Any]:
-    """Fill session k's gold (and per-turn persona labels in place) from the files that have it."""
-    gold: dict[str, Any] = {}
-    if k + 1 in dialogues and episode_id in dialogues[k + 1][1]:
-        where, nxt = dialogues[k + 1][1][episode_id]
-        gold["persona"] = _by_speaker(get(nxt, "personas", list, where), f"{where} personas")
-    if k in summaries and episode_id in summaries[k][1]:
-        where, rec = summaries[k][1][episode_id]
-        extracted = _annotate(utterances, labels, _dialog(rec, where), where)
-        if extracted is not None:
-            gold["persona_session"] = extracted
-            return gold
-    where, prev = previous
-    if k <= len(prev):
-        at = f"{where} previous_dialogs[{k - 1}]"
-        gold["persona_session"] = _by_speaker(get(prev[k - 1], "personas", list, at), at)
-    return gold
-
-
-def _annotate(
-    utterances: list[tuple[str, str]], labels: list[dict], dialog: list[dict], where: str
-) -> dict[str, list[str]] | None:
-    """Copy persona_text onto aligned turns and return each speaker's last agg_persona_list.
-
-    Returns None when the personasummary dialog is not the same session (texts differ beyond
-    case: the two files disagree on the capital "I" in a few utterances).
-    """
-    if len(dialog) != len(utterances) or any(
-        str(t.get("text", "")).lower() != text.lower()
-        for t, (_, text) in zip(dialog, utterances, strict=True)
-    ):
-        return None
-    extracted = {s: [] for s in SPEAKERS}
-    for j, (turn, (speaker, _)) in enumerate(zip(dialog, utterances, strict=True)):
-        at = f"{where} dialog[{j}]"
-        raw = get(turn, "id", str, at)
-        if BOT_SPEAKERS.get(raw) != speaker:
-            raise DatasetFormatError(
-                f"{at}: id {raw!r} stands where the dialogue file has {speaker!r} "
-                "(expected bot_0 = Speaker 1, bot_1 = Speaker 2)"
-            )
-        if "persona_text" in turn:
-            labels[j]["persona"] = get(turn, "persona_text", str, at)
-        extracted[speaker] = strings(turn.get("agg_persona_list", []), "agg_persona_list", at)
-    return extracted
-
-
-def _by_speaker(personas: list, where: str) -> dict[str, list[str]]:
-    if len(personas) != 2:
-        raise DatasetFormatError(f"{where}: expected 2 persona lists, got {len(personas)}")
-    return {s: strings(p, f"{s} personas", where) for s, p in zip(SPEAKERS, personas, strict=True)}
