@@ -14,6 +14,7 @@ a weighted sum of episode rows.
 | ``capped_exp`` | ``[nll, tokens]`` | exp(sum nll / sum tokens), capped (token-weighted perplexity) |
 | ``prf`` | ``[correct, incorrect, dont_know]`` | LUFY precision / recall / F1 / don't-know rate of the pooled counts |
 | ``prf_groups`` | k triples ``[c, i, d]`` | LUFY per-session value: mean over the k question-sessions of P and R, F1 from those means |
+| ``set_prf`` | ``[matched, predicted, gold]`` | pooled set precision matched/predicted, recall matched/gold, or their F1 (TimeRAG writing) |
 | ``mauve`` | ``[p counts per bucket, q counts per bucket]`` | MAUVE of the two histograms (``frontier_area``, tie-robust: ``metrics.mauve``) |
 
 A spec is a JSON-ready mapping ``{"fn": name, **params}`` (``{"fn": "bleu", "max_order": 4}``), so a
@@ -109,6 +110,13 @@ def prf_groups(s: np.ndarray, which: str) -> np.ndarray:
     return {"precision": p, "recall": r, "f1": _safe_div(2 * p * r, p + r)}[which]
 
 
+def set_prf(s: np.ndarray, which: str) -> np.ndarray:
+    """Pooled set precision m/p, recall m/g or F1 of ``[matched, predicted, gold]`` sums."""
+    m, pred, gold = s[..., 0], s[..., 1], s[..., 2]
+    p, r = _safe_div(m, pred), _safe_div(m, gold)
+    return {"precision": p, "recall": r, "f1": _safe_div(2 * p * r, p + r)}[which]
+
+
 CURVE_POINTS = 25  # mauve-text's divergence_curve_discretization_size
 SCALING = 5.0  # mauve-text's mauve_scaling_factor
 
@@ -145,6 +153,7 @@ ESTIMATORS: dict[str, Callable[..., np.ndarray]] = {
     "capped_exp": capped_exp,
     "prf": prf,
     "prf_groups": prf_groups,
+    "set_prf": set_prf,
     "mauve": mauve,
 }
 

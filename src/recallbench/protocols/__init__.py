@@ -6,7 +6,7 @@ from typing import Any
 
 from recallbench.errors import did_you_mean
 
-PROTOCOLS = ("response", "qa", "qa_gvd", "teafarm", "memory_ops")
+PROTOCOLS = ("response", "qa", "qa_gvd", "teafarm", "memory_ops", "timerag")
 
 
 def build_protocol(cfg: dict[str, Any], seed: int = 0):
@@ -34,4 +34,8 @@ def build_protocol(cfg: dict[str, Any], seed: int = 0):
         from recallbench.protocols.memory_ops import MemoryOpsProtocol
 
         return MemoryOpsProtocol(seed=seed, **cfg)
+    if name == "timerag":
+        from recallbench.protocols.timerag import TimeRAGProtocol
+
+        return TimeRAGProtocol(seed=seed, **cfg)
     raise did_you_mean("protocol", name, PROTOCOLS)

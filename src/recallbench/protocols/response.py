@@ -34,7 +34,7 @@ from collections.abc import Callable
 from recallbench.llm.types import LLMClient
 from recallbench.memory import MemoryMethod
 from recallbench.protocols.base import EpisodeResult, EvalProtocol
-from recallbench.records import Episode, Prediction, Query
+from recallbench.records import Episode, MemoryItem, Prediction, Query, Recall, Session
 from recallbench.text import char_ngrams
 
 MEMORY_TURNS = "memory_turns"
@@ -106,10 +106,12 @@ class ResponseProtocol(EvalProtocol):
     def run_episode(self, episode: Episode, method: MemoryMethod, llm: LLMClient) -> EpisodeResult:
         """Replay ``episode`` through ``method`` and return its predictions and snapshots."""
         result = EpisodeResult()
+        episode = self.view(episode)
         targets = set(self.targets(episode))
         method.reset(episode)
         for session in episode.sessions:
             if session.index in targets:
+                preds = []
                 for j, turn in enumerate(session.turns):
                     if j == 0 or not self._responds(turn.speaker):
                         continue
@@ -120,15 +122,39 @@ class ResponseProtocol(EvalProtocol):
                         turn.speaker,
                         session.start,
                     )
-                    pred = self._predict(method, llm, query, turn)
-                    result.predictions.append(self._mark(pred, session))
+                    pred = self._predict(method, llm, query, turn, episode)
+                    preds.append(self._mark(pred, session))
+                self.session_done(episode, session, preds, llm)
+                result.predictions.extend(preds)
             started = time.perf_counter()
             method.observe(session)
             result.predictions.append(
                 _timing(episode.episode_id, session, time.perf_counter() - started)
             )
-            result.snapshots.append((session.index, list(method.snapshot())))
+            snapshot = list(method.snapshot())
+            result.snapshots.append((session.index, snapshot))
+            result.predictions.extend(self.observed(episode, session, snapshot))
         return result
+
+    # Hooks for protocols built on this one (``protocols.timerag``); the defaults do nothing.
+
+    def view(self, episode: Episode) -> Episode:
+        """The episode as this protocol replays it (default: unchanged)."""
+        return episode
+
+    def annotate(self, pred: Prediction, episode: Episode, query: Query, recall: Recall) -> None:
+        """Add protocol-specific facts about one response to ``pred.meta`` (default: none)."""
+
+    def session_done(
+        self, episode: Episode, session: Session, preds: list[Prediction], llm: LLMClient
+    ) -> None:
+        """Called with a target session's predictions, before the method observes it."""
+
+    def observed(
+        self, episode: Episode, session: Session, snapshot: list[MemoryItem]
+    ) -> list[Prediction]:
+        """Extra records after the method observed ``session`` (default: none)."""
+        return []
 
     def _mark(self, pred: Prediction, session) -> Prediction:
         """Add the memory-turn subset (``memory_turn_threshold``) to a prediction's meta."""
@@ -142,7 +168,9 @@ class ResponseProtocol(EvalProtocol):
     def _responds(self, speaker: str) -> bool:
         return self.responder == "all" or speaker == self.responder
 
-    def _predict(self, method: MemoryMethod, llm, query: Query, turn) -> Prediction:
+    def _predict(
+        self, method: MemoryMethod, llm, query: Query, turn, episode: Episode
+    ) -> Prediction:
         started = time.perf_counter()
         recall = method.recall(query)
         messages = method.prompt(query, recall)
@@ -157,7 +185,7 @@ class ResponseProtocol(EvalProtocol):
             temperature=self.temperature,
             seed=self.seed,
         )
-        return Prediction(
+        pred = Prediction(
             pred_id=f"{turn.turn_id}/response",
             episode_id=query.episode_id,
             session_index=query.session_index,
@@ -177,6 +205,8 @@ class ResponseProtocol(EvalProtocol):
                 **({"context": render_context(messages)} if self.store_context else {}),
             },
         )
+        self.annotate(pred, episode, query, recall)
+        return pred
 
 
 def _timing(episode_id: str, session, seconds: float) -> Prediction:

@@ -74,6 +74,27 @@ TEMPLATES: tuple[tuple[str, str, str, str, float], ...] = (
         0.75,
     ),
     ("moved", r"\bi (?:just )?moved to (?P<v>.+)", "background.location", "+", 0.7),
+    (
+        "workplace",
+        r"\bi (?:work|am working|'m working|worked) (?P<v>(?:at|in|for|on) .+)",
+        "background.occupation",
+        "+",
+        0.6,
+    ),
+    (
+        "activity",
+        r"\bi (?:play|played|go|went|have been) (?P<v>(?:\w+ing|the \w+|\w+ball|golf|tennis|chess|guitar|piano|drums|violin|video games)\b.*)",
+        "preference.hobby",
+        "+",
+        0.55,
+    ),
+    (
+        "own",
+        r"\bi (?:have|own|got) (?P<v>(?:a|an|two|three|\d+) .+)",
+        "background.possession",
+        "+",
+        0.55,
+    ),
     ("origin", r"\bi(?: am|'m) from (?P<v>.+)", "background.origin", "+", 0.7),
     (
         "have",

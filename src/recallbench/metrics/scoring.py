@@ -1,0 +1,98 @@
+"""Reference-based scoring of predictions: the runner's default when a protocol has no ``score``.
+
+Lives below ``runner`` and ``protocols`` so that a protocol that adds its own measures to the
+reference metrics (``protocols.timerag``) can call it without importing the runner.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from recallbench.llm.task import CALL_FAILURE
+from recallbench.records import Prediction, Score
+
+
+def score_predictions(
+    predictions: Sequence[Prediction], metric_names: Sequence[str]
+) -> tuple[list[Score], dict]:
+    """Score predictions with reference-based metrics, overall and per session.
+
+    ``summary[metric]`` holds ``value`` (the metric's corpus value over all predictions),
+    ``session_mean`` (mean of the per-session corpus values: THEANINE's "average of sessions"),
+    ``mean`` over per-item values when the metric defines them, and ``per_session``. Every value
+    has an episode-clustered bootstrap interval (``metrics.bootstrap``): ``ci95`` (of ``value``),
+    ``session_mean_ci95``, ``per_session[s].ci95``, with ``ci_method``, ``n_resamples``, ``seed``
+    and ``n_clusters`` (episodes); additive metrics keep their per-episode sums (``bootstrap``).
+    Predictions whose LLM call failed (``failure`` starts with ``CALL_FAILURE``) are left out and
+    counted in ``failed_calls_not_scored``. Predictions that name subsets (``meta["subsets"]``, e.g. CareCall's memory turns) are also
+    scored per subset: ``summary[metric]["subsets"][name]`` with ``value``, ``n``, ``ci95`` and
+    ``per_session``. Metrics that condition on a context (``uses_contexts``, e.g. perplexity)
+    get each prediction's ``meta["context"]`` when the protocol stored it.
+    """
+    from recallbench.metrics import get_metric
+
+    with_reference = [p for p in predictions if p.reference is not None]
+    # A failed call's output is the task's fallback, not an answer: never scored as one.
+    scored = [p for p in with_reference if not (p.failure or "").startswith(CALL_FAILURE)]
+    subsets = sorted({str(s) for p in scored for s in p.meta.get("subsets") or ()})
+    scores: list[Score] = []
+    summary: dict[str, Any] = {
+        "metrics": {},
+        "failed_calls_not_scored": len(with_reference) - len(scored),
+    }
+    for name in metric_names:
+        metric = get_metric(name)
+        entry, res = _entry(metric, scored, full=True)
+        if res.items is not None:
+            scores.extend(Score(p.pred_id, name, v) for p, v in zip(scored, res.items, strict=True))
+            entry["mean"] = sum(res.items) / len(res.items) if res.items else 0.0
+        if subsets:
+            entry["subsets"] = {
+                sub: _entry(metric, [p for p in scored if sub in (p.meta.get("subsets") or ())])[0]
+                for sub in subsets
+            }
+        summary["metrics"][name] = entry
+    return scores, summary
+
+
+def _entry(metric, preds: Sequence[Prediction], full: bool = False) -> tuple[dict, Any]:
+    """A metric's summary entry over ``preds``: value, n, interval, per session (+ mean)."""
+    from recallbench.metrics.bootstrap import MeanOf, ci_fields
+
+    by_session: dict[int, list[Prediction]] = defaultdict(list)
+    for p in preds:
+        by_session[p.session_index].append(p)
+    res, stat = _compute(metric, preds)
+    keep = metric.bootstrap_serializable and full
+    entry: dict[str, Any] = {"value": res.value, "n": len(preds), "meta": res.meta}
+    entry.update(ci_fields(stat, reason=metric.bootstrap_note, keep=keep, full=full))
+    per_session, parts = {}, []
+    for index, group in sorted(by_session.items()):
+        r, part = _compute(metric, group)
+        per_session[str(index)] = {"value": r.value, "n": len(group)}
+        per_session[str(index)].update(
+            ci_fields(part, reason=metric.bootstrap_note, full=False, keep=keep)
+        )
+        parts.append(part)
+    entry["per_session"] = per_session
+    values = [v["value"] for v in per_session.values()]
+    entry["session_mean"] = sum(values) / len(values) if values else 0.0
+    mean_of = MeanOf.of(parts) if parts and all(p is not None for p in parts) else None
+    ci = ci_fields(mean_of, reason=metric.bootstrap_note, full=False, keep=False)
+    entry["session_mean_ci95"] = ci.get("ci95")
+    return entry, res
+
+
+def _compute(metric, preds: Sequence[Prediction]):
+    """Return the metric's result on ``preds`` and its value as a function of the episodes."""
+    outputs, references = [p.output for p in preds], [p.reference for p in preds]
+    kwargs = {}
+    if getattr(metric, "uses_contexts", False):
+        contexts = [p.meta.get("context") for p in preds]
+        if any(c is not None for c in contexts):
+            kwargs["contexts"] = contexts
+    res = metric.compute(outputs, references, **kwargs)
+    stat = metric.clustered(res, outputs, references, [p.episode_id for p in preds])
+    return res, stat
