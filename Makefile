@@ -176,7 +176,43 @@ reproduce-table-caim-5: $(STAMP) ## CAIM Table 5: ablation of Memory Controller 
 	$(CLI) experiment=caim_table5 dataset.options.answer_key=$(if $(ANSWER_KEY),$(abspath $(ANSWER_KEY)),default) $(GEN_ARGS) $(ARGS)
 	$(TABLE) caim_table5
 
-tables: reproduce-table-lufy-1 reproduce-table-lufy-11 reproduce-table-lufy-3 reproduce-table-lufy-12 reproduce-table-lufy-15 reproduce-table-lufy-10 reproduce-table-carecall-1 reproduce-table-carecall-3 reproduce-table-carecall-2 reproduce-table-theanine-1 reproduce-table-theanine-9 reproduce-table-carecall-4 reproduce-table-carecall-6 ## Every table that can run here
+reproduce-table-timerag-6: $(STAMP) ## TimeRAG Table VI: ROUGE-L/BERTScore/ContradRate/PersonaConsF1, 4 methods on MSC + Persona-Chat
+	$(CLI) experiment=timerag_table6 $(GEN_ARGS) $(ARGS)
+	$(TABLE) timerag_table6
+
+reproduce-table-timerag-4: $(STAMP) ## TimeRAG Table IV: memory writing P/R/F1 (reuses the Table VI runs)
+	$(call needs_runs,timerag_table6,reproduce-table-timerag-6)
+	$(TABLE) timerag_table4
+
+reproduce-table-timerag-5: $(STAMP) ## TimeRAG Table V: retrieval Recall@1/5 and MRR (reuses the Table VI runs)
+	$(call needs_runs,timerag_table6,reproduce-table-timerag-6)
+	$(TABLE) timerag_table5
+
+reproduce-table-timerag-11: $(STAMP) ## TimeRAG Table XI: context tokens and latency per turn (reuses the Table VI runs)
+	$(call needs_runs,timerag_table6,reproduce-table-timerag-6)
+	$(TABLE) timerag_table11
+
+reproduce-figure-timerag-4: $(STAMP) ## TimeRAG Fig. 4: Recall@5 per MSC session (reuses the Table VI runs)
+	$(call needs_runs,timerag_table6,reproduce-table-timerag-6)
+	$(TABLE) timerag_figure4
+
+reproduce-table-timerag-8: $(STAMP) ## TimeRAG Table VIII: ablations (time decay, update/forget, gating, recency filter)
+	$(CLI) experiment=timerag_table8 $(GEN_ARGS) $(ARGS)
+	$(TABLE) timerag_table8
+
+reproduce-table-timerag-9: $(STAMP) ## TimeRAG Table IX: MSC by decay rate lambda (Hydra sweep)
+	$(CLI) experiment=timerag_table9 $(GEN_ARGS) $(ARGS)
+	$(TABLE) timerag_table9
+
+reproduce-figure-timerag-3: $(STAMP) ## TimeRAG Fig. 3: MSC writing precision/recall by confidence threshold tau (Hydra sweep)
+	$(CLI) experiment=timerag_figure3 $(GEN_ARGS) $(ARGS)
+	$(TABLE) timerag_figure3
+
+reproduce-figure-timerag-5: $(STAMP) ## TimeRAG Fig. 5: MSC by memory budget (Hydra sweep)
+	$(CLI) experiment=timerag_figure5 $(GEN_ARGS) $(ARGS)
+	$(TABLE) timerag_figure5
+
+tables: reproduce-table-lufy-1 reproduce-table-lufy-11 reproduce-table-lufy-3 reproduce-table-lufy-12 reproduce-table-lufy-15 reproduce-table-lufy-10 reproduce-table-carecall-1 reproduce-table-carecall-3 reproduce-table-carecall-2 reproduce-table-theanine-1 reproduce-table-theanine-9 reproduce-table-carecall-4 reproduce-table-carecall-6 reproduce-table-timerag-6 reproduce-table-timerag-4 reproduce-table-timerag-5 reproduce-table-timerag-11 reproduce-figure-timerag-4 reproduce-table-timerag-8 reproduce-table-timerag-9 reproduce-figure-timerag-3 reproduce-figure-timerag-5 ## Every table that can run here
 
 bench: $(STAMP) ## Benchmarks: LLM-layer throughput vs a local stub; offline LUFY Table 11 wall time
 	$(OFFLINE) $(PY) bench/llm_throughput.py

@@ -15,7 +15,7 @@ from recallbench.testing.configs import load_group_config
 CONF = Path(__file__).resolve().parents[2] / "conf" / "memory"
 CONFIGS = sorted(CONF.glob("*.yaml"))
 # Methods that store the dataset's own memory keep items even when the extractive summary is empty.
-MEMORYLESS = {"no_memory", "no_memory_carecall"}
+MEMORYLESS = {"no_memory", "no_memory_carecall", "no_memory_timerag"}
 BASELINE_MODULES = [
     f"recallbench.memory.{m}."
     for m in (

@@ -23,8 +23,14 @@ from recallbench.memory._base import MemoryMethod, Message, render_history
 from recallbench.records import Episode, MemoryItem, Query, Session
 from recallbench.text import words
 
-PromptStyle = Literal["theanine", "carecall"]
-PROMPT_STYLES = ("theanine", "carecall")
+PromptStyle = Literal["theanine", "carecall", "timerag"]
+PROMPT_STYLES = ("theanine", "carecall", "timerag")
+# TimeRAG-Memory sec. 3.5, verbatim: "System: You are a helpful assistant.\nMemory (use if
+# relevant):\n- [slot] value (time=t)\n...\nDialogue: ...\nAssistant:" (a system and a user
+# message). ``prompt_style: timerag`` gives a baseline this template, as the paper does
+# ("all variants share the same generator, prompt template, and decoding parameters", sec. 4).
+TIMERAG_SYSTEM = "You are a helpful assistant."
+TIMERAG_USER = "Memory (use if relevant):\n{memory}\nDialogue: {dialogue}\nAssistant:"
 
 # THEANINE Fig. 24 ("Prompt for Timeline-augmented Response Generation"), verbatim; only the
 # placeholders {refined_timelines}, {current dialogue context} and {speaker tag} are renamed to
@@ -82,6 +88,11 @@ def response_messages(
 ) -> list[Message]:
     """Render the response prompt of ``style`` with ``memory`` for ``query`` as one user message."""
     dialogue = render_history(query.history)
+    if (
+        style == "timerag"
+    ):  # the method's memory text as the Memory block (Full-History: past turns)
+        user = TIMERAG_USER.format(memory=memory, dialogue=dialogue)
+        return [{"role": "system", "content": TIMERAG_SYSTEM}, {"role": "user", "content": user}]
     if style == "theanine":
         text = THEANINE_RESPONSE_PROMPT.format(
             memory=memory or NO_MEMORY, dialogue=dialogue, speaker=query.speaker

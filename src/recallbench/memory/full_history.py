@@ -69,7 +69,9 @@ class FullHistory(BaselineMethod):
         """Return the most recent past turns that fit the generator's context."""
         self.check_episode(query)
         limit = self.context_length or int(self.llm.context_length)
-        frame = response_messages(self.prompt_style, "", query, self.memory_label)[0]["content"]
+        frame = "\n".join(
+            m["content"] for m in response_messages(self.prompt_style, "", query, self.memory_label)
+        )
         budget = limit - self.llm.count_tokens(frame) - self.reply_tokens
         past = [(s, t) for s in self._sessions for t in s.turns]
         start = self._first_fitting(past, budget)

@@ -30,8 +30,8 @@ Settings (``conf/protocol/response_timerag.yaml``), beyond those of ``response``
 
 Deviations: the paper does not define the gold facts, the matching, the retrieval target or
 PersonaConsF1 (see ``timerag_scores``), nor which sessions are answered: every session after the
-first (MSC 2-5 where present). Baselines keep their own prompts (the paper gives every method
-TimeRAG's template; ``summary_memory`` uses it).
+first (MSC 2-5 where present). The tables' baselines answer in TimeRAG's template as the paper's
+do (``no_memory_timerag``, ``full_history_timerag``, ``summary_memory``).
 """
 
 from __future__ import annotations

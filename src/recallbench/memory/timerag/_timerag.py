@@ -9,7 +9,7 @@ import numpy as np
 from recallbench.errors import ConfigError
 from recallbench.llm.types import Message
 from recallbench.memory._base import MemoryMethod, render_history
-from recallbench.memory._common import query_text
+from recallbench.memory._common import TIMERAG_SYSTEM, TIMERAG_USER, query_text
 from recallbench.memory.timerag._extractor import EXTRACT_TASK
 from recallbench.memory.timerag._records import MemoryRecord
 from recallbench.memory.timerag._store import Policy, RecordStore
@@ -17,10 +17,8 @@ from recallbench.memory.timerag._writer import Candidate, candidates, deletion_r
 from recallbench.records import Episode, MemoryItem, Query, Recall, Session
 from recallbench.text import tokenize
 
-# Sec. 3.5, verbatim: "System: You are a helpful assistant.\nMemory (use if relevant):\n- [slot]
-# value (time=t)\n...\nDialogue: ...\nAssistant:" (as a system and a user message).
-SYSTEM = "You are a helpful assistant."
-USER = "Memory (use if relevant):\n{memory}\nDialogue: {dialogue}\nAssistant:"
+# Sec. 3.5, verbatim (defined in memory._common, shared with baselines' prompt_style: timerag).
+SYSTEM, USER = TIMERAG_SYSTEM, TIMERAG_USER
 SOURCE = "TimeRAG-Memory sec. 3.5, verbatim"
 
 

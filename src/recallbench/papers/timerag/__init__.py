@@ -1,0 +1,1 @@
+"""TimeRAG-Memory (Sun, Lu and Chen 2023): its reference numbers and paper-only code."""
