@@ -14,6 +14,9 @@ OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 RUN := $(OFFLINE) RECALLBENCH_DATA_DIR=$(abspath $(DATA_DIR)) RECALLBENCH_RESULTS_DIR=$(RESULTS) $(PY)
 # Conversation Chronicles lives only on the Hub: use DATA_DIR when it has it, else our fixtures.
 CC_DATA_DIR ?= $(if $(wildcard $(DATA_DIR)/conversation_chronicles/*.jsonl),$(DATA_DIR),data/fixtures)
+# LaMP-1 (TimeRAG Table VII) likewise: DATA_DIR when it has the labelled dev split, else the
+# synthetic fixture (scripts/make_lamp1_fixture.py).
+LAMP1_DATA_DIR ?= $(if $(wildcard $(DATA_DIR)/lamp1/user/LaMP_1/dev_outputs.json),$(DATA_DIR),data/fixtures/lamp1_topics)
 # One stamp per make invocation so the jobs of a table share a folder.
 RUN_STAMP := $(shell date +%Y%m%d-%H%M%S)
 GEN_ARGS := generator=$(GENERATOR) $(if $(BASE_URL),generator.base_url=$(BASE_URL)) $(if $(MODEL),generator.model=$(MODEL))
@@ -196,6 +199,10 @@ reproduce-figure-timerag-4: $(STAMP) ## TimeRAG Fig. 4: Recall@5 per MSC session
 	$(call needs_runs,timerag_table6,reproduce-table-timerag-6)
 	$(TABLE) timerag_figure4
 
+reproduce-table-timerag-7: $(STAMP) ## TimeRAG Table VII: LaMP-1 citation identification from memory-built profiles (offline: synthetic fixture)
+	$(CLI) experiment=timerag_table7 dataset.data_dir=$(abspath $(LAMP1_DATA_DIR)) $(GEN_ARGS) $(ARGS)
+	$(TABLE) timerag_table7
+
 reproduce-table-timerag-8: $(STAMP) ## TimeRAG Table VIII: ablations (time decay, update/forget, gating, recency filter)
 	$(CLI) experiment=timerag_table8 $(GEN_ARGS) $(ARGS)
 	$(TABLE) timerag_table8
@@ -212,7 +219,7 @@ reproduce-figure-timerag-5: $(STAMP) ## TimeRAG Fig. 5: MSC by memory budget (Hy
 	$(CLI) experiment=timerag_figure5 $(GEN_ARGS) $(ARGS)
 	$(TABLE) timerag_figure5
 
-tables: reproduce-table-lufy-1 reproduce-table-lufy-11 reproduce-table-lufy-3 reproduce-table-lufy-12 reproduce-table-lufy-15 reproduce-table-lufy-10 reproduce-table-carecall-1 reproduce-table-carecall-3 reproduce-table-carecall-2 reproduce-table-theanine-1 reproduce-table-theanine-9 reproduce-table-carecall-4 reproduce-table-carecall-6 reproduce-table-timerag-6 reproduce-table-timerag-4 reproduce-table-timerag-5 reproduce-table-timerag-11 reproduce-figure-timerag-4 reproduce-table-timerag-8 reproduce-table-timerag-9 reproduce-figure-timerag-3 reproduce-figure-timerag-5 ## Every table that can run here
+tables: reproduce-table-lufy-1 reproduce-table-lufy-11 reproduce-table-lufy-3 reproduce-table-lufy-12 reproduce-table-lufy-15 reproduce-table-lufy-10 reproduce-table-carecall-1 reproduce-table-carecall-3 reproduce-table-carecall-2 reproduce-table-theanine-1 reproduce-table-theanine-9 reproduce-table-carecall-4 reproduce-table-carecall-6 reproduce-table-timerag-6 reproduce-table-timerag-4 reproduce-table-timerag-5 reproduce-table-timerag-11 reproduce-figure-timerag-4 reproduce-table-timerag-7 reproduce-table-timerag-8 reproduce-table-timerag-9 reproduce-figure-timerag-3 reproduce-figure-timerag-5 ## Every table that can run here
 
 bench: $(STAMP) ## Benchmarks: LLM-layer throughput vs a local stub; offline LUFY Table 11 wall time
 	$(OFFLINE) $(PY) bench/llm_throughput.py

@@ -6,7 +6,7 @@ from typing import Any
 
 from recallbench.errors import did_you_mean
 
-PROTOCOLS = ("response", "qa", "qa_gvd", "teafarm", "memory_ops", "timerag")
+PROTOCOLS = ("response", "qa", "qa_gvd", "teafarm", "memory_ops", "timerag", "lamp1")
 
 
 def build_protocol(cfg: dict[str, Any], seed: int = 0):
@@ -38,4 +38,8 @@ def build_protocol(cfg: dict[str, Any], seed: int = 0):
         from recallbench.protocols.timerag import TimeRAGProtocol
 
         return TimeRAGProtocol(seed=seed, **cfg)
+    if name == "lamp1":
+        from recallbench.protocols.lamp1 import LaMP1Protocol
+
+        return LaMP1Protocol(seed=seed, **cfg)
     raise did_you_mean("protocol", name, PROTOCOLS)

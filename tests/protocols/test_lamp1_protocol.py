@@ -1,0 +1,89 @@
+"""The ``lamp1`` protocol (TimeRAG-Memory Table VII on the real LaMP-1 task)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from recallbench.datasets import lamp1
+from recallbench.embed import build_embedder
+from recallbench.errors import ConfigError
+from recallbench.llm import build_llm
+from recallbench.memory.full_history import FullHistory
+from recallbench.memory.no_memory import NoMemory
+from recallbench.protocols import build_protocol
+from recallbench.protocols.lamp1 import LaMP1Protocol, cross_fit, features, macro_f1
+
+TOPICS = Path(__file__).resolve().parents[2] / "data" / "fixtures" / "lamp1_topics"
+HASHING = {"kind": "hashing", "dim": 512}
+
+
+def test_features_are_reference_one_minus_reference_two_similarities():
+    e = np.eye(3)
+    title, ref1, ref2 = e[0], e[1], e[2]
+    profile = np.array([e[1], (e[1] + e[2]) / np.sqrt(2)])
+    # mean of the profile rows = (1 + 1/sqrt2, 1/sqrt2)/2 in (e1, e2), normalised
+    mean = np.array([0, 1 + 1 / np.sqrt(2), 1 / np.sqrt(2)])
+    mean /= np.linalg.norm(mean)
+    got = features(title, ref1, ref2, profile)
+    assert got[0] == pytest.approx(mean[1] - mean[2])
+    assert got[1] == pytest.approx(1.0 - 1 / np.sqrt(2))  # best item: 1 vs 1/sqrt2
+    assert got[2] == 0.0
+    assert features(title, ref1, ref2, np.zeros((0, 3)))[:2] == [0.0, 0.0]
+
+
+def test_macro_f1_by_hand():
+    # label 0: P 1, R 1/2 -> 2/3; label 1: P 2/3, R 1 -> 4/5; mean 11/15
+    assert macro_f1([0, 0, 1, 1], [0, 1, 1, 1]) == pytest.approx(11 / 15)
+
+
+def test_cross_fit_predicts_each_fold_with_a_model_that_never_saw_it():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 1))
+    y = (x[:, 0] > 0).astype(int)
+    assert (cross_fit(x, y, folds=5, c=1.0, seed=0) == y).mean() >= 0.9
+    # labels a model could only know by having seen the row: chance, not memorised
+    noise = rng.integers(0, 2, size=40)
+    assert (cross_fit(x, noise, folds=5, c=1.0, seed=0) == noise).mean() < 0.8
+
+
+@pytest.fixture(scope="module")
+def questions():
+    return lamp1.load(TOPICS, split="dev")
+
+
+def _accuracy(method_cls, questions) -> float:
+    llm = build_llm({"backend": "extractive"}, cache_path=None)
+    protocol = build_protocol({"name": "lamp1", "embedder": HASHING})
+    assert isinstance(protocol, LaMP1Protocol)
+    embedder = build_embedder(HASHING)
+    preds = []
+    for episode in questions:
+        preds += protocol.run_episode(episode, method_cls(llm, embedder), llm).predictions
+    _, summary = protocol.score(preds, ["accuracy", "macro_f1"])
+    assert summary["metrics"]["accuracy"]["n"] == len(questions) == 50
+    return summary["metrics"]["accuracy"]["value"]
+
+
+def test_a_memory_that_keeps_the_profile_beats_none_on_the_topic_fixture(questions):
+    # the fixture's titles mix the user's topic with another: only the profile disambiguates
+    without = _accuracy(NoMemory, questions)
+    with_profile = _accuracy(FullHistory, questions)
+    assert with_profile >= without + 0.2
+
+
+def test_a_question_without_the_standard_input_is_named(questions):
+    episode = questions[0]
+    bare = episode.qa[0].__class__(**{**episode.qa[0].__dict__, "meta": {}})
+    broken = episode.__class__(**{**episode.__dict__, "qa": (bare,)})
+    llm = build_llm({"backend": "extractive"}, cache_path=None)
+    protocol = LaMP1Protocol(embedder=HASHING)
+    with pytest.raises(ConfigError, match=f"question {bare.qa_id}"):
+        protocol.run_episode(broken, NoMemory(llm, build_embedder(HASHING)), llm)
+
+
+def test_protocol_needs_an_embedder_config():
+    with pytest.raises(ConfigError, match="protocol.embedder"):
+        LaMP1Protocol(embedder=None)
