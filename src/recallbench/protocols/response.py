@@ -15,6 +15,12 @@ Settings (``conf/protocol/response*.yaml``):
 - ``store_context``: keep the method's rendered prompt (its messages' contents joined by blank
   lines) in ``meta["context"]``, so conditioned metrics score the reference given exactly what
   the generator saw: CareCall's PPL is p(c_{t+1} | D_t, M) (sec. 4.1, Eq. 1).
+- ``batch_turns`` (default true): on an API backend, the responses of one session are generated
+  side by side (up to ``generator.concurrency`` calls in flight): every recall and prompt of the
+  session is built first, in turn order (a recall sees the dataset's turns, never a generated
+  reply, so nothing else changes), then the calls run concurrently and are recorded in turn
+  order. Results equal a turn-by-turn run. In-process backends (extractive, hf, gguf) always go
+  turn by turn: their offline reply may read the method's state at the time of the turn.
 - ``memory_turn_threshold``: mark a turn as a "memory turn" (``meta["subsets"]``) when at least
   this share of the character bigrams of some sentence of the session's stored memory
   (``gold["memory"]``, the memory before the session) occurs in the reference reply. CareCall's
@@ -33,6 +39,7 @@ from collections.abc import Callable
 
 from recallbench.llm.types import LLMClient
 from recallbench.memory import MemoryMethod
+from recallbench.parallel import ordered_map
 from recallbench.protocols.base import EpisodeResult, EvalProtocol
 from recallbench.records import Episode, MemoryItem, Prediction, Query, Recall, Session
 from recallbench.text import char_ngrams
@@ -85,12 +92,14 @@ class ResponseProtocol(EvalProtocol):
         seed: int | None = 0,
         store_context: bool = False,
         memory_turn_threshold: float | None = None,
+        batch_turns: bool = True,
     ) -> None:
         if memory_turn_threshold is not None and not 0 < memory_turn_threshold <= 1:
             raise ValueError(
                 f"response: memory_turn_threshold must be in (0, 1], got {memory_turn_threshold}"
             )
         self.store_context = bool(store_context)
+        self.batch_turns = bool(batch_turns)
         self.memory_turn_threshold = memory_turn_threshold
         self.target_sessions = tuple(int(s) for s in target_sessions)
         self.responder = responder
@@ -111,19 +120,34 @@ class ResponseProtocol(EvalProtocol):
         method.reset(episode)
         for session in episode.sessions:
             if session.index in targets:
-                preds = []
-                for j, turn in enumerate(session.turns):
-                    if j == 0 or not self._responds(turn.speaker):
-                        continue
-                    query = Query(
-                        episode.episode_id,
-                        session.index,
-                        session.turns[:j],
-                        turn.speaker,
-                        session.start,
+                queries = [
+                    (
+                        turn,
+                        Query(
+                            episode.episode_id,
+                            session.index,
+                            session.turns[:j],
+                            turn.speaker,
+                            session.start,
+                        ),
                     )
-                    pred = self._predict(method, llm, query, turn, episode)
-                    preds.append(self._mark(pred, session))
+                    for j, turn in enumerate(session.turns)
+                    if j > 0 and self._responds(turn.speaker)
+                ]
+                workers = self._turn_workers(llm, len(queries))
+                if workers > 1:  # every recall in order first, then the calls side by side
+                    jobs = [self._recall(method, query) for _, query in queries]
+                    done = ordered_map(lambda job: self._generate(method, llm, *job), jobs, workers)
+                    generated = [res for _, res in done]
+                else:  # recall and answer turn by turn (offline replies may read the state)
+                    generated = [
+                        self._generate(method, llm, *self._recall(method, query))
+                        for _, query in queries
+                    ]
+                preds = [
+                    self._mark(self._record(turn, query, episode, *out), session)
+                    for (turn, query), out in zip(queries, generated, strict=True)
+                ]
                 self.session_done(episode, session, preds, llm)
                 result.predictions.extend(preds)
             started = time.perf_counter()
@@ -168,13 +192,24 @@ class ResponseProtocol(EvalProtocol):
     def _responds(self, speaker: str) -> bool:
         return self.responder == "all" or speaker == self.responder
 
-    def _predict(
-        self, method: MemoryMethod, llm, query: Query, turn, episode: Episode
-    ) -> Prediction:
+    def _turn_workers(self, llm: LLMClient, n: int) -> int:
+        """Responses of one session generated at once: the API backend's concurrency, else 1."""
+        if not self.batch_turns or not getattr(llm.backend, "is_async", False):
+            return 1
+        return max(1, min(int(getattr(llm.backend, "concurrency", 1) or 1), n))
+
+    def _recall(self, method: MemoryMethod, query: Query) -> tuple:
+        """The method's recall and prompt for ``query``, with the time recall took."""
         started = time.perf_counter()
         recall = method.recall(query)
         messages = method.prompt(query, recall)
-        recalled_at = time.perf_counter()
+        return query, recall, messages, time.perf_counter() - started
+
+    def _generate(
+        self, method: MemoryMethod, llm, query: Query, recall: Recall, messages, recall_s
+    ):
+        """The generator's reply to ``messages`` (and the recall facts it is recorded with)."""
+        started = time.perf_counter()
         offline: Callable[[], str] = lambda: method.offline_response(query, recall)  # noqa: E731
         res = llm.chat(
             messages,
@@ -185,6 +220,11 @@ class ResponseProtocol(EvalProtocol):
             temperature=self.temperature,
             seed=self.seed,
         )
+        return recall, messages, recall_s, res, time.perf_counter() - started
+
+    def _record(
+        self, turn, query: Query, episode: Episode, recall, messages, recall_s, res, generate_s
+    ):
         pred = Prediction(
             pred_id=f"{turn.turn_id}/response",
             episode_id=query.episode_id,
@@ -200,8 +240,8 @@ class ResponseProtocol(EvalProtocol):
                 "speaker": turn.speaker,
                 "n_recalled": len(recall.items),
                 "recall_text": recall.text,
-                "recall_s": round(recalled_at - started, 6),
-                "generate_s": round(time.perf_counter() - recalled_at, 6),
+                "recall_s": round(recall_s, 6),
+                "generate_s": round(generate_s, 6),
                 **({"context": render_context(messages)} if self.store_context else {}),
             },
         )
