@@ -22,7 +22,13 @@ def _protocol_cfg(name: str) -> dict:
     cfg = yaml.safe_load((CONF_DIR / "protocol" / f"{name}.yaml").read_text())
     # Hydra resolves the interpolations: the judge group (conf/judge/lexical.yaml), file paths
     lexical = yaml.safe_load((CONF_DIR / "judge" / "lexical.yaml").read_text())
-    resolved = {"judge": lexical, "teabag_file": "teabag.jsonl", "cache_path": None}
+    embedder = yaml.safe_load((CONF_DIR / "embedder" / "minilm.yaml").read_text())
+    resolved = {
+        "judge": lexical,
+        "embedder": embedder,
+        "teabag_file": "teabag.jsonl",
+        "cache_path": None,
+    }
     return {k: resolved[k] if isinstance(v, str) and "${" in v else v for k, v in cfg.items()}
 
 
