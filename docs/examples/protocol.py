@@ -1,7 +1,8 @@
 """A new protocol: replay every session but the last, then answer the last session's second turn.
 
-In the project: ``src/recallbench/protocols/next_reply.py``, its name in
-``protocols.PROTOCOLS`` and ``build_protocol``, and ``conf/protocol/next_reply.yaml``.
+In the project: ``src/recallbench/protocols/next_reply.py``, its entry in
+``protocols.REGISTRY`` (``"next_reply": "recallbench.protocols.next_reply:NextReply"``), and
+``conf/protocol/next_reply.yaml``.
 """
 
 from __future__ import annotations

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any
 
 from recallbench.errors import did_you_mean
 
-PROTOCOLS = ("response", "qa", "qa_gvd", "teafarm", "memory_ops", "timerag", "lamp1")
+# name (the config's ``name:``) -> "module:class"; modules are imported on first use only.
+REGISTRY = {
+    "response": "recallbench.protocols.response:ResponseProtocol",
+    "qa": "recallbench.protocols.qa:QAProtocol",
+    "qa_gvd": "recallbench.protocols.qa_gvd:GVDQAProtocol",
+    "teafarm": "recallbench.protocols.teafarm:TeaFarmProtocol",
+    "memory_ops": "recallbench.protocols.memory_ops:MemoryOpsProtocol",
+    "timerag": "recallbench.protocols.timerag:TimeRAGProtocol",
+    "lamp1": "recallbench.protocols.lamp1:LaMP1Protocol",
+}
+PROTOCOLS = tuple(REGISTRY)
 
 
 def build_protocol(cfg: dict[str, Any], seed: int = 0):
@@ -14,32 +25,7 @@ def build_protocol(cfg: dict[str, Any], seed: int = 0):
     cfg = dict(cfg)
     name = cfg.pop("name")
     cfg.pop("metrics", None)
-    if name == "response":
-        from recallbench.protocols.response import ResponseProtocol
-
-        return ResponseProtocol(seed=seed, **cfg)
-    if name == "qa":
-        from recallbench.protocols.qa import QAProtocol
-
-        return QAProtocol(seed=seed, **cfg)
-    if name == "qa_gvd":
-        from recallbench.protocols.qa_gvd import GVDQAProtocol
-
-        return GVDQAProtocol(seed=seed, **cfg)
-    if name == "teafarm":
-        from recallbench.protocols.teafarm import TeaFarmProtocol
-
-        return TeaFarmProtocol(seed=seed, **cfg)
-    if name == "memory_ops":
-        from recallbench.protocols.memory_ops import MemoryOpsProtocol
-
-        return MemoryOpsProtocol(seed=seed, **cfg)
-    if name == "timerag":
-        from recallbench.protocols.timerag import TimeRAGProtocol
-
-        return TimeRAGProtocol(seed=seed, **cfg)
-    if name == "lamp1":
-        from recallbench.protocols.lamp1 import LaMP1Protocol
-
-        return LaMP1Protocol(seed=seed, **cfg)
-    raise did_you_mean("protocol", name, PROTOCOLS)
+    if name not in REGISTRY:
+        raise did_you_mean("protocol", name, PROTOCOLS)
+    module, cls = REGISTRY[name].split(":")
+    return getattr(import_module(module), cls)(seed=seed, **cfg)
