@@ -199,8 +199,9 @@ def test_endpoint_refusal_stops_with_one_line(status, label, run_cli, monkeypatc
             f"generator.base_url={stub.base_url}",
             "generator.api_key_env=STUB_KEY",
             "generator.model=stub-model",
+            "+protocol.batch_turns=false",  # one call at a time, so the count is exact
         )
-        assert stub.requests == 1
+        assert stub.requests == 1  # refused at once, never retried
     assert outcome.status == 2 and len(outcome.error_lines) == 1, outcome.err
     assert label in outcome.error_lines[0]
     assert secret not in outcome.err + outcome.out

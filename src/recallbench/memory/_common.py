@@ -1,7 +1,6 @@
 """Shared pieces of the classic memory baselines (THEANINE sec. 3.2; Bae et al., 2022 sec. 5.2).
 
-- the response prompts: THEANINE Fig. 24 (``prompt_style: theanine``) and a memory-grounded
-  continuation prompt for CareCall (``prompt_style: carecall``);
+- the response prompts (``prompt_style``), defined in ``memory._prompts``;
 - the per-session memory summarization PromptTask (stage ``memory``) and its extractive offline
   twin, plus gold summaries/personas read from ``Session.gold``;
 - ``BaselineMethod``: episode bookkeeping (observed turn ids, reset) and ``prompt`` for all of them;
@@ -12,48 +11,29 @@ from __future__ import annotations
 
 import re
 from functools import partial
-from typing import Any, Literal
+from typing import Any
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.embed.index import topk
-from recallbench.errors import ConfigError, DatasetFormatError
+from recallbench.errors import DatasetFormatError
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.llm.types import LLMClient
-from recallbench.memory._base import MemoryMethod, Message, render_history
+from recallbench.memory._base import MemoryMethod, Message
+from recallbench.memory._prompts import (  # noqa: F401 (re-exported: the baselines import them here)
+    CARECALL_RESPONSE_PROMPT,
+    CARECALL_RESPONSE_SOURCE,
+    NO_MEMORY,
+    PROMPT_STYLES,
+    THEANINE_RESPONSE_PROMPT,
+    THEANINE_RESPONSE_SOURCE,
+    TIMERAG_SYSTEM,
+    TIMERAG_USER,
+    PromptStyle,
+    check_prompt_style,
+    response_messages,
+)
 from recallbench.records import Episode, MemoryItem, Query, Session
 from recallbench.text import words
-
-PromptStyle = Literal["theanine", "carecall", "timerag"]
-PROMPT_STYLES = ("theanine", "carecall", "timerag")
-# TimeRAG-Memory sec. 3.5, verbatim: "System: You are a helpful assistant.\nMemory (use if
-# relevant):\n- [slot] value (time=t)\n...\nDialogue: ...\nAssistant:" (a system and a user
-# message). ``prompt_style: timerag`` gives a baseline this template, as the paper does
-# ("all variants share the same generator, prompt template, and decoding parameters", sec. 4).
-TIMERAG_SYSTEM = "You are a helpful assistant."
-TIMERAG_USER = "Memory (use if relevant):\n{memory}\nDialogue: {dialogue}\nAssistant:"
-
-# THEANINE Fig. 24 ("Prompt for Timeline-augmented Response Generation"), verbatim; only the
-# placeholders {refined_timelines}, {current dialogue context} and {speaker tag} are renamed to
-# {memory}, {dialogue} and {speaker} for str.format. The baselines fill Memory with their memory.
-THEANINE_RESPONSE_PROMPT = (
-    "Generate the most plausible next response based on the current conversation. You can refer "
-    "to the memory, but you should ignore the memory if it mislead the next response. Do not put "
-    "too much information in the next response.\n\n"
-    "Your response should follow the style of the conversation.\n\n"
-    "Memory: {memory}\n\n"
-    "Current conversation: {dialogue}\n\n"
-    "Next Response: {speaker}:"
-)
-THEANINE_RESPONSE_SOURCE = "THEANINE (Ong et al., NAACL 2025) App. H Fig. 24, verbatim"
-
-# Ours. Bae et al. (2022) fine-tune HyperCLOVA on "M concatenated before D_t" (sec. 4.1) and
-# print no prompt; this continuation prompt puts the memory (or the previous sessions, for
-# "History accumulate") before the current session, and nothing for "Without memory".
-CARECALL_RESPONSE_PROMPT = (
-    "Continue the conversation as {speaker}. Reply with {speaker}'s next utterance only.\n\n"
-    "{context}Current session:\n{dialogue}\n{speaker}:"
-)
-CARECALL_RESPONSE_SOURCE = "ours: Bae et al. 2022 sec. 4.1 input layout (memory before D_t)"
 
 # Ours. THEANINE App. I: "At the end of each session, we use ChatGPT (gpt-3.5-turbo-0125) to
 # summarize the conversation into memory sentences" -- the paper prints no prompt for it (App. H
@@ -70,39 +50,6 @@ SUMMARY_SOURCE = "ours, after THEANINE App. I 'Memory summarization' (no prompt 
 FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll", "my", "me", "mine", "myself"})
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-NO_MEMORY = "(none)"
-
-
-# --- response prompt ---------------------------------------------------------------------
-
-
-def check_prompt_style(style: str) -> str:
-    """Return ``style`` if it is a known prompt style, else raise ConfigError."""
-    if style not in PROMPT_STYLES:
-        raise ConfigError(f"prompt_style {style!r} unknown (options: {', '.join(PROMPT_STYLES)})")
-    return style
-
-
-def response_messages(
-    style: str, memory: str, query: Query, memory_label: str = "Memory"
-) -> list[Message]:
-    """Render the response prompt of ``style`` with ``memory`` for ``query`` as one user message."""
-    dialogue = render_history(query.history)
-    if (
-        style == "timerag"
-    ):  # the method's memory text as the Memory block (Full-History: past turns)
-        user = TIMERAG_USER.format(memory=memory, dialogue=dialogue)
-        return [{"role": "system", "content": TIMERAG_SYSTEM}, {"role": "user", "content": user}]
-    if style == "theanine":
-        text = THEANINE_RESPONSE_PROMPT.format(
-            memory=memory or NO_MEMORY, dialogue=dialogue, speaker=query.speaker
-        )
-    else:
-        context = f"{memory_label}:\n{memory}\n\n" if memory else ""
-        text = CARECALL_RESPONSE_PROMPT.format(
-            context=context, dialogue=dialogue, speaker=query.speaker
-        )
-    return [{"role": "user", "content": text}]
 
 
 def render_flat(items: list[MemoryItem] | tuple[MemoryItem, ...]) -> str:
