@@ -6,7 +6,7 @@ Runs ``recallbench`` (a subprocess, as a user would) with ``generator=openai`` a
 (``workers=1``) and the concurrent replay (``workers=auto``: one episode per request slot), with a
 fresh cache each time, and prints
 
-    calls, summed call latency, replay wall time, in-flight = summed latency / wall time,
+    calls, summed call latency, replay wall time (run.json started -> replayed), in-flight = summed latency / wall time,
     ratio = in-flight / generator.concurrency
 
 and, as the LAST line per slice, ``ratio=<concurrent>`` next to the serial baseline's ratio
@@ -65,7 +65,8 @@ def run_once(base_url: str, memory: str, episodes: int, workers: str, args, tmp:
     run_dir = next(results.glob("runs/*/*/bench"))
     info = json.loads((run_dir / "run.json").read_text())
     totals = json.loads((run_dir / "usage.json").read_text())["totals"]
-    wall = info["finished_unix"] - info["started_unix"]
+    # The replay only: scoring (BERTScore, MAUVE, bootstrap intervals) runs after the last call.
+    wall = info["replayed_unix"] - info["started_unix"]
     calls = totals["calls"] - totals["cached_calls"]
     in_flight = totals["latency_s"] / wall
     return {

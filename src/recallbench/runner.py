@@ -160,6 +160,7 @@ class Runner:
                 if (prepare := getattr(self.protocol, "prepare", None)) is not None:
                     prepare(episodes)  # e.g. per-fold thresholds fit on the episodes (memory_ops)
                 predictions = self._replay(episodes)
+                info["replayed_unix"] = time.time()  # replay ends, scoring starts
                 if not predictions:
                     raise ConfigError(
                         f"{len(episodes)} episode(s) gave no predictions for protocol "

@@ -8,6 +8,7 @@ sessions. ``snapshot`` returns the store, dumped by the runner after every sessi
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 
 from recallbench.llm.types import Message
 from recallbench.records import Episode, MemoryItem, Query, Recall, Session, Turn
@@ -55,6 +56,24 @@ class MemoryMethod(ABC):
     @abstractmethod
     def observe(self, session: Session) -> None:
         """Take in a finished session: summarize, write, link, update, forget."""
+
+    def prefetch(self, queries: Sequence[Query]) -> None:
+        """Prepare for ``queries``, which ``recall`` will then get one by one in this order.
+
+        The response protocol calls it with the queries of a target session before recalling
+        them. Default: a method with an ``embedder`` and ``context_turns`` (the retrieval text of
+        ``_common.query_text``) encodes all their retrieval texts in one batch, so each recall
+        finds its query vector in the embedder's cache instead of a forward pass of its own. It
+        never changes what a recall returns beyond the floating-point noise of batching.
+        """
+        embedder = getattr(self, "embedder", None)
+        turns = getattr(self, "context_turns", None)
+        if embedder is None or not isinstance(turns, int) or not queries:
+            return
+        from recallbench.memory._common import query_text  # _common builds on this module
+
+        texts = [query_text(q, turns) for q in queries]
+        embedder.encode(list(dict.fromkeys(texts)))
 
     @abstractmethod
     def recall(self, query: Query) -> Recall:

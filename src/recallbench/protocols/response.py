@@ -134,6 +134,7 @@ class ResponseProtocol(EvalProtocol):
                     for j, turn in enumerate(session.turns)
                     if j > 0 and self._responds(turn.speaker)
                 ]
+                method.prefetch([query for _, query in queries])  # e.g. one batch of query vectors
                 workers = self._turn_workers(llm, len(queries))
                 if workers > 1:  # every recall in order first, then the calls side by side
                     jobs = [self._recall(method, query) for _, query in queries]
