@@ -31,6 +31,16 @@ def render_history(turns: tuple[Turn, ...] | list[Turn]) -> str:
     return "\n".join(f"{t.speaker}: {t.text}" for t in turns)
 
 
+def query_text(query: Query, context_turns: int) -> str:
+    """Return the retrieval query: the question if any, else the text of the last
+    ``context_turns`` turns (all when <= 0) without speaker tags, which would otherwise match
+    every memory that names the same speaker."""
+    if query.question:
+        return query.question
+    turns = query.history[-context_turns:] if context_turns > 0 else query.history
+    return "\n".join(t.text for t in turns)
+
+
 class MemoryMethod(ABC):
     """Base class of every memory method. Subclasses keep all state in instance attributes."""
 
@@ -62,7 +72,7 @@ class MemoryMethod(ABC):
 
         The response protocol calls it with the queries of a target session before recalling
         them. Default: a method with an ``embedder`` and ``context_turns`` (the retrieval text of
-        ``_common.query_text``) encodes all their retrieval texts in one batch, so each recall
+        ``query_text``) encodes all their retrieval texts in one batch, so each recall
         finds its query vector in the embedder's cache instead of a forward pass of its own. It
         never changes what a recall returns beyond the floating-point noise of batching.
         """
@@ -70,8 +80,6 @@ class MemoryMethod(ABC):
         turns = getattr(self, "context_turns", None)
         if embedder is None or not isinstance(turns, int) or not queries:
             return
-        from recallbench.memory._common import query_text  # _common builds on this module
-
         texts = [query_text(q, turns) for q in queries]
         embedder.encode(list(dict.fromkeys(texts)))
 

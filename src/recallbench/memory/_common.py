@@ -18,7 +18,7 @@ from recallbench.embed.index import topk
 from recallbench.errors import DatasetFormatError
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.llm.types import LLMClient
-from recallbench.memory._base import MemoryMethod, Message
+from recallbench.memory._base import MemoryMethod, Message, query_text  # noqa: F401 (re-export)
 from recallbench.memory._prompts import (  # noqa: F401 (re-exported: the baselines import them here)
     CARECALL_RESPONSE_PROMPT,
     CARECALL_RESPONSE_SOURCE,
@@ -205,16 +205,6 @@ def gold_sentences(session: Session, key: str) -> list[tuple[str, str]]:
 
 
 # --- retrieval ---------------------------------------------------------------------------
-
-
-def query_text(query: Query, context_turns: int) -> str:
-    """Return the retrieval query: the question if any, else the text of the last
-    ``context_turns`` turns (all when <= 0) without speaker tags, which would otherwise match
-    every memory that names the same speaker."""
-    if query.question:
-        return query.question
-    turns = query.history[-context_turns:] if context_turns > 0 else query.history
-    return "\n".join(t.text for t in turns)
 
 
 def top_k(
