@@ -4,6 +4,7 @@ header and reference notes, and the factories only the table command provides.""
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 
 import pytest
 
@@ -59,6 +60,16 @@ def test_reference_notes_and_spec_notes_are_rendered(tmp_path, make_run):
     assert "- **comparability**: not comparable, no diff shown: extractive:" in text
     assert "- paper quirk: The rate is not retained/created" in text  # from reference.yaml
     assert "- **memories**: memories = utterance pairs" in text  # the spec's notes
+
+
+def test_a_note_named_like_a_header_line_does_not_hide_it(tmp_path, make_run):
+    retained = {"retained": {"value": 1.0, "n": 1, "per_session": {"1": {"value": 2.0, "n": 1}}}}
+    config = {"dataset": {"name": "lufy", "options": {"system": "LUFY"}}}
+    make_run(tmp_path, "lufy_table11", "lufy", {"memory": "lufy"}, retained, config=config)
+    spec = replace(load_spec("lufy_table3"), notes={"data": "a note about the data"})
+    text = reproduce(spec, TableContext(results_dir=tmp_path))["md"].read_text(encoding="utf-8")
+    assert "- **data**: lufy" in text  # the provenance line of the runs
+    assert "- **data (note)**: a note about the data" in text
 
 
 def test_builders_get_models_only_from_the_command(tmp_path, make_run):

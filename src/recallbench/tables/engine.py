@@ -179,7 +179,8 @@ def reproduce(spec: TableSpec, ctx: TableContext) -> dict[str, Path]:
     built = resolve_builder(spec)(spec, replace(ctx, runs=tuple(runs)))
     header = header_for(built.runs or runs) if spec.runs is not None else {}
     header.update(built.header)
-    header.update(spec.notes or {})
+    for key, text in (spec.notes or {}).items():  # a note never hides a provenance line
+        header[f"{key} (note)" if key in header else key] = text
     degraded = degraded_notes(built.runs or runs)
     if degraded:
         header["degraded runs"] = f"{len(degraded)} (see notes): their cells are not trustworthy"
