@@ -14,7 +14,7 @@ measured in the same run. Targets (issue 10): >= 0.8 for memory_retrieval and >=
 at concurrency 32 against a 200-500 ms stub.
 
     .venv/bin/python bench/run_throughput.py [--data-dir ../shared/data] [--episodes 32]
-        [--baseline-episodes 4] [--concurrency 32] [--latency 0.3]
+        [--baseline-episodes 4] [--concurrency 32] [--latency 0.3] [--embedder minilm|hashing]
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ def run_once(base_url: str, memory: str, episodes: int, workers: str, args, tmp:
         "generator.api_key_env=BENCH_KEY",
         "generator.model=stub-model",
         f"generator.concurrency={args.concurrency}",
+        f"embedder={args.embedder}",
         "generator.rpm=null",
         "generator.tpm=null",
         f"episodes={episodes}",
@@ -97,6 +98,11 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--latency", type=float, default=0.3)
     parser.add_argument("--memory", nargs="+", default=["memory_retrieval", "theanine"])
+    parser.add_argument(
+        "--embedder",
+        default="minilm",
+        help="hashing takes the embedding model's CPU out: what is left is the harness's own",
+    )
     args = parser.parse_args()
     stub, base_url = start_stub(args.latency)
     try:
