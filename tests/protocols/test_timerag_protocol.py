@@ -108,6 +108,15 @@ def test_contradiction_rate_counts_judged_responses_and_is_unavailable_offline()
     assert summary["metrics"]["contrad_rate"]["unavailable"] == "offline"
 
 
+def test_a_measure_with_nothing_to_score_has_no_value():
+    # a run without gold facts (no memory_write records) and without retrieval targets
+    preds = [_pred("a/1", "a", "response", retrieval=None)]
+    _, summary = ts.score_timerag(preds, ["write_f1", "recall_at_5"])
+    for name in ("write_f1", "recall_at_5"):
+        assert "value" not in summary["metrics"][name]
+        assert summary["metrics"][name]["n"] == 0
+
+
 def test_latency_counts_only_uncached_calls():
     preds = [
         _pred("a/1", "a", "response", recall_s=0.01, generate_s=0.02),

@@ -162,6 +162,8 @@ def _entry(rows: Sequence[tuple[str, int, list[float]]], spec: dict[str, Any]) -
         stat = Additive.from_items([c for c, _, _ in group], [v for _, _, v in group], spec)
         return estimate_one(spec, stat.matrix.sum(axis=0)), stat
 
+    if not rows:  # nothing this measure applies to (e.g. no gold facts): n/a, never a 0
+        return {"n": 0, "note": "nothing to score"}
     value, stat = part(rows)
     entry: dict[str, Any] = {"value": value, "n": len(rows), **ci_fields(stat)}
     sessions: dict[int, list] = {}
