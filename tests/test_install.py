@@ -62,7 +62,10 @@ def test_wheel_install_runs_an_offline_job(tmp_path):
     purelib = _run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
     deps = [p for p in site.getsitepackages() if Path(p).is_dir()]
     Path(purelib.stdout.strip(), "_deps.pth").write_text("\n".join(deps) + "\n")
-    _run([str(py), "-m", "pip", "install", "--no-deps", "-q", str(wheel)])
+    # Without PYTHONPATH: a checkout's src/ on it carries recallbench.egg-info (an editable
+    # install), and pip would take the package as already installed and skip the wheel.
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    _run([str(py), "-m", "pip", "install", "--no-deps", "-q", str(wheel)], env=clean)
 
     work = tmp_path / "elsewhere"
     work.mkdir()
