@@ -28,7 +28,6 @@ def _replay(stub: StubServer, episode, batch: bool):
     )
     embedder = build_embedder({"kind": "hashing", "dim": 256})
     stub.reset_stats()
-    stub.in_flight = 0
     try:
         protocol = ResponseProtocol(target_sessions=[2, 3], batch_turns=batch)
         result = protocol.run_episode(episode, MemoryRetrieval(llm, embedder, k=3), llm)

@@ -15,9 +15,8 @@ Deviations:
 from __future__ import annotations
 
 from recallbench.llm.types import Message
-from recallbench.memory._base import render_history
+from recallbench.memory._common import response_messages
 from recallbench.memory.rsum_llm import RSumLLM
-from recallbench.memory.timerag import SYSTEM, USER
 from recallbench.records import Query, Recall
 
 
@@ -31,5 +30,4 @@ class SummaryMemory(RSumLLM):
         return Recall(pool.items, lines, pool.info)
 
     def prompt(self, query: Query, recall: Recall) -> list[Message]:
-        user = USER.format(memory=recall.text, dialogue=render_history(query.history))
-        return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+        return response_messages("timerag", recall.text, query)

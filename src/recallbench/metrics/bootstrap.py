@@ -42,9 +42,11 @@ from recallbench.metrics.clusters import (
 )
 
 __all__ = [
+    "RATIO",
     "Additive",
     "Bootstrap",
     "ClusterStatistic",
+    "clustered_entry",
     "Generic",
     "Interval",
     "MeanOf",
@@ -279,3 +281,41 @@ def statistic_from_entry(entry: Mapping[str, Any]) -> Additive | None:
     """Rebuild the additive statistic a summary entry stored under ``bootstrap`` (or None)."""
     data = entry.get("bootstrap")
     return Additive.from_dict(data) if data else None
+
+
+RATIO: Mapping[str, Any] = {"fn": "ratio"}
+
+
+def clustered_entry(
+    rows: Sequence[tuple[str, int, Sequence[float]]],
+    spec: Mapping[str, Any] = RATIO,
+    per_session: bool = True,
+) -> dict[str, Any]:
+    """A summary entry from (cluster, session, statistics) rows: value, n, interval, per session.
+
+    The value is the estimator ``spec`` of the summed statistics (``ratio`` over ``[x, 1]`` rows:
+    the mean of x); the interval resamples clusters (``ci_fields``). With ``per_session``, the
+    same per session index under ``per_session`` (interval without the settings). No rows: value
+    0 and no interval. Protocols that score their own records (memory_ops, timerag, lamp1) use it.
+    """
+    from recallbench.metrics.estimators import estimate_one
+
+    def part(group) -> tuple[float, Additive | None]:
+        if not group:
+            return 0.0, None
+        stat = Additive.from_items([c for c, _, _ in group], [list(v) for _, _, v in group], spec)
+        return estimate_one(spec, stat.matrix.sum(axis=0)), stat
+
+    value, stat = part(rows)
+    entry: dict[str, Any] = {"value": value, "n": len(rows), **ci_fields(stat)}
+    if per_session:
+        sessions: dict[int, list] = {}
+        for row in rows:
+            sessions.setdefault(row[1], []).append(row)
+        entry["per_session"] = {}
+        for index, group in sorted(sessions.items()):
+            v, st = part(group)
+            entry["per_session"][str(index)] = {"value": v, "n": len(group)} | ci_fields(
+                st, full=False
+            )
+    return entry

@@ -115,7 +115,7 @@ class LaMP1Protocol(EvalProtocol):
             from recallbench.embed import build_embedder
 
             self._embedder = build_embedder(self.embedder_cfg)
-        return self._embedder.encode(texts) if texts else np.zeros((0, 1), dtype=np.float32)
+        return self._embedder.encode(texts)
 
     def run_episode(self, episode: Episode, method: MemoryMethod, llm: LLMClient) -> EpisodeResult:
         result = EpisodeResult()
@@ -166,8 +166,8 @@ class LaMP1Protocol(EvalProtocol):
 
     def score(self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()):
         """Cross-fitted predictions, then accuracy, macro-F1, context tokens and latency."""
-        from recallbench.metrics.bootstrap import ci_fields
-        from recallbench.metrics.clusters import Additive, Generic
+        from recallbench.metrics.bootstrap import ci_fields, clustered_entry
+        from recallbench.metrics.clusters import Generic
 
         for name in metric_names:
             if name not in METRICS:
@@ -190,20 +190,15 @@ class LaMP1Protocol(EvalProtocol):
         }
         metrics: dict[str, Any] = {}
         for name in metric_names:
-            if name == "macro_f1":
+            if name == "macro_f1":  # not a mean: recomputed on each resample of the questions
                 stat = (
                     Generic(tuple(ids), lambda idx: macro_f1(y[idx], got[idx])) if preds else None
                 )
                 value = macro_f1(y, got) if preds else 0.0
+                metrics[name] = {"value": value, "n": len(preds), **ci_fields(stat)}
             else:
-                values = rows[name]
-                stat = (
-                    Additive.from_items(ids, [[v, 1.0] for v in values], {"fn": "ratio"})
-                    if preds
-                    else None
-                )
-                value = sum(values) / len(values) if values else 0.0
-            metrics[name] = {"value": value, "n": len(preds), **ci_fields(stat)}
+                items = [(i, 1, [v, 1.0]) for i, v in zip(ids, rows[name], strict=True)]
+                metrics[name] = clustered_entry(items, per_session=False)
         summary = {
             "metrics": metrics,
             "predicted": {LABELS[i]: int((got == i).sum()) for i in (0, 1)},

@@ -13,7 +13,6 @@ episode; pairs are their own clusters) and, for pairwise accuracy, ``n_excluded`
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,34 +32,9 @@ METRICS = (
 
 def _entry(rows: Sequence[tuple[str, int, float]], per_session: bool = True) -> dict[str, Any]:
     """Mean of (cluster, session, value) rows with its clustered interval and sessions."""
-    from recallbench.metrics.bootstrap import Additive, ci_fields
+    from recallbench.metrics.bootstrap import clustered_entry
 
-    def stat(part):
-        if not part:
-            return None
-        return Additive.from_items(
-            [c for c, _, _ in part], [[v, 1.0] for _, _, v in part], {"fn": "ratio"}
-        )
-
-    values = [v for _, _, v in rows]
-    entry: dict[str, Any] = {
-        "value": sum(values) / len(values) if values else 0.0,
-        "n": len(values),
-        **ci_fields(stat(rows)),
-    }
-    if per_session:
-        by: dict[int, list] = defaultdict(list)
-        for row in rows:
-            by[row[1]].append(row)
-        entry["per_session"] = {
-            str(k): {
-                "value": sum(v for _, _, v in part) / len(part),
-                "n": len(part),
-                **ci_fields(stat(part), full=False),
-            }
-            for k, part in sorted(by.items())
-        }
-    return entry
+    return clustered_entry([(c, s, [v, 1.0]) for c, s, v in rows], per_session=per_session)
 
 
 def score_memory_ops(predictions: Sequence[Prediction]) -> tuple[list[Score], dict]:

@@ -36,7 +36,7 @@ before matching, and compared separately when both sides name a speaker.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from functools import lru_cache
 
 from recallbench.records import Prediction, Score
 from recallbench.text import content_words, porter_stem
@@ -48,6 +48,11 @@ TARGET_MIN_OVERLAP = 2
 
 def content(text: str, drop: Iterable[str] = ()) -> frozenset[str]:
     """Porter stems of the content words of ``text``, without the words of the names in ``drop``."""
+    return _content(text, tuple(drop))
+
+
+@lru_cache(maxsize=1 << 16)  # the same gold facts are matched again at every turn of an episode
+def _content(text: str, drop: tuple[str, ...]) -> frozenset[str]:
     names = {w for name in drop for w in content_words(name)}
     return frozenset(porter_stem(w) for w in content_words(text) if w not in names)
 
@@ -150,60 +155,23 @@ METRICS = (
 )
 
 
-def _entry(rows: Sequence[tuple[str, int, list[float]]], spec: dict[str, Any]) -> dict[str, Any]:
-    """A value over (episode, session, statistics) rows with clustered intervals, per session."""
-    from recallbench.metrics.bootstrap import ci_fields
-    from recallbench.metrics.clusters import Additive
-    from recallbench.metrics.estimators import estimate_one
-
-    def part(group):
-        if not group:
-            return 0.0, None
-        stat = Additive.from_items([c for c, _, _ in group], [v for _, _, v in group], spec)
-        return estimate_one(spec, stat.matrix.sum(axis=0)), stat
-
-    if not rows:  # nothing this measure applies to (e.g. no gold facts): n/a, never a 0
-        return {"n": 0, "note": "nothing to score"}
-    value, stat = part(rows)
-    entry: dict[str, Any] = {"value": value, "n": len(rows), **ci_fields(stat)}
-    sessions: dict[int, list] = {}
-    for row in rows:
-        sessions.setdefault(row[1], []).append(row)
-    entry["per_session"] = {}
-    for index, group in sorted(sessions.items()):
-        v, st = part(group)
-        entry["per_session"][str(index)] = {"value": v, "n": len(group)} | ci_fields(st, full=False)
-    return entry
-
-
-def _response_rows(
-    responses: Sequence[Prediction], name: str
-) -> list[tuple[str, int, list[float]]]:
-    """(episode, session, [value, 1]) of the responses a per-response metric applies to."""
-    rows = []
-    for p in responses:
-        meta = p.meta
-        if name in ("recall_at_1", "recall_at_5", "mrr"):
-            if meta.get("retrieval") is None:
-                continue
-            ranks = meta["retrieval"]["ranks"]
-            v = reciprocal_rank(ranks) if name == "mrr" else recall_at(ranks, int(name[-1]))
-        elif name == "persona_cons_f1":
-            if meta.get("persona_cons") is None:
-                continue
-            v = float(meta["persona_cons"])
-        elif name == "contrad_rate":
-            if meta.get("contradiction") is None:
-                continue
-            v = float(bool(meta["contradiction"]))
-        elif name == "ctx_tokens":
-            v = float(p.usage.get("prompt_tokens") or 0)
-        else:  # latency_ms: a cache hit measures the cache, not the system
-            if p.usage.get("cached"):
-                continue
-            v = 1000.0 * (float(meta.get("recall_s", 0.0)) + float(meta.get("generate_s", 0.0)))
-        rows.append((p.episode_id, p.session_index, [v, 1.0]))
-    return rows
+def _response_value(p: Prediction, name: str) -> float | None:
+    """The value of a per-response measure, or None when it does not apply to ``p``."""
+    meta = p.meta
+    if name in ("recall_at_1", "recall_at_5", "mrr"):
+        if meta.get("retrieval") is None:
+            return None
+        ranks = meta["retrieval"]["ranks"]
+        return reciprocal_rank(ranks) if name == "mrr" else recall_at(ranks, int(name[-1]))
+    if name == "persona_cons_f1":
+        return None if meta.get("persona_cons") is None else float(meta["persona_cons"])
+    if name == "contrad_rate":
+        return None if meta.get("contradiction") is None else float(bool(meta["contradiction"]))
+    if name == "ctx_tokens":
+        return float(p.usage.get("prompt_tokens") or 0)
+    if p.usage.get("cached"):  # latency_ms: a cache hit measures the cache, not the system
+        return None
+    return 1000.0 * (float(meta.get("recall_s", 0.0)) + float(meta.get("generate_s", 0.0)))
 
 
 def score_timerag(
@@ -211,6 +179,7 @@ def score_timerag(
 ) -> tuple[list[Score], dict]:
     """Reference metrics of the responses plus the TimeRAG metrics (module docstring)."""
     from recallbench.llm.task import CALL_FAILURE
+    from recallbench.metrics.bootstrap import clustered_entry
     from recallbench.metrics.scoring import score_predictions
 
     responses = [p for p in predictions if p.kind == "response"]
@@ -218,45 +187,29 @@ def score_timerag(
     metrics = summary["metrics"]
     scored = [p for p in responses if not (p.failure or "").startswith(CALL_FAILURE)]
     sets = [p for p in predictions if p.kind == "memory_write"]
-    for name in metric_names:
+    for name in (m for m in metric_names if m in METRICS):
         if name.startswith("write_"):
-            rows = [
-                (
-                    p.episode_id,
-                    p.session_index,
-                    [p.meta["matched"], p.meta["written"], p.meta["facts"]],
-                )
-                for p in sets
-            ]
-            metrics[name] = _entry(rows, {"fn": "set_prf", "which": name[len("write_") :]})
-        elif name in METRICS:
-            rows = _response_rows(scored, name)
-            metrics[name] = _entry(rows, {"fn": "ratio"})
-            if name == "contrad_rate" and not rows:
-                reasons = sorted(
-                    {
-                        str(p.meta.get("nli_unavailable"))
-                        for p in scored
-                        if p.meta.get("nli_unavailable")
-                    }
-                )
+            stats = [[p.meta["matched"], p.meta["written"], p.meta["facts"]] for p in sets]
+            spec = {"fn": "set_prf", "which": name[len("write_") :]}
+            applied = list(zip(sets, stats, strict=True))
+        else:
+            spec = {"fn": "ratio"}
+            values = [(p, _response_value(p, name)) for p in scored]
+            applied = [(p, [v, 1.0]) for p, v in values if v is not None]
+            scores += [Score(p.pred_id, name, row[0]) for p, row in applied]
+        if not applied:  # nothing this measure applies to (e.g. no gold facts): n/a, never a 0
+            metrics[name] = {"n": 0, "note": "nothing to score"}
+            if name == "contrad_rate":
+                why = {
+                    str(p.meta["nli_unavailable"]) for p in scored if p.meta.get("nli_unavailable")
+                }
                 metrics[name] = {
                     "n": 0,
-                    "unavailable": "; ".join(reasons) or "no response was judged",
+                    "unavailable": "; ".join(sorted(why)) or "no response was judged",
                 }
-            elif name in ("recall_at_1", "recall_at_5", "mrr"):
-                metrics[name]["n_without_target"] = len(scored) - len(rows)
-            if name != "contrad_rate" or rows:
-                scores.extend(
-                    Score(p.pred_id, name, r[2][0])
-                    for p, r in zip([q for q in scored if _applies(q, name)], rows, strict=True)
-                )
+        else:
+            rows = [(p.episode_id, p.session_index, row) for p, row in applied]
+            metrics[name] = clustered_entry(rows, spec)
+        if name in ("recall_at_1", "recall_at_5", "mrr"):
+            metrics[name]["n_without_target"] = len(scored) - len(applied)
     return scores, summary
-
-
-def _applies(p: Prediction, name: str) -> bool:
-    key = {"recall_at_1": "retrieval", "recall_at_5": "retrieval", "mrr": "retrieval"}.get(name)
-    key = key or {"persona_cons_f1": "persona_cons", "contrad_rate": "contradiction"}.get(name)
-    if name == "latency_ms":
-        return not p.usage.get("cached")
-    return key is None or p.meta.get(key) is not None

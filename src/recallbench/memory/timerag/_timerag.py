@@ -8,8 +8,8 @@ import numpy as np
 
 from recallbench.errors import ConfigError
 from recallbench.llm.types import Message
-from recallbench.memory._base import MemoryMethod, render_history
-from recallbench.memory._common import TIMERAG_SYSTEM, TIMERAG_USER, query_text
+from recallbench.memory._base import MemoryMethod
+from recallbench.memory._common import TIMERAG_SYSTEM, TIMERAG_USER, query_text, response_messages
 from recallbench.memory.timerag._extractor import EXTRACT_TASK
 from recallbench.memory.timerag._records import MemoryRecord
 from recallbench.memory.timerag._store import Policy, RecordStore
@@ -152,8 +152,7 @@ class TimeRAG(MemoryMethod):
         )
 
     def prompt(self, query: Query, recall: Recall) -> list[Message]:
-        user = USER.format(memory=recall.text, dialogue=render_history(query.history))
-        return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+        return response_messages("timerag", recall.text, query)
 
     def snapshot(self) -> list[MemoryItem]:
         """Every record with its status (deleted and decayed ones too: the audit trail)."""
