@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from recallbench.judges import JudgeItem, LLMJudge, build_judge
+from recallbench.cli.build import build_judge
+from recallbench.judges import JudgeItem, LLMJudge
 from recallbench.judges.llm import (
     QA_JUDGE_PROMPT,
     QA_JUDGE_TASK,

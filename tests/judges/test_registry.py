@@ -1,4 +1,4 @@
-"""The judge registry: build from conf/judge mappings, did-you-mean on a miss."""
+"""Judges build from conf/judge (their _target_, or a name without one); did-you-mean on a miss."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from recallbench.cli.build import build_judge
 from recallbench.errors import ConfigError
-from recallbench.judges import JUDGES, LexicalJudge, LLMJudge, Verdict, build_judge
+from recallbench.judges import JUDGES, LexicalJudge, LLMJudge, Verdict
 from recallbench.llm import build_llm
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "judge"
@@ -29,8 +30,10 @@ def test_every_judge_config_builds():
 def test_unknown_judge_and_bad_keys():
     with pytest.raises(KeyError, match="Did you mean 'lexical'"):
         build_judge({"name": "lexicl"})
-    with pytest.raises(ConfigError, match="bad config keys"):
+    with pytest.raises(ConfigError, match="judge: .*LexicalJudge.*treshold"):
         build_judge({"name": "lexical", "treshold": 0.5})
+    with pytest.raises(ConfigError, match="judge: .*recallbench.judges.lexcal.LexicalJudge"):
+        build_judge({"_target_": "recallbench.judges.lexcal.LexicalJudge", "name": "lexical"})
     with pytest.raises(ConfigError, match="no generator"):
         build_judge({"name": "llm"})
     assert isinstance(build_judge({"name": "lexical", "threshold": 0.6}), LexicalJudge)

@@ -2,7 +2,8 @@
 
 - alpha: derived so that importance moves the ranking by the same fraction of the band of
   retrieved cosines as the paper's alpha = 0.1 does in ada-002's band [0.8, 0.9].
-- threshold: every embedder config declares a calibrated cut-off and band top, checked against
+- threshold: every embedder config declares its cosine scale, and ``conf/memory/_cosine_cut.yaml``
+  a calibrated cut-off and band top per scale, checked against
   the LUFY dataset for the embedders that run offline (real data; the fixtures are too small to
   calibrate anything; MiniLM's check takes ~30 s: marked slow) and refused when uncalibrated.
 """
@@ -14,8 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hydra.errors import InstantiationException
-from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from recallbench import CONF_DIR
@@ -29,8 +28,17 @@ FIXTURE_EMOBANK = Path(__file__).parents[2] / "data/fixtures/lufy/Code/roberta/e
 USERS = ("Alexander", "Ava", "Benjamin", "Ella", "Emily")  # 5 of the 17 LUFY users
 
 
+CUT = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "memory" / "_cosine_cut.yaml"))
+
+
 def embedder_cfg(stem: str) -> dict:
     return OmegaConf.to_container(OmegaConf.load(CONF_DIR / "embedder" / f"{stem}.yaml"))
+
+
+def declared(stem: str) -> tuple[float | None, float | None]:
+    """(cut-off, band top) that the memory configs take for embedder ``stem``'s scale."""
+    scale = embedder_cfg(stem)["scale"]
+    return CUT["_threshold_by_scale"][scale], CUT["_cosine_top_by_scale"][scale]
 
 
 def ranking(cosines, importance, alpha):
@@ -65,17 +73,20 @@ def test_importance_moves_ranking_as_in_the_paper_band():
 
 @pytest.mark.parametrize("stem", EMBEDDERS)
 def test_lufy_alpha_follows_the_embedder_config(stem, llm, embedder):
-    cfg = embedder_cfg(stem)
-    lufy = OmegaConf.load(CONF_DIR / "memory" / "lufy.yaml")
-    lufy.emobank_path = str(FIXTURE_EMOBANK)
-    lufy.surprise = "unigram"
-    root = OmegaConf.create({"embedder": cfg, "memory": lufy})
-    if cfg["_retrieval_threshold"] is None:
-        with pytest.raises(InstantiationException, match="no calibrated _retrieval_threshold"):
-            instantiate(root.memory, llm=llm, embedder=embedder)
+    from recallbench.cli import compose_job
+    from recallbench.cli.build import build_memory_factory
+
+    cfg, _ = compose_job(
+        ["memory=lufy", f"embedder={stem}", f"memory.emobank_path={FIXTURE_EMOBANK}"]
+        + ["memory.surprise=unigram"]
+    )
+    make = build_memory_factory(cfg.memory, llm, embedder)
+    threshold, top = declared(stem)
+    if threshold is None:
+        with pytest.raises(ConfigError, match="no calibrated cut-off for its scale"):
+            make()
         return
-    method = instantiate(root.memory, llm=llm, embedder=embedder)
-    threshold, top = cfg["_retrieval_threshold"], cfg["_retrieval_cosine_top"]
+    method = make()
     assert method.threshold == threshold
     assert method.alpha == pytest.approx(0.1 * (top - threshold) / 0.1)
 
@@ -90,15 +101,15 @@ def test_threshold_is_calibrated_for_the_embedder(stem, real_data_dir, llm):
     from recallbench.embed import build_embedder
 
     cfg = embedder_cfg(stem)
-    if cfg["_retrieval_threshold"] is None:
-        assert cfg["_retrieval_cosine_top"] is None  # refused by LUFY (test above)
+    threshold, top = declared(stem)
+    if threshold is None:
+        assert top is None  # refused by LUFY (test above)
         return
     if stem not in OFFLINE and not os.environ.get(cfg.get("api_key_env", "OPENAI_API_KEY")):
         pytest.skip(f"{stem}: needs its API key to measure cosines")
-    embedder = build_embedder({k: v for k, v in cfg.items() if not k.startswith("_")})
+    embedder = build_embedder(cfg)
     episodes = load("lufy", real_data_dir, system="Naive RAG", users=USERS)
     profile = cosine_profile(embedder, episodes, llm)
-    threshold, top = cfg["_retrieval_threshold"], cfg["_retrieval_cosine_top"]
     rate = profile.retrieval_rate(threshold)
     assert RATE_RANGE[0] <= rate <= RATE_RANGE[1], (stem, threshold, rate)
     assert profile.band_top(threshold) == pytest.approx(top, abs=0.05), stem

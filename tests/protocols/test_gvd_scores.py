@@ -9,13 +9,14 @@ from datetime import datetime
 import pytest
 
 from recallbench.cli import render_table
+from recallbench.cli.build import build_caim_judge, build_protocol
 from recallbench.datasets import load
 from recallbench.errors import ConfigError
+from recallbench.judges import LexicalJudge
 from recallbench.judges.caim import (
     CaimItem,
     LexicalCaimJudge,
     LLMCaimJudge,
-    build_caim_judge,
     coverage,
     parse_level,
 )
@@ -174,7 +175,7 @@ def test_protocol_run_folder_and_rescore(tmp_path, fixtures_dir) -> None:
     key = fixtures_dir / "gvd" / "answer_key_en.jsonl"
     episodes = load("gvd", fixtures_dir, answer_key=str(key))
     llm = build_llm({"backend": "extractive"})
-    protocol = GVDQAProtocol(judge={"name": "lexical"}, user_index=0, replay_turns=False)
+    protocol = GVDQAProtocol(judge=LexicalJudge(), user_index=0, replay_turns=False)
     config = {
         "dataset": {
             "name": "gvd",
@@ -244,7 +245,7 @@ def test_agreement_table_from_run_folder(tmp_path, fixtures_dir) -> None:
         },
         "choices": {"memory": "caim", "generator": "extractive"},
     }
-    protocol = GVDQAProtocol(judge={"name": "lexical"}, user_index=0, replay_turns=False)
+    protocol = GVDQAProtocol(judge=LexicalJudge(), user_index=0, replay_turns=False)
     Runner(
         run_dir,
         protocol=protocol,
@@ -271,18 +272,15 @@ def test_agreement_table_from_run_folder(tmp_path, fixtures_dir) -> None:
 
 
 def test_protocol_config_builds() -> None:
-    from pathlib import Path
+    from recallbench.cli import compose_job
 
-    import yaml
-
-    conf = Path(__file__).resolve().parents[2] / "conf" / "protocol" / "qa_gvd.yaml"
-    cfg = yaml.safe_load(conf.read_text())
-    assert cfg.pop("name") == "qa_gvd"
-    metrics = cfg.pop("metrics")
-    cfg["judge"] = {"name": "lexical"}
-    protocol = GVDQAProtocol(**cfg)
-    assert protocol.caim_judge_cfg["name"] == "lexical" and protocol.keyed_only
-    _, summary = protocol.score([], metrics)
+    cfg, _ = compose_job(["protocol=qa_gvd", "+judge=lexical", "embedder=hashing"])
+    llm = build_llm({"backend": "extractive"})
+    protocol = build_protocol(cfg.protocol, 0, llm, None)
+    assert isinstance(protocol, GVDQAProtocol) and protocol.keyed_only
+    assert isinstance(protocol.judge, LexicalJudge)
+    assert isinstance(protocol._caim, LexicalCaimJudge) and protocol._caim.threshold == 1.0
+    _, summary = protocol.score([], list(cfg.protocol.metrics))
     assert summary["metrics"]["retrieval_accuracy"]["n"] == 0
     with pytest.raises(KeyError, match="retrieval_accuracy"):
         protocol.score([], ["retrieval_acuracy"])

@@ -13,7 +13,6 @@ from recallbench.errors import ConfigError
 from recallbench.llm import build_llm
 from recallbench.memory.full_history import FullHistory
 from recallbench.memory.no_memory import NoMemory
-from recallbench.protocols import build_protocol
 from recallbench.protocols.lamp1 import LaMP1Protocol, cross_fit, features, macro_f1
 
 TOPICS = Path(__file__).resolve().parents[2] / "data" / "fixtures" / "lamp1_topics"
@@ -56,9 +55,8 @@ def questions():
 
 def _accuracy(method_cls, questions) -> float:
     llm = build_llm({"backend": "extractive"}, cache_path=None)
-    protocol = build_protocol({"name": "lamp1", "embedder": HASHING})
-    assert isinstance(protocol, LaMP1Protocol)
     embedder = build_embedder(HASHING)
+    protocol = LaMP1Protocol(embedder=embedder)
     preds = []
     for episode in questions:
         preds += protocol.run_episode(episode, method_cls(llm, embedder), llm).predictions

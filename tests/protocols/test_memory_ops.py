@@ -12,7 +12,6 @@ from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.llm import build_llm
 from recallbench.memory.memory_retrieval import MemoryRetrieval
 from recallbench.memory.no_memory import NoMemory
-from recallbench.protocols import build_protocol
 from recallbench.protocols.memory_ops import MemoryOpsProtocol, derived_operation
 from recallbench.protocols.memory_ops_scores import score_memory_ops
 
@@ -105,7 +104,7 @@ def test_an_llm_is_not_scored_on_the_prompts_own_examples(llm, embedder):
 
 def test_bad_settings_and_methods_without_an_updater(llm, embedder, episodes):
     with pytest.raises(ConfigError, match="fit 'loo'"):
-        build_protocol({"name": "memory_ops", "fit": "loo"})
+        MemoryOpsProtocol(fit="loo")
     with pytest.raises(KeyError, match="own_fr"):
         MemoryOpsProtocol(pair_sources=("own_fr",))
     with pytest.raises(ConfigError, match="needs a memory method with a memory updater"):

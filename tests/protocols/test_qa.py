@@ -6,10 +6,11 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from recallbench.cli.build import build_protocol
 from recallbench.errors import ConfigError
+from recallbench.judges import LexicalJudge, LLMJudge
 from recallbench.llm import build_llm
 from recallbench.memory import MemoryMethod
-from recallbench.protocols import build_protocol
 from recallbench.protocols.qa import DONT_KNOW_ANSWER, QAProtocol, offline_answer
 from recallbench.protocols.qa_scores import f1, prf, score_qa
 from recallbench.records import (
@@ -113,7 +114,7 @@ def llm():
 
 
 def run(method: KeywordMemory, llm, **kw):
-    protocol = QAProtocol(judge={"name": "lexical"}, **kw)
+    protocol = QAProtocol(judge=LexicalJudge(), **kw)
     result = protocol.run_episode(make_episode(), method, llm)
     return protocol, result
 
@@ -237,19 +238,32 @@ def test_offline_answer_prefers_overlap_then_rank_else_dont_know():
     assert offline_answer("Anything?", []) == DONT_KNOW_ANSWER
 
 
-def test_build_protocol_and_bad_config():
-    protocol = build_protocol({"name": "qa", "judge": {"name": "lexical"}, "metrics": ["f1"]})
-    assert isinstance(protocol, QAProtocol)
+def test_build_protocol_and_bad_config(llm):
+    qa = {"_target_": "recallbench.protocols.qa.QAProtocol", "name": "qa", "metrics": ["f1"]}
+    protocol = build_protocol({**qa, "judge": {"name": "lexical"}}, 0, llm, None)
+    assert isinstance(protocol, QAProtocol) and isinstance(protocol.judge, LexicalJudge)
     with pytest.raises(ConfigError, match="needs a judge"):
-        build_protocol({"name": "qa", "judge": None})
-    with pytest.raises(KeyError, match="Did you mean 'qa'"):
-        build_protocol({"name": "qaa"})
+        build_protocol({**qa, "judge": None}, 0, llm, None)
+    with pytest.raises(ConfigError, match="protocol qaa: _target_ 'recallbench.protocols.qa.QA'"):
+        build_protocol(
+            {**qa, "name": "qaa", "_target_": "recallbench.protocols.qa.QA"}, 0, llm, None
+        )
+    with pytest.raises(ConfigError, match="protocol qa: no _target_"):
+        build_protocol({"name": "qa"}, 0, llm, None)
     with pytest.raises(KeyError, match="precision"):
         protocol.score([], ["precison"])
 
 
 def test_llm_judge_with_its_own_generator_reports_usage(llm):
-    protocol = QAProtocol(judge={"name": "llm", "generator": {"backend": "extractive"}})
+    judge = build_protocol(
+        {"_target_": "recallbench.protocols.qa.QAProtocol", "name": "qa"}
+        | {"judge": {"name": "llm", "generator": {"backend": "extractive"}}},
+        0,
+        llm,
+        None,
+    ).judge
+    assert isinstance(judge, LLMJudge) and judge.llm is not llm  # its own generator
+    protocol = QAProtocol(judge=judge)
     result = protocol.run_episode(make_episode(), KeywordMemory(), llm)
     answers = [p for p in result.predictions if p.kind == "answer"]
     assert [p.meta["judge"]["raw"] for p in answers] == ["1", "1", "1", "1", "1", "1"]

@@ -7,38 +7,38 @@ import inspect
 
 import numpy as np
 import pytest
-import yaml
 
 from recallbench import CONF_DIR
+from recallbench.cli import compose_job
+from recallbench.cli.build import build_protocol
 from recallbench.embed import HashingEmbedder, TextEmbedder
 from recallbench.llm import LLMClient, build_llm
 from recallbench.memory import MemoryMethod
-from recallbench.protocols import PROTOCOLS, build_protocol
 from recallbench.protocols.base import EvalProtocol
 from recallbench.records import Episode
-
-
-def _protocol_cfg(name: str) -> dict:
-    cfg = yaml.safe_load((CONF_DIR / "protocol" / f"{name}.yaml").read_text())
-    # Hydra resolves the interpolations: the judge group (conf/judge/lexical.yaml), file paths
-    lexical = yaml.safe_load((CONF_DIR / "judge" / "lexical.yaml").read_text())
-    embedder = yaml.safe_load((CONF_DIR / "embedder" / "minilm.yaml").read_text())
-    resolved = {
-        "judge": lexical,
-        "embedder": embedder,
-        "teabag_file": "teabag.jsonl",
-        "cache_path": None,
-    }
-    return {k: resolved[k] if isinstance(v, str) and "${" in v else v for k, v in cfg.items()}
 
 
 @pytest.mark.parametrize(
     "path", sorted((CONF_DIR / "protocol").glob("*.yaml")), ids=lambda p: p.stem
 )
-def test_every_protocol_config_builds_an_eval_protocol(path):
-    proto = build_protocol(_protocol_cfg(path.stem))
+def test_every_protocol_config_builds_an_eval_protocol(path, tmp_path):
+    """Composed as a run composes it: ``_target_`` names an ``EvalProtocol`` whose ``name`` is
+    the config's ``name:``; its model slots arrive as objects."""
+    cfg, _ = compose_job(
+        [f"protocol={path.stem}", "+judge=lexical", "embedder=hashing"]
+        + [f"paths.results_dir={tmp_path}", f"paths.cache_dir={tmp_path}"]
+    )
+    llm = build_llm({"backend": "extractive"}, cache_path=None)
+    embedder = HashingEmbedder()
+    proto = build_protocol(cfg.protocol, 0, llm, embedder, tmp_path)
     assert isinstance(proto, EvalProtocol)
-    assert proto.name in PROTOCOLS
+    assert proto.name == cfg.protocol.name
+    for arg, group in type(proto).MODELS.items():
+        assert group in {"judge", "caim_judge", "generator", "embedder"}, (arg, group)
+    if path.stem == "teafarm":  # null generator slots: the run's own LLM is injected
+        assert proto.question_llm is llm and proto.judge_llm is llm
+    if path.stem == "lamp1":  # ${embedder}: built from the run's embedder config
+        assert proto.embedder.encode(["a b"]).shape == (1, 256)
 
 
 def test_eval_protocol_requires_run_episode():

@@ -8,13 +8,13 @@ from datetime import datetime, timedelta
 import pytest
 from omegaconf import OmegaConf
 
+from recallbench.cli.build import build_protocol
 from recallbench.datasets import teabag
 from recallbench.datasets.teabag import read_teabag
 from recallbench.embed import build_embedder
 from recallbench.llm import LLM, Completion, ParseError, build_llm
 from recallbench.memory.no_memory import NoMemory
 from recallbench.memory.session_summaries import SessionSummaries
-from recallbench.protocols import build_protocol
 from recallbench.protocols.teafarm import TeaFarmProtocol
 from recallbench.protocols.teafarm_tasks import (
     JUDGE_PROMPT,
@@ -282,10 +282,10 @@ def test_unparseable_generation_is_recorded_not_invented():
 def test_fixture_teabag_runs_and_config_builds(fixtures_dir):
     cfg = OmegaConf.to_container(OmegaConf.load("conf/protocol/teafarm.yaml"))
     cfg.update(teabag_file=None, cache_path=None)
-    proto = build_protocol(cfg)
+    llm = build_llm({"backend": "extractive"})
+    proto = build_protocol(cfg, 0, llm, None)
     assert isinstance(proto, TeaFarmProtocol)
     episodes = teabag.load(fixtures_dir, file="teabag/teabag.jsonl")
-    llm = build_llm({"backend": "extractive"})
     preds = []
     for ep in episodes:
         preds += proto.run_episode(ep, NoMemory(llm, embedder()), llm).predictions

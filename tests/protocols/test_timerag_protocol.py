@@ -14,7 +14,6 @@ from recallbench.embed import build_embedder
 from recallbench.llm import build_llm
 from recallbench.memory.no_memory import NoMemory
 from recallbench.memory.timerag import TimeRAG
-from recallbench.protocols import build_protocol
 from recallbench.protocols import timerag_scores as ts
 from recallbench.protocols.timerag import TimeRAGProtocol, known_before, split_single
 from recallbench.records import Episode, Prediction, Session, Turn
@@ -163,8 +162,7 @@ def _run(protocol, method, llm):
 
 
 def test_timerag_writes_the_fact_and_retrieves_it_for_the_reply_that_uses_it(offline, embedder):
-    protocol = build_protocol({"name": "timerag", "target_sessions": [2]})
-    assert isinstance(protocol, TimeRAGProtocol)
+    protocol = TimeRAGProtocol(target_sessions=[2])
     got = _run(protocol, TimeRAG(offline, embedder), offline)
     first = got["memory_write"][0]
     assert (first.meta["matched"], first.meta["written"], first.meta["facts"]) == (1, 1, 1)

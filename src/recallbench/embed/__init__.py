@@ -53,6 +53,7 @@ def build_embedder(cfg: Mapping[str, Any]) -> Embedder:
     """
     params = {str(k): v for k, v in dict(cfg).items() if not str(k).startswith("_")}
     kind = params.pop("kind", None)
+    params.pop("scale", None)  # a label: the cosine scale memory configs key cut-offs by
     if kind is None:
         raise ConfigError(f"embedder config has no 'kind' (keys: {sorted(params)})")
     if kind not in EMBEDDERS:

@@ -38,11 +38,6 @@ exercised; coherence has no offline twin and is None there.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
-
-from recallbench.errors import ConfigError, did_you_mean
 from recallbench.judges._caim_lexical import (
     CAIM_METRICS,
     LEVELS,
@@ -79,7 +74,6 @@ __all__ = [
     "CaimVerdict",
     "LLMCaimJudge",
     "LexicalCaimJudge",
-    "build_caim_judge",
     "coverage",
     "eligible",
     "parse_level",
@@ -88,30 +82,4 @@ __all__ = [
 ]
 
 
-CAIM_JUDGES = ("lexical", "llm")
-
-
-def build_caim_judge(cfg: Mapping[str, Any] | None, llm=None):
-    """Build a CAIM judge from ``{"name": "lexical"|"llm", ...}`` (``llm`` may bring a
-    ``generator`` mapping and ``cache_path``, else it judges with the run's LLM)."""
-    params = {str(k): v for k, v in dict(cfg or {"name": "lexical"}).items()}
-    name = params.pop("name", None)
-    params.pop("label", None)
-    if name not in CAIM_JUDGES:
-        raise did_you_mean("caim judge", str(name), CAIM_JUDGES)
-    if name == "lexical":
-        try:
-            return LexicalCaimJudge(**params)
-        except TypeError as exc:
-            raise ConfigError(f"caim judge lexical: bad keys {sorted(params)}: {exc}") from exc
-    generator, cache_path = params.pop("generator", None), params.pop("cache_path", None)
-    if generator is not None:
-        from recallbench.llm import build_llm
-
-        llm = build_llm(dict(generator), Path(cache_path) if cache_path else None)
-    if llm is None:
-        raise ConfigError("caim judge llm: no generator configured and no run LLM given")
-    try:
-        return LLMCaimJudge(llm, **params)
-    except TypeError as exc:
-        raise ConfigError(f"caim judge llm: bad keys {sorted(params)}: {exc}") from exc
+CAIM_JUDGES = {"lexical": LexicalCaimJudge, "llm": LLMCaimJudge}  # name -> class (cli.build)

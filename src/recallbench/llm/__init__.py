@@ -13,7 +13,7 @@ from recallbench.llm.backends import ExtractiveBackend, HFBackend, OpenAIBackend
 from recallbench.llm.backends.hf import load_causal_lm, load_tokenizer
 from recallbench.llm.cache import Cache, cache_key
 from recallbench.llm.client import LLM
-from recallbench.llm.config import build_llm
+from recallbench.llm.config import build_llm, from_config
 from recallbench.llm.prices import PRICES_AS_OF, PRICES_SOURCE, Price, PriceTable
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE, ParseError, PromptTask, TaskResult
 from recallbench.llm.types import Backend, BackendCallError, Completion, Decoding, LLMClient
@@ -43,6 +43,7 @@ __all__ = [
     "TokenBucket",
     "Usage",
     "build_llm",
+    "from_config",
     "cache_key",
     "load_causal_lm",
     "load_tokenizer",

@@ -92,6 +92,11 @@ def _opt(cfg: dict[str, Any], key: str, cast: type) -> Any:
     return None if value is None else cast(value)
 
 
+def from_config(cache_path: str | Path | None = None, **keys: Any) -> LLM:
+    """The ``_target_`` of ``conf/generator``: ``build_llm`` with the config's keys as arguments."""
+    return build_llm(keys, cache_path)
+
+
 def build_llm(cfg: Any, cache_path: str | Path | None = None) -> LLM:
     """Return an ``LLM`` for a generator config; ``cache_path`` is the SQLite cache file.
 

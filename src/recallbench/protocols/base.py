@@ -39,11 +39,15 @@ class EpisodeResult:
 class EvalProtocol(ABC):
     """Base class of the protocols in ``recallbench.protocols`` (see the module docstring).
 
-    Subclasses set ``name`` (the ``conf/protocol`` choice that builds them) and implement
-    ``run_episode``; the constructor takes the config's keys as keyword arguments.
+    Subclasses set ``name`` (the ``name:`` of the ``conf/protocol`` configs whose ``_target_``
+    they are) and implement ``run_episode``; the constructor takes the config's keys as keyword
+    arguments. ``MODELS`` maps a constructor argument to the config group of the model it is
+    (``judge``, ``caim_judge``, ``generator``, ``embedder``): ``cli`` builds it from the nested
+    config and passes the object, so no protocol constructs an LLM, judge or embedder itself.
     """
 
     name: ClassVar[str]
+    MODELS: ClassVar[dict[str, str]] = {}
 
     def prepare(self, episodes: Sequence[Episode]) -> None:  # noqa: B027 (optional hook)
         """Fit anything the protocol needs from the episodes before replay (default: nothing)."""

@@ -34,10 +34,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.types import LLMClient
 from recallbench.memory import MemoryMethod
@@ -94,28 +95,24 @@ class LaMP1Protocol(EvalProtocol):
     """Citation identification from a memory-built profile (module docstring)."""
 
     name = "lamp1"
+    MODELS: ClassVar[dict[str, str]] = {"embedder": "embedder"}  # the features' encoder
 
     def __init__(
         self,
-        embedder: dict[str, Any] | None = None,
+        embedder: TextEmbedder | None = None,
         folds: int = 5,
         C: float = 1.0,  # noqa: N803 (scikit-learn's name)
         seed: int = 0,
     ) -> None:
-        if embedder is None or "kind" not in dict(embedder):
-            raise ConfigError("lamp1: protocol.embedder must be an embedder config (kind: ...)")
+        if embedder is None:
+            raise ConfigError("lamp1: protocol.embedder must be an embedder (conf/embedder)")
         if folds < 2:
             raise ConfigError(f"lamp1: folds must be >= 2, got {folds}")
-        self.embedder_cfg = dict(embedder)
+        self.embedder = embedder
         self.folds, self.C, self.seed = int(folds), float(C), int(seed)
-        self._embedder = None
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        if self._embedder is None:
-            from recallbench.embed import build_embedder
-
-            self._embedder = build_embedder(self.embedder_cfg)
-        return self._embedder.encode(texts)
+        return self.embedder.encode(texts)
 
     def run_episode(self, episode: Episode, method: MemoryMethod, llm: LLMClient) -> EpisodeResult:
         result = EpisodeResult()

@@ -27,12 +27,12 @@ session: the probe's ``now``), ``max_tokens``, ``temperature``, ``check_unpertur
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from recallbench.errors import ConfigError, did_you_mean
-from recallbench.judges import Judge, JudgeItem, build_judge
+from recallbench.judges import Judge, JudgeItem
 from recallbench.llm.task import PromptTask
 from recallbench.llm.types import LLMClient
 from recallbench.memory import MemoryMethod
@@ -97,10 +97,11 @@ class QAProtocol(EvalProtocol):
     """Ask every question created so far after each session and judge the answers."""
 
     name = "qa"
+    MODELS: ClassVar[dict[str, str]] = {"judge": "judge"}  # built by the cli from conf/judge
 
     def __init__(
         self,
-        judge: Mapping[str, Any] | None = None,
+        judge: Judge | None = None,
         sessions: Sequence[int] | None = None,
         user_index: int = -1,
         session_minutes: float = 30.0,
@@ -115,7 +116,7 @@ class QAProtocol(EvalProtocol):
                 "protocol qa needs a judge: add judge=lexical or judge=llm "
                 "(+judge=... when the config has no judge group yet)"
             )
-        self.judge_cfg = dict(judge)
+        self.judge = judge
         self.sessions = None if sessions is None else {int(s) for s in sessions}
         self.user_index = int(user_index)
         self.session_length = timedelta(minutes=float(session_minutes))
@@ -129,19 +130,11 @@ class QAProtocol(EvalProtocol):
         )
         self.check_unperturbed = check_unperturbed
         self.replay_turns = replay_turns
-        self._judge: Judge | None = None
         self._run_llm = None
-
-    def judge_for(self, llm) -> Judge:
-        """Build the judge once (an ``llm`` judge without a generator uses the run's LLM)."""
-        if self._judge is None:
-            self._judge = build_judge(self.judge_cfg, llm=llm)
-            self._run_llm = llm
-        return self._judge
 
     def run_episode(self, episode: Episode, method: MemoryMethod, llm: LLMClient) -> EpisodeResult:
         """Replay ``episode`` through ``method``, asking and judging after every session."""
-        judge = self.judge_for(llm)
+        judge, self._run_llm = self.judge, llm
         result = EpisodeResult()
         method.reset(episode)
         for session in episode.sessions:
@@ -282,9 +275,8 @@ class QAProtocol(EvalProtocol):
         for name in metric_names:
             if name not in QA_METRICS:
                 raise did_you_mean("qa metric", name, QA_METRICS)
-        info = self._judge.describe() if self._judge else dict(self.judge_cfg)
-        scores, summary = score_qa(predictions, info)
-        judge_llm = getattr(self._judge, "llm", None)
+        scores, summary = score_qa(predictions, self.judge.describe())
+        judge_llm = getattr(self.judge, "llm", None)
         if judge_llm is not None and judge_llm is not self._run_llm:
             summary["judge_usage"] = judge_llm.usage.to_dict()
         return scores, summary

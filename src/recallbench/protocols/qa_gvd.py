@@ -9,19 +9,19 @@ memories, the store at question time and the response. Stored per answer predict
 created of what was recalled) so other judges can rescore a finished run
 (``recallbench.protocols.gvd_scores.rescore_run``). Memory states add ``n_words`` (Table 4).
 
-Settings (``conf/protocol/qa_gvd.yaml``): those of ``qa`` plus ``caim_judge`` (a mapping, default
-``{name: lexical}``) and ``keyed_only`` (ask only the questions the answer key covers: an LLM run
+Settings (``conf/protocol/qa_gvd.yaml``): those of ``qa`` plus ``caim_judge`` (a CAIM judge, built
+by the cli from the nested config; default the lexical judge) and ``keyed_only`` (ask only the questions the answer key covers: an LLM run
 then pays for no question the lexical judge cannot score; default true).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from recallbench.errors import did_you_mean
-from recallbench.judges.caim import CaimItem, build_caim_judge
+from recallbench.judges.caim import CaimItem, LexicalCaimJudge
 from recallbench.protocols.gvd_scores import GVD_METRICS, caim_item, score_caim
 from recallbench.protocols.qa import QAProtocol
 from recallbench.protocols.qa_scores import QA_METRICS
@@ -37,25 +37,16 @@ class GVDQAProtocol(QAProtocol):
     """Protocol ``qa`` plus CAIM's four per-question metrics."""
 
     name = "qa_gvd"
+    MODELS: ClassVar[dict[str, str]] = {"judge": "judge", "caim_judge": "caim_judge"}
 
-    def __init__(
-        self, caim_judge: Mapping[str, Any] | None = None, keyed_only: bool = True, **params: Any
-    ) -> None:
+    def __init__(self, caim_judge=None, keyed_only: bool = True, **params: Any) -> None:
         super().__init__(**params)
-        self.caim_judge_cfg = dict(caim_judge or {"name": "lexical"})
+        self._caim = caim_judge if caim_judge is not None else LexicalCaimJudge()
         self.keyed_only = bool(keyed_only)
-        self._caim = None
         self._episode: Episode | None = None
-
-    def caim_judge_for(self, llm):
-        """Build the CAIM judge once (an ``llm`` judge without a generator uses the run's LLM)."""
-        if self._caim is None:
-            self._caim = build_caim_judge(self.caim_judge_cfg, llm=llm)
-        return self._caim
 
     def run_episode(self, episode: Episode, method, llm):
         """Replay ``episode`` as protocol ``qa`` does, scoring every answer with CAIM's metrics."""
-        self.caim_judge_for(llm)
         if self.keyed_only:
             episode = dataclasses.replace(episode, qa=tuple(q for q in episode.qa if is_keyed(q)))
         self._episode = episode
@@ -107,7 +98,5 @@ class GVDQAProtocol(QAProtocol):
         scores, summary = super().score(predictions, [m for m in metric_names if m in QA_METRICS])
         caim_scores, metrics = score_caim(predictions)
         summary["metrics"].update(metrics)
-        summary["caim_judge"] = (
-            self._caim.describe() if self._caim is not None else dict(self.caim_judge_cfg)
-        )
+        summary["caim_judge"] = self._caim.describe()
         return scores + caim_scores, summary

@@ -23,10 +23,10 @@ the session-(n+1) start is the last session's start plus ``gap_days`` (the paper
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import ClassVar
 
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.llm.types import LLMClient
@@ -48,6 +48,11 @@ class TeaFarmProtocol(TeaFarmQuestions, EvalProtocol):
     """Ask counterfactual questions at the end of a synthesized next session and judge replies."""
 
     name = "teafarm"
+    # separate LLMs as in the paper (GPT-4 questions and judge); null configs: the run's LLM
+    MODELS: ClassVar[dict[str, str]] = {
+        "question_generator": "generator",
+        "judge_generator": "generator",
+    }
 
     def __init__(
         self,
@@ -55,9 +60,8 @@ class TeaFarmProtocol(TeaFarmQuestions, EvalProtocol):
         teabag_file: str | None = None,
         history_sessions: int | None = 5,
         gap_days: float = 7.0,
-        question_generator: Mapping[str, Any] | None = None,
-        judge_generator: Mapping[str, Any] | None = None,
-        cache_path: str | None = None,
+        question_generator: LLMClient | None = None,
+        judge_generator: LLMClient | None = None,
         max_tokens: int = 128,
         temperature: float = 0.0,
         question_temperature: float = 0.75,
@@ -69,30 +73,11 @@ class TeaFarmProtocol(TeaFarmQuestions, EvalProtocol):
         self.teabag_file = Path(teabag_file) if teabag_file else None
         self.history_sessions = history_sessions
         self.gap = timedelta(days=float(gap_days))
-        self.gen_cfg, self.judge_cfg, self.cache_path = (
-            question_generator,
-            judge_generator,
-            cache_path,
-        )
+        self.question_llm, self.judge_llm = question_generator, judge_generator
         self.max_tokens, self.temperature, self.seed = max_tokens, temperature, seed
         sampled = {"temperature": float(question_temperature), "seed": 0 if seed is None else seed}
         self.question_task = dataclasses.replace(QUESTION_TASK, **sampled)
         self.session6_task = dataclasses.replace(SESSION6_TASK, **sampled)
-        self._llms: dict[str, Any] = {}
-
-    # -- collaborators ---------------------------------------------------------------------
-
-    def _llm(self, role: str, cfg: Mapping[str, Any] | None, run_llm):
-        """The run's LLM, or a separate one (e.g. GPT-4 for questions / judging as in the paper)."""
-        if cfg is None:
-            return run_llm
-        if role not in self._llms:
-            from recallbench.llm import build_llm
-
-            self._llms[role] = build_llm(
-                dict(cfg), Path(self.cache_path) if self.cache_path else None
-            )
-        return self._llms[role]
 
     # -- the episode -----------------------------------------------------------------------
 
@@ -106,13 +91,13 @@ class TeaFarmProtocol(TeaFarmQuestions, EvalProtocol):
             episode.sessions[: self.history_sessions] if self.history_sessions else episode.sessions
         )
         result = EpisodeResult()
-        questions, failed = self._questions(episode, history, self._llm("q", self.gen_cfg, llm))
+        questions, failed = self._questions(episode, history, self.question_llm or llm)
         result.predictions.extend(failed)
         method.reset(episode)
         for session in history:
             method.observe(session)
             result.snapshots.append((session.index, list(method.snapshot())))
-        judge_llm = self._llm("judge", self.judge_cfg, llm)
+        judge_llm = self.judge_llm or llm
         for q in questions:
             result.predictions.append(self._answer(episode, history, q, method, llm, judge_llm))
         return result

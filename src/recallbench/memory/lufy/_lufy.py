@@ -82,7 +82,7 @@ def derive_alpha(threshold: float, cosine_top: float) -> float:
     if not cosine_top > threshold:
         raise ConfigError(
             f"lufy: the band of retrieved cosines needs cosine_top > threshold, got "
-            f"[{threshold}, {cosine_top}] (see the embedder's _retrieval_cosine_top)"
+            f"[{threshold}, {cosine_top}] (see conf/memory/_cosine_cut.yaml)"
         )
     return PAPER_ALPHA * (cosine_top - threshold) / (PAPER_BAND[1] - PAPER_BAND[0])
 

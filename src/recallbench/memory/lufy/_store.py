@@ -140,8 +140,8 @@ class LufyFamilyMemory(EntryWriter, MemoryMethod):
         if threshold is None:
             raise ConfigError(
                 f"{type(self).__name__}: no retrieval threshold for embedder "
-                f"{getattr(embedder, 'name', '?')!r}: its config has no calibrated "
-                "_retrieval_threshold. Measure one (python -m recallbench.papers.lufy.calibration "
+                f"{getattr(embedder, 'name', '?')!r}: conf/memory/_cosine_cut.yaml has no calibrated "
+                "cut-off for its scale. Measure one (python -m recallbench.papers.lufy.calibration "
                 "<embedder>) and set memory.threshold=<cosine>"
             )
         if not -1.0 <= threshold <= 1.0:

@@ -3,10 +3,10 @@
 LUFY (sec. 4.1.1, App. D) retrieves memories whose cosine with the user's utterance is at least
 0.8, a threshold set for text-embedding-ada-002, and ranks them by cos + alpha * importance with
 alpha = 0.1 "since cosine similarity values are distributed between 0.8 and 0.9 due to our
-threshold". Both numbers belong to ada-002's cosine scale, so every embedder config declares its
-own: ``_retrieval_threshold`` (the cut) and ``_retrieval_cosine_top`` (the top of the band of
-retrieved cosines, the paper's 0.9), from which LUFY derives alpha
-(``recallbench.memory.lufy.derive_alpha``).
+threshold". Both numbers belong to ada-002's cosine scale, so the memory configs key them by the
+embedder's declared ``scale`` (``conf/memory/_cosine_cut.yaml``): ``_threshold_by_scale`` (the
+cut) and ``_cosine_top_by_scale`` (the top of the band of retrieved cosines, the paper's 0.9),
+from which LUFY derives alpha (``recallbench.memory.lufy.derive_alpha``).
 
 ``cosine_profile`` measures an embedder's scale the way the chatbot meets it: replay LUFY
 conversations through Naive RAG with no cut-off and record, before every bot reply, the cosine
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--system", default="Naive RAG")
     args = parser.parse_args(argv)
     cfg = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "embedder" / f"{args.embedder}.yaml"))
-    embedder = build_embedder({k: v for k, v in cfg.items() if not k.startswith("_")})
+    embedder = build_embedder(cfg)
     episodes = load("lufy", args.data_dir, system=args.system)
     profile = cosine_profile(embedder, episodes, build_llm({"backend": "extractive"}))
     print(f"{profile.embedder}: {len(profile.queries)} replies", profile.best_match_quantiles())

@@ -1,0 +1,230 @@
+"""Command line entry points; the only module that imports Hydra's runtime.
+
+    recallbench dataset=msc memory=memory_retrieval generator=extractive
+    recallbench -m experiment=theanine_table1          # a table's sweep (Hydra multirun)
+    recallbench-table theanine_table1 [--results DIR] [KEY=VALUE ...]   # its table
+
+``cli`` resolves the config, builds plain objects (episodes, LLM, embedder, memory factory,
+protocol) and hands them to ``Runner``, or the model factories a table builder needs to
+``recallbench.tables.reproduce``; everything below receives plain values and objects.
+``python -m recallbench.cli table ...`` is ``recallbench-table ...`` (the Makefile's spelling,
+which works from a source checkout whose console scripts are not reinstalled).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from recallbench import CONF_DIR
+from recallbench.cli.build import (
+    build_dataset,
+    build_embedder,
+    build_generator,
+    build_memory_factory,
+    build_protocol,
+)
+from recallbench.cli.config import (
+    EXIT_USER_ERROR,
+    RunKeys,
+    _take_verbose_flag,
+    check_choices,
+    check_resume_dir,
+    check_run_keys,
+    compose_job,
+    picked_choices,
+    select_episodes,
+    user_errors,
+    verbose_errors,
+)
+from recallbench.cli.table import render_table, table_main, table_services
+from recallbench.errors import ConfigError
+
+__all__ = [
+    "EXIT_USER_ERROR",
+    "RunKeys",
+    "check_choices",
+    "check_resume_dir",
+    "check_run_keys",
+    "compose_job",
+    "default_job",
+    "main",
+    "render_table",
+    "run",
+    "select_episodes",
+    "table_main",
+    "table_services",
+    "user_errors",
+    "verbose_errors",
+]
+MAX_JOB = 120  # characters of a run folder name derived from a sweep job's overrides
+SWEPT_ENV = "RECALLBENCH_SWEPT"  # keys the command line sweeps (read by jobs in other processes)
+
+
+def run(
+    cfg: DictConfig,
+    job: str,
+    choices: dict[str, str] | None = None,
+    overrides: list[str] | None = None,
+) -> Path:
+    """Run one job described by a composed config; return its run folder.
+
+    ``choices`` are the config-group choices (e.g. ``{"memory": "memory_retrieval"}``); tables
+    find runs by them.
+    """
+    from recallbench.report import print_end_of_run
+    from recallbench.run_record import HealthPolicy, RunInterrupted, describe_problems
+    from recallbench.runner import Runner, default_stamp
+    from recallbench.tracking import WandbLogger
+
+    check_run_keys(cfg)
+    check_resume_dir(cfg.resume_dir)
+    paths = cfg.paths
+    episodes = build_dataset(cfg.dataset)
+    episodes = select_episodes(episodes, cfg.episodes, int(cfg.seed))
+    llm = build_generator(cfg.generator, Path(paths.cache_dir) / "llm.sqlite")
+    embedder = build_embedder(cfg.embedder, paths.cache_dir)
+    protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, paths.cache_dir)
+    metrics = list(cfg.metrics.names or cfg.protocol.get("metrics") or [])
+    if cfg.resume_dir:
+        run_dir = Path(cfg.resume_dir)
+    else:
+        run_dir = Path(paths.results_dir) / "runs" / cfg.tag / default_stamp() / job
+    config: dict[str, Any] = OmegaConf.to_container(cfg, resolve=True)
+    config["job"] = job
+    config["choices"] = dict(choices or {})
+    config["overrides"] = list(overrides or [])
+    health = HealthPolicy.from_config(config.get("health"))
+    llm.breaker.after = health.breaker_after
+    runner = Runner(
+        run_dir,
+        protocol=protocol,
+        make_method=build_memory_factory(cfg.memory, llm, embedder),
+        llm=llm,
+        metrics=metrics,
+        config=config,
+        progress=bool(cfg.progress),
+        logger=WandbLogger(cfg.wandb.project, cfg.wandb.mode, tags=[cfg.tag]),
+        health=health,
+        workers=resolve_workers(cfg.get("workers", "auto"), llm, len(episodes)),
+    )
+    try:
+        runner.run(episodes)
+    except RunInterrupted as stop:
+        info = runner.info
+        print(
+            f"recallbench: {stop} after {info.get('episodes_done', 0)}/{len(episodes)} episodes "
+            f"(run.json: interrupted); resume with: {resume_command(run_dir)}",
+            file=sys.stderr,
+            flush=True,
+        )
+        sys.exit(stop.exit_status)
+    if runner.info.get("status") == "degraded":
+        print(
+            f"recallbench: warning: run degraded ({describe_problems(runner.info['health'])}); "
+            f"samples of unparsed replies in {run_dir / 'usage.json'}",
+            file=sys.stderr,
+            flush=True,
+        )
+    print_end_of_run(run_dir)
+    return run_dir
+
+
+def resolve_workers(value: Any, llm, n_episodes: int) -> int:
+    """Episodes replayed at once: ``auto`` is the generator's concurrency for API backends (whose
+    calls wait on the network) and 1 for in-process models (which compete for the CPU)."""
+    if value in (None, "auto"):
+        concurrency = int(getattr(llm.backend, "concurrency", 1) or 1)
+        workers = concurrency if llm.backend.is_async else 1
+    elif isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        workers = value
+    else:
+        raise ConfigError(f"workers={value!r}: expected auto or an integer >= 1 (conf/config.yaml)")
+    return max(1, min(workers, n_episodes))
+
+
+def resume_command(run_dir: Path) -> str:
+    """The command line that resumes ``run_dir``: this command's overrides + ``resume_dir=``."""
+    import shlex
+
+    args = [a for a in sys.argv[1:] if not a.startswith(("resume_dir=", "-m", "--multirun"))]
+    return shlex.join(["recallbench", *args, f"resume_dir={run_dir}"])
+
+
+def main() -> None:
+    """Console entry point (Hydra app)."""
+    import hydra
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    from recallbench.tables import table_only
+
+    @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
+    def _app(cfg: DictConfig) -> None:
+        with user_errors():
+            hc = HydraConfig.get()
+            choices = hc.runtime.choices
+            if reason := table_only(choices.get("experiment"), cfg.get("table")):
+                raise ConfigError(reason)
+            overrides = list(hc.overrides.task)
+            multirun = hc.mode == RunMode.MULTIRUN
+            job = cfg.job or default_job(cfg, choices, overrides if multirun else [])
+            print(run(cfg, job, picked_choices(choices), overrides))
+
+    sys.argv = _take_verbose_flag(sys.argv)
+    with user_errors():
+        check_choices(sys.argv[1:])
+    # One stamp per invocation: every job of a sweep (sequential, joblib or SLURM workers, which
+    # inherit the environment) lands under ONE folder runs/<tag>/<stamp>/.
+    os.environ.setdefault("RECALLBENCH_STAMP", time.strftime("%Y%m%d-%H%M%S"))
+    os.environ[SWEPT_ENV] = ",".join(swept_keys(sys.argv[1:]))
+    _app()
+
+
+def swept_keys(argv: list[str]) -> list[str]:
+    """The config keys a command line sweeps (``memory.k=2,6``, ``seed=range(3)``)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    args = [a for a in argv if "=" in a and not a.startswith("-")]
+    try:
+        parsed = OverridesParser.create().parse_overrides(args)
+    except Exception:  # Hydra reports a malformed override itself, with its position
+        return []
+    return sorted({o.get_key_element().lstrip("+~") for o in parsed if o.is_sweep_override()})
+
+
+def default_job(cfg: DictConfig, choices, overrides: list[str]) -> str:
+    """``<dataset>-<memory>-<generator>``, plus the swept values of a sweep job.
+
+    Jobs of one sweep that share their group choices (``memory.k=2,6``) would share a folder;
+    the values of the swept keys that are not group choices tell them apart
+    (``msc-memory_retrieval-extractive-memory.k_2``). Constant overrides (``episodes=5``) do not
+    enter the name, so a rerun with other constants replaces the older runs of its cells in
+    tables (newest run per job) instead of being pooled with them. Names longer than
+    ``MAX_JOB`` keep a hash of the swept values instead.
+    """
+    import hashlib
+
+    from hydra.core.hydra_config import HydraConfig
+
+    from recallbench.io import safe_name
+
+    base = f"{cfg.dataset.name}-{choices['memory']}-{choices['generator']}"
+    swept = set(filter(None, os.environ.get(SWEPT_ENV, "").split(",")))
+    swept |= set(HydraConfig.get().sweeper.get("params") or {})
+    extras = sorted(
+        o
+        for o in overrides
+        if (key := o.split("=", 1)[0].lstrip("+~")) in swept and key not in set(choices)
+    )
+    if not extras:
+        return base
+    name = safe_name(f"{base}-{'-'.join(extras)}")
+    if len(name) > MAX_JOB:
+        name = f"{base}-{hashlib.sha256(','.join(extras).encode()).hexdigest()[:10]}"
+    return name

@@ -1,0 +1,245 @@
+"""Build a run's objects from its composed config: the one place that constructs models.
+
+Every config group names what it builds with Hydra's ``_target_`` (a class, or for datasets
+and generators a function) and ``hydra.utils.instantiate`` builds it:
+
+===========  ==============================================  =====================================
+group        ``_target_`` (example)                          built with
+===========  ==============================================  =====================================
+dataset      ``recallbench.datasets.msc.load``               ``data_dir`` and ``options``
+generator    ``recallbench.llm.from_config``                 the LLM cache file
+embedder     ``recallbench.embed.minilm.MiniLMEmbedder``     the embedding cache file
+judge        ``recallbench.judges.llm.LLMJudge``             its LLM (``generator``, else the run's)
+protocol     ``recallbench.protocols.qa.QAProtocol``         ``seed`` and its model slots
+memory       ``recallbench.memory.lufy.Lufy``                the run's LLM and embedder
+===========  ==============================================  =====================================
+
+Keys that are not constructor arguments stay in the configs because tables, job names and
+run records read them: ``LABELS`` lists them per group, and a key starting with ``_`` (other
+than Hydra's own) is a private value of the config (e.g. a memory's per-embedder-scale table)
+that the constructor never sees. A protocol declares its *model slots* in ``MODELS`` (argument
+-> group): the builder constructs each from the nested config and injects the object, the run's
+own LLM (or embedder) when the nested config is null. Nothing below ``cli`` builds an LLM,
+embedder or judge.
+
+A config without ``_target_`` (a generator given inline as ``{backend: openai, model: gpt-4o}``,
+a run folder recorded before ``_target_`` existed) falls back to the group's name-keyed map:
+``llm.from_config`` for generators, ``embed.EMBEDDERS`` by ``kind``, ``judges.JUDGES`` and
+``judges.caim.CAIM_JUDGES`` by ``name``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from recallbench.errors import ConfigError, DatasetFormatError, UserError, one_line
+
+# Hydra's own keys in a node that ``instantiate`` reads (every other ``_`` key is private)
+HYDRA_KEYS = frozenset({"_target_", "_recursive_", "_convert_", "_partial_", "_args_"})
+# per group: keys kept for tables, job names and records, never passed to the constructor
+LABELS: dict[str, tuple[str, ...]] = {
+    "dataset": ("name", "data_dir", "options"),
+    "generator": (),
+    "embedder": ("kind", "scale"),
+    "judge": ("name", "generator", "cache_path", "rating_samples", "rating_temperature"),
+    "caim_judge": ("name", "label", "generator", "cache_path"),
+    "protocol": ("name", "metrics", "cache_path"),
+    "memory": (),
+}
+DEFAULT_GENERATOR = "recallbench.llm.from_config"
+
+
+def plain(node: Any) -> dict[str, Any]:
+    """A config node as a plain, resolved dict."""
+    if isinstance(node, DictConfig):
+        return OmegaConf.to_container(node, resolve=True)
+    return dict(node or {})
+
+
+def arguments(node: Any, group: str) -> dict[str, Any]:
+    """The constructor arguments of ``node``: without the group's labels and private keys."""
+    drop = set(LABELS[group])
+    return {
+        str(k): v
+        for k, v in plain(node).items()
+        if k not in drop and (not str(k).startswith("_") or k in HYDRA_KEYS)
+    }
+
+
+def construct(node: Any, group: str, what: str, convert: str = "all", **inject: Any) -> Any:
+    """``hydra.utils.instantiate`` the node's ``_target_`` with ``inject`` added.
+
+    ``convert`` is Hydra's ``_convert_``: ``all`` hands nested values over as plain dicts and
+    lists; memory methods get ``none`` (OmegaConf containers), as they always have.
+
+    A missing or unimportable target, or arguments the target does not take, raise one
+    ``ConfigError`` naming ``what`` (the group and choice) instead of Hydra's traceback.
+    """
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+
+    params = arguments(node, group)
+    if "_target_" not in params:
+        raise ConfigError(
+            f"{what}: no _target_; name the class (or function) that builds it, e.g. "
+            f"_target_: {_EXAMPLE[group]}"
+        )
+    try:
+        return instantiate(params, _convert_=convert, **inject)
+    except InstantiationException as exc:
+        cause = exc.__cause__
+        if isinstance(cause, UserError):
+            raise cause from None
+        raise ConfigError(f"{what}: {one_line(exc)}") from exc
+
+
+_EXAMPLE = {
+    "dataset": "recallbench.datasets.msc.load",
+    "generator": DEFAULT_GENERATOR,
+    "embedder": "recallbench.embed.minilm.MiniLMEmbedder",
+    "judge": "recallbench.judges.lexical.LexicalJudge",
+    "caim_judge": "recallbench.judges.caim.LexicalCaimJudge",
+    "protocol": "recallbench.protocols.qa.QAProtocol",
+    "memory": "recallbench.memory.lufy.Lufy",
+}
+
+
+def _with_target(node: Any, group: str, by_name: Mapping[str, type], key: str) -> dict[str, Any]:
+    """``node`` as a dict that has a ``_target_``: its own, else the class its ``key`` names."""
+    from recallbench.errors import did_you_mean
+
+    cfg = plain(node)
+    if "_target_" not in cfg:
+        name = cfg.get(key)
+        if name not in by_name:
+            raise did_you_mean(f"{group} {key}", str(name), by_name)
+        cls = by_name[name]
+        cfg["_target_"] = f"{cls.__module__}.{cls.__qualname__}"
+    return cfg
+
+
+# -- the groups -------------------------------------------------------------------------------
+
+
+def build_dataset(node: Any) -> list:
+    """Load the episodes of a ``conf/dataset`` node: ``_target_(data_dir, **options)``."""
+    cfg = plain(node)
+    options = dict(cfg.get("options") or {})
+    what = f"dataset {cfg.get('name')}"
+    episodes = construct(
+        {"_target_": cfg.get("_target_"), **options} if cfg.get("_target_") else {},
+        "dataset",
+        what,
+        data_dir=Path(cfg["data_dir"]),
+    )
+    if not episodes:
+        raise DatasetFormatError(
+            f"{what} under {cfg['data_dir']} (options {options}): the loader found no episodes; "
+            "check the files (or the filter options) and re-fetch with `make data`"
+        )
+    return list(episodes)
+
+
+def build_generator(node: Any, cache_path: str | Path | None, what: str = "generator"):
+    """An ``LLM`` from a ``conf/generator`` node (inline nodes without ``_target_`` too)."""
+    cfg = plain(node)
+    cfg.setdefault("_target_", DEFAULT_GENERATOR)
+    return construct(cfg, "generator", what, cache_path=cache_path)
+
+
+def build_embedder(node: Any, cache_dir: str | Path | None = None, what: str = "embedder"):
+    """An embedder from a ``conf/embedder`` node; model embedders cache in ``cache_dir``."""
+    from recallbench.embed import EMBEDDERS
+
+    cfg = _with_target(node, "embedder", EMBEDDERS, "kind")
+    if cache_dir is not None and cfg.get("kind") != "hashing" and not cfg.get("cache_path"):
+        cfg["cache_path"] = str(Path(cache_dir) / "embeddings.sqlite")
+    return construct(cfg, "embedder", what)
+
+
+def _slot_llm(cfg: Mapping[str, Any], run_llm, what: str):
+    """The LLM of a judge: its own ``generator`` (cached at its ``cache_path``), else the run's."""
+    if cfg.get("generator") is not None:
+        return build_generator(cfg["generator"], cfg.get("cache_path"), f"{what}.generator")
+    if run_llm is None:
+        raise ConfigError(f"{what}: no generator configured and no run LLM given")
+    return run_llm
+
+
+def build_judge(node: Any, llm=None, what: str = "judge"):
+    """A QA judge from a ``conf/judge`` node; an LLM judge gets its LLM injected."""
+    from recallbench.judges import JUDGES
+
+    cfg = _with_target(node, "judge", JUDGES, "name")
+    if _wants_llm(cfg["_target_"], what):
+        return construct(cfg, "judge", what, llm=_slot_llm(cfg, llm, what))
+    return construct(cfg, "judge", what)
+
+
+def build_caim_judge(node: Any, llm=None, what: str = "caim_judge"):
+    """A CAIM judge (``{name: lexical|llm, ...}`` or a ``_target_``); LLM judges get an LLM."""
+    from recallbench.judges.caim import CAIM_JUDGES
+
+    cfg = _with_target(node or {"name": "lexical"}, "caim_judge", CAIM_JUDGES, "name")
+    if _wants_llm(cfg["_target_"], what):
+        return construct(cfg, "caim_judge", what, llm=_slot_llm(cfg, llm, what))
+    return construct(cfg, "caim_judge", what)
+
+
+def _target_class(target: str, what: str) -> type:
+    """The class a ``_target_`` names; an unimportable one is a ``ConfigError`` naming ``what``."""
+    from hydra.utils import get_class
+
+    try:
+        return get_class(target)
+    except Exception as exc:  # Hydra's ImportError / ValueError
+        raise ConfigError(f"{what}: _target_ {target!r}: {one_line(exc)}") from exc
+
+
+def _wants_llm(target: str, what: str) -> bool:
+    """Does the class ``target`` take an ``llm`` argument?"""
+    import inspect
+
+    return "llm" in inspect.signature(_target_class(target, what)).parameters
+
+
+def build_protocol(node: Any, seed: int, llm, embedder, cache_dir: str | Path | None = None):
+    """A protocol from a ``conf/protocol`` node, its model slots built and injected.
+
+    ``MODELS`` on the protocol class maps a constructor argument to the group its nested config
+    belongs to (``judge``, ``caim_judge``, ``generator``, ``embedder``); a null nested config
+    injects the run's ``llm`` for generator slots and the run's ``embedder`` for embedder slots
+    (a judge slot stays None: the protocol says whether it needs one).
+    """
+    cfg = plain(node)
+    what = f"protocol {cfg.get('name')}"
+    if "_target_" not in cfg:
+        return construct(cfg, "protocol", what)  # raises: names the missing _target_
+    cls = _target_class(cfg["_target_"], what)
+    cache = cfg.get("cache_path") or (Path(cache_dir) / "llm.sqlite" if cache_dir else None)
+    slots: dict[str, Any] = {}
+    for arg, group in getattr(cls, "MODELS", {}).items():
+        sub = cfg.pop(arg, None)
+        slot = f"{what}.{arg}"
+        if group == "generator":
+            slots[arg] = llm if sub is None else build_generator(sub, cache, slot)
+        elif group == "embedder":
+            slots[arg] = embedder if sub is None else build_embedder(sub, cache_dir, slot)
+        elif group == "judge":
+            slots[arg] = None if sub is None else build_judge(sub, llm, slot)
+        elif group == "caim_judge":
+            slots[arg] = build_caim_judge(sub, llm, slot)
+        else:
+            raise ConfigError(f"{cls.__name__}.MODELS[{arg!r}]: unknown group {group!r}")
+    return construct(cfg, "protocol", what, seed=seed, **slots)
+
+
+def build_memory_factory(node: Any, llm, embedder):
+    """A function returning a fresh memory method per episode (``_target_(llm=, embedder=)``)."""
+    cfg = plain(node)
+    what = f"memory {cfg.get('_target_', '')}".strip()
+    return lambda: construct(cfg, "memory", what, "none", llm=llm, embedder=embedder)

@@ -1,0 +1,158 @@
+"""Composing the app config without Hydra's runtime, the checks of a composed config and of the
+command line before any work starts, and how a
+failed check reaches the user: each failure is a ``UserError`` that names the key or choice and
+what was expected, printed by ``user_errors`` as one line (exit 2).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import ValidationError
+
+from recallbench import CONF_DIR
+from recallbench.errors import ConfigError, ResumeError, UserError, one_line
+
+EXIT_USER_ERROR = 2
+
+
+def verbose_errors() -> bool:
+    """Show tracebacks of user errors (``HYDRA_FULL_ERROR=1`` or ``--verbose``)?"""
+    return os.environ.get("HYDRA_FULL_ERROR") == "1" or os.environ.get("RECALLBENCH_VERBOSE") == "1"
+
+
+@contextlib.contextmanager
+def user_errors(prog: str = "recallbench") -> Iterator[None]:
+    """Print a ``UserError`` as ONE line on stderr and exit 2 (the traceback only when verbose)."""
+    try:
+        yield
+    except UserError as exc:
+        if verbose_errors():
+            raise
+        print(f"{prog}: error: {one_line(exc)}", file=sys.stderr, flush=True)
+        sys.exit(EXIT_USER_ERROR)
+
+
+def _take_verbose_flag(argv: list[str]) -> list[str]:
+    """Strip ``--verbose`` from ``argv`` (Hydra does not know it) and remember it."""
+    if "--verbose" in argv:
+        os.environ["RECALLBENCH_VERBOSE"] = "1"
+        argv = [a for a in argv if a != "--verbose"]
+    return argv
+
+
+@dataclass
+class RunKeys:
+    """The schema of the top-level run keys of ``conf/config.yaml`` (checked before any work)."""
+
+    tag: str = "adhoc"
+    job: str | None = None
+    seed: int = 0
+    episodes: int | None = None
+    resume_dir: str | None = None
+    progress: bool = True
+
+
+_EXPECTED = {
+    "tag": "a folder name",
+    "job": "a folder name or null",
+    "seed": "an integer",
+    "episodes": "an integer >= 1, or null for every episode",
+    "resume_dir": "the path of an existing run folder, or null",
+    "progress": "true or false",
+}
+
+
+def check_run_keys(cfg: DictConfig) -> None:
+    """Type-check the top-level keys against ``RunKeys``; raise ``ConfigError`` naming the key."""
+    for f in fields(RunKeys):
+        value = cfg.get(f.name)
+        try:
+            OmegaConf.merge(OmegaConf.structured(RunKeys), {f.name: value})
+        except ValidationError:
+            raise ConfigError(
+                f"{f.name}={value!r}: expected {_EXPECTED[f.name]} (conf/config.yaml)"
+            ) from None
+    if cfg.get("episodes") is not None and int(cfg.episodes) < 1:
+        raise ConfigError(
+            f"episodes={cfg.episodes}: expected {_EXPECTED['episodes']} (0 or fewer selects nothing)"
+        )
+    for key in ("tag", "job"):
+        value = cfg.get(key)
+        if value is not None and (
+            not str(value).strip() or "/" in str(value) or value in {".", ".."}
+        ):
+            raise ConfigError(f"{key}={value!r}: expected {_EXPECTED[key]} without '/'")
+
+
+def check_resume_dir(resume_dir: str | None) -> None:
+    """A ``resume_dir`` must be an existing run folder (a run.json inside)."""
+    if not resume_dir:
+        return
+    path = Path(resume_dir)
+    if not path.is_dir():
+        raise ResumeError(
+            f"resume_dir={resume_dir}: no such folder; name the run folder of an interrupted run "
+            "(results/runs/<tag>/<stamp>/<job>), or drop resume_dir to start a new run"
+        )
+    if not (path / "run.json").is_file():
+        raise ResumeError(
+            f"resume_dir={resume_dir}: not a run folder (no run.json inside); name the folder "
+            "that holds run.json, config.yaml and items/"
+        )
+
+
+def select_episodes(episodes: list, n: int | None, seed: int) -> list:
+    """Sample ``n`` episodes with a fixed seed (order kept); all when ``n`` is None."""
+    if n is None or n >= len(episodes):
+        return list(episodes)
+    keep = set(random.Random(seed).sample(range(len(episodes)), n))
+    return [ep for i, ep in enumerate(episodes) if i in keep]
+
+
+def check_choices(argv: list[str]) -> None:
+    """Every ``group=name`` on the command line names a config of that group (``conf/<group>/``).
+
+    Hydra ignores an unknown choice of an optional group (``experiment=theanine_tabel1`` would
+    silently start the default run on every episode) and reports others with a traceback; this
+    gives one line with the closest names instead.
+    """
+    from recallbench.errors import did_you_mean
+
+    for arg in argv:
+        if "=" not in arg or arg.startswith("-"):
+            continue
+        key, value = arg.split("=", 1)
+        group = CONF_DIR / key.lstrip("+~")
+        if "." in key or "/" in key or not group.is_dir() or not value or value == "null":
+            continue
+        options = {p.stem for p in group.glob("*.yaml")}
+        names = value.strip("[]").split(",") if "," in value else [value]
+        for name in (n.strip() for n in names):
+            if name and name not in options and not name.startswith(("${", "glob(", "choice(")):
+                raise did_you_mean(f"{key} choice", name, options)
+
+
+def picked_choices(choices) -> dict[str, str]:
+    """Keep the config-group choices a run is identified by (drop Hydra's own and unset ones)."""
+    return {k: v for k, v in choices.items() if v is not None and not k.startswith("hydra")}
+
+
+def compose_job(overrides: list[str]) -> tuple[DictConfig, dict[str, str]]:
+    """Compose the app config without Hydra's runtime (tests, benches); return (cfg, choices)."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import open_dict
+
+    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=overrides, return_hydra_config=True)
+    choices = picked_choices(cfg.hydra.runtime.choices)
+    with open_dict(cfg):
+        del cfg["hydra"]
+    return cfg, choices
