@@ -28,11 +28,13 @@ ENV = {
     "WANDB_MODE": "offline",
 }
 EMBEDDERS = ("minilm", "openai_ada_002")
+# the memory choices; a `_`-prefixed file is a shared part that configs extend, not a choice
+MEMORY = sorted(p for p in (CONF_DIR / "memory").glob("*.yaml") if not p.stem.startswith("_"))
 
 
 def cases() -> list[tuple[str, list[str]]]:
     out = []
-    for path in sorted((CONF_DIR / "memory").glob("*.yaml")):
+    for path in MEMORY:
         for emb in EMBEDDERS:
             out.append(
                 (f"memory={path.stem},embedder={emb}", [f"memory={path.stem}", f"embedder={emb}"])
@@ -72,7 +74,7 @@ def test_every_recorded_config_still_exists():
     assert set(json.loads(EXPECTED.read_text())) <= names
 
 
-@pytest.mark.parametrize("path", sorted((CONF_DIR / "memory").glob("*.yaml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", MEMORY, ids=lambda p: p.stem)
 def test_load_group_config_composes_as_hydra_does(path):
     from recallbench.cli import compose_job
     from recallbench.testing.configs import load_group_config
@@ -86,7 +88,7 @@ def test_variants_extend_their_base():
     from recallbench.testing.configs import load_group_config
 
     extended = 0
-    for path in sorted((CONF_DIR / "memory").glob("*.yaml")):
+    for path in MEMORY:
         own = OmegaConf.load(path)
         if "defaults" not in own:
             continue

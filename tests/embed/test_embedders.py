@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
+from recallbench.cli.build import build_embedder as cli_build_embedder
 from recallbench.embed import (
     EMBEDDERS,
     EmbeddingCache,
@@ -128,7 +129,9 @@ def test_every_embedder_config_builds(path, monkeypatch):
     if cfg.kind == "openai":
         monkeypatch.setenv(cfg.api_key_env, "sk-test")
         cfg.base_url = "http://127.0.0.1:9/v1"  # never contacted: building makes no request
-    emb = build_embedder(cfg)
+    emb = cli_build_embedder(cfg)  # by its _target_, as a run builds it
+    assert type(emb) is EMBEDDERS[cfg.kind]  # the kind label names the class _target_ builds
+    assert type(build_embedder(cfg)) is type(emb)  # by kind (run folders recorded before _target_)
     assert emb.dim in (256, 384, 1536)
     assert isinstance(emb.name, str) and emb.name
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import hydra.utils
 import pytest
 from lufy_scenarios import (
     HARVARD,
@@ -18,6 +17,7 @@ from lufy_scenarios import (
 )
 from omegaconf import OmegaConf
 
+from recallbench.cli.build import build_memory_factory
 from recallbench.errors import ConfigError
 from recallbench.memory.lufy import (
     DEFAULT_NORMALIZATION,
@@ -193,7 +193,7 @@ def _load(name: str, **paths):
 def test_ablation_configs(name, zero, llm, embedder, tmp_path):
     cfg = _load(name, cache_dir=str(tmp_path))
     assert cfg.memory.emobank_path == str(EMOBANK)
-    method = hydra.utils.instantiate(cfg.memory, llm=llm, embedder=embedder)
+    method = build_memory_factory(cfg.memory, llm, embedder)()  # as a run builds it
     expected = dict(PAPER_WEIGHTS) | ({zero: 0.0} if zero else {})
     assert method.weights == expected and method.threshold == 0.8 and method.alpha == 0.1
     assert method.bounds == DEFAULT_NORMALIZATION and method.r2_convention == "rif"

@@ -70,12 +70,11 @@ def test_table3_retention_rounding(llm, embedder):
 def test_configs(llm, embedder):
     from pathlib import Path
 
-    import hydra.utils
+    from recallbench.cli.build import build_memory_factory
 
     conf = Path(__file__).resolve().parents[2] / "conf" / "memory"
     for name, flag in (("memorybank", False), ("memorybank_upstream", True)):
-        method = hydra.utils.instantiate(
-            load_group_config(conf / f"{name}.yaml"), llm=llm, embedder=embedder
-        )
+        cfg = load_group_config(conf / f"{name}.yaml")
+        method = build_memory_factory(cfg, llm, embedder)()
         assert isinstance(method, MemoryBank) and method.upstream_formula is flag
         assert method.threshold == 0.8 and method.top_k == 2 and method.retain_ratio == 0.1

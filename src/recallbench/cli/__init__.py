@@ -32,13 +32,13 @@ from recallbench.cli.build import (
 from recallbench.cli.config import (
     EXIT_USER_ERROR,
     RunKeys,
-    _take_verbose_flag,
     check_choices,
     check_resume_dir,
     check_run_keys,
     compose_job,
     picked_choices,
     select_episodes,
+    take_verbose_flag,
     user_errors,
     verbose_errors,
 )
@@ -176,7 +176,7 @@ def main() -> None:
             job = cfg.job or default_job(cfg, choices, overrides if multirun else [])
             print(run(cfg, job, picked_choices(choices), overrides))
 
-    sys.argv = _take_verbose_flag(sys.argv)
+    sys.argv = take_verbose_flag(sys.argv)
     with user_errors():
         check_choices(sys.argv[1:])
     # One stamp per invocation: every job of a sweep (sequential, joblib or SLURM workers, which

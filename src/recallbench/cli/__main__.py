@@ -5,7 +5,8 @@ import sys
 
 from recallbench.cli import main, table_main
 
-if sys.argv[1:2] == ["table"]:
-    table_main(sys.argv[2:])
-else:
-    main()
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["table"]:
+        table_main(sys.argv[2:])
+    else:
+        main()

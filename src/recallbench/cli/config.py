@@ -40,7 +40,7 @@ def user_errors(prog: str = "recallbench") -> Iterator[None]:
         sys.exit(EXIT_USER_ERROR)
 
 
-def _take_verbose_flag(argv: list[str]) -> list[str]:
+def take_verbose_flag(argv: list[str]) -> list[str]:
     """Strip ``--verbose`` from ``argv`` (Hydra does not know it) and remember it."""
     if "--verbose" in argv:
         os.environ["RECALLBENCH_VERBOSE"] = "1"
@@ -133,7 +133,7 @@ def check_choices(argv: list[str]) -> None:
         group = CONF_DIR / key.lstrip("+~")
         if "." in key or "/" in key or not group.is_dir() or not value or value == "null":
             continue
-        options = {p.stem for p in group.glob("*.yaml")}
+        options = {p.stem for p in group.glob("*.yaml") if not p.stem.startswith("_")}
         names = value.strip("[]").split(",") if "," in value else [value]
         for name in (n.strip() for n in names):
             if name and name not in options and not name.startswith(("${", "glob(", "choice(")):

@@ -107,6 +107,7 @@ def build_llm(cfg: Any, cache_path: str | Path | None = None) -> LLM:
     torch threads while generating, default 1; 0 keeps torch's setting).
     """
     cfg = _plain(cfg)
+    cfg.pop("_target_", None)  # conf/generator's own target: this function (via from_config)
     _check_keys(cfg)
     kind = cfg.get("backend", "extractive")
     context = _opt(cfg, "context_length", int)
