@@ -121,7 +121,7 @@ def test_extractive_backend_runs_offline_implementations():
 
 
 def test_extractive_rerun_is_cached_but_keyed_by_code_and_hidden_fields(tmp_path, monkeypatch):
-    import recallbench.llm.client as client
+    import recallbench.llm.calls as calls
 
     # The template shows only {q}; the offline answer also reads `hint`, which must key the cache.
     task = PromptTask(name="hidden", template="Q: {q}", offline=lambda q, hint: f"{q} {hint}")
@@ -134,7 +134,7 @@ def test_extractive_rerun_is_cached_but_keyed_by_code_and_hidden_fields(tmp_path
     assert all(r.cached for r in again) and second.usage.to_dict()["totals"]["cached_calls"] == 3
     not_plain = second.run(task, q="a", hint=object())  # not plain data: computed, not cached
     assert not not_plain.cached and not second.run(task, q="a", hint=object()).cached
-    monkeypatch.setattr(client, "source_fingerprint", lambda: "edited-code")
+    monkeypatch.setattr(calls, "source_fingerprint", lambda: "edited-code")
     assert not second.run(task, **fields[0]).cached  # edited offline code: cache miss
 
 

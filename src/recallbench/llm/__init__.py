@@ -12,6 +12,7 @@ from __future__ import annotations
 from recallbench.llm.backends import ExtractiveBackend, HFBackend, OpenAIBackend, TokenBucket
 from recallbench.llm.backends.hf import load_causal_lm, load_tokenizer
 from recallbench.llm.cache import Cache, cache_key
+from recallbench.llm.calls import CircuitBreaker
 from recallbench.llm.client import LLM
 from recallbench.llm.config import build_llm, from_config
 from recallbench.llm.prices import PRICES_AS_OF, PRICES_SOURCE, Price, PriceTable
@@ -27,6 +28,7 @@ __all__ = [
     "Bucket",
     "CALL_FAILURE",
     "Cache",
+    "CircuitBreaker",
     "Completion",
     "Decoding",
     "ExtractiveBackend",

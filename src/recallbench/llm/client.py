@@ -25,17 +25,13 @@ an offline implementation on the extractive backend) raise.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from recallbench.errors import EndpointDown
-from recallbench.llm.cache import Cache, cache_key, offline_config_key, source_fingerprint
+from recallbench.llm.cache import Cache, offline_config_key
+from recallbench.llm.calls import PARSE_ERRORS, Call, CircuitBreaker, call_key, fields_key
 from recallbench.llm.prices import PriceTable
 from recallbench.llm.runtime import LoopThread, Progress, progress_enabled
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE, Message, PromptTask, TaskResult
@@ -47,80 +43,6 @@ from recallbench.llm.types import (
     count_message_tokens,
 )
 from recallbench.llm.usage import Usage
-
-# A parser signals an unparseable reply with one of these (ParseError is a ValueError).
-_PARSE_ERRORS = (ValueError, KeyError, IndexError, TypeError)
-
-
-@dataclass(frozen=True)
-class _Call:
-    name: str
-    stage: str
-    messages: list[Message]
-    dec: Decoding
-    offline: Callable[[], str] | None
-    parse: Callable[[str], Any] | None  # None: free-form chat, value = stripped text
-    fallback: Any
-    # The offline reply may read fields the template does not render, so extractive cache keys
-    # carry them too ("" for chat, whose offline() answers exactly its messages; None: the
-    # fields are not plain data, so the call is not cached).
-    offline_key: str | None = ""
-    # The offline implementation's bound configuration (``cache.offline_config_key``).
-    offline_config: str = ""
-
-
-def _plain_json(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    if hasattr(value, "tolist"):  # numpy arrays and scalars
-        return value.tolist()
-    if isinstance(value, (set, frozenset)):
-        return sorted(value, key=repr)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    raise TypeError(f"not plain data: {type(value).__name__}")
-
-
-def fields_key(fields: dict[str, Any]) -> str | None:
-    """Canonical JSON of task fields, or None when some field is not plain data."""
-    try:
-        return json.dumps(fields, sort_keys=True, ensure_ascii=False, default=_plain_json)
-    except (TypeError, ValueError):
-        return None
-
-
-class CircuitBreaker:
-    """Open after ``after`` failed calls in a row (0: never); an open breaker fails every call."""
-
-    def __init__(self, after: int = 5) -> None:
-        self.after = int(after)
-        self.in_a_row = 0
-        self.last_error = ""
-        self._lock = threading.Lock()
-
-    @property
-    def open(self) -> bool:
-        return self.after > 0 and self.in_a_row >= self.after
-
-    def success(self) -> None:
-        with self._lock:
-            self.in_a_row = 0
-
-    def failure(self, message: str) -> None:
-        """Count a failed call; raise ``EndpointDown`` once the breaker is open."""
-        with self._lock:
-            self.in_a_row += 1
-            self.last_error = message
-        self.check()
-
-    def check(self) -> None:
-        if self.open:
-            raise EndpointDown(
-                f"the LLM endpoint failed {self.in_a_row} calls in a row after retries (last: "
-                f"{self.last_error[:200]}); the run stops (run.json: failed). Check the server "
-                "and generator.base_url / model, then resume with resume_dir=<run folder>: "
-                "finished calls come from the cache (health.breaker_after sets the limit)"
-            )
 
 
 class LLM:
@@ -193,7 +115,7 @@ class LLM:
         seed: int | None = None,
     ) -> TaskResult:
         """Free-form generation; ``value`` is the stripped reply (``offline()`` if extractive)."""
-        call = _Call(
+        call = Call(
             name,
             stage,
             list(messages),
@@ -245,12 +167,12 @@ class LLM:
             seed=seed if seed is not None else self.seed,
         )
 
-    def _task_call(self, task: PromptTask, fields: dict[str, Any]) -> _Call:
+    def _task_call(self, task: PromptTask, fields: dict[str, Any]) -> Call:
         offline = None
         if task.offline is not None:
             offline = lambda: task.offline(**fields)  # noqa: E731
         dec = self._decoding(task.max_tokens, task.temperature, task.seed)
-        return _Call(
+        return Call(
             task.name,
             task.stage,
             task.render(**fields),
@@ -262,23 +184,10 @@ class LLM:
             offline_config_key(task.offline) if self.backend.offline and task.offline else "",
         )
 
-    def _key(self, call: _Call) -> str | None:
-        if self.cache is None:
-            return None
-        params = call.dec.as_dict()
-        model = self.model
-        if self.backend.offline:  # the offline code is the model; it never samples
-            if call.offline_key is None:
-                return None
-            model = f"{model}@{source_fingerprint()}"
-            params["offline_fields"] = call.offline_key
-            if call.offline_config:
-                params["offline_config"] = call.offline_config
-        elif call.dec.temperature > 0 and call.dec.seed is None:
-            return None  # unseeded sampling is meant to differ every time: never cached
-        return cache_key(self.backend.name, model, call.messages, params)
+    def _key(self, call: Call) -> str | None:
+        return None if self.cache is None else call_key(call, self.backend, self.model)
 
-    def _execute(self, calls: list[_Call], *, progress: bool, desc: str) -> list[TaskResult]:
+    def _execute(self, calls: list[Call], *, progress: bool, desc: str) -> list[TaskResult]:
         self.breaker.check()
         done = Progress(self.usage, len(calls), desc, progress)
         results: list[TaskResult | None] = []
@@ -307,9 +216,9 @@ class LLM:
             return self._loop
 
     async def _amany(
-        self, calls: list[_Call], done: Callable[[TaskResult], None]
+        self, calls: list[Call], done: Callable[[TaskResult], None]
     ) -> list[TaskResult]:
-        async def one(call: _Call) -> TaskResult:
+        async def one(call: Call) -> TaskResult:
             try:
                 completion = await self.backend.acomplete(call.messages, call.dec)  # type: ignore[attr-defined]
             except BackendCallError as exc:
@@ -327,14 +236,14 @@ class LLM:
                 t.cancel()
             raise
 
-    def _call_sync(self, call: _Call) -> TaskResult:
+    def _call_sync(self, call: Call) -> TaskResult:
         try:
             completion = self.backend.complete(call.messages, call.dec)  # type: ignore[attr-defined]
         except BackendCallError as exc:
             return self._failed(call, str(exc))
         return self._finish(call, completion)
 
-    def _lookup(self, call: _Call) -> TaskResult | None:
+    def _lookup(self, call: Call) -> TaskResult | None:
         """Answer without a model call: a cache hit, or the offline implementation."""
         key = self._key(call)
         hit = self.cache.get(key) if key is not None and self.cache is not None else None
@@ -354,7 +263,7 @@ class LLM:
         prompt = count_message_tokens(call.messages, self.count_tokens)
         return self._finish(call, Completion(text, prompt, self.count_tokens(text), latency))
 
-    def _finish(self, call: _Call, completion: Completion, cached: bool = False) -> TaskResult:
+    def _finish(self, call: Call, completion: Completion, cached: bool = False) -> TaskResult:
         full_cost = self.prices.cost(
             self.model,
             completion.prompt_tokens,
@@ -391,15 +300,15 @@ class LLM:
         self.usage.record(call.name, call.stage, result, full_cost)
         return result
 
-    def _parse(self, call: _Call, text: str) -> tuple[Any, str | None]:
+    def _parse(self, call: Call, text: str) -> tuple[Any, str | None]:
         if call.parse is None:
             return text.strip(), None
         try:
             return call.parse(text), None
-        except _PARSE_ERRORS as exc:
+        except PARSE_ERRORS as exc:
             return call.fallback, f"{PARSE_FAILURE}: {type(exc).__name__}: {str(exc)[:200]}"
 
-    def _failed(self, call: _Call, message: str) -> TaskResult:
+    def _failed(self, call: Call, message: str) -> TaskResult:
         result = TaskResult(
             value=call.fallback,
             raw="",
