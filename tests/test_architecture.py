@@ -141,3 +141,16 @@ def test_no_module_grows_past_the_size_limit():
     )
     stale = {name for name in OVERSIZED if sizes.get(name, 0) <= MAX_LINES}
     assert not stale, f"now within {MAX_LINES} lines: drop from OVERSIZED: {sorted(stale)}"
+
+
+def test_every_paper_package_is_in_the_independence_contract():
+    """A new papers/<key>/ joins the "paper packages do not import each other" contract."""
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (independent,) = [c for c in contracts["contracts"] if c["type"] == "independence"]
+    papers = SRC / "recallbench" / "papers"
+    on_disk = {
+        f"recallbench.papers.{p.name}" for p in papers.iterdir() if (p / "__init__.py").is_file()
+    }
+    assert set(independent["modules"]) == on_disk

@@ -9,13 +9,12 @@ import shutil
 import sys
 from pathlib import Path
 
-import hydra.errors
-import hydra.utils
 import pytest
 
 from recallbench import CONF_DIR
+from recallbench.cli.build import build_dataset, build_memory_factory, build_protocol
 from recallbench.embed import HashingEmbedder
-from recallbench.errors import DatasetFormatError
+from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.llm import build_llm
 from recallbench.metrics import METRICS
 from recallbench.protocols.response import ResponseProtocol
@@ -69,15 +68,15 @@ def _episode(eid: str = "ep1") -> Episode:
 def test_memory_method_example_runs_through_a_protocol():
     llm = build_llm({"backend": "extractive"}, cache_path=None)
     cfg = {"_target_": "memory_method.LastTurns", "n": 1}  # as conf/memory/last_turns.yaml
-    method = hydra.utils.instantiate(cfg, llm=llm, embedder=HashingEmbedder(dim=16))
+    method = build_memory_factory(cfg, llm, HashingEmbedder(dim=16))()  # as a run builds it
     result = ResponseProtocol(target_sessions=[3]).run_episode(_episode(), method, llm)
     (pred,) = [p for p in result.predictions if p.reference is not None]  # not the timings
     assert pred.reference == "Was it Biscuit the puppy?"
     # session 1-2's last turns (n=1) are what it remembers, and nothing of session 3
     assert pred.recalled == ("ep1/s1/t1", "ep1/s2/t1")
     assert [i for i, _ in result.snapshots] == [1, 2, 3]
-    with pytest.raises(hydra.errors.InstantiationException, match="n must be >= 1"):
-        hydra.utils.instantiate({**cfg, "n": 0}, llm=llm, embedder=None)
+    with pytest.raises(ConfigError, match="memory memory_method.LastTurns: .*n must be >= 1"):
+        build_memory_factory({**cfg, "n": 0}, llm, None)()
 
 
 def test_dataset_loader_example_reads_and_locates_errors(tmp_path):
@@ -91,6 +90,9 @@ def test_dataset_loader_example_reads_and_locates_errors(tmp_path):
     )
     eps = loader.load(tmp_path)
     assert [e.episode_id for e in eps] == ["e1", "e2"]
+    # as a run builds it from conf/dataset/toy_jsonl.yaml (_target_ + data_dir + options)
+    node = {"_target_": "dataset_loader.load", "name": "toy_jsonl", "data_dir": str(tmp_path)}
+    assert build_dataset({**node, "options": {"limit": 1}}) == eps[:1]
     assert eps[0].speakers == ("A", "B") and len(eps[0].sessions) == 2
     assert eps[0].sessions[1].turns[0].turn_id == "e1/s2/t0"
     assert len(loader.load(tmp_path, limit=1)) == 1
@@ -121,6 +123,9 @@ def test_protocol_example_predicts_the_last_sessions_reply():
     from protocol import NextReply
 
     llm = build_llm({"backend": "extractive"}, cache_path=None)
+    node = {"_target_": "protocol.NextReply", "name": "next_reply", "max_tokens": 32}
+    protocol = build_protocol(node, 0, llm, None)  # as conf/protocol/next_reply.yaml builds it
+    assert isinstance(protocol, NextReply) and protocol.max_tokens == 32
     result = NextReply().run_episode(_episode(), LastTurns(llm, None, n=2), llm)
     (pred,) = result.predictions
     assert (pred.session_index, pred.reference) == (3, "Was it Biscuit the puppy?")

@@ -2,7 +2,7 @@
 text], ...], ...]}``.
 
 In the project: ``src/recallbench/datasets/toy_jsonl.py`` exposing ``load(data_dir, **options)``,
-an entry in ``datasets.LOADERS`` (and ``FOLDERS``), ``conf/dataset/toy_jsonl.yaml`` (``name``,
+``conf/dataset/toy_jsonl.yaml`` (``_target_: recallbench.datasets.toy_jsonl.load``, ``name``,
 ``data_dir: ${paths.data_dir}``, ``options``) and fixtures under ``data/fixtures/toy_jsonl/``.
 """
 

@@ -1,8 +1,7 @@
 """A new protocol: replay every session but the last, then answer the last session's second turn.
 
-In the project: ``src/recallbench/protocols/next_reply.py``, its entry in
-``protocols.REGISTRY`` (``"next_reply": "recallbench.protocols.next_reply:NextReply"``), and
-``conf/protocol/next_reply.yaml``.
+In the project: ``src/recallbench/protocols/next_reply.py`` and ``conf/protocol/next_reply.yaml``
+(``_target_: recallbench.protocols.next_reply.NextReply``, ``name: next_reply``, ``max_tokens``).
 """
 
 from __future__ import annotations

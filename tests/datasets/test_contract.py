@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
+from recallbench.cli.build import build_dataset
 from recallbench.datasets import LOADERS, load
 from recallbench.records import Episode
 
@@ -22,8 +23,17 @@ def test_every_loader_has_a_config():
 def test_dataset_config_loads_fixture(path, fixtures_dir):
     cfg = OmegaConf.load(path)
     assert cfg.name in LOADERS, f"{path.name}: name {cfg.name!r} is not a registered loader"
+    # the run builds it by _target_; by name (LOADERS) is the path of the dataset tables
+    assert cfg._target_ == f"recallbench.datasets.{LOADERS[cfg.name]}.load", path.name
     options = OmegaConf.to_container(cfg.get("options") or {}, resolve=True)
-    episodes = load(cfg.name, fixtures_dir, **options)
+    node = {
+        "_target_": cfg._target_,
+        "name": cfg.name,
+        "data_dir": fixtures_dir,
+        "options": options,
+    }
+    episodes = build_dataset(node)
+    assert episodes == load(cfg.name, fixtures_dir, **options)
     assert episodes and all(isinstance(e, Episode) for e in episodes)
     ids = [e.episode_id for e in episodes]
     assert len(ids) == len(set(ids)), "episode ids must be unique"

@@ -1,5 +1,9 @@
 """Dataset loaders: ``load(name, data_dir, **options) -> list[Episode]``.
 
+A run builds its dataset from ``conf/dataset/<name>.yaml``'s ``_target_`` (the loader module's
+``load``; ``recallbench.cli.build.build_dataset``). ``LOADERS``/``FOLDERS`` are the by-name path
+that tables listing several datasets use (``try_load``, the dataset-statistics tables).
+
 ``data_dir`` is the root that holds one folder per dataset, laid out like ``../shared/data``
 (``lufy/``, ``gvd/``, ``msc/``, ``carecall_mem/``, ``conversation_chronicles/``, ``persona_chat/``,
 ``lamp1/``, ``teabag/``). Each loader module exposes ``load(data_dir, **options)``.
