@@ -2,8 +2,9 @@
 
 ``memory=caim`` <-> ``conf/memory/caim.yaml`` <-> :class:`CAIM`. Helpers: ``_tasks`` (the
 paper's prompts), ``_ontology`` (the tag ontology), ``_dates`` (date resolution against the
-simulated clock), ``_post`` (post-thinking: key events, inductive thoughts, review). The
-offline Key Events rule (``key_sentences``, ``compress``) is public because Think-in-Memory
+simulated clock), ``_post`` (post-thinking: key events, inductive thoughts, review), ``_ltm``
+(post-thinking's writes to the long-term memory: store, expand, review, merge). The offline
+Key Events rule (``key_sentences``, ``compress``) is public because Think-in-Memory
 (``memory/tim.py``), CAIM's baseline, builds its offline thoughts the same way.
 """
 
