@@ -42,8 +42,8 @@ VERBATIM = [
     ("theanine.md", "recallbench.protocols.teafarm_tasks", "SESSION6_PROMPT"),  # Fig. 28
     ("theanine.md", "recallbench.protocols.teafarm_tasks", "JUDGE_PROMPT"),  # Fig. 29
     ("theanine.md", "recallbench.judges.entailment", "ENTAILMENT_INSTRUCTIONS"),  # Fig. 14
-    ("lufy.md", "recallbench.memory.lufy._lufy", "IMPORTANCE_PROMPT"),  # Fig. 1
-    ("lufy.md", "recallbench.memory.lufy._store", "RESPONSE_PROMPT"),  # Fig. 4
+    ("lufy.md", "recallbench.memory.lufy._estimators", "IMPORTANCE_PROMPT"),  # Fig. 1
+    ("lufy.md", "recallbench.memory.lufy._recall", "RESPONSE_PROMPT"),  # Fig. 4
     ("lufy.md", "recallbench.judges.llm", "RATING_PROMPT"),  # Fig. 6
     ("lufy.md", "recallbench.judges.llm", "QA_JUDGE_PROMPT"),  # App. C.1
     ("caim.md", "recallbench.memory.caim._controller", "INFORMATION_NECESSARY_PROMPT"),  # A.1

@@ -1,8 +1,11 @@
 """LUFY (Sumida et al. 2024) and the LUFY-family store that Naive RAG and MemoryBank share.
 
 ``memory=lufy`` <-> ``conf/memory/lufy.yaml`` <-> :class:`Lufy`. Helpers: ``_store`` (the
-forgetting store of the LUFY family), ``_tasks`` (summary/profile/importance prompts),
-``_arousal`` (the EmoBank arousal regressor), ``_lufy`` (the method and its metrics).
+forgetting store of the LUFY family), ``_entries`` (its entries and how they are written),
+``_recall`` (its retrieval and the Fig. 4 response prompt), ``_tasks`` (summary/profile
+prompts, the lexical importance heuristic), ``_arousal`` (the EmoBank arousal regressor),
+``_estimators`` (the L importance prompt and the P surprise), ``_lufy`` (the method and its
+strength, importance and alpha).
 """
 
 from recallbench.memory.lufy._arousal import (
@@ -14,22 +17,24 @@ from recallbench.memory.lufy._arousal import (
     read_emobank,
     train_arousal,
 )
-from recallbench.memory.lufy._lufy import (
-    DEFAULT_NORMALIZATION,
+from recallbench.memory.lufy._estimators import (
     IMPORTANCE_PROMPT,
     IMPORTANCE_TASK,
+    offline_importance,
+    parse_importance,
+    unigram_surprise,
+)
+from recallbench.memory.lufy._lufy import (
+    DEFAULT_NORMALIZATION,
     METRICS,
     PAPER_ALPHA,
     PAPER_BAND,
     PAPER_WEIGHTS,
     Lufy,
     derive_alpha,
-    offline_importance,
-    parse_importance,
-    unigram_surprise,
 )
+from recallbench.memory.lufy._recall import RESPONSE_PROMPT
 from recallbench.memory.lufy._store import (
-    RESPONSE_PROMPT,
     Entry,
     LufyFamilyMemory,
     ebbinghaus,

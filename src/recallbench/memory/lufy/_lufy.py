@@ -4,6 +4,8 @@ Paper: Sumida, Inoue and Kawahara, "Enhancing Long-term RAG Chatbots with Psycho
 Memory Importance and Forgetting" (LUFY), JAIR 2025 / arXiv 2409.12524; code and data at
 github.com/ryuichi-sumida/LUFY.
 
+The L and P estimators (the Fig. 1 importance task, surprise) are in ``_estimators``.
+
 Implemented (sec. 3.1-3.3, 4.1.1, 4.2; Table 2; Fig. 1 and 2):
 - Per utterance pair (a user turn and the turn before it), after its session:
   A = arousal of the user utterance (``arousal.py``: ridge on EmoBank over embedder features);
@@ -52,21 +54,22 @@ Deviations:
 
 from __future__ import annotations
 
-import math
-import re
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError, did_you_mean
-from recallbench.llm.task import ParseError, PromptTask
 from recallbench.llm.types import LLMClient
 from recallbench.memory.lufy._arousal import ArousalModel, load_or_train
+from recallbench.memory.lufy._estimators import (
+    DEFAULT_SURPRISE_MODEL,
+    IMPORTANCE_TASK,
+    SURPRISE_CAP,
+    SurpriseFn,
+    build_surprise,
+)
 from recallbench.memory.lufy._store import Entry, LufyFamilyMemory, ebbinghaus
-from recallbench.memory.lufy._tasks import lexical_importance
-from recallbench.text import words
 
 METRICS = ("A", "P", "L", "R1", "R2")
 PAPER_ALPHA = 0.1  # Eq. 5
@@ -100,89 +103,7 @@ DEFAULT_NORMALIZATION: dict[str, tuple[float, float]] = {
     "R1": (0.0, 3.0),
     "R2": (0.0, 1.0),
 }
-SURPRISE_CAP = 160.0  # sec. 3.2: covers more than 95% of utterances
-DEFAULT_SURPRISE_MODEL = "smollm2-135m-instruct"
 R2_CONVENTIONS = ("rif", "literal")
-
-# LUFY Fig. 1 ("Prompt for LLM-estimated importance"), verbatim; {key\_summary} unescaped.
-IMPORTANCE_PROMPT = (
-    "On a scale of 1 to 10, where 1 is purely mundane (like brushing your teeth or making your "
-    "bed) and 10 is extremely important (like a breakup or a college acceptance), please rate the "
-    "importance of the following conversation.\n\n"
-    "Rate it based on whether it will be useful in later conversations or not. Here is a summary "
-    "of the past conversations: {key_summary} Here is the conversation: {content} Be sure to "
-    "provide both a score and a brief reason for your rating."
-)
-IMPORTANCE_SOURCE = "LUFY (Sumida et al. 2024) Fig. 1, verbatim"
-
-_SCORE = re.compile(r"(?i)\bscore\b\D{0,12}?(\d+(?:\.\d+)?)")
-_BARE = re.compile(r"(?<![\d.])(10|[1-9])(?:\.\d+)?(?![\d.]*\d)")
-
-
-def parse_importance(reply: str) -> float:
-    """Parse a 1-10 rating: the number after "score", else the first number 1-10; clip to 1-10."""
-    match = _SCORE.search(reply) or _BARE.search(reply)
-    if not match:
-        raise ParseError(f"no 1-10 score in reply {reply[:80]!r}")
-    return min(max(float(match.group(1)), 1.0), 10.0)
-
-
-def offline_importance(*, content: str, **_: Any) -> str:
-    """Rate an utterance with ``lufy_tasks.lexical_importance``, in the reply format Fig. 1 asks."""
-    score, reasons = lexical_importance(content)
-    return f"Score: {score}\nReason: {'; '.join(reasons) or 'mundane small talk'}"
-
-
-IMPORTANCE_TASK = PromptTask(
-    name="lufy.importance",
-    template=IMPORTANCE_PROMPT,
-    parse=parse_importance,
-    offline=offline_importance,
-    fallback=5.0,
-    stage="memory",
-    max_tokens=96,
-    source=IMPORTANCE_SOURCE,
-)  #  (fallback 5: the released IPE.py's value when a rating fails)
-
-SurpriseFn = Callable[[Sequence[str], Sequence[str]], list[float]]
-
-
-def unigram_surprise(
-    texts: Sequence[str], contexts: Sequence[str], *, cap: float = SURPRISE_CAP, vocab: int = 50
-) -> list[float]:
-    """Deterministic surprise proxy: perplexity of a text's words under its context's unigrams.
-
-    p(w) = (count of w in the context + 1) / (context words + ``vocab``), add-one smoothing over
-    a nominal vocabulary; words the context did not use are unlikely, so a reply that departs
-    from the bot's words scores high. Empty text: 0. Capped at ``cap``. No model, for tests.
-    """
-    out = []
-    for text, context in zip(texts, contexts, strict=True):
-        ws, ctx = words(text), Counter(words(context or ""))
-        if not ws:
-            out.append(0.0)
-            continue
-        total = sum(ctx.values()) + vocab
-        nll = -sum(math.log((ctx[w] + 1) / total) for w in ws) / len(ws)
-        out.append(min(math.exp(nll), cap))
-    return out
-
-
-def build_surprise(kind: str | SurpriseFn, model: str | None, cap: float) -> SurpriseFn:
-    """Return the surprise function: ``lm`` (a causal LM's perplexity) or ``unigram``."""
-    if callable(kind):
-        return kind
-    if kind == "unigram":
-        return lambda texts, contexts: unigram_surprise(texts, contexts, cap=cap)
-    if kind == "lm":
-
-        def lm(texts: Sequence[str], contexts: Sequence[str]) -> list[float]:
-            from recallbench.llm.perplexity import perplexity
-
-            return perplexity(texts, contexts, model=model or DEFAULT_SURPRISE_MODEL, cap=cap)
-
-        return lm
-    raise ConfigError(f"surprise must be 'lm' or 'unigram', got {kind!r}")
 
 
 def _weights(given: Mapping[str, float] | None) -> dict[str, float]:

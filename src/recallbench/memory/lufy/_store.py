@@ -3,6 +3,9 @@
 Paper: Sumida, Inoue and Kawahara, "Enhancing Long-term RAG Chatbots with Psychological Models of
 Memory Importance and Forgetting" (LUFY), JAIR 2025 / arXiv 2409.12524, sec. 2 and 4.
 
+Entries are written by the mixin ``_entries.EntryWriter``; recall and the response prompt are
+the mixin ``_recall.StoreRecall``.
+
 Implemented (sec. 4.1.1, 4.2, Table 3, Fig. 4):
 - Three kinds of memory: ``profile`` (one item per fact about the user, refined after every
   session by a PromptTask, never forgotten; it is the "Key Summary" of the response prompt),
@@ -55,31 +58,12 @@ from recallbench.clock import EPOCH
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.types import LLMClient
-from recallbench.memory._base import MemoryMethod, Message, render_history
+from recallbench.memory._base import MemoryMethod, render_history
 from recallbench.memory.lufy._entries import Entry, EntryWriter
-from recallbench.memory.lufy._tasks import (
-    NO_INFO,
-    bullets,
-)
-from recallbench.records import Episode, MemoryItem, Query, Recall, Session, Turn
+from recallbench.memory.lufy._recall import StoreRecall
+from recallbench.records import Episode, MemoryItem, Session, Turn
 
 FORGETTABLE = ("utterance_pair", "summary")
-
-# LUFY Fig. 4 ("Prompt for generating chatbot responses"), verbatim; the placeholders
-# {key\_summary}, {recent\_utterances}, {related\_memory} are unescaped for str.format.
-RESPONSE_PROMPT = (
-    "You will be provided with 3 pieces of information:\n\n"
-    "1. Key Summary: A summary of past conversations .\n"
-    "2. Recent Utterances: The latest exchanges between you and the user.\n"
-    "3. Relevant Memory: The memory most pertinent to the current conversation.\n\n"
-    "Using these details, you are tasked with generating an effective response. Ensure that your "
-    "reply maintains a casual tone to mimic a genuine interaction with a friend.\n\n"
-    "Here's the information:\n\n"
-    "- Key Summary of Past Conversations: {key_summary}\n"
-    "- Recent Utterances: {recent_utterances}\n"
-    "- Memory Relevant to Current Conversation: {related_memory}"
-)
-RESPONSE_SOURCE = "LUFY (Sumida et al. 2024) Fig. 4, verbatim"
 
 
 def retained_count(created: int, ratio: float) -> int:
@@ -99,7 +83,7 @@ def ebbinghaus(dt_days: float, strength: float, *, upstream: bool = False) -> fl
     return math.exp(-dt_days / strength)
 
 
-class LufyFamilyMemory(EntryWriter, MemoryMethod):
+class LufyFamilyMemory(EntryWriter, StoreRecall, MemoryMethod):
     """Profile + summaries + utterance pairs, threshold/top-2 retrieval, top-10% forgetting.
 
     Args:
@@ -219,56 +203,6 @@ class LufyFamilyMemory(EntryWriter, MemoryMethod):
         if self.forgetting:
             self._forget(self._assessed_at)
 
-    def recall(self, query: Query) -> Recall:
-        """Retrieve the top-2 memories; update R1/R2 unless ``query`` is a probe.
-
-        ``Recall.items``: the R1 memory (if any) then the profile facts; ``Recall.text``: the R1
-        memory (the prompt's "Relevant Memory"); ``info``: R1/R2 ids and their scores.
-        """
-        self.check_episode(query)
-        probe = query.question is not None
-        now = query.now or self._clock or EPOCH
-        if not probe and self.live_writes:
-            done = query.history[: max(len(query.history) - self.recent_turns, 0)]
-            self._write_pairs(self._pairs(done), query.session_index, now)
-        text = query.question if probe else (query.history[-1].text if query.history else "")
-        ranked = self._retrieve(text or "", now)
-        if not probe and ranked:
-            ranked[0][0].r1 += 1
-            ranked[0][0].last_access = now
-            for entry, _, _ in ranked[1:]:
-                entry.r2 += 1
-        items = [self._item(ranked[0][0], now)] if ranked else []
-        if self.profile_in_recall:
-            items += self._profile_items()
-        info = {
-            "probe": probe,
-            "r1": ranked[0][0].item_id if ranked else None,
-            "r2": [e.item_id for e, _, _ in ranked[1:]],
-            "cosine": [round(c, 4) for _, c, _ in ranked],
-            "score": [round(s, 4) for _, _, s in ranked],
-        }
-        return Recall(tuple(items), ranked[0][0].text if ranked else "", info)
-
-    def answer_prompt_fields(self, query: Query, recall: Recall) -> dict[str, str]:
-        """Give the QA answerer what the chatbot sees: the Key Summary and the Relevant Memory."""
-        profile = [i.text for i in recall.items if i.kind == "profile"]
-        parts = [f"Relevant memory: {recall.text}"] if recall.text else []
-        if profile:
-            parts.append("Key summary of past conversations:\n" + bullets(profile))
-        return {"memory": "\n\n".join(parts)}
-
-    def prompt(self, query: Query, recall: Recall) -> list[Message]:
-        """Render LUFY Fig. 4 with the profile, the last 5 turns and the R1 memory."""
-        profile = [i.text for i in recall.items if i.kind == "profile"]
-        recent = render_history(query.history[-self.recent_turns :]) if query.history else NO_INFO
-        text = RESPONSE_PROMPT.format(
-            key_summary=bullets(profile) if profile else NO_INFO,
-            recent_utterances=recent,
-            related_memory=recall.text or NO_INFO,
-        )
-        return [{"role": "user", "content": text}]
-
     def snapshot(self) -> list[MemoryItem]:
         """Return the profile, the retained memories and those the last forgetting dropped."""
         now = self._assessed_at or self._clock or EPOCH
@@ -284,19 +218,6 @@ class LufyFamilyMemory(EntryWriter, MemoryMethod):
     def dt_days(entry: Entry, now: datetime) -> float:
         """Return days since ``entry`` was last accessed (never negative)."""
         return max((now - entry.last_access).total_seconds() / 86400.0, 0.0)
-
-    def _retrieve(self, text: str, now: datetime) -> list[tuple[Entry, float, float]]:
-        if not text.strip() or not self._entries:
-            return []
-        matrix = np.stack([self._vectors[e.item_id] for e in self._entries])
-        cosines = matrix @ self.embedder.encode([text])[0]
-        found = [
-            (e, float(c), float(c) + self.score_bonus(e, now))
-            for e, c in zip(self._entries, cosines, strict=True)
-            if c >= self.threshold
-        ]
-        found.sort(key=lambda x: (-x[2], -x[1], x[0].order))
-        return found[: self.top_k]
 
     def _forget(self, at: datetime) -> None:
         pool = [e for e in self._entries if e.kind in FORGETTABLE]

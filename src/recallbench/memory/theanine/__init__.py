@@ -2,8 +2,8 @@
 
 ``memory=theanine`` <-> ``conf/memory/theanine.yaml`` <-> :class:`Theanine`. Helpers:
 ``_graph`` (the memory graph and its timelines), ``_linking`` (Fig. 22 prompt, parser, offline
-relation rule), ``_refinement`` (Fig. 23 prompt, parser, offline refinement), ``_theanine``
-(the method).
+relation rule), ``_refinement`` (Fig. 23 prompt, parser, offline refinement), ``_recall``
+(Phase II: timeline retrieval and refinement), ``_theanine`` (the method and its Phase I).
 """
 
 from recallbench.memory.theanine._graph import MemoryGraph
