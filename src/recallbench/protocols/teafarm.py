@@ -14,7 +14,7 @@ from ``teabag_file`` when it already holds the episode, or are generated and the
 ``teabag_file`` (TeaBag interchange format, ``datasets/teabag.py``) for reuse. Every prediction
 names its question source (``meta["question_source"]``): the table says which generator made
 the questions. With the ``extractive`` backend the generators and the judge are the offline
-twins of ``protocols/teafarm_tasks.py``: a documented no-LLM stand-in, not GPT-4.
+twins in ``protocols/_teafarm_offline.py``: a documented no-LLM stand-in, not GPT-4.
 
 Deviations: the paper's step-1 summarization prompt is not printed (ours, or gold summaries);
 the session-(n+1) start is the last session's start plus ``gap_days`` (the paper gives none).

@@ -46,7 +46,7 @@ def parse_importance(reply: str) -> float:
 
 
 def offline_importance(*, content: str, **_: Any) -> str:
-    """Rate an utterance with ``lufy_tasks.lexical_importance``, in the reply format Fig. 1 asks."""
+    """Rate an utterance with ``_tasks.lexical_importance``, in the reply format Fig. 1 asks."""
     score, reasons = lexical_importance(content)
     return f"Score: {score}\nReason: {'; '.join(reasons) or 'mundane small talk'}"
 

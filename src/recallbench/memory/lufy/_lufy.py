@@ -8,11 +8,11 @@ The L and P estimators (the Fig. 1 importance task, surprise) are in ``_estimato
 
 Implemented (sec. 3.1-3.3, 4.1.1, 4.2; Table 2; Fig. 1 and 2):
 - Per utterance pair (a user turn and the turn before it), after its session:
-  A = arousal of the user utterance (``arousal.py``: ridge on EmoBank over embedder features);
+  A = arousal of the user utterance (``_arousal.py``: ridge on EmoBank over embedder features);
   P = surprise = perplexity of the user utterance given the bot utterance under a local causal LM
   (SmolLM2-135M by default), capped at 160; L = LLM-estimated importance 1-10 (Fig. 1 prompt,
   verbatim; offline: a lexical heuristic); R1 / R2 = how often the memory was retrieved as the
-  most / second most relevant (``lufy_store``).
+  most / second most relevant (``_store.py``, ``_recall.py``).
 - Normalization (sec. 3.2): each metric is mapped affinely, x' = (x - lo) / (hi - lo), with
   (lo, hi) = its minimum and maximum on a calibration sample, so all share min 0 and max 1.
 - Strength S = wA*A + wP*P + wL*L + wR1*R1 - wR2*R2 (Eq. 2) with Table 2 weights, floored at

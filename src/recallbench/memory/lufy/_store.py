@@ -36,7 +36,7 @@ Deviations:
   itself; ``observe`` writes the rest.
 - Tie-break in forgetting: equal importance (common in MemoryBank, where most memories share
   S = 1 and dt) keeps the more recently created memory; retrieval ties keep the older memory.
-- The paper prints no prompt for session summaries and the profile: ours are in ``lufy_tasks``.
+- The paper prints no prompt for session summaries and the profile: ours are in ``_tasks.py``.
 - A session without a start time is placed ``index - 1`` days after ``clock.EPOCH``.
 - Threshold scale: 0.8 suits text-embedding-ada-002, whose cosines crowd into [0.7, 1]. With
   MiniLM no LUFY user utterance reaches 0.8 against the stored memories (best match: median
