@@ -19,76 +19,36 @@ rerun into the same folder (``resume_dir``) also skips finished episodes.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 import platform
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from recallbench.errors import ConfigError, ResumeError
+from recallbench.errors import ConfigError
 from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
 from recallbench.metrics.scoring import score_predictions
 from recallbench.parallel import ordered_map
 from recallbench.records import Episode, MemoryItem, Prediction, Score, read_jsonl, write_jsonl
+from recallbench.resume import previous_info, refuse_foreign
 from recallbench.run_record import (
     HealthPolicy,
     RunInterrupted,
-    config_diff,
     config_hash,
+    episodes_sha256,
+    git_sha,
     health_problems,
+    package_versions,
     stop_signals_raise,
     summed_usage,
     write_run_json,
 )
 
 log = logging.getLogger(__name__)
-
-PACKAGES = ("recallbench", "torch", "transformers", "openai", "sentence-transformers", "numpy")
-
-
-def git_sha() -> str | None:
-    """Return the current git commit of the project, or None outside a checkout."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            cwd=Path(__file__).resolve().parent,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
-
-
-def package_versions() -> dict[str, str]:
-    """Return installed versions of the packages that shape results."""
-    found = {"python": platform.python_version()}
-    for name in PACKAGES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return found
-
-
-def episodes_sha256(episodes: Sequence[Episode]) -> str:
-    """Return the sha256 of the loaded episodes' canonical JSON (what the run actually saw)."""
-    h = hashlib.sha256()
-    for ep in episodes:
-        h.update(ep.to_json().encode())
-        h.update(b"\n")
-    return h.hexdigest()
 
 
 class Runner:
@@ -130,10 +90,10 @@ class Runner:
         ``failed``; a finished run whose tasks failed to parse too often is ``degraded``. Usage is
         written per attempt and summed over attempts into ``usage.json``.
         """
-        previous = self._previous_info()
+        previous = previous_info(self.run_dir)
         digest = config_hash(self.config)
         dataset_sha = episodes_sha256(episodes)
-        self._refuse_foreign(previous, digest, dataset_sha)
+        refuse_foreign(self.run_dir, self.config, previous, digest, dataset_sha)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.attempt = int(previous.get("attempt", 0)) + 1
         info = self.info = {
@@ -197,38 +157,6 @@ class Runner:
             write_run_json(self.run_dir, info)
             if getattr(self.llm, "usage", None) is not None:
                 self._flush_usage()
-
-    def _refuse_foreign(self, previous: dict, digest: str, dataset_sha: str) -> None:
-        """A run folder belongs to one config and one dataset: refuse to continue another's."""
-        if not previous:
-            return
-        old_hash = previous.get("config_hash")
-        if old_hash is not None and old_hash != digest:
-            old_config = {}
-            if (self.run_dir / "config.yaml").is_file():
-                old_config = yaml.safe_load((self.run_dir / "config.yaml").read_text()) or {}
-            raise ResumeError(
-                f"{self.run_dir} holds a run of another config (config hash {old_hash}, this "
-                f"one {digest}: {config_diff(old_config, self.config) or 'see config.yaml'}); "
-                "give this run its own folder (job=<name>, or a new RECALLBENCH_STAMP) or resume "
-                "it with the config in that folder's config.yaml"
-            )
-        if previous.get("dataset_sha256") not in (None, dataset_sha):
-            raise ResumeError(
-                f"{self.run_dir} holds a run on other data (dataset sha256 "
-                f"{previous['dataset_sha256'][:12]}, now {dataset_sha[:12]}): the episodes "
-                "differ (data files, dataset options or episodes=); start a new run folder"
-            )
-
-    def _previous_info(self) -> dict:
-        """The ``run.json`` of an earlier attempt in this folder (empty for a new run)."""
-        path = self.run_dir / "run.json"
-        if not path.is_file():
-            return {}
-        try:
-            return json.loads(path.read_text())
-        except ValueError:
-            return {}
 
     def _items_predictions(self) -> int:
         """How many predictions the finished episodes' item files hold (cheap line count)."""
