@@ -161,23 +161,25 @@ def build_embedder(node: Any, cache_dir: str | Path | None = None, what: str = "
     return construct(cfg, "embedder", what)
 
 
-def _slot_llm(cfg: Mapping[str, Any], run_llm, what: str):
-    """The LLM of a judge: its own ``generator`` (cached at its ``cache_path``), else the run's."""
+def _judge(cfg: dict[str, Any], group: str, run_llm, what: str):
+    """Construct a judge node that has a ``_target_``; a class taking ``llm`` gets its own
+    ``generator`` (cached at its ``cache_path``), else the run's LLM."""
+    if not _wants_llm(cfg["_target_"], what):
+        return construct(cfg, group, what)
     if cfg.get("generator") is not None:
-        return build_generator(cfg["generator"], cfg.get("cache_path"), f"{what}.generator")
-    if run_llm is None:
+        llm = build_generator(cfg["generator"], cfg.get("cache_path"), f"{what}.generator")
+    elif run_llm is None:
         raise ConfigError(f"{what}: no generator configured and no run LLM given")
-    return run_llm
+    else:
+        llm = run_llm
+    return construct(cfg, group, what, llm=llm)
 
 
 def build_judge(node: Any, llm=None, what: str = "judge"):
     """A QA judge from a ``conf/judge`` node; an LLM judge gets its LLM injected."""
     from recallbench.judges import JUDGES
 
-    cfg = _with_target(node, "judge", JUDGES, "name")
-    if _wants_llm(cfg["_target_"], what):
-        return construct(cfg, "judge", what, llm=_slot_llm(cfg, llm, what))
-    return construct(cfg, "judge", what)
+    return _judge(_with_target(node, "judge", JUDGES, "name"), "judge", llm, what)
 
 
 def build_caim_judge(node: Any, llm=None, what: str = "caim_judge"):
@@ -185,9 +187,7 @@ def build_caim_judge(node: Any, llm=None, what: str = "caim_judge"):
     from recallbench.judges.caim import CAIM_JUDGES
 
     cfg = _with_target(node or {"name": "lexical"}, "caim_judge", CAIM_JUDGES, "name")
-    if _wants_llm(cfg["_target_"], what):
-        return construct(cfg, "caim_judge", what, llm=_slot_llm(cfg, llm, what))
-    return construct(cfg, "caim_judge", what)
+    return _judge(cfg, "caim_judge", llm, what)
 
 
 def _target_class(target: str, what: str) -> type:

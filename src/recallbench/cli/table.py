@@ -33,8 +33,8 @@ def table_services(cfg: DictConfig) -> dict[str, Callable[..., Any]]:
     return {
         "make_llm": make_llm,
         "make_judge": make_judge,
-        "make_caim_judge": lambda rater: build_caim_judge(rater),
-        "make_embedder": lambda emb: build_embedder(emb),
+        "make_caim_judge": build_caim_judge,
+        "make_embedder": build_embedder,
     }
 
 

@@ -3,9 +3,10 @@
 Offline twins (the ``extractive`` backend; a documented no-LLM stand-in, never the paper's GPT-4):
 the summary keeps first-person statements rewritten in the third person; the question generator
 negates the newest fact about the asked speaker (dropping its negation, "B doesn't own a car" ->
-"you own a car"; swapping a noun, "dog" -> "cat"; or else presupposing the fact is over); session 6 is a fixed small-talk template on the last session's
-topic; the judge is lexical (the response wins words of the correct answer that the question
-lacks -> Correct; it wins the question's own words -> Incorrect; a tie goes to a correction cue).
+"you own a car"; swapping a noun, "dog" -> "cat"; or else presupposing the fact is over);
+session 6 is a fixed small-talk template on the last session's topic; the judge is lexical (the
+response wins words of the correct answer that the question lacks -> Correct; it wins the
+question's own words -> Incorrect; a tie goes to a correction cue).
 """
 
 from __future__ import annotations
