@@ -1,18 +1,19 @@
 """On-disk embedding cache: SQLite (WAL) keyed by model name + sha256 of the text.
 
-WAL mode lets parallel Hydra jobs read while one writes. Vectors are stored as raw float32 bytes
+WAL mode lets parallel Hydra jobs read while one writes; the file is created under a file lock
+(``recallbench.io.connect_shared``), so jobs that start together do not race at creation. Vectors are stored as raw float32 bytes
 with their dimension, so no pickle is involved and a wrong-size row is detected on read.
 """
 
 from __future__ import annotations
 
 import hashlib
-import sqlite3
+import threading
 from pathlib import Path
 
 import numpy as np
 
-from recallbench.io import unusable_cache
+from recallbench.io import connect_shared
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -21,7 +22,7 @@ CREATE TABLE IF NOT EXISTS embeddings (
     dim INTEGER NOT NULL,
     vec BLOB NOT NULL,
     PRIMARY KEY (model, key)
-)
+);
 """
 _CHUNK = 500  # SQLite's default limit on host parameters is 999
 
@@ -36,12 +37,9 @@ class EmbeddingCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-        with unusable_cache(self.path, "embedding cache"):
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(_SCHEMA)
-            self._conn.commit()
+        self._conn = connect_shared(self.path, _SCHEMA, "embedding cache")
+        # One connection shared by this process's threads (concurrent episodes), serialized.
+        self._lock = threading.Lock()
 
     def get_many(self, model: str, texts: list[str]) -> dict[str, np.ndarray]:
         """Return the cached vectors of ``texts`` under ``model`` (texts not cached are absent)."""
@@ -51,10 +49,11 @@ class EmbeddingCache:
         for start in range(0, len(keys), _CHUNK):
             chunk = keys[start : start + _CHUNK]
             marks = ",".join("?" * len(chunk))
-            rows = self._conn.execute(
-                f"SELECT key, dim, vec FROM embeddings WHERE model = ? AND key IN ({marks})",
-                [model, *chunk],
-            ).fetchall()
+            with self._lock:
+                rows = self._conn.execute(
+                    f"SELECT key, dim, vec FROM embeddings WHERE model = ? AND key IN ({marks})",
+                    [model, *chunk],
+                ).fetchall()
             for key, dim, blob in rows:
                 vec = np.frombuffer(blob, dtype=np.float32)
                 if vec.shape != (dim,):
@@ -71,12 +70,24 @@ class EmbeddingCache:
             (model, text_key(t), int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes())
             for t, v in vectors.items()
         ]
-        with self._conn:
-            self._conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+        with self._lock:
+            # One write transaction for the batch; IMMEDIATE takes the write lock up front, so
+            # SQLite waits through its busy handler instead of failing a read->write upgrade.
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows
+                )
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
 
     def __len__(self) -> int:
-        return int(self._conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
 
     def close(self) -> None:
         """Close the database connection."""
-        self._conn.close()
+        with self._lock:
+            self._conn.close()

@@ -11,7 +11,7 @@ package (e.g. a model retrained into results/) are not covered: delete the cache
 change. Values are
 JSON (no pickle): the reply text, its token counts and what it cost when it was made. The
 database runs in WAL mode with a busy timeout, so several processes can read and write the same
-file; a write is one autocommitted ``INSERT OR REPLACE`` (identical keys hold identical values, so
+file, and is created under a file lock (``recallbench.io.connect_shared``); a write is one autocommitted ``INSERT OR REPLACE`` (identical keys hold identical values, so
 a race between two writers of the same key is harmless).
 """
 
@@ -27,14 +27,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from recallbench.io import unusable_cache
+from recallbench.io import connect_shared, unusable_cache
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS replies (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL,
     created REAL NOT NULL
-)
+);
 """
 
 
@@ -98,18 +98,10 @@ class Cache:
 
     def __init__(self, path: str | Path, busy_timeout_s: float = 60.0) -> None:
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         # One connection shared by this process's threads, serialized by a lock.
-        self._conn = sqlite3.connect(
-            self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
-        )
+        self._conn = connect_shared(self.path, _SCHEMA, "LLM cache", busy_timeout_s)
         self._lock = threading.Lock()
         with self._lock, unusable_cache(self.path, "LLM cache"):
-            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-            self._conn.execute(_SCHEMA)
             self._conn.execute("SELECT COUNT(*) FROM replies LIMIT 1").fetchone()
 
     def get(self, key: str) -> dict[str, Any] | None:
