@@ -21,7 +21,6 @@ import dataclasses
 import functools
 import hashlib
 import json
-import sqlite3
 import threading
 import time
 from pathlib import Path
