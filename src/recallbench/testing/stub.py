@@ -8,7 +8,9 @@ maximum number in flight, which is how tests check the client's concurrency boun
 
 Use in-process (``with StubServer(latency_s=0.1) as stub: stub.base_url``) or as a separate
 process (``python -m recallbench.testing.stub --latency 0.1`` prints ``READY <base_url>``), which keeps
-the stub off the client's interpreter lock in benchmarks.
+the stub off the client's interpreter lock in benchmarks. The process serves until SIGTERM or
+SIGINT, so ``nohup python -m recallbench.testing.stub --port 8765 &`` keeps serving;
+``--until-stdin-closes`` also stops it when its stdin closes (a parent that holds the pipe).
 """
 
 from __future__ import annotations
@@ -287,15 +289,32 @@ class StubServer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the stub in the foreground; print ``READY <base_url>`` once it listens."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, default=0)
+    """Run the stub in the foreground until SIGTERM/SIGINT; print ``READY <base_url>`` once it
+    listens."""
+    import signal
+
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        epilog="Serves until SIGTERM or SIGINT (Ctrl-C), also in the background (nohup ... &).",
+    )
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per request")
+    parser.add_argument(
+        "--until-stdin-closes",
+        action="store_true",
+        help="also stop when stdin closes (for a parent process that holds a pipe to it)",
+    )
     args = parser.parse_args(argv)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    if args.until_stdin_closes:
+        threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
     stub = StubServer(latency_s=args.latency, port=args.port).start()
     print(f"READY {stub.base_url}", flush=True)
     try:
-        sys.stdin.read()  # run until stdin closes or the process is terminated
+        while not stop.wait(0.5):  # a timed wait keeps the main thread responsive to signals
+            pass
     finally:
         stub.stop()
 
