@@ -151,6 +151,8 @@ class Runner:
             info["error"] = f"{type(exc).__name__}: {exc}"
             raise
         finally:
+            if (describe := getattr(self.llm, "describe", None)) is not None:
+                info["generator"] = describe()  # incl. the structured mode in force (resolved)
             info["finished_unix"] = time.time()
             info["episodes_done"] = len(list((self.run_dir / "items").glob("*.jsonl")))
             info["predictions_done"] = len(predictions) or self._items_predictions()

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from recallbench.llm.shapes import Choice
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.records import Episode, Prediction, Turn
 
@@ -74,6 +75,7 @@ ENTAILMENT_TASK = PromptTask(
     max_tokens=8,
     temperature=0.0,
     source=ENTAILMENT_SOURCE,
+    reply=Choice(("Entail", "Neutral", "Contradictory")),
 )
 
 

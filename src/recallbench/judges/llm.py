@@ -21,6 +21,7 @@ from typing import Any
 from recallbench.errors import ConfigError
 from recallbench.judges.base import INCORRECT, LABELS, Judge, JudgeItem, Verdict
 from recallbench.judges.lexical import LexicalJudge
+from recallbench.llm.shapes import Choice, Pattern
 from recallbench.llm.task import ParseError, PromptTask
 
 # LUFY App. C.1 "Prompt for judging whether the response is correct or not", verbatim (line
@@ -106,6 +107,7 @@ def make_qa_judge_task(offline_judge: LexicalJudge | None = None, fallback: int 
         max_tokens=4,
         temperature=0.0,
         source=QA_JUDGE_SOURCE,
+        reply=Choice(("1", "0", "2")),
     )
 
 
@@ -120,6 +122,7 @@ RATING_TASK = PromptTask(
     max_tokens=256,
     temperature=0.0,
     source=RATING_SOURCE,
+    reply=Pattern(r"Score: [1-5]\nReason: [^\n]{1,300}"),
 )
 
 

@@ -35,6 +35,8 @@ KEYS = {
     "seed",
     "price_per_1m",
     "threads",
+    "structured",
+    "cache_scope",
     "name",
     "description",
 }
@@ -92,6 +94,11 @@ def _opt(cfg: dict[str, Any], key: str, cast: type) -> Any:
     return None if value is None else cast(value)
 
 
+def _structured(value: Any) -> str:
+    # YAML reads an unquoted `off` as False: accept it as the mode "off"
+    return "off" if value in (None, False) else str(value)
+
+
 def from_config(cache_path: str | Path | None = None, **keys: Any) -> LLM:
     """The ``_target_`` of ``conf/generator``: ``build_llm`` with the config's keys as arguments."""
     return build_llm(keys, cache_path)
@@ -104,7 +111,11 @@ def build_llm(cfg: Any, cache_path: str | Path | None = None) -> LLM:
     max_tokens (null: each task's own value; a number overrides every call), concurrency, rpm,
     tpm, timeout_s, max_retries, context_length, seed (default seed of calls that give none),
     price_per_1m ([input, output] USD for a model missing from the price table), threads (hf:
-    torch threads while generating, default 1; 0 keeps torch's setting).
+    torch threads while generating, default 1; 0 keeps torch's setting), structured (how
+    tasks with a reply shape constrain decoding: off|json_schema|vllm|llamacpp|local|auto, see
+    ``recallbench.llm.structured``; default off, the papers' free-text setting), cache_scope
+    (a name shared by endpoints that serve the same weights on purpose: their replies are cached
+    under it instead of the endpoint, see ``recallbench.llm.client``).
     """
     cfg = _plain(cfg)
     cfg.pop("_target_", None)  # conf/generator's own target: this function (via from_config)
@@ -141,4 +152,6 @@ def build_llm(cfg: Any, cache_path: str | Path | None = None) -> LLM:
         seed=_opt(cfg, "seed", int),
         temperature=_opt(cfg, "temperature", float),
         max_tokens=_opt(cfg, "max_tokens", int),
+        structured=_structured(cfg.get("structured")),
+        cache_scope=_opt(cfg, "cache_scope", str),
     )

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from recallbench.llm.shapes import Shape
 from recallbench.llm.types import Message
 
 Stage = Literal["memory", "answer", "judge", "generate"]
@@ -25,6 +26,10 @@ PARSE_FAILURE = "parse failed"
 
 class ParseError(ValueError):
     """An LLM reply did not have the shape the task's parser expects."""
+
+
+# A parser signals an unparseable reply with one of these (ParseError is a ValueError).
+PARSE_ERRORS = (ValueError, KeyError, IndexError, TypeError)
 
 
 def _identity(text: str) -> str:
@@ -49,6 +54,9 @@ class PromptTask:
         seed: sampling seed (part of the cache key); None uses the generator's ``seed``. A
             sampled call (temperature > 0) without any seed is never cached. Draw several
             samples with ``dataclasses.replace(task, seed=i)``.
+        reply: the shape of the reply (``llm.shapes``: ``Choice``, ``Pattern``, ``JsonReply``),
+            declared next to ``parse``; None for free text. A structured generator mode sends
+            it as a constraint (``llm.structured``); ``parse_reply`` reads both forms.
     """
 
     name: str
@@ -61,6 +69,21 @@ class PromptTask:
     temperature: float = 0.0
     source: str = ""
     seed: int | None = None
+    reply: Shape | None = None
+
+    def parse_reply(self, text: str) -> Any:
+        """Parse a reply in the free-text form or the structured form of ``reply``.
+
+        The structured form is first brought back to the free-text form (``Shape.to_text``),
+        so ``parse`` decides the value of both. A reply neither form explains raises
+        ``ParseError`` naming the expected shape (what the repair turn tells the model).
+        """
+        if self.reply is None:
+            return self.parse(text)
+        try:
+            return self.parse(self.reply.to_text(text))
+        except PARSE_ERRORS as exc:
+            raise ParseError(f"{exc} (expected {self.reply.describe()})") from None
 
     def render(self, **fields: Any) -> list[Message]:
         """Fill the template with ``fields`` and return chat messages."""

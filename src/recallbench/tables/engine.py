@@ -143,7 +143,8 @@ def header_for(runs: Sequence[RunInfo]) -> dict[str, str]:
 
     def generator(r: RunInfo) -> str:
         gen = r.config.get("generator", {})
-        return f"{gen.get('backend')}:{gen.get('model')}"
+        label = f"{gen.get('backend')}:{gen.get('model')}"
+        return label + structured_note(r)
 
     def data(r: RunInfo) -> str:
         ds = r.config.get("dataset", {})
@@ -157,6 +158,15 @@ def header_for(runs: Sequence[RunInfo]) -> dict[str, str]:
         "episodes": collect(lambda r: json.loads((r.path / "run.json").read_text())["n_episodes"]),
         "runs": collect(lambda r: f"{r.tag}/{r.stamp}"),
     }
+
+
+def structured_note(run: RunInfo) -> str:
+    """`` (structured outputs: <mode> ...)`` when the run constrained its replies, else ""."""
+    recorded = json.loads((run.path / "run.json").read_text()).get("generator") or {}
+    mode = recorded.get("structured") or (run.config.get("generator") or {}).get("structured")
+    if mode in (None, "off"):
+        return ""
+    return f" (structured outputs: {mode}; a deviation from the papers' free-text replies)"
 
 
 def degraded_notes(runs: Sequence[RunInfo]) -> list[str]:

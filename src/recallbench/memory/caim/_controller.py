@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from recallbench.llm.shapes import Choice
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.memory.caim._dates import resolve_dates
 from recallbench.memory.caim._tasks import SOURCE_A
@@ -104,6 +105,7 @@ def controller_task(name: str, prompt: str, offline) -> PromptTask:
         stage="memory",
         max_tokens=4,
         source=SOURCE_A.format(".1"),
+        reply=Choice(("A", "B")),
     )
 
 
