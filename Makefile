@@ -32,10 +32,10 @@ define needs_runs
 endef
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-server lint data tables bench clean
+.PHONY: help install test test-server server bench-structured lint data tables bench clean
 
 help: ## List every target
-	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | \
+	@grep -hE '^[a-zA-Z0-9_%-]+:.*?## ' $(MAKEFILE_LIST) | \
 	  awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-32s\033[0m %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml
@@ -51,9 +51,19 @@ install: $(STAMP) ## Create .venv and install recallbench (torch first: TORCH_SP
 test: $(STAMP) ## Run the offline test suite (CPU only, no API calls)
 	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q
 
-test-server: $(STAMP) ## Slow: a REAL llama-cpp-python server (SmolLM2 GGUF) runs THEANINE + LUFY QA slices
-	@$(PY) -c "import llama_cpp.server" 2>/dev/null || $(PY) -m pip install -q -e ".[server]"
-	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q -s -m slow tests/integration/test_real_server.py
+SERVER_SPEC ?= llama-cpp-python[server]>=0.3.36,<0.4
+
+server: $(STAMP) ## Build the real OpenAI-compatible server for test-server (llama.cpp from source: ~6-17 min)
+	@$(PY) -c "import llama_cpp.server" 2>/dev/null || $(PY) -m pip install -q "$(SERVER_SPEC)"
+
+test-server: server ## Slow: a REAL llama-cpp-python server (SmolLM2 GGUF): slices, structured outputs
+	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q -s -m slow tests/integration/
+
+bench-structured: server ## Parse rate free vs structured of every PromptTask family on the real server
+	$(RUN) bench/structured.py --data-dir $(DATA_DIR)
+
+estimate-table-%: $(STAMP) ## Price a table first (plan=true): calls, tokens, cache hits, USD, wall time
+	@$(MAKE) -o $(STAMP) --no-print-directory reproduce-table-$* ARGS="$(ARGS) plan=true" TABLE=true
 
 lint: $(STAMP) ## ruff check + format check + the import contract (pyproject [tool.importlinter])
 	$(VENV)/bin/ruff check src tests scripts bench

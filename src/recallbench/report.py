@@ -1,7 +1,8 @@
 """The end-of-run summary a user reads in the terminal (rich), built from the run folder's files.
 
 Headline metrics with their episode-clustered 95% CI (``summary.json``), LLM calls, cache hits,
-failed calls, unparsed replies and cost summed over every attempt (``usage.json``), wall time and
+failed calls, unparsed replies, repair turns and cost summed over every attempt
+(``usage.json``), wall time and
 status (``run.json``) and the run folder. It reads only what the run wrote, so what the terminal
 shows is what a table or notebook will find.
 """
@@ -42,10 +43,12 @@ def usage_line(usage: dict[str, Any]) -> str:
     """Calls, cache hits, failures, unparsed replies and cost over every attempt."""
     totals = usage.get("totals") or {}
     cost = totals.get("cost_usd")
+    repairs = totals.get("repairs") or 0
+    fixed = f" · repair turns {repairs} ({totals.get('repaired', 0)} parsed)" if repairs else ""
     return (
         f"calls {totals.get('calls', 0)} · cache hits {totals.get('cached_calls', 0)} · "
-        f"failed {totals.get('failures', 0)} · unparsed {totals.get('parse_failures', 0)} · "
-        f"cost {'unknown' if cost is None else f'${cost:.4f}'}"
+        f"failed {totals.get('failures', 0)} · unparsed {totals.get('parse_failures', 0)}"
+        f"{fixed} · cost {'unknown' if cost is None else f'${cost:.4f}'}"
     )
 
 

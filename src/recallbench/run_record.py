@@ -101,6 +101,8 @@ NOT_IDENTITY = (
     "generator.timeout_s",
     "generator.max_retries",
     "generator.api_key_env",
+    "generator.max_usd",  # the budget: a resume may raise it
+    "generator.max_calls",
 )
 
 
@@ -237,10 +239,13 @@ class HealthPolicy:
 
 
 def health_problems(usage: Mapping[str, Any], policy: HealthPolicy) -> list[dict[str, Any]]:
-    """Return one entry per task whose parse or transport failure rate passes the policy."""
+    """Return one entry per task whose parse or transport failure rate passes the policy.
+
+    Rates are per task call; repair turns (``generator.repairs``) are extra calls of the same
+    task, so they are not in the denominator."""
     problems = []
     for task, bucket in sorted((usage.get("tasks") or {}).items()):
-        calls = int(bucket.get("calls") or 0)
+        calls = int(bucket.get("calls") or 0) - int(bucket.get("repairs") or 0)
         if not calls:
             continue
         for kind, limit in (

@@ -31,6 +31,7 @@ from typing import Any
 
 from recallbench.errors import ConfigError
 from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
+from recallbench.llm.meter import BudgetExceeded
 from recallbench.metrics.scoring import score_predictions
 from recallbench.parallel import ordered_map
 from recallbench.records import Episode, MemoryItem, Prediction, Score, read_jsonl, write_jsonl
@@ -96,6 +97,7 @@ class Runner:
         refuse_foreign(self.run_dir, self.config, previous, digest, dataset_sha)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.attempt = int(previous.get("attempt", 0)) + 1
+        self._seed_budget()
         info = self.info = {
             "status": "running",
             "attempt": self.attempt,
@@ -141,6 +143,10 @@ class Runner:
             if self.logger is not None:
                 self.logger.log_run(self.config, summary, predictions, usage)
             return summary
+        except BudgetExceeded as exc:  # the budget: stopped cleanly, resumable
+            info["status"] = "interrupted"
+            info["reason"] = exc.reason
+            raise
         except (RunInterrupted, KeyboardInterrupt) as exc:
             stop = exc if isinstance(exc, RunInterrupted) else RunInterrupted(signal.SIGINT)
             info["status"] = "interrupted"
@@ -159,6 +165,15 @@ class Runner:
             write_run_json(self.run_dir, info)
             if getattr(self.llm, "usage", None) is not None:
                 self._flush_usage()
+
+    def _seed_budget(self) -> None:
+        """A resumed run's budget counts what its earlier attempts sent and spent."""
+        meter = getattr(self.llm, "meter", None)
+        if meter is None or not meter.budget or self.attempt == 1:
+            return
+        totals = summed_usage(self.run_dir).get("totals") or {}
+        sent = int(totals.get("calls") or 0) - int(totals.get("cached_calls") or 0)
+        meter.seed(float(totals.get("cost_usd") or 0.0), sent)
 
     def _items_predictions(self) -> int:
         """How many predictions the finished episodes' item files hold (cheap line count)."""

@@ -71,12 +71,14 @@ def run(
     job: str,
     choices: dict[str, str] | None = None,
     overrides: list[str] | None = None,
-) -> Path:
-    """Run one job described by a composed config; return its run folder.
+) -> Path | None:
+    """Run one job described by a composed config; return its run folder (None: a plan).
 
     ``choices`` are the config-group choices (e.g. ``{"memory": "memory_retrieval"}``); tables
     find runs by them.
     """
+    from recallbench.cli.plan import plan_meter, planning, report_plan
+    from recallbench.llm.meter import Budget, BudgetExceeded, Meter
     from recallbench.report import print_end_of_run
     from recallbench.run_record import HealthPolicy, RunInterrupted, describe_problems
     from recallbench.runner import Runner, default_stamp
@@ -87,11 +89,18 @@ def run(
     paths = cfg.paths
     episodes = build_dataset(cfg.dataset)
     episodes = select_episodes(episodes, cfg.episodes, int(cfg.seed))
-    llm = build_generator(cfg.generator, Path(paths.cache_dir) / "llm.sqlite")
+    # one meter for every LLM of the job: the budget, or (plan=true) the dry replay's counts
+    budget = Budget.of(OmegaConf.to_container(cfg.generator, resolve=True))
+    meter = plan_meter(budget) if planning() else Meter(budget)
+    llm = build_generator(cfg.generator, Path(paths.cache_dir) / "llm.sqlite", meter=meter)
     embedder = build_embedder(cfg.embedder, paths.cache_dir)
     protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, paths.cache_dir)
     metrics = list(cfg.metrics.names or cfg.protocol.get("metrics") or [])
-    if cfg.resume_dir:
+    if meter.dry:  # a plan: a throw-away folder, no metrics (no LLM in them), no tracking
+        import tempfile
+
+        run_dir, metrics = Path(tempfile.mkdtemp(prefix="recallbench-plan-run-")) / job, []
+    elif cfg.resume_dir:
         run_dir = Path(cfg.resume_dir)
     else:
         run_dir = Path(paths.results_dir) / "runs" / cfg.tag / default_stamp() / job
@@ -109,12 +118,23 @@ def run(
         metrics=metrics,
         config=config,
         progress=bool(cfg.progress),
-        logger=WandbLogger(cfg.wandb.project, cfg.wandb.mode, tags=[cfg.tag]),
+        logger=None
+        if meter.dry
+        else WandbLogger(cfg.wandb.project, cfg.wandb.mode, tags=[cfg.tag]),
         health=health,
         workers=resolve_workers(cfg.get("workers", "auto"), llm, len(episodes)),
     )
     try:
         runner.run(episodes)
+    except BudgetExceeded as stop:
+        print(
+            f"recallbench: stopped by the budget: {stop.reason}, after "
+            f"{runner.info.get('episodes_done', 0)}/{len(episodes)} episodes (run.json: "
+            f"interrupted); raise it and resume with: {resume_command(run_dir)}",
+            file=sys.stderr,
+            flush=True,
+        )
+        sys.exit(stop.exit_status)
     except RunInterrupted as stop:
         info = runner.info
         print(
@@ -124,6 +144,14 @@ def run(
             flush=True,
         )
         sys.exit(stop.exit_status)
+    if meter.dry:
+        import shutil
+
+        about = f"{len(episodes)} episode(s), generator {describe_llm(llm)}"
+        keep = Path(paths.results_dir) / "plans" / default_stamp()
+        report_plan(meter, job, about, runner.workers, llm, keep)
+        shutil.rmtree(run_dir.parent, ignore_errors=True)
+        return None
     if runner.info.get("status") == "degraded":
         print(
             f"recallbench: warning: run degraded ({describe_problems(runner.info['health'])}); "
@@ -133,6 +161,12 @@ def run(
         )
     print_end_of_run(run_dir)
     return run_dir
+
+
+def describe_llm(llm) -> str:
+    """``backend:model @ endpoint`` of an LLM, for one line of a plan."""
+    endpoint = getattr(llm.backend, "endpoint", None)
+    return f"{llm.backend.name}:{llm.model}" + (f" @ {endpoint}" if endpoint else "")
 
 
 def resolve_workers(value: Any, llm, n_episodes: int) -> int:
@@ -174,16 +208,25 @@ def main() -> None:
             overrides = list(hc.overrides.task)
             multirun = hc.mode == RunMode.MULTIRUN
             job = cfg.job or default_job(cfg, choices, overrides if multirun else [])
-            print(run(cfg, job, picked_choices(choices), overrides))
+            if (folder := run(cfg, job, picked_choices(choices), overrides)) is not None:
+                print(folder)  # the run folder (a plan prints its bill instead)
+
+    from recallbench.cli.plan import PLAN_DIR_ENV, PLAN_ENV, print_plan_total, take_plan_args
 
     sys.argv = take_verbose_flag(sys.argv)
     with user_errors():
+        sys.argv = take_plan_args(sys.argv)
         check_choices(sys.argv[1:])
     # One stamp per invocation: every job of a sweep (sequential, joblib or SLURM workers, which
     # inherit the environment) lands under ONE folder runs/<tag>/<stamp>/.
     os.environ.setdefault("RECALLBENCH_STAMP", time.strftime("%Y%m%d-%H%M%S"))
     os.environ[SWEPT_ENV] = ",".join(swept_keys(sys.argv[1:]))
-    _app()
+    try:
+        _app()
+        print_plan_total()
+    finally:
+        os.environ.pop(PLAN_ENV, None)
+        os.environ.pop(PLAN_DIR_ENV, None)
 
 
 def swept_keys(argv: list[str]) -> list[str]:

@@ -144,11 +144,18 @@ def build_dataset(node: Any) -> list:
     return list(episodes)
 
 
-def build_generator(node: Any, cache_path: str | Path | None, what: str = "generator"):
-    """An ``LLM`` from a ``conf/generator`` node (inline nodes without ``_target_`` too)."""
+def build_generator(
+    node: Any, cache_path: str | Path | None, what: str = "generator", meter: Any = None
+):
+    """An ``LLM`` from a ``conf/generator`` node (inline nodes without ``_target_`` too).
+
+    ``meter``: the job's budget and plan counts (``llm.meter``), shared by every LLM of a job:
+    the run's LLM carries it, and the judges' own generators get the same one."""
     cfg = plain(node)
     cfg.setdefault("_target_", DEFAULT_GENERATOR)
-    return construct(cfg, "generator", what, cache_path=cache_path)
+    if meter is None:
+        return construct(cfg, "generator", what, cache_path=cache_path)
+    return construct(cfg, "generator", what, cache_path=cache_path, meter=meter)
 
 
 def build_embedder(node: Any, cache_dir: str | Path | None = None, what: str = "embedder"):
@@ -167,7 +174,8 @@ def _judge(cfg: dict[str, Any], group: str, run_llm, what: str):
     if not _wants_llm(cfg["_target_"], what):
         return construct(cfg, group, what)
     if cfg.get("generator") is not None:
-        llm = build_generator(cfg["generator"], cfg.get("cache_path"), f"{what}.generator")
+        meter = getattr(run_llm, "meter", None)
+        llm = build_generator(cfg["generator"], cfg.get("cache_path"), f"{what}.generator", meter)
     elif run_llm is None:
         raise ConfigError(f"{what}: no generator configured and no run LLM given")
     else:
@@ -226,7 +234,8 @@ def build_protocol(node: Any, seed: int, llm, embedder, cache_dir: str | Path | 
         sub = cfg.pop(arg, None)
         slot = f"{what}.{arg}"
         if group == "generator":
-            slots[arg] = llm if sub is None else build_generator(sub, cache, slot)
+            meter = getattr(llm, "meter", None)
+            slots[arg] = llm if sub is None else build_generator(sub, cache, slot, meter)
         elif group == "embedder":
             slots[arg] = embedder if sub is None else build_embedder(sub, cache_dir, slot)
         elif group == "judge":

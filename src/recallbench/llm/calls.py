@@ -38,6 +38,7 @@ class Call:
     offline_key: str | None = ""
     # The offline implementation's bound configuration (``cache.offline_config_key``).
     offline_config: str = ""
+    attempt: int = 0  # 0: the task's own call; n >= 1: its n-th repair turn (``llm.flow``)
 
 
 def _plain_json(value: Any) -> Any:

@@ -22,7 +22,8 @@ dataclasses, numpy) are computed every time.
 
 Failure policy: a call that fails after the backend's bounded retries gives ``task.fallback``
 (``""`` for ``chat``) with ``failure`` set and counts under ``failures``; an unparseable reply
-gives ``task.fallback`` and counts under ``parse_failures``. When ``breaker.after`` calls in a
+is asked again ``repairs`` times (``generator.repairs``, default 0; ``recallbench.llm.flow``),
+then gives ``task.fallback`` and counts under ``parse_failures``. When ``breaker.after`` calls in a
 row fail (an unreachable endpoint, a server that errors on everything), the circuit breaker
 opens: that call and every later one raise ``EndpointDown``, so a run stops in seconds instead
 of failing every remaining call. Configuration mistakes (bad key, unknown model, a task without
@@ -36,9 +37,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from recallbench.errors import ConfigError
 from recallbench.llm.cache import Cache, offline_config_key
 from recallbench.llm.calls import Call, CircuitBreaker, call_key, fields_key
 from recallbench.llm.flow import CallFlow
+from recallbench.llm.meter import Meter
 from recallbench.llm.prices import PriceTable
 from recallbench.llm.runtime import progress_enabled
 from recallbench.llm.structured import Structured, check_mode, mode_from_owner
@@ -60,6 +63,8 @@ class LLM:
         structured: how tasks with a reply shape constrain decoding (``llm.structured``:
             ``off``, ``json_schema``, ``vllm``, ``llamacpp``, ``local``, ``auto``).
         cache_scope: a name that replaces the endpoint in cache keys (see module docstring).
+        repairs: repair turns per unparsed reply (``recallbench.llm.flow``; 0: none).
+        meter: the job's budget and plan counts, shared with its other LLMs (``llm.meter``).
     """
 
     def __init__(
@@ -73,7 +78,11 @@ class LLM:
         max_tokens: int | None = None,
         structured: str = "off",
         cache_scope: str | None = None,
+        repairs: int = 0,
+        meter: Meter | None = None,
     ) -> None:
+        if repairs < 0:
+            raise ConfigError(f"generator.repairs must be >= 0, got {repairs}")
         self.cache_scope = cache_scope
         self.backend = backend
         self.structured = check_mode(structured, backend.name)
@@ -86,7 +95,10 @@ class LLM:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self._mode_lock = threading.Lock()
-        self._flow = CallFlow(backend, cache, self.prices, self.usage, self.breaker, self._key)
+        self.meter = meter or Meter()
+        self._flow = CallFlow(
+            backend, cache, self.prices, self.usage, self.breaker, self._key, repairs, self.meter
+        )
 
     @property
     def model(self) -> str:
@@ -144,6 +156,7 @@ class LLM:
             "model": self.model,
             "base_url": getattr(self.backend, "base_url", None),
             "cache_scope": self.cache_scope,
+            "repairs": self._flow.repairs,
             "context_length": self.context_length,
             "cache": self.cache.path if self.cache else None,
             "price_per_1m": None if price is None else [price.input_per_1m, price.output_per_1m],

@@ -17,6 +17,7 @@ from recallbench.llm.backends import ExtractiveBackend, OpenAIBackend
 from recallbench.llm.backends.hf import HFBackend
 from recallbench.llm.cache import Cache
 from recallbench.llm.client import LLM
+from recallbench.llm.meter import Budget, Meter
 from recallbench.llm.prices import Price, PriceTable
 
 KEYS = {
@@ -37,6 +38,9 @@ KEYS = {
     "threads",
     "structured",
     "cache_scope",
+    "repairs",
+    "max_usd",
+    "max_calls",
     "name",
     "description",
 }
@@ -67,12 +71,12 @@ def _check_keys(cfg: dict[str, Any]) -> None:
         raise ConfigError(did_you_mean("generator config key", key, KEYS).args[0])
 
 
-def _api_key(cfg: dict[str, Any]) -> str:
+def _api_key(cfg: dict[str, Any], dry: bool = False) -> str:
     env = cfg.get("api_key_env") or "OPENAI_API_KEY"
     key = os.environ.get(env)
     if key:
         return key
-    if cfg.get("base_url"):
+    if cfg.get("base_url") or dry:  # a plan sends nothing: it needs no key
         return NO_KEY
     raise ConfigError(
         f"generator {cfg.get('model')!r} on api.openai.com needs an API key in the environment "
@@ -99,13 +103,18 @@ def _structured(value: Any) -> str:
     return "off" if value in (None, False) else str(value)
 
 
-def from_config(cache_path: str | Path | None = None, **keys: Any) -> LLM:
+def from_config(
+    cache_path: str | Path | None = None, meter: Meter | None = None, **keys: Any
+) -> LLM:
     """The ``_target_`` of ``conf/generator``: ``build_llm`` with the config's keys as arguments."""
-    return build_llm(keys, cache_path)
+    return build_llm(keys, cache_path, meter)
 
 
-def build_llm(cfg: Any, cache_path: str | Path | None = None) -> LLM:
+def build_llm(cfg: Any, cache_path: str | Path | None = None, meter: Meter | None = None) -> LLM:
     """Return an ``LLM`` for a generator config; ``cache_path`` is the SQLite cache file.
+
+    ``meter``: the job's shared budget and plan counts (``llm.meter``; the cli builds it from
+    the run generator's ``max_usd``/``max_calls``); None: a meter of this config's own budget.
 
     Keys: backend (extractive|openai|hf), model, base_url, api_key_env, temperature and
     max_tokens (null: each task's own value; a number overrides every call), concurrency, rpm,
@@ -115,7 +124,10 @@ def build_llm(cfg: Any, cache_path: str | Path | None = None) -> LLM:
     tasks with a reply shape constrain decoding: off|json_schema|vllm|llamacpp|local|auto, see
     ``recallbench.llm.structured``; default off, the papers' free-text setting), cache_scope
     (a name shared by endpoints that serve the same weights on purpose: their replies are cached
-    under it instead of the endpoint, see ``recallbench.llm.client``).
+    under it instead of the endpoint, see ``recallbench.llm.client``), repairs (repair turns per
+    unparsed reply, default 0: the papers' protocol; see ``recallbench.llm.flow``), max_usd and
+    max_calls (the budget: a run stops as ``interrupted`` before a request that would pass it;
+    ``recallbench.llm.meter``).
     """
     cfg = _plain(cfg)
     cfg.pop("_target_", None)  # conf/generator's own target: this function (via from_config)
@@ -129,7 +141,7 @@ def build_llm(cfg: Any, cache_path: str | Path | None = None) -> LLM:
             raise ConfigError("generator.model is required for the openai backend")
         backend = OpenAIBackend(
             str(cfg["model"]),
-            api_key=_api_key(cfg),
+            api_key=_api_key(cfg, dry=meter is not None and meter.dry),
             base_url=cfg.get("base_url"),
             concurrency=int(cfg.get("concurrency") or 8),
             rpm=_opt(cfg, "rpm", float),
@@ -154,4 +166,6 @@ def build_llm(cfg: Any, cache_path: str | Path | None = None) -> LLM:
         max_tokens=_opt(cfg, "max_tokens", int),
         structured=_structured(cfg.get("structured")),
         cache_scope=_opt(cfg, "cache_scope", str),
+        repairs=int(cfg.get("repairs") or 0),
+        meter=meter or Meter(Budget.of(cfg)),
     )

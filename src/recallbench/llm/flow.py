@@ -7,11 +7,23 @@ batch overlaps up to the backend's concurrency bound while the caller just waits
 
 The caching and failure rules are the facade's (its module docstring); the collaborators
 (backend, cache, prices, usage, circuit breaker) are the facade's own objects, passed in.
+
+Repair turns (``generator.repairs``, default 0): a model's reply that its task cannot parse is
+asked again, up to ``repairs`` times, in the same chat: the unparsed reply as the assistant's
+turn, then ``REPAIR_PROMPT`` with the parser's error (which names the expected reply shape when
+the task declares one). The default is 0 because the papers make no such call: a repair turn
+is an extra, paid call and a deviation from their protocol (the run records it); with
+``structured`` outputs replies rarely need one, without them a small open model often does.
+Repair turns are cached like any call (a rerun sends nothing), never made on the no-model
+``extractive`` backend (its code would answer the same again), and counted apart: usage
+``repairs`` and ``repaired``, while ``parse_failures`` counts only replies still unparsed
+after the last turn.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -19,11 +31,18 @@ from typing import Any
 
 from recallbench.llm.cache import Cache
 from recallbench.llm.calls import PARSE_ERRORS, Call, CircuitBreaker
+from recallbench.llm.meter import BudgetExceeded, Meter, PlanRow, stand_in
 from recallbench.llm.prices import PriceTable
 from recallbench.llm.runtime import LoopThread, Progress
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE, TaskResult
 from recallbench.llm.types import Backend, BackendCallError, Completion, count_message_tokens
 from recallbench.llm.usage import Usage
+
+# Ours (the papers have no repair turn): sent as the user's turn after an unparsed reply.
+REPAIR_PROMPT = (
+    "Your reply could not be used: {error}\n"
+    "Answer the request above again, following its output format exactly."
+)
 
 
 class CallFlow:
@@ -32,6 +51,8 @@ class CallFlow:
     Args:
         backend, cache, prices, usage, breaker: the facade's collaborators.
         key: a call's cache key (None: never cached).
+        repairs: repair turns per unparsed reply (module docstring).
+        meter: the job's budget and plan counts (``llm.meter``); dry: nothing is sent.
     """
 
     def __init__(
@@ -42,7 +63,11 @@ class CallFlow:
         usage: Usage,
         breaker: CircuitBreaker,
         key: Callable[[Call], str | None],
+        repairs: int = 0,
+        meter: Meter | None = None,
     ) -> None:
+        self.repairs = int(repairs)
+        self.meter = meter or Meter()
         self.backend = backend
         self.cache = cache
         self.prices = prices
@@ -53,9 +78,26 @@ class CallFlow:
         self._loop_lock = threading.Lock()
 
     def run(self, calls: list[Call], *, progress: bool, desc: str) -> list[TaskResult]:
-        """Answer ``calls`` (cache hits first, then the backend); results in input order."""
+        """Answer ``calls``, then the repair turns of unparsed replies; results in input order."""
         self.breaker.check()
         done = Progress(self.usage, len(calls), desc, progress)
+        try:
+            results = self._answer(calls, done)
+            pending = list(range(len(calls)))
+            for _ in range(0 if self.backend.offline or self.meter.dry else self.repairs):
+                pending = [i for i in pending if _unparsed(results[i])]
+                if not pending:
+                    break
+                done.more(len(pending))
+                turns = [self._repair_call(calls[i], results[i]) for i in pending]
+                for i, turn, result in zip(pending, turns, self._answer(turns, done), strict=True):
+                    calls[i], results[i] = turn, _merged(results[i], result)
+        finally:
+            done.close()
+        return results
+
+    def _answer(self, calls: list[Call], done: Progress) -> list[TaskResult]:
+        """One round: cache hits and offline answers first, then the backend."""
         results: list[TaskResult | None] = []
         for call in calls:
             hit = self._lookup(call)
@@ -63,17 +105,35 @@ class CallFlow:
             if hit is not None:
                 done(hit)
         misses = [i for i, r in enumerate(results) if r is None]
-        try:
-            if misses and self.backend.is_async:
-                got = self.loop().run(self._amany([calls[i] for i in misses], done))
-                for i, result in zip(misses, got, strict=True):
-                    results[i] = result
-            for i in misses if not self.backend.is_async else ():
-                results[i] = self._call_sync(calls[i])
+        if misses and self.meter.dry:  # plan: count what would be sent, send nothing
+            self.meter.round(len(misses), getattr(self.backend, "concurrency", 1))
+            planned = self.meter.planned_before([self.key(calls[i]) for i in misses])
+            for i, repeat in zip(misses, planned, strict=True):
+                reply = stand_in(calls[i], self.backend.count_tokens)
+                results[i] = self._finish(calls[i], reply, repeat=repeat)
                 done(results[i])
-        finally:
-            done.close()
+            return [r for r in results if r is not None]
+        if misses and self.backend.is_async:
+            got = self.loop().run(self._amany([calls[i] for i in misses], done))
+            for i, result in zip(misses, got, strict=True):
+                results[i] = result
+        for i in misses if not self.backend.is_async else ():
+            results[i] = self._call_sync(calls[i])
+            done(results[i])
         return [r for r in results if r is not None]
+
+    def _repair_call(self, call: Call, result: TaskResult) -> Call:
+        """The next turn of ``call``'s chat: its unparsed reply, then the parser's error."""
+        try:
+            call.parse(result.raw)  # type: ignore[misc]  # the error in full (failure is cut)
+            error = result.failure or ""
+        except PARSE_ERRORS as exc:
+            error = str(exc)
+        turn = [
+            {"role": "assistant", "content": result.raw},
+            {"role": "user", "content": REPAIR_PROMPT.format(error=error)},
+        ]
+        return dataclasses.replace(call, messages=[*call.messages, *turn], attempt=call.attempt + 1)
 
     def loop(self) -> LoopThread:
         """The private event loop thread (started on first use)."""
@@ -96,30 +156,56 @@ class CallFlow:
     async def _amany(
         self, calls: list[Call], done: Callable[[TaskResult], None]
     ) -> list[TaskResult]:
-        async def one(call: Call) -> TaskResult:
+        refused: list[BudgetExceeded] = []
+
+        async def one(call: Call) -> TaskResult | None:
+            try:
+                held = self.meter.admit(lambda: self._worst(call))
+            except BudgetExceeded as stop:  # not sent; the calls in flight still finish
+                refused.append(stop)
+                return None
             try:
                 completion = await self.backend.acomplete(call.messages, call.dec)  # type: ignore[attr-defined]
             except BackendCallError as exc:
+                self.meter.settle(held, 0.0)
                 result = self._failed(call, str(exc))
             else:
+                self.meter.settle(held, self._cost(completion))
                 result = self._finish(call, completion)
             done(result)
             return result
 
         tasks = [asyncio.ensure_future(one(c)) for c in calls]
         try:
-            return list(await asyncio.gather(*tasks))
+            results = list(await asyncio.gather(*tasks))
         except BaseException:  # a ConfigError (bad key, unknown model) stops the whole batch
             for t in tasks:
                 t.cancel()
             raise
+        if refused:  # every reply paid for is cached and counted; then the run stops
+            raise refused[0]
+        return [r for r in results if r is not None]
 
     def _call_sync(self, call: Call) -> TaskResult:
+        held = self.meter.admit(lambda: self._worst(call))
         try:
             completion = self.backend.complete(call.messages, call.dec)  # type: ignore[attr-defined]
         except BackendCallError as exc:
+            self.meter.settle(held, 0.0)
             return self._failed(call, str(exc))
+        self.meter.settle(held, self._cost(completion))
         return self._finish(call, completion)
+
+    def _cost(self, completion: Completion, completion_tokens: int | None = None) -> float | None:
+        tokens = completion.completion_tokens if completion_tokens is None else completion_tokens
+        return self.prices.cost(
+            self.backend.model, completion.prompt_tokens, tokens, local=self.backend.local
+        )
+
+    def _worst(self, call: Call) -> float | None:
+        """The most ``call`` can cost: its prompt estimate plus ``max_tokens`` of reply."""
+        prompt = count_message_tokens(call.messages, self.backend.count_tokens)
+        return self._cost(Completion("", prompt, 0, 0.0), call.dec.max_tokens)
 
     def _lookup(self, call: Call) -> TaskResult | None:
         """Answer without a model call: a cache hit, or the offline implementation."""
@@ -142,18 +228,19 @@ class CallFlow:
         count = self.backend.count_tokens(text)
         return self._finish(call, Completion(text, prompt, count, latency))
 
-    def _finish(self, call: Call, completion: Completion, cached: bool = False) -> TaskResult:
-        full_cost = self.prices.cost(
-            self.backend.model,
-            completion.prompt_tokens,
-            completion.completion_tokens,
-            local=self.backend.local,
-        )
-        if not cached:
+    def _finish(
+        self, call: Call, completion: Completion, cached: bool = False, repeat: bool = False
+    ) -> TaskResult:
+        full_cost = self._cost(completion)
+        if self.meter.dry:
+            row = self._plan_row(call, completion, cached, repeat)
+            self.meter.count(self.backend.model, call.name, row)
+        elif not cached:
             if not self.backend.offline:
                 self.breaker.success()
             self._store(call, completion)
         value, failure = self._parse(call, completion.text)
+        repairs_left = call.attempt < self.repairs and not self.backend.offline
         result = TaskResult(
             value=value,
             raw=completion.text,
@@ -165,9 +252,25 @@ class CallFlow:
             cost_usd=0.0 if cached else full_cost,
             failure=failure,
             messages=call.messages,
+            repairs=call.attempt,
         )
-        self.usage.record(call.name, call.stage, result, full_cost)
+        final = failure is None or not repairs_left or call.parse is None
+        self.usage.record(
+            call.name, call.stage, result, full_cost, repair=call.attempt > 0, final=final
+        )
         return result
+
+    def _plan_row(self, call: Call, completion: Completion, cached: bool, repeat: bool) -> PlanRow:
+        if cached or repeat:
+            return PlanRow(calls=1, cached=int(cached), repeats=int(repeat))
+        return PlanRow(
+            calls=1,
+            prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens,
+            completion_max=call.dec.max_tokens,
+            usd=self._cost(completion),
+            usd_max=self._cost(completion, call.dec.max_tokens),
+        )
 
     def _store(self, call: Call, completion: Completion) -> None:
         key = self.key(call)
@@ -197,7 +300,25 @@ class CallFlow:
             parsed=False,
             failure=f"{CALL_FAILURE}: {message}",
             messages=call.messages,
+            repairs=call.attempt,
         )
-        self.usage.record(call.name, call.stage, result, 0.0)
+        self.usage.record(call.name, call.stage, result, 0.0, repair=call.attempt > 0)
         self.breaker.failure(message)
         return result
+
+
+def _unparsed(result: TaskResult) -> bool:
+    return result.failure is not None and result.failure.startswith(PARSE_FAILURE)
+
+
+def _merged(before: TaskResult, after: TaskResult) -> TaskResult:
+    """``after`` (a repair turn's result) carrying the usage of every turn so far."""
+    cost = None if None in (before.cost_usd, after.cost_usd) else before.cost_usd + after.cost_usd
+    return dataclasses.replace(
+        after,
+        cached=before.cached and after.cached,
+        prompt_tokens=before.prompt_tokens + after.prompt_tokens,
+        completion_tokens=before.completion_tokens + after.completion_tokens,
+        latency_s=before.latency_s + after.latency_s,
+        cost_usd=cost,
+    )

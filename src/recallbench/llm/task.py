@@ -103,7 +103,9 @@ class TaskResult:
 
     ``failure`` is None on success, else starts with ``CALL_FAILURE`` (value = the task's
     fallback, or "" for ``LLM.chat``) or ``PARSE_FAILURE`` (value = the task's fallback).
-    ``cost_usd`` is None when the model has no known price; cache hits cost 0.
+    ``cost_usd`` is None when the model has no known price; cache hits cost 0. ``repairs``: the
+    repair turns this result took (``generator.repairs``); its tokens, latency and cost add up
+    every turn, ``raw`` is the last reply.
     """
 
     value: Any
@@ -116,13 +118,17 @@ class TaskResult:
     cost_usd: float | None = 0.0
     failure: str | None = None
     messages: list[Message] = field(default_factory=list)
+    repairs: int = 0
 
     def usage_dict(self) -> dict[str, Any]:
         """Return this call's usage as a JSON-ready dict (for ``Prediction.usage``)."""
-        return {
+        out: dict[str, Any] = {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "cost_usd": self.cost_usd,
             "latency_s": round(self.latency_s, 6),
             "cached": self.cached,
         }
+        if self.repairs:
+            out["repairs"] = self.repairs
+        return out

@@ -161,12 +161,17 @@ def header_for(runs: Sequence[RunInfo]) -> dict[str, str]:
 
 
 def structured_note(run: RunInfo) -> str:
-    """`` (structured outputs: <mode> ...)`` when the run constrained its replies, else ""."""
+    """`` (structured outputs: <mode>, repair turns: n; ...)`` when the run constrained or
+    re-asked its replies (deviations from the papers' free-text, single-call setting), else ""."""
     recorded = json.loads((run.path / "run.json").read_text()).get("generator") or {}
-    mode = recorded.get("structured") or (run.config.get("generator") or {}).get("structured")
-    if mode in (None, "off"):
+    config = run.config.get("generator") or {}
+    mode = recorded.get("structured") or config.get("structured")
+    repairs = recorded.get("repairs") or config.get("repairs") or 0
+    parts = [f"structured outputs: {mode}"] if mode not in (None, "off", False) else []
+    parts += [f"repair turns: {repairs}"] if repairs else []
+    if not parts:
         return ""
-    return f" (structured outputs: {mode}; a deviation from the papers' free-text replies)"
+    return f" ({', '.join(parts)}; a deviation from the papers' free-text replies)"
 
 
 def degraded_notes(runs: Sequence[RunInfo]) -> list[str]:
