@@ -237,3 +237,16 @@ def test_regex_to_gbnf_by_hand():
     for bad in (r"(?=x)a", r"(a)\1", r"(?i)a"):
         with pytest.raises(ValueError, match="no GBNF equivalent"):
             regex_to_gbnf(bad)
+
+
+def test_every_declared_shape_can_be_sent_in_every_mode(declared_tasks):
+    from recallbench.llm.structured import Structured, request_extras
+
+    assert len(declared_tasks) >= 30
+    for task in declared_tasks:
+        for mode in ("json_schema", "vllm", "llamacpp"):
+            extras = request_extras(Structured(mode, task.reply, task.name))
+            assert extras and json.dumps(extras), (task.name, mode)
+        if isinstance(task.reply, Choice):  # every label, bare or wrapped, parses alike
+            for label in task.reply.labels:
+                assert task.parse_reply(label) == task.parse_reply(json.dumps({"answer": label}))

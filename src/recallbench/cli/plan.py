@@ -16,6 +16,9 @@ a given latency per call. Nothing is written to ``results/runs``; each job's pla
 ``results/plans/<stamp>/<job>.json`` (to set beside the bill the real run then writes in its
 ``usage.json``).
 
+With ``generator.structured=auto`` the plan still asks the endpoint which mode it takes (one
+``GET /models``, part of every cache key); name the mode to plan without the server.
+
 ``plan`` and ``plan_latency_s`` are not config keys (a plan makes no run): they are taken off the
 command line before Hydra reads it and reach the jobs (also in other processes) through the
 environment.

@@ -31,7 +31,7 @@ from typing import Any
 
 from recallbench.llm.cache import Cache
 from recallbench.llm.calls import PARSE_ERRORS, Call, CircuitBreaker
-from recallbench.llm.meter import BudgetExceeded, Meter, PlanRow, stand_in
+from recallbench.llm.meter import BudgetExceeded, Meter, plan_row, stand_in
 from recallbench.llm.prices import PriceTable
 from recallbench.llm.runtime import LoopThread, Progress
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE, TaskResult
@@ -81,6 +81,7 @@ class CallFlow:
         """Answer ``calls``, then the repair turns of unparsed replies; results in input order."""
         self.breaker.check()
         done = Progress(self.usage, len(calls), desc, progress)
+        calls = list(calls)  # a repair turn replaces its call here, not in the caller's list
         try:
             results = self._answer(calls, done)
             pending = list(range(len(calls)))
@@ -233,7 +234,7 @@ class CallFlow:
     ) -> TaskResult:
         full_cost = self._cost(completion)
         if self.meter.dry:
-            row = self._plan_row(call, completion, cached, repeat)
+            row = plan_row(call.dec.max_tokens, completion, self._cost, cached, repeat)
             self.meter.count(self.backend.model, call.name, row)
         elif not cached:
             if not self.backend.offline:
@@ -259,18 +260,6 @@ class CallFlow:
             call.name, call.stage, result, full_cost, repair=call.attempt > 0, final=final
         )
         return result
-
-    def _plan_row(self, call: Call, completion: Completion, cached: bool, repeat: bool) -> PlanRow:
-        if cached or repeat:
-            return PlanRow(calls=1, cached=int(cached), repeats=int(repeat))
-        return PlanRow(
-            calls=1,
-            prompt_tokens=completion.prompt_tokens,
-            completion_tokens=completion.completion_tokens,
-            completion_max=call.dec.max_tokens,
-            usd=self._cost(completion),
-            usd_max=self._cost(completion, call.dec.max_tokens),
-        )
 
     def _store(self, call: Call, completion: Completion) -> None:
         key = self.key(call)

@@ -202,3 +202,24 @@ def stand_in(call: Call, count_tokens: Callable[[str], int]) -> Completion:
     prompt = count_message_tokens(call.messages, count_tokens)
     completion = min(count_tokens(text), call.dec.max_tokens) if text else call.dec.max_tokens
     return Completion(text, prompt, completion, 0.0)
+
+
+def plan_row(
+    max_tokens: int,
+    completion: Completion,
+    cost: Callable[[Completion, int | None], float | None],
+    cached: bool = False,
+    repeat: bool = False,
+) -> PlanRow:
+    """One dry-replayed call's counts: a hit or a repeat costs nothing; a call to send costs
+    its estimate (``cost(completion, None)``) and at most ``cost(completion, max_tokens)``."""
+    if cached or repeat:
+        return PlanRow(calls=1, cached=int(cached), repeats=int(repeat))
+    return PlanRow(
+        calls=1,
+        prompt_tokens=completion.prompt_tokens,
+        completion_tokens=completion.completion_tokens,
+        completion_max=max_tokens,
+        usd=cost(completion, None),
+        usd_max=cost(completion, max_tokens),
+    )

@@ -26,6 +26,8 @@ unchanged. So the free-text form and the structured form parse to the same value
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -128,6 +130,13 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
     return node
 
 
+@functools.lru_cache(maxsize=64)
+def _schema_of(model: type) -> dict[str, Any]:
+    """A pydantic model's JSON schema, refs inlined (built once per model: it is in every key)."""
+    schema = model.model_json_schema()  # type: ignore[attr-defined]
+    return _inline(schema, schema.get("$defs", {}))
+
+
 def _strict_problems(node: Any, where: str = "$") -> list[str]:
     """Where ``node`` breaks OpenAI's strict subset (objects closed, every property required)."""
     out: list[str] = []
@@ -166,8 +175,7 @@ class JsonReply:
             raise ValueError(f"{self.model.__name__}: not a strict schema: {'; '.join(problems)}")
 
     def json_schema(self) -> dict[str, Any]:
-        schema = self.model.model_json_schema()
-        return _inline(schema, schema.get("$defs", {}))
+        return copy.deepcopy(_schema_of(self.model))  # a copy: callers may put it in a body
 
     def spec(self) -> dict[str, Any]:
         return {"json": self.json_schema()}

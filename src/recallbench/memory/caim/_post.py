@@ -66,8 +66,8 @@ _PRESENT = frozenset(
 # Reply shapes (structured outputs), each the layout its parser reads, lengths bounded so that a
 # reply ends within ``max_tokens``.
 _ISO = r"\d{4}-\d{2}-\d{2}"
-_PIECE = rf"[^;,\n]{{3,160}};{_ISO}"
-KEY_EVENTS_REPLY = Pattern(rf"NONE|{_PIECE}(,{_PIECE}){{0,11}}")
+_PIECE = rf"[^;,\n]{{3,120}};{_ISO}"
+KEY_EVENTS_REPLY = Pattern(rf"NONE|{_PIECE}(,{_PIECE}){{0,7}}")
 _REVIEW_LINE = (
     rf"\[\d{{1,3}}(,\d{{1,3}}){{0,9}}\] {tags_pattern(frozenset())} \| [^|\n]{{3,200}} \| {_ISO}"
 )

@@ -108,11 +108,13 @@ FILLERS = frozenset("really just actually very so pretty quite totally definitel
 
 
 # Reply shapes (structured outputs), each the layout its parser reads. The expansion is "OK" or
-# a one-line 3-level ontology of single lower-case words (the prompt's rules).
+# a one-line 3-level ontology of single lower-case words (the prompt's rules), bounded to the new
+# part (up to 3 categories x 3 subcategories x 5 tags): the method merges the reply into its
+# ontology (a union), so the known terms need not be written out again.
 _WORD = r'"[a-z]+"'
-_TAGS = rf"\[{_WORD}(, ?{_WORD}){{0,19}}\]"
-_CATEGORY = rf"{_WORD}: ?\{{{_WORD}: ?{_TAGS}(, ?{_WORD}: ?{_TAGS}){{0,11}}\}}"
-EXPANSION_REPLY = Pattern(rf"OK|\{{{_CATEGORY}(, ?{_CATEGORY}){{0,39}}\}}")
+_TAGS = rf"\[{_WORD}(, ?{_WORD}){{0,4}}\]"
+_CATEGORY = rf"{_WORD}: ?\{{{_WORD}: ?{_TAGS}(, ?{_WORD}: ?{_TAGS}){{0,2}}\}}"
+EXPANSION_REPLY = Pattern(rf"OK|\{{{_CATEGORY}(, ?{_CATEGORY}){{0,2}}\}}")
 DATES_REPLY = Pattern(r"NONE|\d{4}-\d{2}-\d{2}(,\d{4}-\d{2}-\d{2}){0,9}")
 RELEVANCE_REPLY = Pattern(r"(\[\d{1,3}\](, ?\[\d{1,3}\]){0,19})?")
 
