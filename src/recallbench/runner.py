@@ -19,6 +19,7 @@ rerun into the same folder (``resume_dir``) also skips finished episodes.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import platform
@@ -36,6 +37,7 @@ from recallbench.parallel import ordered_map
 from recallbench.records import Episode, MemoryItem, Prediction, Score, read_jsonl, write_jsonl
 from recallbench.resume import previous_info, refuse_foreign
 from recallbench.run_record import (
+    USABLE,
     HealthPolicy,
     RunInterrupted,
     config_hash,
@@ -81,6 +83,7 @@ class Runner:
         self._make_lock = threading.Lock()
         self.attempt = 1
         self.info: dict[str, Any] = {}
+        self.already_finished = False  # run() found this folder's run finished: nothing done
 
     def run(self, episodes: Sequence[Episode]) -> dict:
         """Run every episode (skipping finished ones), score, and write the run folder.
@@ -94,6 +97,10 @@ class Runner:
         digest = config_hash(self.config)
         dataset_sha = episodes_sha256(episodes)
         refuse_foreign(self.run_dir, self.config, previous, digest, dataset_sha)
+        summary_path = self.run_dir / "summary.json"
+        if previous.get("status") in USABLE and summary_path.is_file():
+            self.info, self.already_finished = previous, True  # same config and data: done
+            return json.loads(summary_path.read_text(encoding="utf-8"))
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.attempt = int(previous.get("attempt", 0)) + 1
         info = self.info = {
