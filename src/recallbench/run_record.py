@@ -142,19 +142,59 @@ def config_diff(old: Mapping[str, Any], new: Mapping[str, Any], limit: int = 4) 
 PACKAGES = ("recallbench", "torch", "transformers", "openai", "sentence-transformers", "numpy")
 
 
-def git_sha() -> str | None:
-    """Return the current git commit of the project, or None outside a checkout."""
+# What a dirty flag covers: the code and configs that shape a run (results/, docs/ and tests/
+# may change without moving a number, and regenerated tables would make every run dirty).
+CODE_PATHS = ("src", "conf", "pyproject.toml", "Makefile", "scripts")
+
+
+def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes] | None:
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            cwd=Path(__file__).resolve().parent,
-        )
+        out = subprocess.run(["git", *args], capture_output=True, timeout=10, cwd=cwd)
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip() or None
+    return out if out.returncode == 0 else None
+
+
+def git_state(cwd: Path | None = None) -> dict[str, Any]:
+    """The commit a run's code comes from and whether the working tree differs from it.
+
+    ``git_dirty`` is true when tracked files under ``CODE_PATHS`` differ from ``HEAD`` (staged
+    or not) or untracked, unignored files lie there (a new method in ``src/``, a new config);
+    ``git_diff_sha256`` hashes that difference (the binary diff, then each untracked file's path
+    and bytes), so two runs of the same dirty tree share it. Outside a checkout all are None.
+    """
+    cwd = cwd or Path(__file__).resolve().parent
+    head = _git(["rev-parse", "HEAD"], cwd)
+    top = _git(["rev-parse", "--show-toplevel"], cwd)
+    if head is None or top is None:
+        return {"git_sha": None, "git_dirty": None, "git_diff_sha256": None}
+    root = Path(top.stdout.decode().strip())
+    diff = _git(["diff", "HEAD", "--binary", "--", *CODE_PATHS], root)
+    others = _git(["ls-files", "--others", "--exclude-standard", "-z", "--", *CODE_PATHS], root)
+    if diff is None or others is None:
+        return {"git_sha": head.stdout.decode().strip(), "git_dirty": None, "git_diff_sha256": None}
+    untracked = sorted(p for p in others.stdout.decode().split("\0") if p)
+    digest = hashlib.sha256(diff.stdout)
+    for rel in untracked:
+        try:
+            data = (root / rel).read_bytes()
+        except OSError:  # a dangling link, a file gone since the listing
+            data = b""
+        digest.update(b"\0" + rel.encode() + b"\0" + data)
+    dirty = bool(diff.stdout or untracked)
+    return {
+        "git_sha": head.stdout.decode().strip(),
+        "git_dirty": dirty,
+        "git_diff_sha256": digest.hexdigest() if dirty else None,
+    }
+
+
+def describe_code(info: Mapping[str, Any]) -> str:
+    """``abc123def456``, or with `` + uncommitted changes (diff sha256 0123456789ab)``."""
+    sha = str(info.get("git_sha") or "unknown commit")[:12]
+    if info.get("git_dirty"):
+        return f"{sha} + uncommitted changes (diff sha256 {str(info['git_diff_sha256'])[:12]})"
+    return sha
 
 
 def package_versions() -> dict[str, str]:

@@ -84,7 +84,12 @@ def run(
     already finished (same config and data) is not run again: a line says so.
     """
     from recallbench.report import print_end_of_run
-    from recallbench.run_record import HealthPolicy, RunInterrupted, describe_problems
+    from recallbench.run_record import (
+        HealthPolicy,
+        RunInterrupted,
+        describe_code,
+        describe_problems,
+    )
     from recallbench.runner import Runner, default_stamp
     from recallbench.tracking import WandbLogger
 
@@ -148,6 +153,13 @@ def run(
             flush=True,
         )
     print_end_of_run(run_dir)
+    if runner.info.get("git_dirty"):
+        print(
+            f"recallbench: warning: code {describe_code(runner.info)}: this run is not "
+            "reproducible from its commit alone (run.json: git_dirty, git_diff_sha256)",
+            file=sys.stderr,
+            flush=True,
+        )
     return run_dir
 
 

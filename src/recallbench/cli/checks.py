@@ -197,11 +197,16 @@ def _check_generator(node: Mapping[str, Any], where: str) -> None:
     from recallbench.llm.config import KEY_TYPES, check_keys
 
     keys = {k: v for k, v in node.items() if k not in HYDRA_KEYS}
-    try:
-        check_keys(keys)  # also refuses a key that looks like a secret
-    except ConfigError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
     for key, value in keys.items():
+        if key not in KEY_TYPES:
+            try:
+                check_keys({key: value})  # a key that looks like a secret gets its own message
+            except ConfigError as exc:
+                if "secret" in str(exc):
+                    raise ConfigError(f"{where}: {exc}") from None
+            raise ConfigError(
+                f"{where}.{key}={value!r}: no such key. {_hint(key, list(KEY_TYPES))}"
+            )
         _check_value(f"{where}.{key}", value, KEY_TYPES[key])
 
 
@@ -235,15 +240,21 @@ def check_arguments(
 def _parameters(fn: Callable[..., Any]) -> tuple[dict[str, inspect.Parameter], dict, bool]:
     """Named parameters and annotations of ``fn``; for a class, those of every ``__init__`` up
     its MRO while each passes ``**params`` on to ``super().__init__`` (the house pattern of
-    memory methods over ``MemoryMethod``). The flag says whether unknown keys are accepted."""
+    memory methods over ``MemoryMethod``), or, for a class that names it in ``KEYWORDS_TO``,
+    those of the callable its ``**keys`` go to. The flag says whether unknown keys are accepted."""
     params: dict[str, inspect.Parameter] = {}
     hints: dict[str, Any] = {}
     inits = [fn]
-    if isinstance(fn, type):
+    if isinstance(fn, type) and getattr(fn, "KEYWORDS_TO", None) is not None:
+        # a class that hands its ``**keys`` to another callable (TimeRAG's Policy) says so
+        inits = [fn.__dict__["__init__"], fn.KEYWORDS_TO]
+    elif isinstance(fn, type):
         inits = [c.__dict__["__init__"] for c in fn.__mro__ if "__init__" in c.__dict__]
     for init in inits:
         if init is object.__init__:
             return params, hints, True
+        if isinstance(init, type):  # a dataclass that takes the keys
+            init = init.__init__
         own = inspect.signature(init).parameters
         for name, param in own.items():
             if param.kind not in (param.VAR_KEYWORD, param.VAR_POSITIONAL):

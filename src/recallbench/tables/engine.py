@@ -26,7 +26,7 @@ from typing import Any
 
 from recallbench.analysis import RunInfo, find_runs, latest_per_job
 from recallbench.errors import ConfigError, DataNotFoundError, did_you_mean
-from recallbench.run_record import describe_problems
+from recallbench.run_record import describe_code, describe_problems
 from recallbench.tables.comparability import Setting
 from recallbench.tables.render import Cell, load_reference, render
 from recallbench.tables.spec import TableSpec
@@ -145,18 +145,39 @@ def header_for(runs: Sequence[RunInfo]) -> dict[str, str]:
         gen = r.config.get("generator", {})
         return f"{gen.get('backend')}:{gen.get('model')}"
 
+    records = {r.path: json.loads((r.path / "run.json").read_text()) for r in runs}
+
     def data(r: RunInfo) -> str:
         ds = r.config.get("dataset", {})
-        return f"{ds.get('name')} @ {ds.get('data_dir')} {ds.get('options') or ''}".strip()
+        sha = records[r.path].get("dataset_sha256")
+        return data_label(str(ds.get("name")), ds.get("options"), sha, ds.get("data_dir"))
 
     return {
         "generator": collect(generator),
         "embedder": collect(lambda r: r.config.get("embedder", {}).get("kind")),
         "judge": collect(lambda r: r.choice("judge") or "none"),
         "data": collect(data),
-        "episodes": collect(lambda r: json.loads((r.path / "run.json").read_text())["n_episodes"]),
+        "episodes": collect(lambda r: records[r.path]["n_episodes"]),
+        "code": collect(lambda r: describe_code(records[r.path])),
         "runs": collect(lambda r: f"{r.tag}/{r.stamp}"),
     }
+
+
+def data_label(
+    name: str, options: Any = None, sha256: str | None = None, data_dir: Any = None
+) -> str:
+    """A dataset as a table header names it: name, options and content hash, never its path
+    (paths differ per machine, leak local folders and make every regeneration a diff); the
+    project's own fixtures are said to be fixtures."""
+    fixtures = data_dir is not None and "fixtures" in Path(str(data_dir)).parts
+    if isinstance(options, Mapping):  # an option that is a file of the user's: its name only
+        options = {
+            k: Path(v).name if isinstance(v, str) and Path(v).is_absolute() else v
+            for k, v in options.items()
+        }
+    parts = [name, "(project fixtures)" if fixtures else "", str(options) if options else ""]
+    parts.append(f"sha256:{sha256[:12]}" if sha256 else "")
+    return " ".join(p for p in parts if p)
 
 
 def degraded_notes(runs: Sequence[RunInfo]) -> list[str]:

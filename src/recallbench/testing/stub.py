@@ -113,6 +113,9 @@ class StubServer:
         self.max_in_flight = 0
         self.auth_headers: list[str] = []
         self.bodies: deque[dict[str, Any]] = deque(maxlen=1000)  # the latest request bodies
+        self._hold_after: int | None = None  # requests after this many wait for release()
+        self._released = threading.Event()
+        self.held = 0  # requests waiting at the gate now
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
         self._thread: threading.Thread | None = None
@@ -142,6 +145,20 @@ class StubServer:
         fault = faults[0]
         faults.append(faults.pop(0))
         return fault
+
+    def hold_after(self, n: int) -> None:
+        """Let ``n`` more requests through; hold every later one until ``release()``.
+
+        A test that must stop a client mid-run waits for ``held`` to become positive: the client
+        is then certainly inside a call, with work left.
+        """
+        self._released.clear()
+        self._hold_after = self.requests + n
+
+    def release(self) -> None:
+        """Open the gate: held requests (and later ones) are answered."""
+        self._hold_after = None
+        self._released.set()
 
     def reset_stats(self) -> None:
         """Zero the request counters."""
@@ -228,6 +245,13 @@ class StubServer:
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         self.auth_headers.append(headers.get("authorization", ""))
         try:
+            if self._hold_after is not None and self.requests > self._hold_after:
+                self.held += 1
+                try:
+                    while not self._released.is_set():
+                        await asyncio.sleep(0.01)
+                finally:
+                    self.held -= 1
             fault = self.always or (self.faults.popleft() if self.faults else self._scheduled())
             if fault is not None and fault.stall_s <= 0:
                 extra = {} if fault.retry_after is None else {"Retry-After": str(fault.retry_after)}

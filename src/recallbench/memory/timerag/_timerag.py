@@ -47,6 +47,8 @@ class TimeRAG(MemoryMethod):
     """
 
     name = "timerag"
+    # What takes the constructor's ``**policy`` keys (the pre-run config checks follow it).
+    KEYWORDS_TO = Policy
 
     def __init__(
         self,
