@@ -34,6 +34,7 @@ from recallbench.errors import ConfigError
 from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
 from recallbench.metrics.scoring import score_predictions
 from recallbench.parallel import ordered_map
+from recallbench.provenance import episodes_sha256, git_state, package_versions
 from recallbench.records import Episode, MemoryItem, Prediction, Score, read_jsonl, write_jsonl
 from recallbench.resume import previous_info, refuse_foreign
 from recallbench.run_record import (
@@ -41,10 +42,7 @@ from recallbench.run_record import (
     HealthPolicy,
     RunInterrupted,
     config_hash,
-    episodes_sha256,
-    git_state,
     health_problems,
-    package_versions,
     stop_signals_raise,
     summed_usage,
     write_run_json,

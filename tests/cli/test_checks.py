@@ -13,8 +13,9 @@ from omegaconf import OmegaConf, open_dict
 
 from recallbench import CONF_DIR
 from recallbench.cli.build import plain
-from recallbench.cli.checks import _parameters, check_config, describe, fits
+from recallbench.cli.checks import check_config
 from recallbench.cli.config import compose_job
+from recallbench.cli.signatures import describe, fits, parameters
 from recallbench.errors import ConfigError
 
 GROUPS = ("memory", "protocol", "embedder", "dataset", "generator", "judge")
@@ -59,7 +60,7 @@ def _typed_keys(group: str, node: dict) -> list[tuple[str, object]]:
         target = node.get("_target_")
         if not target:
             return []
-        _, hints, _ = _parameters(get_object(target))
+        _, hints, _ = parameters(get_object(target))
     keys = node.get("options", {}) if group == "dataset" else node
     plain_types = {int, float, bool, int | None, float | None, bool | None}
     return [(k, hints[k]) for k in keys if k in hints and hints[k] in plain_types]

@@ -83,13 +83,9 @@ def run(
     sweep's folder and the job resumes (or starts) in ``<resume_dir>/<job>``. A run folder that
     already finished (same config and data) is not run again: a line says so.
     """
+    from recallbench.provenance import describe_code
     from recallbench.report import print_end_of_run
-    from recallbench.run_record import (
-        HealthPolicy,
-        RunInterrupted,
-        describe_code,
-        describe_problems,
-    )
+    from recallbench.run_record import HealthPolicy, RunInterrupted, describe_problems
     from recallbench.runner import Runner, default_stamp
     from recallbench.tracking import WandbLogger
 

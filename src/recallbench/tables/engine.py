@@ -26,7 +26,8 @@ from typing import Any
 
 from recallbench.analysis import RunInfo, find_runs, latest_per_job
 from recallbench.errors import ConfigError, DataNotFoundError, did_you_mean
-from recallbench.run_record import describe_code, describe_problems
+from recallbench.provenance import describe_code
+from recallbench.run_record import describe_problems
 from recallbench.tables.comparability import Setting
 from recallbench.tables.render import Cell, load_reference, render
 from recallbench.tables.spec import TableSpec
