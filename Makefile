@@ -203,8 +203,9 @@ reproduce-table-timerag-7: $(STAMP) ## TimeRAG Table VII: LaMP-1 citation identi
 	$(CLI) experiment=timerag_table7 dataset.data_dir=$(abspath $(LAMP1_DATA_DIR)) $(GEN_ARGS) $(ARGS)
 	$(TABLE) timerag_table7
 
-reproduce-table-timerag-8: $(STAMP) ## TimeRAG Table VIII: ablations (time decay, update/forget, gating, recency filter)
+reproduce-table-timerag-8: $(STAMP) ## TimeRAG Table VIII: ablations (time decay, update/forget, gating, recency filter) on MSC, Persona-Chat, LaMP-1
 	$(CLI) experiment=timerag_table8 $(GEN_ARGS) $(ARGS)
+	$(CLI) experiment=timerag_table8 protocol=lamp1 hydra.sweeper.params.dataset=lamp1 dataset.data_dir=$(abspath $(LAMP1_DATA_DIR)) $(GEN_ARGS) $(ARGS)
 	$(TABLE) timerag_table8
 
 reproduce-table-timerag-9: $(STAMP) ## TimeRAG Table IX: MSC by decay rate lambda (Hydra sweep)
@@ -215,8 +216,9 @@ reproduce-figure-timerag-3: $(STAMP) ## TimeRAG Fig. 3: MSC writing precision/re
 	$(CLI) experiment=timerag_figure3 $(GEN_ARGS) $(ARGS)
 	$(TABLE) timerag_figure3
 
-reproduce-figure-timerag-5: $(STAMP) ## TimeRAG Fig. 5: MSC by memory budget (Hydra sweep)
+reproduce-figure-timerag-5: $(STAMP) ## TimeRAG Fig. 5: MSC and LaMP-1 by memory budget (Hydra sweeps)
 	$(CLI) experiment=timerag_figure5 $(GEN_ARGS) $(ARGS)
+	$(CLI) experiment=timerag_figure5 dataset=lamp1 protocol=lamp1 dataset.data_dir=$(abspath $(LAMP1_DATA_DIR)) 'job=lamp1-budget-$${memory.budget}' $(GEN_ARGS) $(ARGS)
 	$(TABLE) timerag_figure5
 
 tables: reproduce-table-lufy-1 reproduce-table-lufy-11 reproduce-table-lufy-3 reproduce-table-lufy-12 reproduce-table-lufy-15 reproduce-table-lufy-10 reproduce-table-carecall-1 reproduce-table-carecall-3 reproduce-table-carecall-2 reproduce-table-theanine-1 reproduce-table-theanine-9 reproduce-table-carecall-4 reproduce-table-carecall-6 reproduce-table-timerag-6 reproduce-table-timerag-4 reproduce-table-timerag-5 reproduce-table-timerag-11 reproduce-figure-timerag-4 reproduce-table-timerag-7 reproduce-table-timerag-8 reproduce-table-timerag-9 reproduce-figure-timerag-3 reproduce-figure-timerag-5 ## Every table that can run here
