@@ -1,0 +1,366 @@
+"""Draw a paper figure from table cells: PNG and PDF beside the table's md/csv/tex.
+
+A table experiment whose ``table:`` block has a ``figure:`` mapping also gets
+``results/tables/<paper>_<id>.{png,pdf}`` (or ``<file>.{png,pdf}``), drawn with matplotlib
+(Agg, no pyplot state) from the same cells the table shows:
+
+    figure:
+      kind: line            # line | bar | stacked | scatter
+      x: rows               # rows | columns: which cell label is the x axis (numbers when
+                            # every label parses as one, else categories)
+      series: metrics       # rows | columns | metrics: one line / bar group member each
+      panels: columns       # rows | columns | metrics | null: one subplot each
+      x_label: "confidence threshold tau"
+      y_label: "score"      # default: the panel's metric when panels are metrics
+      log_x: false
+      x_metric: Recall      # scatter only: the metric labels on the two axes (a PR curve:
+      y_metric: Precision   # one point per x label, joined in x order)
+      file: lufy_figure11   # optional file stem (default <paper>_<id>)
+
+Our values are solid lines with markers (bars), their 95% intervals bands (error bars); the
+paper's values, where the reference gives them, are drawn beside ours in the same colour, dashed
+with hollow markers (hollow diamonds on bars), labelled "(paper)". Values we could not compute
+(``n/a``) are left out, a panel without any value is dropped, and a figure without any value
+says so. The caption under the axes repeats the table header's facts (generator, judge,
+embedder, data, episodes), so a figure never travels without them.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from recallbench.io import atomic_path
+from recallbench.tables.cell import Cell
+
+__all__ = ["FigureSpec", "caption", "draw", "figure_data", "parse_figure", "render_figure"]
+
+KINDS = ("line", "bar", "stacked", "scatter")
+AXES = ("rows", "columns", "metrics")
+CAPTION_KEYS = ("generator", "judge", "embedder", "data", "episodes", "comparability")
+COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """The ``figure:`` mapping of a table block (module docstring)."""
+
+    kind: str = "line"
+    x: str = "rows"
+    series: str = "metrics"
+    panels: str | None = None
+    x_label: str = ""
+    y_label: str = ""
+    log_x: bool = False
+    x_metric: str = ""
+    y_metric: str = ""
+    file: str = ""
+
+
+def parse_figure(value: Any) -> FigureSpec:
+    """Validate a ``figure:`` mapping; a ValueError names the key, what was expected and got."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"expected a mapping (kind, x, series, ...), got {value!r}")
+    known = {f.name for f in fields(FigureSpec)}
+    if unknown := sorted(set(value) - known):
+        raise ValueError(f"unknown keys {unknown} (options: {sorted(known)})")
+    spec = FigureSpec(**{k: v for k, v in value.items() if v is not None or k == "panels"})
+    if spec.kind not in KINDS:
+        raise ValueError(f"kind: expected one of {KINDS}, got {spec.kind!r}")
+    for key in ("x", "series", "panels"):
+        got = getattr(spec, key)
+        if got is not None and got not in AXES:
+            raise ValueError(f"{key}: expected one of {AXES}, got {got!r}")
+    used = [spec.x, spec.series, spec.panels]
+    if spec.kind != "scatter" and len({u for u in used if u}) < len([u for u in used if u]):
+        raise ValueError(f"x, series and panels must name different axes, got {used}")
+    if spec.kind == "scatter" and not (spec.x_metric and spec.y_metric):
+        raise ValueError("a scatter figure needs x_metric and y_metric")
+    return spec
+
+
+@dataclass(frozen=True)
+class Point:
+    """One plotted value: x label, ours with its interval, the paper's value."""
+
+    x: str
+    y: float | None
+    lo: float | None
+    hi: float | None
+    paper: float | None
+
+
+def _part(cell: Cell, axis: str | None) -> str:
+    return {"rows": cell.row, "columns": cell.column, "metrics": cell.metric, None: ""}[axis]
+
+
+def _number(value: Any) -> float | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok else None
+
+
+def figure_data(cells: Sequence[Cell], spec: FigureSpec) -> dict[str, dict[str, list[Point]]]:
+    """``{panel: {series: [points in cell order]}}``; panels and series without a value go."""
+    data: dict[str, dict[str, list[Point]]] = {}
+    for cell in cells:
+        point = Point(
+            _part(cell, spec.x),
+            _number(cell.ours),
+            _number(cell.ci_low),
+            _number(cell.ci_high),
+            _number(cell.paper),
+        )
+        panel = data.setdefault(_part(cell, spec.panels), {})
+        panel.setdefault(_part(cell, spec.series), []).append(point)
+    return {
+        panel: kept
+        for panel, series in data.items()
+        if (kept := {s: ps for s, ps in series.items() if _has_value(ps)})
+    }
+
+
+def _has_value(points: Sequence[Point]) -> bool:
+    return any(p.y is not None or p.paper is not None for p in points)
+
+
+def _numeric(labels: Sequence[str]) -> bool:
+    try:
+        [float(x) for x in labels]
+    except ValueError:
+        return False
+    return bool(labels)
+
+
+def caption(header: Mapping[str, str], width: int = 120) -> str:
+    """The header's provenance facts as wrapped caption lines."""
+    facts = [f"{k}: {header[k]}" for k in CAPTION_KEYS if header.get(k)]
+    return "\n".join(textwrap.fill(fact, width) for fact in facts)
+
+
+def _xs(points: Sequence[Point], positions: Mapping[str, float]) -> list[float]:
+    return [positions[p.x] for p in points]
+
+
+Colors = Mapping[str, str]
+
+
+def _line(ax, series: Mapping[str, list[Point]], positions: Mapping[str, float], colors: Colors):
+    for name, points in series.items():
+        color = colors[name]
+        ours = [p for p in points if p.y is not None]
+        if ours:
+            ax.plot(_xs(ours, positions), [p.y for p in ours], "-o", color=color, label=name)
+            band = [p for p in ours if p.lo is not None and p.hi is not None]
+            if band:
+                xs = _xs(band, positions)
+                ax.fill_between(
+                    xs,
+                    [p.lo for p in band],
+                    [p.hi for p in band],
+                    color=color,
+                    alpha=0.2,
+                    linewidth=0,
+                )
+        paper = [p for p in points if p.paper is not None]
+        if paper:
+            ax.plot(
+                _xs(paper, positions),
+                [p.paper for p in paper],
+                "--o",
+                color=color,
+                mfc="none",
+                label=f"{name} (paper)",
+            )
+
+
+def _bar(ax, series: Mapping[str, list[Point]], positions: Mapping[str, float], colors: Colors):
+    width = 0.8 / max(1, len(series))
+    for i, (name, points) in enumerate(series.items()):
+        color = colors[name]
+        shift = (i - (len(series) - 1) / 2) * width
+        ours = [p for p in points if p.y is not None]
+        paper = [p for p in points if p.paper is not None]
+        if paper:
+            ax.scatter(
+                [positions[p.x] + shift for p in paper],
+                [p.paper for p in paper],
+                marker="D",
+                facecolors="none",
+                edgecolors=color,
+                zorder=3,
+                label=f"{name} (paper)",
+            )
+        if not ours:
+            continue
+        xs = [x + shift for x in _xs(ours, positions)]
+        errors = [
+            [p.y - p.lo if p.lo is not None else 0.0 for p in ours],
+            [p.hi - p.y if p.hi is not None else 0.0 for p in ours],
+        ]
+        has_ci = any(p.lo is not None for p in ours)
+        ax.bar(
+            xs,
+            [p.y for p in ours],
+            width,
+            color=color,
+            label=name,
+            yerr=errors if has_ci else None,
+            capsize=3,
+        )
+
+
+def _stacked(
+    ax, series: Mapping[str, list[Point]], positions: Mapping[str, float], colors: Colors
+) -> None:
+    """Horizontal bars of the series stacked per category (win / tie / loss); paper below."""
+    left = dict.fromkeys(positions, 0.0)
+    paper_left = dict.fromkeys(positions, 0.0)
+    for name, points in series.items():
+        color = colors[name]
+        ours = [p for p in points if p.y is not None]
+        ax.barh(
+            _xs(ours, positions),
+            [p.y for p in ours],
+            0.4,
+            left=[left[p.x] for p in ours],
+            color=color,
+            label=name,
+        )
+        for p in ours:
+            left[p.x] += p.y
+        paper = [p for p in points if p.paper is not None]
+        if paper:
+            ax.barh(
+                [positions[p.x] + 0.4 for p in paper],
+                [p.paper for p in paper],
+                0.25,
+                left=[paper_left[p.x] for p in paper],
+                color=color,
+                hatch="//",
+                alpha=0.5,
+                label=f"{name} (paper)",
+            )
+            for p in paper:
+                paper_left[p.x] += p.paper
+
+
+def _scatter(ax, cells: Sequence[Cell], spec: FigureSpec) -> None:
+    """One curve per series: (x_metric, y_metric) per x label, annotated with the label."""
+    by: dict[str, dict[str, dict[str, Cell]]] = {}
+    for cell in cells:
+        by.setdefault(_part(cell, spec.series), {}).setdefault(_part(cell, spec.x), {})[
+            cell.metric
+        ] = cell
+    for i, (name, labels) in enumerate(by.items()):
+        color = COLORS[i % len(COLORS)]
+        pts = [
+            (label, m[spec.x_metric], m[spec.y_metric])
+            for label, m in labels.items()
+            if spec.x_metric in m and spec.y_metric in m
+        ]
+        for which, style, suffix in (("ours", "-o", ""), ("paper", "--o", " (paper)")):
+            xy = [
+                (lbl, _number(getattr(a, which)), _number(getattr(b, which))) for lbl, a, b in pts
+            ]
+            xy = [(lbl, x, y) for lbl, x, y in xy if x is not None and y is not None]
+            if not xy:
+                continue
+            face = color if which == "ours" else "none"
+            ax.plot(
+                [x for _, x, _ in xy],
+                [y for _, _, y in xy],
+                style,
+                color=color,
+                mfc=face,
+                label=f"{name}{suffix}".strip(),
+            )
+            for lbl, x, y in xy:
+                ax.annotate(lbl, (x, y), textcoords="offset points", xytext=(3, 3), fontsize=7)
+
+
+def _axes_for(fig: Figure, n: int):
+    cols = min(n, 3)
+    rows = (n + cols - 1) // cols
+    fig.set_size_inches(4.6 * cols, 3.4 * rows + 0.9)
+    return [fig.add_subplot(rows, cols, i + 1) for i in range(n)]
+
+
+def draw(cells: Sequence[Cell], spec: FigureSpec, title: str, caption_text: str = "") -> Figure:
+    """Return the matplotlib Figure of ``cells`` under ``spec`` (module docstring)."""
+    fig = Figure(dpi=120)
+    if spec.kind == "scatter":
+        (ax,) = _axes_for(fig, 1)
+        _scatter(ax, cells, spec)
+        ax.set_xlabel(spec.x_label or spec.x_metric)
+        ax.set_ylabel(spec.y_label or spec.y_metric)
+        axes = [(ax, "")]
+    else:
+        panels = figure_data(cells, spec)
+        names = dict.fromkeys(name for series in panels.values() for name in series)
+        colors = {name: COLORS[i % len(COLORS)] for i, name in enumerate(names)}
+        axes = list(zip(_axes_for(fig, max(1, len(panels))), panels or [""], strict=False))
+        for ax, panel in axes:
+            _panel(ax, panel, panels.get(panel, {}), spec, colors)
+    for ax, _ in axes:
+        if not ax.has_data():
+            ax.text(0.5, 0.5, "n/a: no values to plot", ha="center", transform=ax.transAxes)
+        elif ax.get_legend_handles_labels()[1]:
+            ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    fig.suptitle(textwrap.fill(title, 110), fontsize=9)
+    if caption_text:
+        fig.text(0.01, 0.0, caption_text, fontsize=6, color="dimgray", va="top", ha="left")
+    fig.tight_layout()
+    return fig
+
+
+def _panel(
+    ax, name: str, series: Mapping[str, list[Point]], spec: FigureSpec, colors: Colors
+) -> None:
+    labels = list(dict.fromkeys(p.x for points in series.values() for p in points))
+    numeric = _numeric(labels) and spec.kind == "line"
+    positions = {x: float(x) if numeric else float(i) for i, x in enumerate(labels)}
+    {"line": _line, "bar": _bar, "stacked": _stacked}[spec.kind](ax, series, positions, colors)
+    horizontal = spec.kind == "stacked"  # categories on the y axis
+    set_labels, set_values = (
+        (ax.set_ylabel, ax.set_xlabel)
+        if horizontal
+        else (
+            ax.set_xlabel,
+            ax.set_ylabel,
+        )
+    )
+    if spec.log_x and numeric:
+        ax.set_xscale("log")
+    if not numeric or len(labels) <= 12:  # every x value gets its own tick, as the paper's
+        ticks = ax.set_yticks if horizontal else ax.set_xticks
+        rotate = 20 if not (numeric or horizontal) else 0
+        ticks(list(positions.values()), labels, fontsize=7, rotation=rotate)
+    set_labels(spec.x_label or spec.x)
+    set_values(spec.y_label or (name if spec.panels == "metrics" else "value"))
+    if name:
+        ax.set_title(name, fontsize=8)
+
+
+def render_figure(
+    cells: Sequence[Cell],
+    spec: FigureSpec,
+    *,
+    stem: str,
+    title: str,
+    header: Mapping[str, str],
+    out_dir: str | Path,
+) -> dict[str, Path]:
+    """Write ``<out_dir>/<stem>.{png,pdf}`` (``spec.file`` overrides the stem); return paths."""
+    fig = draw(cells, spec, title, caption(header))
+    stem = spec.file or stem
+    paths = {fmt: Path(out_dir) / f"{stem}.{fmt}" for fmt in ("png", "pdf")}
+    for path in paths.values():
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, bbox_inches="tight")
+    return paths
