@@ -62,6 +62,8 @@ def distinct(items: list[MemoryItem]) -> list[MemoryItem]:
             seen.add(key)
             out.append(item)
     return out
+
+
 GOLD_KEYS = ("auto", *GOLD_SUMMARY_KEYS)
 
 

@@ -67,4 +67,3 @@ def profile_candidates(turn: Turn) -> list[Candidate]:
     for phrase in key_phrases(abstract):
         found.setdefault(phrase, Candidate(SLOT, phrase, "+", ABSTRACT_RELIABILITY, "abstract"))
     return list(found.values())
-

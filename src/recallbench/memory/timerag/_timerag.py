@@ -175,9 +175,7 @@ class TimeRAG(MemoryMethod):
         """The ranked top-``k`` records for a query (for retrieval metrics too); with
         ``write_during_session`` the query's history is written first (the dialogue stream)."""
         self.check_episode(query)
-        if self.write_during_session and self.write(
-            query.history, query.now, query.session_index
-        ):
+        if self.write_during_session and self.write(query.history, query.now, query.session_index):
             self.store.decay(query.now, query.session_index)
             self.store.enforce_budget(query.now, query.session_index)
         text = query_text(query, self.context_turns)
