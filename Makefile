@@ -96,6 +96,9 @@ reproduce-table-lufy-10: $(STAMP) ## LUFY Table 10: VADER sentiment of user utte
 reproduce-table-lufy-8: $(STAMP) ## LUFY Table 8: LLM user-experience rating (Fig. 6 prompt; n/a offline)
 	$(TABLE) lufy_table8 $(GEN_ARGS) $(ARGS)
 
+reproduce-table-lufy-7: $(STAMP) ## LUFY Table 7: subjective evaluation of the released logs from imported ratings (recallbench human-eval)
+	$(TABLE) lufy_table7
+
 reproduce-table-lufy-2: $(STAMP) ## LUFY Table 2: strength weights refitted by Levenberg-Marquardt (slow: ~45 min)
 	$(RUN) scripts/fit_lufy_weights.py --data-dir $(DATA_DIR) --out $(RESULTS)/fits/lufy_table2.json
 	$(TABLE) lufy_table2
@@ -132,6 +135,10 @@ reproduce-table-theanine-2: $(STAMP) ## THEANINE Table 2: ablations (linking, re
 	$(CLI) experiment=theanine_table2 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
 	$(TABLE) theanine_table2
 
+reproduce-table-theanine-6: $(STAMP) ## THEANINE Table 6 + Fig. 7: human evaluations of summaries, linking, refinement (recallbench human-eval)
+	$(TABLE) theanine_table6
+	$(TABLE) theanine_figure7
+
 reproduce-table-theanine-4: $(STAMP) ## THEANINE Table 4: TeaFarm counterfactual success rates
 	$(CLI) experiment=theanine_table4 dataset=msc $(GEN_ARGS) $(ARGS)
 	$(CLI) experiment=theanine_table4 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
@@ -146,6 +153,11 @@ reproduce-table-theanine-8: $(STAMP) ## THEANINE Table 8 + Figs. 9/10: API cost,
 	$(CLI) experiment=theanine_table8 dataset=msc $(GEN_ARGS) $(ARGS)
 	$(CLI) experiment=theanine_table8 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
 	$(TABLE) theanine_table8
+
+reproduce-table-carecall-5: $(STAMP) ## CareCall Tables 5/8/9 + Fig. 3: human evaluation from imported ratings (recallbench human-eval; paper values until then)
+	$(TABLE) carecall_table5
+	$(TABLE) carecall_table8
+	$(TABLE) carecall_table9
 
 reproduce-table-carecall-3: $(STAMP) ## CareCall Table 3: set F1 of Algorithm 1 and pairwise accuracy (offline rules)
 	$(CLI) experiment=carecall_table3 $(GEN_ARGS) $(ARGS)

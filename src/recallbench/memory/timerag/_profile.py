@@ -20,6 +20,7 @@ This is the project's reading; the paper prints no LaMP-1 writer.
 from __future__ import annotations
 
 import re
+
 from recallbench.memory.timerag._writer import Candidate, canonical
 from recallbench.records import Turn
 
