@@ -99,6 +99,9 @@ reproduce-table-lufy-8: $(STAMP) ## LUFY Table 8: LLM user-experience rating (Fi
 reproduce-table-lufy-7: $(STAMP) ## LUFY Table 7: subjective evaluation of the released logs from imported ratings (recallbench human-eval)
 	$(TABLE) lufy_table7
 
+reproduce-figure-lufy-8: $(STAMP) ## LUFY Fig. 8: episode-related utterances per conversation (App. C.2 prompt; needs GENERATOR/MODEL, n/a offline)
+	$(TABLE) lufy_figure8 $(GEN_ARGS)
+
 reproduce-table-lufy-2: $(STAMP) ## LUFY Table 2: strength weights refitted by Levenberg-Marquardt (slow: ~45 min)
 	$(RUN) scripts/fit_lufy_weights.py --data-dir $(DATA_DIR) --out $(RESULTS)/fits/lufy_table2.json
 	$(TABLE) lufy_table2
