@@ -36,14 +36,24 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from recallbench.io import atomic_path
+from recallbench.tables._plots import (
+    AXES,
+    COLORS,
+    Colors,
+    Point,
+    bar,
+    line,
+    number,
+    part,
+    scatter,
+    stacked,
+)
 from recallbench.tables.cell import Cell
 
 __all__ = ["FigureSpec", "caption", "draw", "figure_data", "parse_figure", "render_figure"]
 
 KINDS = ("line", "bar", "stacked", "scatter")
-AXES = ("rows", "columns", "metrics")
 CAPTION_KEYS = ("generator", "judge", "embedder", "data", "episodes", "comparability")
-COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 
 
 @dataclass(frozen=True)
@@ -84,39 +94,19 @@ def parse_figure(value: Any) -> FigureSpec:
     return spec
 
 
-@dataclass(frozen=True)
-class Point:
-    """One plotted value: x label, ours with its interval, the paper's value."""
-
-    x: str
-    y: float | None
-    lo: float | None
-    hi: float | None
-    paper: float | None
-
-
-def _part(cell: Cell, axis: str | None) -> str:
-    return {"rows": cell.row, "columns": cell.column, "metrics": cell.metric, None: ""}[axis]
-
-
-def _number(value: Any) -> float | None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    return float(value) if ok else None
-
-
 def figure_data(cells: Sequence[Cell], spec: FigureSpec) -> dict[str, dict[str, list[Point]]]:
     """``{panel: {series: [points in cell order]}}``; panels and series without a value go."""
     data: dict[str, dict[str, list[Point]]] = {}
     for cell in cells:
         point = Point(
-            _part(cell, spec.x),
-            _number(cell.ours),
-            _number(cell.ci_low),
-            _number(cell.ci_high),
-            _number(cell.paper),
+            part(cell, spec.x),
+            number(cell.ours),
+            number(cell.ci_low),
+            number(cell.ci_high),
+            number(cell.paper),
         )
-        panel = data.setdefault(_part(cell, spec.panels), {})
-        panel.setdefault(_part(cell, spec.series), []).append(point)
+        panel = data.setdefault(part(cell, spec.panels), {})
+        panel.setdefault(part(cell, spec.series), []).append(point)
     return {
         panel: kept
         for panel, series in data.items()
@@ -142,147 +132,6 @@ def caption(header: Mapping[str, str], width: int = 120) -> str:
     return "\n".join(textwrap.fill(fact, width) for fact in facts)
 
 
-def _xs(points: Sequence[Point], positions: Mapping[str, float]) -> list[float]:
-    return [positions[p.x] for p in points]
-
-
-Colors = Mapping[str, str]
-
-
-def _line(ax, series: Mapping[str, list[Point]], positions: Mapping[str, float], colors: Colors):
-    for name, points in series.items():
-        color = colors[name]
-        ours = [p for p in points if p.y is not None]
-        if ours:
-            ax.plot(_xs(ours, positions), [p.y for p in ours], "-o", color=color, label=name)
-            band = [p for p in ours if p.lo is not None and p.hi is not None]
-            if band:
-                xs = _xs(band, positions)
-                ax.fill_between(
-                    xs,
-                    [p.lo for p in band],
-                    [p.hi for p in band],
-                    color=color,
-                    alpha=0.2,
-                    linewidth=0,
-                )
-        paper = [p for p in points if p.paper is not None]
-        if paper:
-            ax.plot(
-                _xs(paper, positions),
-                [p.paper for p in paper],
-                "--o",
-                color=color,
-                mfc="none",
-                label=f"{name} (paper)",
-            )
-
-
-def _bar(ax, series: Mapping[str, list[Point]], positions: Mapping[str, float], colors: Colors):
-    width = 0.8 / max(1, len(series))
-    for i, (name, points) in enumerate(series.items()):
-        color = colors[name]
-        shift = (i - (len(series) - 1) / 2) * width
-        ours = [p for p in points if p.y is not None]
-        paper = [p for p in points if p.paper is not None]
-        if paper:
-            ax.scatter(
-                [positions[p.x] + shift for p in paper],
-                [p.paper for p in paper],
-                marker="D",
-                facecolors="none",
-                edgecolors=color,
-                zorder=3,
-                label=f"{name} (paper)",
-            )
-        if not ours:
-            continue
-        xs = [x + shift for x in _xs(ours, positions)]
-        errors = [
-            [p.y - p.lo if p.lo is not None else 0.0 for p in ours],
-            [p.hi - p.y if p.hi is not None else 0.0 for p in ours],
-        ]
-        has_ci = any(p.lo is not None for p in ours)
-        ax.bar(
-            xs,
-            [p.y for p in ours],
-            width,
-            color=color,
-            label=name,
-            yerr=errors if has_ci else None,
-            capsize=3,
-        )
-
-
-def _stacked(
-    ax, series: Mapping[str, list[Point]], positions: Mapping[str, float], colors: Colors
-) -> None:
-    """Horizontal bars of the series stacked per category (win / tie / loss); paper below."""
-    left = dict.fromkeys(positions, 0.0)
-    paper_left = dict.fromkeys(positions, 0.0)
-    for name, points in series.items():
-        color = colors[name]
-        ours = [p for p in points if p.y is not None]
-        ax.barh(
-            _xs(ours, positions),
-            [p.y for p in ours],
-            0.4,
-            left=[left[p.x] for p in ours],
-            color=color,
-            label=name,
-        )
-        for p in ours:
-            left[p.x] += p.y
-        paper = [p for p in points if p.paper is not None]
-        if paper:
-            ax.barh(
-                [positions[p.x] + 0.4 for p in paper],
-                [p.paper for p in paper],
-                0.25,
-                left=[paper_left[p.x] for p in paper],
-                color=color,
-                hatch="//",
-                alpha=0.5,
-                label=f"{name} (paper)",
-            )
-            for p in paper:
-                paper_left[p.x] += p.paper
-
-
-def _scatter(ax, cells: Sequence[Cell], spec: FigureSpec) -> None:
-    """One curve per series: (x_metric, y_metric) per x label, annotated with the label."""
-    by: dict[str, dict[str, dict[str, Cell]]] = {}
-    for cell in cells:
-        by.setdefault(_part(cell, spec.series), {}).setdefault(_part(cell, spec.x), {})[
-            cell.metric
-        ] = cell
-    for i, (name, labels) in enumerate(by.items()):
-        color = COLORS[i % len(COLORS)]
-        pts = [
-            (label, m[spec.x_metric], m[spec.y_metric])
-            for label, m in labels.items()
-            if spec.x_metric in m and spec.y_metric in m
-        ]
-        for which, style, suffix in (("ours", "-o", ""), ("paper", "--o", " (paper)")):
-            xy = [
-                (lbl, _number(getattr(a, which)), _number(getattr(b, which))) for lbl, a, b in pts
-            ]
-            xy = [(lbl, x, y) for lbl, x, y in xy if x is not None and y is not None]
-            if not xy:
-                continue
-            face = color if which == "ours" else "none"
-            ax.plot(
-                [x for _, x, _ in xy],
-                [y for _, _, y in xy],
-                style,
-                color=color,
-                mfc=face,
-                label=f"{name}{suffix}".strip(),
-            )
-            for lbl, x, y in xy:
-                ax.annotate(lbl, (x, y), textcoords="offset points", xytext=(3, 3), fontsize=7)
-
-
 def _axes_for(fig: Figure, n: int):
     cols = min(n, 3)
     rows = (n + cols - 1) // cols
@@ -295,7 +144,7 @@ def draw(cells: Sequence[Cell], spec: FigureSpec, title: str, caption_text: str 
     fig = Figure(dpi=120)
     if spec.kind == "scatter":
         (ax,) = _axes_for(fig, 1)
-        _scatter(ax, cells, spec)
+        scatter(ax, cells, spec.x, spec.series, spec.x_metric, spec.y_metric)
         ax.set_xlabel(spec.x_label or spec.x_metric)
         ax.set_ylabel(spec.y_label or spec.y_metric)
         axes = [(ax, "")]
@@ -325,7 +174,7 @@ def _panel(
     labels = list(dict.fromkeys(p.x for points in series.values() for p in points))
     numeric = _numeric(labels) and spec.kind == "line"
     positions = {x: float(x) if numeric else float(i) for i, x in enumerate(labels)}
-    {"line": _line, "bar": _bar, "stacked": _stacked}[spec.kind](ax, series, positions, colors)
+    {"line": line, "bar": bar, "stacked": stacked}[spec.kind](ax, series, positions, colors)
     horizontal = spec.kind == "stacked"  # categories on the y axis
     set_labels, set_values = (
         (ax.set_ylabel, ax.set_xlabel)
