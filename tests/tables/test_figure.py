@@ -90,17 +90,20 @@ def test_categories_bars_with_error_bars_and_paper_diamonds():
 
 def test_a_scatter_figure_is_a_curve_of_two_metrics_labelled_by_row():
     cells = [
-        Cell(tau, "MSC", metric, value, None)
-        for tau, p, r in (("0.4", 0.3, 0.2), ("0.8", 0.6, 0.05))
+        Cell(tau, "MSC", metric, value, None, ci_low=value - 0.01, ci_high=value + 0.02)
+        for tau, p, r in (("0.4", 0.3, 0.2), ("0.5", 0.3, 0.2), ("0.8", 0.6, 0.05))
         for metric, value in (("Precision", p), ("Recall", r))
     ]
     spec = parse_figure(
         {"kind": "scatter", "series": "columns", "x_metric": "Recall", "y_metric": "Precision"}
     )
     (ax,) = draw(cells, spec, "Fig. 3").axes
-    (line,) = ax.get_lines()
-    assert list(line.get_xdata()) == [0.2, 0.05] and list(line.get_ydata()) == [0.3, 0.6]
-    assert [t.get_text() for t in ax.texts] == ["0.4", "0.8"]
+    line = next(x for x in ax.get_lines() if x.get_label() == "MSC")
+    assert list(line.get_xdata()) == [0.2, 0.2, 0.05] and list(line.get_ydata()) == [0.3, 0.3, 0.6]
+    assert [t.get_text() for t in ax.texts] == ["0.4/0.5", "0.8"]  # coinciding points joined
+    (bars,) = [c for c in ax.containers if c.has_xerr and c.has_yerr]
+    xs = [tuple(seg[:, 0]) for seg in bars.lines[2][0].get_segments()]
+    assert xs[0] == pytest.approx((0.19, 0.22))  # Recall 0.2, interval [0.19, 0.22]
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("Recall", "Precision")
 
 

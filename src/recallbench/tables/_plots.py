@@ -143,31 +143,53 @@ def stacked(
                 paper_left[p.x] += p.paper
 
 
+def _half_widths(cells: Sequence[Cell]) -> list[list[float]] | None:
+    """Error-bar half widths [below, above] of the cells' intervals (None: no interval)."""
+    if any(c.ci_low is None or c.ci_high is None or number(c.ours) is None for c in cells):
+        return None
+    return [
+        [float(c.ours) - float(c.ci_low) for c in cells],
+        [float(c.ci_high) - float(c.ours) for c in cells],
+    ]
+
+
 def scatter(ax, cells: Sequence[Cell], x: str, series: str, x_metric: str, y_metric: str) -> None:
-    """One curve per series: (x_metric, y_metric) per x label, annotated with the label."""
+    """One curve per series: (x_metric, y_metric) per x label, joined in label order, with
+    both intervals as error bars; labels of coinciding points are joined ("0.4/0.5")."""
     by: dict[str, dict[str, dict[str, Cell]]] = {}
     for cell in cells:
         by.setdefault(part(cell, series), {}).setdefault(part(cell, x), {})[cell.metric] = cell
     for i, (name, labels) in enumerate(by.items()):
         color = COLORS[i % len(COLORS)]
         pts = [
-            (label, m[x_metric], m[y_metric])
-            for label, m in labels.items()
+            (lbl, m[x_metric], m[y_metric])
+            for lbl, m in labels.items()
             if x_metric in m and y_metric in m
         ]
         for which, style, suffix in (("ours", "-o", ""), ("paper", "--o", " (paper)")):
-            xy = [(lbl, number(getattr(a, which)), number(getattr(b, which))) for lbl, a, b in pts]
-            xy = [(lbl, x, y) for lbl, x, y in xy if x is not None and y is not None]
-            if not xy:
+            kept = [
+                p
+                for p in pts
+                if number(getattr(p[1], which)) is not None
+                and number(getattr(p[2], which)) is not None
+            ]
+            if not kept:
                 continue
+            xs = [float(getattr(a, which)) for _, a, _ in kept]
+            ys = [float(getattr(b, which)) for _, _, b in kept]
             face = color if which == "ours" else "none"
-            ax.plot(
-                [x for _, x, _ in xy],
-                [y for _, _, y in xy],
-                style,
-                color=color,
-                mfc=face,
-                label=f"{name}{suffix}".strip(),
-            )
-            for lbl, x, y in xy:
-                ax.annotate(lbl, (x, y), textcoords="offset points", xytext=(3, 3), fontsize=7)
+            ax.plot(xs, ys, style, color=color, mfc=face, label=f"{name}{suffix}")
+            if which == "ours":
+                xerr, yerr = (
+                    _half_widths([a for _, a, _ in kept]),
+                    _half_widths([b for _, _, b in kept]),
+                )
+                if xerr is not None or yerr is not None:
+                    ax.errorbar(xs, ys, xerr=xerr, yerr=yerr, fmt="none", ecolor=color, alpha=0.4)
+            names: dict[tuple[float, float], list[str]] = {}
+            for (lbl, _, _), px, py in zip(kept, xs, ys, strict=True):
+                names.setdefault((px, py), []).append(lbl)
+            for (px, py), lbls in names.items():
+                ax.annotate(
+                    "/".join(lbls), (px, py), textcoords="offset points", xytext=(3, 3), fontsize=7
+                )

@@ -175,7 +175,9 @@ def _panel(
     numeric = _numeric(labels) and spec.kind == "line"
     positions = {x: float(x) if numeric else float(i) for i, x in enumerate(labels)}
     {"line": line, "bar": bar, "stacked": stacked}[spec.kind](ax, series, positions, colors)
-    horizontal = spec.kind == "stacked"  # categories on the y axis
+    horizontal = spec.kind == "stacked"  # categories on the y axis, the first on top
+    if horizontal:
+        ax.invert_yaxis()
     set_labels, set_values = (
         (ax.set_ylabel, ax.set_xlabel)
         if horizontal
