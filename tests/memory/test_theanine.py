@@ -370,3 +370,27 @@ def test_smollm2_completes_every_phase_on_one_msc_episode(real_data_dir):
     assert all(p.output and p.failure is None for p in responses)
     snap = result.snapshots[-1][1]
     assert snap and all("component" in m.attrs and "edges_in" in m.attrs for m in snap)
+
+
+def test_the_offline_reply_copies_from_the_timelines_the_prompt_shows(llm, embedder):
+    # Table 2 "w/o Timeline Refinement" equalled THEANINE offline in every cell because the
+    # extractive reply read the retrieved items, which refinement never changes. It now reads
+    # the rendered timelines: an event the refinement trimmed cannot be copied.
+    from recallbench.memory.theanine import timeline_units
+    from recallbench.records import MemoryItem, Recall
+
+    events = ["Dana likes green tea.", "Dana fears cruise ships.", "Dana booked a cruise ship."]
+    items = tuple(MemoryItem(f"m{i}", t, "event", START, ()) for i, t in enumerate(events))
+    raw = Recall(items, render_timeline([(e, "SameTopic") for e in events]))
+    refined = Recall(
+        items, "Dana fears cruise ships. Later, this changed: Dana booked a cruise ship."
+    )
+    query = Query("toy", 3, (Turn("q", "Eli", "Do you still drink green tea?"),), "Dana", START)
+    assert timeline_units(refined.text) == events[1:]
+    for mode, recall, reply in (
+        ("raw", raw, "Dana likes green tea."),
+        ("refined", refined, "I see. Tell me more about still."),  # the tea event was trimmed
+        ("shuffled", raw, "Dana likes green tea."),  # shuffled events are the items themselves
+    ):
+        method = Theanine(llm, embedder, timelines=mode)
+        assert method.offline_response(query, recall) == reply, mode

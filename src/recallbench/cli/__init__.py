@@ -3,6 +3,7 @@
     recallbench dataset=msc memory=memory_retrieval generator=extractive
     recallbench -m experiment=theanine_table1          # a table's sweep (Hydra multirun)
     recallbench-table theanine_table1 [--results DIR] [KEY=VALUE ...]   # its table
+    recallbench human-eval export|import carecall_table5 ...            # a human study
 
 ``cli`` resolves the config, builds plain objects (episodes, LLM, embedder, memory factory,
 protocol) and hands them to ``Runner``, or the model factories a table builder needs to
@@ -44,6 +45,7 @@ from recallbench.cli.config import (
     user_errors,
     verbose_errors,
 )
+from recallbench.cli.human_eval import human_eval_main
 from recallbench.cli.table import render_table, table_main, table_services
 from recallbench.errors import ConfigError, EndpointDown
 
@@ -56,6 +58,7 @@ __all__ = [
     "compose_job",
     "default_job",
     "main",
+    "human_eval_main",
     "render_table",
     "run",
     "select_episodes",
@@ -185,7 +188,10 @@ def resume_command(run_dir: Path, sweep: bool = False) -> str:
 
 
 def main() -> None:
-    """Console entry point (Hydra app)."""
+    """Console entry point (Hydra app); ``recallbench human-eval ...`` is the human-study
+    command (``cli.human_eval``)."""
+    if sys.argv[1:2] == ["human-eval"]:
+        return human_eval_main(sys.argv[2:])
     import hydra
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode

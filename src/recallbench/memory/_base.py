@@ -95,24 +95,31 @@ class MemoryMethod(ABC):
     def snapshot(self) -> list[MemoryItem]:
         """Return the current store."""
 
+    def offline_lines(self, recall: Recall) -> list[str]:
+        """The lines the offline reply may copy: every line of every recalled item's text.
+
+        A method whose prompt shows its memory in another form than the items (THEANINE's
+        refined timelines) returns the units of that rendering instead.
+        """
+        return [line for item in recall.items for line in item.text.splitlines()]
+
     def offline_response(self, query: Query, recall: Recall) -> str:
         """Return a deterministic reply without an LLM (the ``extractive`` backend's response).
 
-        The recalled line (one line of an item's text, speaker tag removed) sharing the most
-        content words with the last turn, ties to the earliest; if none shares a word, a generic
-        follow-up built from the last turn's longest content word. A documented no-LLM baseline.
+        The recalled line (``offline_lines``, speaker tag removed) sharing the most content words
+        with the last turn, ties to the earliest; if none shares a word, a generic follow-up
+        built from the last turn's longest content word. A documented no-LLM baseline.
         """
         if not query.history:
             return "Hello! How have you been?"
         last = set(content_words(query.history[-1].text))
         speakers = tuple(getattr(self, "speakers", ()))
         best, best_overlap = "", 0
-        for item in recall.items:
-            for line in item.text.splitlines():
-                line = strip_speaker(line.strip(), speakers)
-                overlap = len(last & set(content_words(line)))
-                if overlap > best_overlap:
-                    best, best_overlap = line, overlap
+        for line in self.offline_lines(recall):
+            line = strip_speaker(line.strip(), speakers)
+            overlap = len(last & set(content_words(line)))
+            if overlap > best_overlap:
+                best, best_overlap = line, overlap
         if best:
             return best
         topic = max(content_words(query.history[-1].text), key=len, default="")

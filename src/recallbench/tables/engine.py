@@ -29,6 +29,7 @@ from recallbench.errors import ConfigError, DataNotFoundError, did_you_mean
 from recallbench.provenance import describe_code
 from recallbench.run_record import describe_problems
 from recallbench.tables.comparability import Setting
+from recallbench.tables.figure import parse_figure, render_figure
 from recallbench.tables.render import Cell, load_reference, render
 from recallbench.tables.spec import TableSpec
 
@@ -217,4 +218,17 @@ def reproduce(spec: TableSpec, ctx: TableContext) -> dict[str, Path]:
         show_n=built.show_n,
         corner=built.corner,
     )
+    if (figure := spec.option("figure", None)) is not None:  # PNG + PDF beside (tables.figure)
+        try:
+            fig_spec = parse_figure(figure)
+        except ValueError as exc:
+            raise spec.error("figure", str(exc)) from None
+        paths |= render_figure(
+            built.cells,
+            fig_spec,
+            stem=f"{spec.paper}_{spec.id}",
+            title=spec.title,
+            header=header,
+            out_dir=Path(ctx.results_dir) / "tables",
+        )
     return {**paths, **built.files}

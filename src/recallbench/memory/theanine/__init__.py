@@ -19,6 +19,7 @@ from recallbench.memory.theanine._refinement import (
     extractive_refinement,
     parse_refinement,
     render_timeline,
+    timeline_units,
 )
 from recallbench.memory.theanine._theanine import Theanine
 
@@ -34,4 +35,5 @@ __all__ = [
     "parse_relation",
     "relation_rule",
     "render_timeline",
+    "timeline_units",
 ]

@@ -17,7 +17,7 @@ from typing import Any
 
 from recallbench.memory._base import render_history
 from recallbench.memory._common import query_text, top_k
-from recallbench.memory.theanine._refinement import render_timeline
+from recallbench.memory.theanine._refinement import render_timeline, timeline_units
 from recallbench.records import MemoryItem, Query, Recall
 
 
@@ -102,6 +102,14 @@ class TimelineRecall:
             **info,
         }
         return Recall(tuple(items), text, info)
+
+    def offline_lines(self, recall: Recall) -> list[str]:
+        """The events of the timelines as the Fig. 24 prompt shows them (refined: the events the
+        refinement kept; raw: every event of each timeline), so the offline reply copies what
+        the generator would read; shuffled events are the recalled items themselves."""
+        if self.timeline_mode == "shuffled":
+            return [line for item in recall.items for line in item.text.splitlines()]
+        return timeline_units(recall.text)
 
     def _events(self, timeline: list[MemoryItem]) -> list[tuple[str, str | None]]:
         ids = [m.item_id for m in timeline]

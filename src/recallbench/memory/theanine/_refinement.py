@@ -87,6 +87,25 @@ def extractive_refinement(
     return " ".join(out)
 
 
+_EVENT = re.compile(r"\[([^\[\]]+)\]")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_CONNECTIVE = re.compile(
+    "^(?:" + "|".join(re.escape(c) for c in [*CONNECTIVES.values(), "Later:"]) + r")\s*"
+)
+
+
+def timeline_units(text: str) -> list[str]:
+    """The events a rendered memory block shows, in order: the bracketed events of a raw
+    timeline line (``[A] - (rel) - [B]``), else the sentences of a refined one without their
+    connectives ("Later, this changed: B." -> "B.")."""
+    units = []
+    for line in text.splitlines():
+        events = _EVENT.findall(line) if line.lstrip().startswith("[") else []
+        parts = events or _SENTENCE.split(line)
+        units += [u for part in parts if (u := _CONNECTIVE.sub("", part.strip()))]
+    return units
+
+
 def refinement_task(embedder: TextEmbedder, max_events: int) -> PromptTask:
     """Return the Fig. 23 refinement task (stage ``answer``; fallback: the raw timeline)."""
     offline = partial(extractive_refinement, embedder=embedder, max_events=max_events)

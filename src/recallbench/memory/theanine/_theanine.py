@@ -43,6 +43,11 @@ Offline twins (``extractive`` backend):
 - refinement (``extractive_refinement``): the raw timeline in chronological order, trimmed to
   the retrieved memory plus the events most cosine-similar to the context (``refine_max_events``
   in all), joined with a connective per relation ("Later, this changed:" for Changed, ...).
+- response (``offline_lines``): the extractive reply copies an event of the rendered timelines
+  the Fig. 24 prompt shows, not of the retrieved items: refinement changes only that rendering,
+  and before issue 24 the offline reply read the items, so THEANINE and its "w/o Timeline
+  Refinement" ablation gave identical replies. Offline, refinement still only trims events: the
+  two differ where the trimmed event was the one the reply would copy.
 
 Deviations:
 - Embedder: the configured one (MiniLM offline), not text-embedding-3-small.
