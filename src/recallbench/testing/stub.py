@@ -25,7 +25,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from recallbench.testing._replies import Fault, Reply, words, default_reply, hash_vector
+from recallbench.testing._replies import Fault, Reply, default_reply, hash_vector, words
 
 __all__ = ["Fault", "Reply", "StubServer", "default_reply", "hash_vector", "main"]
 
