@@ -35,7 +35,7 @@ from recallbench.errors import ConfigError, did_you_mean
 from recallbench.judges import Judge, JudgeItem
 from recallbench.llm.task import PromptTask
 from recallbench.llm.types import LLMClient
-from recallbench.memory import MemoryMethod
+from recallbench.memory import HasAnswerPromptFields, HasRetention, MemoryMethod
 from recallbench.protocols.base import EvalProtocol
 from recallbench.protocols.qa_scores import QA_METRICS, score_qa
 from recallbench.protocols.response import EpisodeResult, prompt_hash
@@ -177,7 +177,7 @@ class QAProtocol(EvalProtocol):
                 method.recall(query)
 
     def _memory_state(self, episode: Episode, index: int, method, items: list[MemoryItem]):
-        retention = method.retention() if hasattr(method, "retention") else None
+        retention = method.retention() if isinstance(method, HasRetention) else None
         meta: dict[str, Any] = {"n_items": len(items)}
         if retention is not None:
             meta.update(created=int(retention["created"]), retained=int(retention["retained"]))
@@ -201,7 +201,7 @@ class QAProtocol(EvalProtocol):
             recall: Recall = method.recall(query)
             extra = (
                 method.answer_prompt_fields(query, recall)
-                if hasattr(method, "answer_prompt_fields")
+                if isinstance(method, HasAnswerPromptFields)
                 else {"memory": recall.text}
             )
             memory = extra.get("memory") or NO_MEMORY_TEXT
