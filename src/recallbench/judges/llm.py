@@ -181,7 +181,7 @@ class LLMJudge(Judge):
 
     def describe(self) -> dict[str, Any]:
         backend = self.llm.backend.name
-        out = {"name": self.name, "backend": backend, "model": self.llm.model}
+        out: dict[str, Any] = {"name": self.name, "backend": backend, "model": self.llm.model}
         out["fallback"] = self.fallback
         if backend == "extractive":
             out["note"] = "extractive backend: verdicts are the lexical judge's (C.1 offline twin)"

@@ -51,7 +51,7 @@ from recallbench.memory.memory_update import (
 from recallbench.protocols.base import EvalProtocol
 from recallbench.protocols.memory_ops_scores import METRICS, score_memory_ops
 from recallbench.protocols.response import EpisodeResult
-from recallbench.records import Episode, Prediction
+from recallbench.records import Episode, Prediction, Score
 from recallbench.text import normalize_sentence
 
 FITS = ("cv", "none")
@@ -240,7 +240,9 @@ class MemoryOpsProtocol(EvalProtocol):
                 )
         return out
 
-    def score(self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()):
+    def score(
+        self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
+    ) -> tuple[list[Score], dict[str, Any]]:
         """Set F1, pairwise accuracy and operation shares (``memory_ops_scores``)."""
         for name in metric_names:
             if name not in METRICS:

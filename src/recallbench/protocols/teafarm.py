@@ -202,7 +202,7 @@ class TeaFarmProtocol(EvalProtocol):
         mean = sum(values) / len(values) if values else 0.0
         per_source: dict[str, list[tuple[Prediction, float]]] = {}
         for p, v in zip(judged, values, strict=True):
-            per_source.setdefault(p.meta["source_dataset"], []).append((p, v))  # type: ignore[arg-type]
+            per_source.setdefault(str(p.meta["source_dataset"]), []).append((p, v))
         entry = {
             "value": mean,
             "mean": mean,
