@@ -255,8 +255,8 @@ class LufyFamilyMemory(MemoryMethod):
         """Return the profile, the retained memories and those the last forgetting dropped."""
         store = self.store
         now = store.assessed_at or store.clock or EPOCH
-        kept = [self._item(e, now) for e in store.entries + store.forgotten]
-        return store.profile_items() + kept
+        items = [self._item(e, now) for e in store.entries + store.forgotten]
+        return store.profile_items() + items
 
     def retention(self) -> dict[str, int]:
         """Return cumulative created and currently retained pairs + summaries (profile excluded)."""
