@@ -55,10 +55,11 @@ test-server: $(STAMP) ## Slow: a REAL llama-cpp-python server (SmolLM2 GGUF) run
 	@$(PY) -c "import llama_cpp.server" 2>/dev/null || $(PY) -m pip install -q -e ".[server]"
 	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q -s -m slow tests/integration/test_real_server.py
 
-lint: $(STAMP) ## ruff check + format check + the import contract (pyproject [tool.importlinter])
+lint: $(STAMP) ## ruff check + format check + the import contract + mypy (pyproject [tool.importlinter], [tool.mypy])
 	$(VENV)/bin/ruff check src tests scripts bench
 	$(VENV)/bin/ruff format --check src tests scripts bench
 	PYTHONPATH=src $(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/mypy
 
 data: $(STAMP) ## Download the public datasets into DATA_DIR (needs internet)
 	$(PY) scripts/download_data.py --out $(DATA_DIR)

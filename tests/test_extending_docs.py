@@ -17,9 +17,9 @@ from recallbench.embed import HashingEmbedder
 from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.llm import build_llm
 from recallbench.metrics import METRICS
+from recallbench.metrics.scoring import score_predictions
 from recallbench.protocols.response import ResponseProtocol
 from recallbench.records import Episode, Session, Turn
-from recallbench.runner import score_predictions
 from recallbench.tables import load_spec
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 JSON = Any
 
@@ -269,7 +269,13 @@ class Score(_Record):
         return cls(d["pred_id"], d["metric"], float(d["value"]), dict(d.get("meta") or {}))
 
 
-R = TypeVar("R", bound=_Record)
+R = TypeVar("R", covariant=True)
+
+
+class _Readable(Protocol[R]):
+    """A record class: builds an ``R`` from ``to_dict``'s output."""
+
+    def from_dict(self, d: dict[str, JSON]) -> R: ...
 
 
 def write_jsonl(path: str | Path, records: Iterable[_Record]) -> None:
@@ -281,7 +287,7 @@ def write_jsonl(path: str | Path, records: Iterable[_Record]) -> None:
             fh.write(record.to_json() + "\n")
 
 
-def read_jsonl(path: str | Path, cls: type[R]) -> list[R]:
+def read_jsonl(path: str | Path, cls: _Readable[R]) -> list[R]:
     """Read records of type ``cls`` from a JSON Lines file."""
     with Path(path).open(encoding="utf-8") as fh:
         return [cls.from_dict(json.loads(line)) for line in fh if line.strip()]

@@ -26,6 +26,7 @@ from recallbench.memory.theanine import (
     parse_relation,
     relation_rule,
     render_timeline,
+    timeline_rng,
 )
 from recallbench.records import Episode, Query, Session, Turn
 from recallbench.testing.configs import load_group_config
@@ -262,12 +263,12 @@ def test_sampling_is_seeded_by_instance_and_differs_across_seeds(llm, embedder):
     assert len(options) == 3
     picks = []
     for seed in range(12):
-        g.seed = seed
-        picks.append(g._rng(query, "a").sample(options, 1)[0])
-        assert g._rng(query, "a").sample(options, 1)[0] == picks[-1]  # same instance, same pick
+        picks.append(timeline_rng(seed, query, "a").sample(options, 1)[0])
+        again = timeline_rng(seed, query, "a").sample(options, 1)[0]
+        assert again == picks[-1]  # same instance, same pick
     assert len(set(picks)) > 1
-    g.seed = 0
-    assert g._rng(query, "a").random() != g._rng(replace(query, session_index=4), "a").random()
+    other = replace(query, session_index=4)
+    assert timeline_rng(0, query, "a").random() != timeline_rng(0, other, "a").random()
 
 
 def test_no_leakage_and_probe_queries_do_not_change_state(llm, embedder):
@@ -317,8 +318,8 @@ def test_configs_select_the_ablation(stem, llm, embedder):
         "theanine_no_refinement": ("relation", "raw"),
         "theanine_shuffled": ("relation", "shuffled"),
     }[stem]
-    assert (method.linking, method.timeline_mode) == expected
-    assert (method.j, method.k, method.n) == (3, 3, 1)
+    assert (method.linking, method.retriever.mode) == expected
+    assert (method.j, method.retriever.k, method.retriever.n) == (3, 3, 1)
 
 
 def test_dynamic_k_matches_theanine_collected_count(llm, embedder):

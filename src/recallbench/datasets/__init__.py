@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 
-def load(name: str, data_dir: str | Path, **options) -> list[Episode]:
+def load(name: str, data_dir: str | Path, **options: Any) -> list[Episode]:
     """Load dataset ``name`` from the data root ``data_dir`` into episodes."""
     if name not in LOADERS:
         raise did_you_mean("dataset", name, LOADERS)

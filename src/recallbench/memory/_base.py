@@ -45,6 +45,8 @@ class MemoryMethod(ABC):
     """Base class of every memory method. Subclasses keep all state in instance attributes."""
 
     name: str = "memory"
+    episode_id: str | None = None  # set by ``reset``; None: not reset yet
+    speakers: tuple[str, ...] = ()
 
     def reset(self, episode: Episode) -> None:
         """Start a new episode: drop every piece of state. Keep the episode's static meta only."""
@@ -54,7 +56,7 @@ class MemoryMethod(ABC):
 
     def check_episode(self, query: Query | None = None) -> None:
         """Refuse use before ``reset`` and queries that belong to another episode."""
-        current = getattr(self, "episode_id", None)
+        current = self.episode_id
         if current is None:
             raise RuntimeError(f"{type(self).__name__}: call reset(episode) before use")
         if query is not None and query.episode_id != current:
@@ -113,7 +115,7 @@ class MemoryMethod(ABC):
         if not query.history:
             return "Hello! How have you been?"
         last = set(content_words(query.history[-1].text))
-        speakers = tuple(getattr(self, "speakers", ()))
+        speakers = tuple(self.speakers)
         best, best_overlap = "", 0
         for line in self.offline_lines(recall):
             line = strip_speaker(line.strip(), speakers)

@@ -170,7 +170,13 @@ class MauveMetric(Metric):
         value = float(estimate(spec, stats.sum(axis=0)))
         return MetricResult(value, None, meta, stats=stats, estimator=spec)
 
-    def clustered(self, result, predictions, references, clusters) -> None:
+    def clustered(
+        self,
+        result: MetricResult,
+        predictions: Sequence[str],
+        references: Sequence[Reference],
+        clusters: Sequence[str],
+    ) -> None:
         """No episode bootstrap for MAUVE (see ``bootstrap_note``)."""
         return None
 

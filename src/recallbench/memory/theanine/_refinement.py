@@ -50,7 +50,7 @@ def parse_refinement(reply: str) -> str:
 
 def render_timeline(events: list[tuple[str, str | None]]) -> str:
     """Render ``[(event, relation into it)]`` as Fig. 23's ``[A] - (relation) - [B] ...``."""
-    parts = []
+    parts: list[str] = []
     for text, relation in events:
         if parts:
             parts.append(f"({relation})")
@@ -80,8 +80,8 @@ def extractive_refinement(
     for i in sorted(keep):
         text, relation = events[i]
         if prev is not None:
-            adjacent = prev == i - 1 and relation in CONNECTIVES
-            out.append(CONNECTIVES[relation] if adjacent else "Later:")
+            connective = CONNECTIVES.get(relation or "")
+            out.append(connective if prev == i - 1 and connective else "Later:")
         out.append(text.rstrip(".") + ".")
         prev = i
     return " ".join(out)

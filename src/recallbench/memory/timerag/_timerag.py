@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
+from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
-from recallbench.llm.types import Message
+from recallbench.llm.types import LLMClient, Message
 from recallbench.memory._base import MemoryMethod
 from recallbench.memory._common import TIMERAG_SYSTEM, TIMERAG_USER, query_text, response_messages
 from recallbench.memory.timerag._extractor import EXTRACT_TASK
@@ -63,8 +64,8 @@ class TimeRAG(MemoryMethod):
 
     def __init__(
         self,
-        llm: Any,
-        embedder: Any,
+        llm: LLMClient,
+        embedder: TextEmbedder,
         *,
         k: int = 5,
         retriever: str = "dense",
@@ -151,7 +152,7 @@ class TimeRAG(MemoryMethod):
 
     # -- retrieval --------------------------------------------------------------------------
 
-    def similarity(self, text: str):
+    def similarity(self, text: str) -> Callable[[list[MemoryRecord]], list[float]]:
         """``records -> sims`` for the query ``text`` (cosine, or BM25 / its best score)."""
 
         def phi(record: MemoryRecord) -> str:
