@@ -233,7 +233,14 @@ def import_ratings(study: Study, key_path: Path, files: Sequence[Path]) -> list[
     return out
 
 
-def _row_ratings(study, key, row, where, default_annotator, seen) -> list[Rating]:
+def _row_ratings(
+    study: Study,
+    key: Mapping[str, Mapping[str, str]],
+    row: Mapping[str, str | None],
+    where: str,
+    default_annotator: str,
+    seen: set[tuple[str, str]],
+) -> list[Rating]:
     item = (row.get("item") or "").strip()
     if item not in key:
         raise DatasetFormatError(f"{where}: item {item!r} is not in the key of {study.name}")
@@ -268,5 +275,8 @@ def read_ratings(study: Study, path: Path) -> list[Rating]:
         for line, row in enumerate(csv.DictReader(fh), start=2):
             crit = study.criterion(row["criterion"])
             value = crit.parse(row["value"], f"{path} line {line}")
-            out.append(Rating(**{**row, "value": value}))
+            if value is None:  # write_ratings never writes a blank value
+                raise DatasetFormatError(f"{path} line {line}: no value for {row['criterion']}")
+            fields = {f: row[f] for f in Rating._fields if f != "value"}
+            out.append(Rating(**fields, value=value))
     return out

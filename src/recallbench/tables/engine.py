@@ -75,6 +75,15 @@ class TableContext:
             )
         return factory
 
+    def need_data_dir(self) -> Path:
+        """The data root; an error naming the setting when the command gave none."""
+        if self.data_dir is None:
+            raise DataNotFoundError(
+                "this table reads the data root, which is not set: set paths.data_dir "
+                "(make: DATA_DIR=..., or RECALLBENCH_DATA_DIR)"
+            )
+        return self.data_dir
+
 
 @dataclass
 class BuiltTable:

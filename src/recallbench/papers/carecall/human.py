@@ -49,7 +49,7 @@ from recallbench.humaneval import (
 )
 from recallbench.metrics.bootstrap import holm
 from recallbench.protocols.gvd_scores import load_run_episodes
-from recallbench.records import Episode, Prediction, read_jsonl
+from recallbench.records import Episode, Prediction, Session, read_jsonl
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec, load_reference
 from recallbench.tables.spec import selector
 
@@ -98,7 +98,7 @@ def _newest(runs: Sequence[RunInfo], row: dict) -> RunInfo | None:
     return max(found, key=lambda r: r.stamp) if found else None
 
 
-def _transcript(session, replies: dict[str, str]) -> str:
+def _transcript(session: Session, replies: dict[str, str]) -> str:
     lines = []
     for turn in session.turns:
         text = replies.get(f"{turn.turn_id}/response", turn.text)
@@ -161,7 +161,8 @@ def human_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     raw = read_ratings(STUDY, path) if path.exists() else []
     ratings = raw if statistic == "absolute" else standardize(raw)
     reference = load_reference("carecall").get(spec.id, {}).get("values") or {}
-    cells, tests = [], []
+    cells: list[Cell] = []
+    tests: list[tuple[int, Any]] = []
     reference_row = spec.option("reference_row", None)
     for row in spec.need("rows"):
         for column in spec.need("columns"):

@@ -79,7 +79,7 @@ def shares(labels: Sequence[Sequence[str | None]]) -> list[float]:
 def _conversations(spec: TableSpec, ctx: TableContext) -> list[list[str]]:
     out = []
     for row in spec.need("rows"):
-        for episode in load("lufy", ctx.data_dir, system=row["logs"]):
+        for episode in load("lufy", ctx.need_data_dir(), system=row["logs"]):
             user = str(episode.meta.get("user") or episode.speakers[-1])
             for session in episode.sessions:
                 out.append([t.text for t in session.turns if t.speaker == user and t.text.strip()])

@@ -104,7 +104,7 @@ def units(spec: TableSpec, ctx: TableContext) -> list[Unit]:
     """One unit per (participant, session); each row's system's conversation a candidate."""
     found: dict[tuple[str, int], dict[str, str]] = {}
     for row in spec.need("rows"):
-        for episode in load("lufy", ctx.data_dir, system=row["logs"]):
+        for episode in load("lufy", ctx.need_data_dir(), system=row["logs"]):
             user = str(episode.meta.get("user") or episode.speakers[-1])
             for session in episode.sessions:
                 text = render_history(session.turns)
@@ -134,7 +134,7 @@ def table7(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     rows = [r["label"] for r in spec.need("rows")]
     for crit in CRITERIA:
         per_row = {row: _values(ratings, crit.key, row) or None for row in rows}
-        got, tests = ux_cells(replace(spec, options={**spec.options, "metric": crit.key}), per_row)
+        got, tests = ux_cells(replace(spec, options={**(spec.options or {}), "metric": crit.key}), per_row)
         cells += [replace(c, column=f"{crit.label} {c.column}", metric=crit.label) for c in got]
         notes += [f"{crit.label}: {t}" for t in tests]
     reference = lufy_reference(spec.id)

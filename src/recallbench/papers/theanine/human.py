@@ -168,7 +168,9 @@ def phase_units(spec: TableSpec, ctx: TableContext) -> list[Unit]:
     return _sample(links, spec, "linking") + _sample(refines, spec, "refinement")
 
 
-def _shares(votes: dict, choices: Sequence[str], system: str) -> tuple[dict[str, float], int]:
+def _shares(
+    votes: dict, choices: Sequence[str], system: str
+) -> tuple[dict[str, float | None], int]:
     labels = [v for (_, s), v in votes.items() if s == system]
     counts = Counter(labels)
     return {c: 100.0 * counts[c] / len(labels) if labels else None for c in choices}, len(labels)
