@@ -3,12 +3,14 @@
     recallbench dataset=msc memory=memory_retrieval generator=extractive
     recallbench -m experiment=theanine_table1          # a table's sweep (Hydra multirun)
     recallbench-table theanine_table1 [--results DIR] [KEY=VALUE ...]   # its table
+    recallbench view results/runs/<tag>/<stamp>[/<job>] [--compare RUN]  # an HTML report
 
 ``cli`` resolves the config, builds plain objects (episodes, LLM, embedder, memory factory,
 protocol) and hands them to ``Runner``, or the model factories a table builder needs to
 ``recallbench.tables.reproduce``; everything below receives plain values and objects.
 ``python -m recallbench.cli table ...`` is ``recallbench-table ...`` (the Makefile's spelling,
-which works from a source checkout whose console scripts are not reinstalled).
+which works from a source checkout whose console scripts are not reinstalled); ``recallbench
+table ...`` and ``recallbench view ...`` (``recallbench-view``) dispatch the same way.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from recallbench.cli.config import (
     verbose_errors,
 )
 from recallbench.cli.table import render_table, table_main, table_services
+from recallbench.cli.view import view_main
 from recallbench.errors import ConfigError
 
 __all__ = [
@@ -61,7 +64,9 @@ __all__ = [
     "table_services",
     "user_errors",
     "verbose_errors",
+    "view_main",
 ]
+SUBCOMMANDS = {"table": table_main, "view": view_main}  # `recallbench <subcommand> ...`
 MAX_JOB = 120  # characters of a run folder name derived from a sweep job's overrides
 SWEPT_ENV = "RECALLBENCH_SWEPT"  # keys the command line sweeps (read by jobs in other processes)
 
@@ -157,7 +162,10 @@ def resume_command(run_dir: Path) -> str:
 
 
 def main() -> None:
-    """Console entry point (Hydra app)."""
+    """Console entry point: the Hydra app for runs, or ``recallbench table|view ...``."""
+    if (command := SUBCOMMANDS.get(sys.argv[1] if len(sys.argv) > 1 else "")) is not None:
+        command(sys.argv[2:])
+        return
     import hydra
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
