@@ -44,6 +44,7 @@ from recallbench.cli.config import (
     user_errors,
     verbose_errors,
 )
+from recallbench.cli.help import register_help_resolver
 from recallbench.cli.table import render_table, table_main, table_services
 from recallbench.cli.view import view_main
 from recallbench.errors import ConfigError
@@ -114,7 +115,12 @@ def run(
         metrics=metrics,
         config=config,
         progress=bool(cfg.progress),
-        logger=WandbLogger(cfg.wandb.project, cfg.wandb.mode, tags=[cfg.tag]),
+        logger=WandbLogger(
+            cfg.wandb.project,
+            cfg.wandb.mode,
+            tags=[cfg.tag],
+            verbose=bool(cfg.wandb.get("verbose", False)),
+        ),
         health=health,
         workers=resolve_workers(cfg.get("workers", "auto"), llm, len(episodes)),
     )
@@ -182,8 +188,11 @@ def main() -> None:
             overrides = list(hc.overrides.task)
             multirun = hc.mode == RunMode.MULTIRUN
             job = cfg.job or default_job(cfg, choices, overrides if multirun else [])
-            print(run(cfg, job, picked_choices(choices), overrides))
+            folder = run(cfg, job, picked_choices(choices), overrides)
+            if not (sys.stdout.isatty() and sys.stderr.isatty()):
+                print(folder)  # for scripts; a terminal shows it once, under the summary
 
+    register_help_resolver()  # `--help` lists config choices through it (cli/help.py)
     sys.argv = take_verbose_flag(sys.argv)
     with user_errors():
         check_choices(sys.argv[1:])

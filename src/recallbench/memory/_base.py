@@ -89,7 +89,15 @@ class MemoryMethod(ABC):
 
     @abstractmethod
     def prompt(self, query: Query, recall: Recall) -> list[Message]:
-        """Return the method's response prompt as chat messages."""
+        """Return the method's response prompt as chat messages.
+
+        An LLM generator (``openai``, ``hf``) answers these messages. The ``extractive``
+        generator never reads them: it replies with ``offline_response(query, recall)`` (its
+        prompt is still rendered, hashed and counted in tokens). So, offline, two methods that
+        recall the same items score the same whatever their prompts, and a method whose items
+        hold raw turns can beat one that stores summaries on ROUGE/BLEU just by copying a real
+        utterance: compare prompts with an LLM generator.
+        """
 
     @abstractmethod
     def snapshot(self) -> list[MemoryItem]:
@@ -100,7 +108,9 @@ class MemoryMethod(ABC):
 
         The recalled line (one line of an item's text, speaker tag removed) sharing the most
         content words with the last turn, ties to the earliest; if none shares a word, a generic
-        follow-up built from the last turn's longest content word. A documented no-LLM baseline.
+        follow-up built from the last turn's longest content word. A documented no-LLM baseline:
+        it reads ``recall.items`` only, never ``prompt``'s messages (see ``prompt``). Override it
+        to give a method its own offline behaviour.
         """
         if not query.history:
             return "Hello! How have you been?"
