@@ -147,3 +147,18 @@ def test_sweep_report_lists_its_runs_with_the_keys_that_vary(view_runs):
     assert rows == {"msc-full_history": "full_history", "msc-memory_retrieval": "memory_retrieval"}
     assert len(soup.select("section.run")) == 2
     assert "dataset=msc" in soup.select_one("#sweep p").get_text()
+
+
+def test_an_interrupted_run_shows_what_its_finished_episodes_wrote(run_copy):
+    run_dir = run_copy("memory_retrieval")
+    items = sorted((run_dir / "items").glob("*.jsonl"))
+    for name in ("predictions.jsonl", "scores.jsonl", "summary.json"):
+        (run_dir / name).unlink()
+    items[0].unlink()  # this episode did not finish
+    run = load_run(run_dir)
+    assert set(run.missing) >= {"predictions.jsonl", "scores.jsonl", "summary.json"}
+    expected = [p for path in items[1:] for p in read_jsonl(path, Prediction)]
+    assert list(run.predictions) == expected and run.scores == {}
+    soup = _soup(write_report(run_dir, run_dir / "r.html"))
+    assert "no summary.json (the run did not finish)" in soup.select_one("table.metrics").get_text()
+    assert "not in this folder: summary.json, predictions.jsonl, scores.jsonl" in soup.get_text()
