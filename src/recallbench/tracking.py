@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from recallbench.records import Prediction
 
@@ -42,15 +43,16 @@ class WandbLogger:
             return
         import wandb
 
-        run = wandb.init(
-            project=self.project,
-            mode=self.mode,
-            config=config,
-            tags=self.tags,
-            name=config.get("job"),
-            reinit="finish_previous",
-            settings=None if self.verbose else wandb.Settings(silent=True),
-        )
+        with _weave_hint_off(not self.verbose):
+            run = wandb.init(
+                project=self.project,
+                mode=self.mode,
+                config=config,
+                tags=self.tags,
+                name=config.get("job"),
+                reinit="finish_previous",
+                settings=None if self.verbose else wandb.Settings(silent=True),
+            )
         try:
             flat = {
                 f"{name}/{key}": val
@@ -72,6 +74,24 @@ class WandbLogger:
             run.finish()
             if not self.verbose:
                 print(f"wandb: {where}", file=sys.stderr, flush=True)
+
+
+@contextmanager
+def _weave_hint_off(quiet: bool) -> Iterator[None]:
+    """Keep wandb from advertising Weave during ``init`` when the process imported openai.
+
+    That hint ("Detected [openai] in use ...", three lines) is printed before the run's
+    ``silent`` setting applies; wandb's documented switch for its Weave integration is the
+    ``WANDB_DISABLE_WEAVE`` variable, set here for the call only (a user's own value wins).
+    """
+    if not quiet or "WANDB_DISABLE_WEAVE" in os.environ:
+        yield
+        return
+    os.environ["WANDB_DISABLE_WEAVE"] = "true"
+    try:
+        yield
+    finally:
+        os.environ.pop("WANDB_DISABLE_WEAVE", None)
 
 
 def where_logged(run) -> str:
