@@ -19,6 +19,7 @@ PREDS = [Prediction("e/s3/t1/response", "e", 3, "response", "h", "hi", reference
 def test_wandb_prints_one_line_unless_verbose(tmp_path, monkeypatch, capfd, verbose):
     pytest.importorskip("wandb")
     import openai  # noqa: F401  (as the openai backend does: wandb then advertises Weave)
+
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_SILENT", "false")
