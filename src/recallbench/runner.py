@@ -12,6 +12,8 @@ Run folder ``results/runs/<tag>/<stamp>/<job>/``::
     usage.json         LLM usage and cost per task, per stage and in total, summed over the
                        attempts in usage/attempt-<n>.json
     memory/<ep>.jsonl  the memory store after every session
+    episodes/<ep>.json the episode as replayed (dialogue, questions): what ``recallbench view``
+                       shows beside the predictions, so a run folder explains itself offline
 
 A rerun with the same config finds every LLM call in the SQLite cache (zero uncached calls); a
 rerun into the same folder (``resume_dir``) also skips finished episodes.
@@ -234,6 +236,11 @@ class Runner:
             method = self.make_method()
         result = self.protocol.run_episode(episode, method, self.llm)
         self._write_snapshots(episode.episode_id, result.snapshots)
+        write_json(
+            self.run_dir / "episodes" / f"{safe_name(episode.episode_id)}.json",
+            episode.to_dict(),
+            indent=None,
+        )
         write_jsonl(
             self.run_dir / "items" / f"{safe_name(episode.episode_id)}.jsonl", result.predictions
         )

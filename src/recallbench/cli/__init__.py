@@ -4,12 +4,14 @@
     recallbench -m experiment=theanine_table1          # a table's sweep (Hydra multirun)
     recallbench-table theanine_table1 [--results DIR] [KEY=VALUE ...]   # its table
     recallbench human-eval export|import carecall_table5 ...            # a human study
+    recallbench view results/runs/<tag>/<stamp>[/<job>] [--compare RUN]  # an HTML report
 
 ``cli`` resolves the config, builds plain objects (episodes, LLM, embedder, memory factory,
 protocol) and hands them to ``Runner``, or the model factories a table builder needs to
 ``recallbench.tables.reproduce``; everything below receives plain values and objects.
 ``python -m recallbench.cli table ...`` is ``recallbench-table ...`` (the Makefile's spelling,
-which works from a source checkout whose console scripts are not reinstalled).
+which works from a source checkout whose console scripts are not reinstalled); ``recallbench
+table ...`` and ``recallbench view ...`` (``recallbench-view``) dispatch the same way.
 """
 
 from __future__ import annotations
@@ -45,8 +47,10 @@ from recallbench.cli.config import (
     user_errors,
     verbose_errors,
 )
+from recallbench.cli.help import register_help_resolver
 from recallbench.cli.human_eval import human_eval_main
 from recallbench.cli.table import render_table, table_main, table_services
+from recallbench.cli.view import view_main
 from recallbench.errors import ConfigError, EndpointDown
 
 __all__ = [
@@ -66,7 +70,13 @@ __all__ = [
     "table_services",
     "user_errors",
     "verbose_errors",
+    "view_main",
 ]
+SUBCOMMANDS = {
+    "table": table_main,
+    "view": view_main,
+    "human-eval": human_eval_main,
+}  # `recallbench <subcommand> ...`
 MAX_JOB = 120  # characters of a run folder name derived from a sweep job's overrides
 SWEPT_ENV = "RECALLBENCH_SWEPT"  # keys the command line sweeps (read by jobs in other processes)
 ARGV_ENV = "RECALLBENCH_ARGV"  # the command line, for resume commands printed by jobs in workers
@@ -119,7 +129,12 @@ def run(
         metrics=metrics,
         config=config,
         progress=bool(cfg.progress),
-        logger=WandbLogger(cfg.wandb.project, cfg.wandb.mode, tags=[cfg.tag]),
+        logger=WandbLogger(
+            cfg.wandb.project,
+            cfg.wandb.mode,
+            tags=[cfg.tag],
+            verbose=bool(cfg.wandb.get("verbose", False)),
+        ),
         health=health,
         workers=resolve_workers(cfg.get("workers", "auto"), llm, len(episodes)),
     )
@@ -188,10 +203,10 @@ def resume_command(run_dir: Path, sweep: bool = False) -> str:
 
 
 def main() -> None:
-    """Console entry point (Hydra app); ``recallbench human-eval ...`` is the human-study
-    command (``cli.human_eval``)."""
-    if sys.argv[1:2] == ["human-eval"]:
-        return human_eval_main(sys.argv[2:])
+    """Console entry point: the Hydra app for runs, or ``recallbench table|view|human-eval ...``."""
+    if (command := SUBCOMMANDS.get(sys.argv[1] if len(sys.argv) > 1 else "")) is not None:
+        command(sys.argv[2:])
+        return
     import hydra
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
@@ -208,8 +223,11 @@ def main() -> None:
             overrides = list(hc.overrides.task)
             multirun = hc.mode == RunMode.MULTIRUN
             job = cfg.job or default_job(cfg, choices, overrides if multirun else [])
-            print(run(cfg, job, picked_choices(choices), overrides, sweep=multirun))
+            folder = run(cfg, job, picked_choices(choices), overrides, sweep=multirun)
+            if not (sys.stdout.isatty() and sys.stderr.isatty()):
+                print(folder)  # for scripts; a terminal shows it once, under the summary
 
+    register_help_resolver()  # `--help` lists config choices through it (cli/help.py)
     sys.argv = take_verbose_flag(sys.argv)
     with user_errors():
         check_choices(sys.argv[1:])

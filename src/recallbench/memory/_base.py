@@ -91,7 +91,15 @@ class MemoryMethod(ABC):
 
     @abstractmethod
     def prompt(self, query: Query, recall: Recall) -> list[Message]:
-        """Return the method's response prompt as chat messages."""
+        """Return the method's response prompt as chat messages.
+
+        An LLM generator (``openai``, ``hf``) answers these messages. The ``extractive``
+        generator never reads them: it replies with ``offline_response(query, recall)`` (its
+        prompt is still rendered, hashed and counted in tokens). So, offline, two methods that
+        recall the same items score the same whatever their prompts, and a method whose items
+        hold raw turns can beat one that stores summaries on ROUGE/BLEU just by copying a real
+        utterance: compare prompts with an LLM generator.
+        """
 
     @abstractmethod
     def snapshot(self) -> list[MemoryItem]:
@@ -110,7 +118,9 @@ class MemoryMethod(ABC):
 
         The recalled line (``offline_lines``, speaker tag removed) sharing the most content words
         with the last turn, ties to the earliest; if none shares a word, a generic follow-up
-        built from the last turn's longest content word. A documented no-LLM baseline.
+        built from the last turn's longest content word. A documented no-LLM baseline: it reads
+        the recall only (``offline_lines``), never ``prompt``'s messages (see ``prompt``).
+        Override it to give a method its own offline behaviour.
         """
         if not query.history:
             return "Hello! How have you been?"

@@ -31,6 +31,7 @@ from recallbench.run_record import describe_problems
 from recallbench.tables.comparability import Setting
 from recallbench.tables.figure import parse_figure, render_figure
 from recallbench.tables.render import Cell, load_reference, render
+from recallbench.tables.sources import source_runs
 from recallbench.tables.spec import TableSpec
 
 __all__ = [
@@ -112,9 +113,18 @@ def resolve_builder(spec: TableSpec) -> Callable[[TableSpec, TableContext], Buil
 
 
 def table_runs(spec: TableSpec, results_dir: str | Path) -> list[RunInfo]:
-    """Return the newest finished run of every job of the experiment ``table.runs``."""
+    """Return the newest finished run of every job of the experiment ``table.runs`` (or of
+    every (tag, job) under its tags and folders)."""
     if spec.runs is None:
         return []
+    if spec.tags or spec.folders:  # runs: {tag: ..., folder: ...}
+        runs = source_runs(spec.tags, spec.folders, results_dir, str(spec.path))
+        if not runs:
+            raise DataNotFoundError(
+                f"{spec.experiment}: no finished runs for table.runs ({spec.runs}) under "
+                f"{results_dir}/runs"
+            )
+        return runs
     runs = list(latest_per_job(find_runs(results_dir, spec.tag)).values())
     if not runs:
         raise DataNotFoundError(
@@ -126,17 +136,23 @@ def table_runs(spec: TableSpec, results_dir: str | Path) -> list[RunInfo]:
 
 def reference_values(spec: TableSpec) -> dict[str, Any]:
     """Return the paper's values of this table, ``{row: {column: {metric: value}}}``."""
+    if spec.paper is None:  # the user's own table: nothing to compare with
+        return {}
     return load_reference(spec.paper).get(spec.id, {}).get("values") or {}
 
 
 def paper_setting(spec: TableSpec) -> Setting:
     """The paper's setting and episodes of this table (``tables.comparability``)."""
+    if spec.paper is None:
+        return Setting.of({}, f"{spec.path}: own table")
     entry = load_reference(spec.paper).get(spec.id, {})
     return Setting.of(entry, f"papers/{spec.paper}/reference.yaml: {spec.id}")
 
 
 def reference_notes(spec: TableSpec) -> list[str]:
     """Notes from the reference: the paper's significance marks and its own inconsistencies."""
+    if spec.paper is None:
+        return []
     entry = load_reference(spec.paper).get(spec.id, {})
     notes = []
     if marks := entry.get("significant") or []:
@@ -213,6 +229,8 @@ def reproduce(spec: TableSpec, ctx: TableContext) -> dict[str, Path]:
     header.update(built.header)
     for key, text in (spec.notes or {}).items():  # a note never hides a provenance line
         header[f"{key} (note)" if key in header else key] = text
+    if spec.paper is None:  # a user's own table has no paper to be comparable with
+        header.pop("comparability", None)
     degraded = degraded_notes(built.runs or runs)
     if degraded:
         header["degraded runs"] = f"{len(degraded)} (see notes): their cells are not trustworthy"

@@ -134,7 +134,9 @@ def table7(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     rows = [r["label"] for r in spec.need("rows")]
     for crit in CRITERIA:
         per_row = {row: _values(ratings, crit.key, row) or None for row in rows}
-        got, tests = ux_cells(replace(spec, options={**(spec.options or {}), "metric": crit.key}), per_row)
+        got, tests = ux_cells(
+            replace(spec, options={**(spec.options or {}), "metric": crit.key}), per_row
+        )
         cells += [replace(c, column=f"{crit.label} {c.column}", metric=crit.label) for c in got]
         notes += [f"{crit.label}: {t}" for t in tests]
     reference = lufy_reference(spec.id)
