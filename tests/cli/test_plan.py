@@ -17,8 +17,8 @@ FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures"
 # profile, answer and judge calls are one per turn / session / question), so the plan's dry
 # replay must count exactly what the real replay sends.
 TABLES = {
-    "lufy_table11": ("experiment=lufy_table11", "judge=llm", "lufy_pair=lufy,naive_rag"),
-    "lufy_table13": ("experiment=lufy_table13", "judge=llm", "memory=lufy,lufy_no_llm"),
+    "lufy_table11": ("-m", "experiment=lufy_table11", "judge=llm", "lufy_pair=lufy,naive_rag"),
+    "lufy_table13": ("-m", "experiment=lufy_table13", "judge=llm", "memory=lufy,lufy_no_llm"),
 }
 
 
@@ -100,9 +100,10 @@ def test_max_calls_stops_the_run_as_interrupted_and_a_resume_counts_what_was_sen
     info = json.loads((run_dir / "run.json").read_text())
     assert info["status"] == "interrupted" and "max_calls=10" in info["reason"]
     # the run's budget covers its attempts: 15 allows 5 more requests, not 15
-    outcome = run_cli(*args, "generator.max_calls=15", f"resume_dir={run_dir}")
+    # lufy_table11 is a sweep (its config sets the multirun mode): resume names the sweep folder
+    outcome = run_cli(*args, "generator.max_calls=15", f"resume_dir={run_dir.parent}")
     assert outcome.status == BUDGET_EXIT and stub.requests == 15
-    outcome = run_cli(*args, "generator.max_calls=null", f"resume_dir={run_dir}")
+    outcome = run_cli(*args, "generator.max_calls=null", f"resume_dir={run_dir.parent}")
     assert outcome.status == 0, outcome.err
     assert json.loads((run_dir / "run.json").read_text())["status"] in ("finished", "degraded")
     totals = json.loads((run_dir / "usage.json").read_text())["totals"]

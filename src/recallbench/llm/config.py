@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.llm.backends import ExtractiveBackend, OpenAIBackend
@@ -20,30 +20,33 @@ from recallbench.llm.client import LLM
 from recallbench.llm.meter import Budget, Meter
 from recallbench.llm.prices import Price, PriceTable
 
-KEYS = {
-    "backend",
-    "model",
-    "base_url",
-    "api_key_env",
-    "temperature",
-    "max_tokens",
-    "concurrency",
-    "rpm",
-    "tpm",
-    "timeout_s",
-    "max_retries",
-    "context_length",
-    "seed",
-    "price_per_1m",
-    "threads",
-    "structured",
-    "cache_scope",
-    "repairs",
-    "max_usd",
-    "max_calls",
-    "name",
-    "description",
+# Every key of a generator config and the type of its value (cli.checks checks both before a run).
+KEY_TYPES: dict[str, Any] = {
+    "backend": str,
+    "model": str | None,
+    "base_url": str | None,
+    "api_key_env": str | None,
+    "temperature": float | None,
+    "max_tokens": int | None,
+    "concurrency": int | None,
+    "rpm": float | None,
+    "tpm": float | None,
+    "timeout_s": float | None,
+    "max_retries": int | None,
+    "context_length": int | None,
+    "seed": int | None,
+    "price_per_1m": list[float] | None,
+    "threads": int | None,
+    # YAML reads an unquoted `off` as False: the mode "off" (_structured)
+    "structured": Literal["off", "json_schema", "vllm", "llamacpp", "local", "auto", False] | None,
+    "cache_scope": str | None,
+    "repairs": int | None,
+    "max_usd": float | None,
+    "max_calls": int | None,
+    "name": str | None,
+    "description": str | None,
 }
+KEYS = set(KEY_TYPES)
 BACKENDS = ("extractive", "openai", "hf")
 # A local server (vLLM, Ollama, llama.cpp) ignores the key; the client still wants a string.
 NO_KEY = "no-key-needed"
@@ -59,7 +62,7 @@ def _plain(cfg: Any) -> dict[str, Any]:
     return dict(cfg)
 
 
-def _check_keys(cfg: dict[str, Any]) -> None:
+def check_keys(cfg: dict[str, Any]) -> None:
     for key in cfg:
         if key in KEYS:
             continue
@@ -131,7 +134,7 @@ def build_llm(cfg: Any, cache_path: str | Path | None = None, meter: Meter | Non
     """
     cfg = _plain(cfg)
     cfg.pop("_target_", None)  # conf/generator's own target: this function (via from_config)
-    _check_keys(cfg)
+    check_keys(cfg)
     kind = cfg.get("backend", "extractive")
     context = _opt(cfg, "context_length", int)
     if kind == "extractive":

@@ -12,8 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # type-only: task and usage import this module at run time
     from recallbench.llm.structured import Structured
+    from recallbench.llm.task import PromptTask, TaskResult
+    from recallbench.llm.usage import Usage
 
 Message = dict[str, str]
 
@@ -86,7 +88,7 @@ class LLMClient(Protocol):
     """
 
     backend: Backend
-    usage: Any
+    usage: Usage
 
     @property
     def model(self) -> str: ...
@@ -96,11 +98,11 @@ class LLMClient(Protocol):
 
     def count_tokens(self, text: str) -> int: ...
 
-    def run(self, task: Any, **fields: Any) -> Any: ...
+    def run(self, task: PromptTask, **fields: Any) -> TaskResult: ...
 
     def run_many(
-        self, task: Any, fields_list: list[dict[str, Any]], *, progress: bool | None = None
-    ) -> list[Any]: ...
+        self, task: PromptTask, fields_list: list[dict[str, Any]], *, progress: bool | None = None
+    ) -> list[TaskResult]: ...
 
     def chat(
         self,
@@ -112,7 +114,7 @@ class LLMClient(Protocol):
         max_tokens: int = 256,
         temperature: float = 0.0,
         seed: int | None = None,
-    ) -> Any: ...
+    ) -> TaskResult: ...
 
 
 def count_message_tokens(messages: list[Message], count: Callable[[str], int]) -> int:
