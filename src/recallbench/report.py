@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recallbench.provenance import describe_code
+
+if TYPE_CHECKING:
+    from rich.panel import Panel
 
 HEADLINE = 8  # metrics shown (the rest are in summary.json)
 
@@ -54,7 +57,7 @@ def usage_line(usage: dict[str, Any]) -> str:
     )
 
 
-def end_of_run(run_dir: Path):
+def end_of_run(run_dir: Path) -> Panel:
     """A rich renderable summarising the run in ``run_dir``."""
     from rich.console import Group
     from rich.panel import Panel

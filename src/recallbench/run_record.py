@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from recallbench.io import write_json
 
@@ -62,7 +62,7 @@ def stop_signals_raise() -> Iterator[None]:
         yield
         return
 
-    def handler(signum, _frame):
+    def handler(signum: int, _frame: Any) -> NoReturn:
         raise RunInterrupted(signum)
 
     previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}

@@ -111,16 +111,16 @@ class CallFlow:
             planned = self.meter.planned_before([self.key(calls[i]) for i in misses])
             for i, repeat in zip(misses, planned, strict=True):
                 reply = stand_in(calls[i], self.backend.count_tokens)
-                results[i] = self._finish(calls[i], reply, repeat=repeat)
-                done(results[i])
+                results[i] = finished = self._finish(calls[i], reply, repeat=repeat)
+                done(finished)
             return [r for r in results if r is not None]
         if misses and self.backend.is_async:
             got = self.loop().run(self._amany([calls[i] for i in misses], done))
             for i, result in zip(misses, got, strict=True):
                 results[i] = result
         for i in misses if not self.backend.is_async else ():
-            results[i] = self._call_sync(calls[i])
-            done(results[i])
+            results[i] = finished = self._call_sync(calls[i])
+            done(finished)
         return [r for r in results if r is not None]
 
     def _repair_call(self, call: Call, result: TaskResult) -> Call:
@@ -302,7 +302,8 @@ def _unparsed(result: TaskResult) -> bool:
 
 def _merged(before: TaskResult, after: TaskResult) -> TaskResult:
     """``after`` (a repair turn's result) carrying the usage of every turn so far."""
-    cost = None if None in (before.cost_usd, after.cost_usd) else before.cost_usd + after.cost_usd
+    costs = (before.cost_usd, after.cost_usd)
+    cost = None if costs[0] is None or costs[1] is None else costs[0] + costs[1]
     return dataclasses.replace(
         after,
         cached=before.cached and after.cached,

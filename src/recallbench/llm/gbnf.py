@@ -15,15 +15,13 @@ escapes llama.cpp's grammar parser takes for ``-`` and ``^`` inside classes (it 
 
 from __future__ import annotations
 
+import importlib
 import re
 from typing import Any
 
-try:  # Python 3.11+
-    import re._constants as C  # noqa: N812
-    import re._parser as sre
-except ImportError:  # pragma: no cover - older layouts
-    import sre_constants as C  # type: ignore[no-redef]  # noqa: N812
-    import sre_parse as sre  # type: ignore[no-redef]
+# The stdlib's regex parser (Python 3.11+; private, untyped in typeshed, stable since 3.11).
+C: Any = importlib.import_module("re._constants")
+sre: Any = importlib.import_module("re._parser")
 
 _DIGIT = [(48, 57)]
 _WORD = [(48, 57), (65, 90), (95, 95), (97, 122)]

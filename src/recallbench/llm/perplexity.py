@@ -94,12 +94,13 @@ def token_nll(
     window = int(getattr(model.config, "max_position_embeddings", 2048))
     seqs = _sequences(texts, contexts, tokenizer, window)
     result = [(0.0, 0)] * len(texts)
-    todo = sorted((i for i, s in enumerate(seqs) if s), key=lambda i: len(seqs[i][0]))
+    present = {i: s for i, s in enumerate(seqs) if s is not None}
+    todo = sorted(present, key=lambda i: len(present[i][0]))
     for start in range(0, len(todo), batch_size):
         batch = todo[start : start + batch_size]
-        sums = _batch_nll(model, [seqs[i] for i in batch])
+        sums = _batch_nll(model, [present[i] for i in batch])
         for i, total in zip(batch, sums, strict=True):
-            result[i] = (total, seqs[i][1])
+            result[i] = (total, present[i][1])
     return result
 
 
@@ -120,7 +121,7 @@ def _batch_nll(model: Any, seqs: list[tuple[list[int], int]]) -> list[float]:
         ids[row, width - len(seq) :] = torch.tensor(seq)
         mask[row, width - len(seq) :] = 1
         scored[row, keep - 1 - n_text :] = True
-    kwargs = {"input_ids": ids, "attention_mask": mask}
+    kwargs: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
     kwargs["position_ids"] = (mask.cumsum(dim=1) - 1).clamp(min=0)
     if "logits_to_keep" in inspect.signature(model.forward).parameters:
         kwargs["logits_to_keep"] = keep

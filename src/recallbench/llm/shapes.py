@@ -34,6 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
 WRAPPER_KEY = "answer"  # the one property of the JSON wrapper of a choice or a pattern
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 
@@ -131,9 +133,9 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
 
 
 @functools.lru_cache(maxsize=64)
-def _schema_of(model: type) -> dict[str, Any]:
+def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
     """A pydantic model's JSON schema, refs inlined (built once per model: it is in every key)."""
-    schema = model.model_json_schema()  # type: ignore[attr-defined]
+    schema = model.model_json_schema()
     return _inline(schema, schema.get("$defs", {}))
 
 
@@ -165,7 +167,7 @@ class JsonReply:
             the object's JSON text.
     """
 
-    model: type
+    model: type[BaseModel]
     render: Callable[[dict[str, Any]], str] | None = None
     kind = "json"
 

@@ -159,7 +159,7 @@ class OpenAIBackend:
                 # (~0.5 ms CPU a call, which caps throughput at high concurrency).
                 client = self._clients[self._next % len(self._clients)]
                 self._next += 1
-                resp = await client.post("/chat/completions", body=kwargs, cast_to=object)
+                resp: Any = await client.post("/chat/completions", body=kwargs, cast_to=object)
             except (
                 openai.AuthenticationError,
                 openai.PermissionDeniedError,

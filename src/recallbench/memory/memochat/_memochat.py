@@ -153,7 +153,7 @@ class MemoChat(LLMBaseline):
     def _write(self, session: Session) -> None:
         if not session.turns:
             return
-        fields = {
+        fields: dict[str, Any] = {
             "n_lines": len(session.turns),
             "speakers": " and ".join(self.speakers),
             "dialogue": number_lines(session),

@@ -86,7 +86,7 @@ def parse_memos(reply: str) -> tuple[dict[str, Any], ...]:
 def _topic(lines: list[str], topic_words: int) -> str:
     found = [w for line in lines for w in content_words(line)]
     counts = Counter(stem(w) for w in found)
-    first = {}
+    first: dict[str, tuple[int, str]] = {}
     for i, w in enumerate(found):
         first.setdefault(stem(w), (i, w))
     ranked = sorted(first, key=lambda s: (-counts[s], -len(first[s][1]), first[s][0]))
@@ -99,7 +99,7 @@ def offline_memos(*, dialogue: str, min_turns: int = 2, topic_words: int = 3, **
     A turn that shares no stemmed content word with the running segment opens a new segment
     once that segment has ``min_turns`` turns. Returns the JSON an LLM would give.
     """
-    rows = [m.groups() for m in map(_NUMBERED.match, dialogue.splitlines()) if m]
+    rows = [(m[1], m[2], m[3]) for m in map(_NUMBERED.match, dialogue.splitlines()) if m]
     segments: list[list[tuple[str, str, str]]] = []
     seen: set[str] = set()
     for row in rows:
