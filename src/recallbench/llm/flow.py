@@ -18,6 +18,12 @@ Repair turns are cached like any call (a rerun sends nothing), never made on the
 ``extractive`` backend (its code would answer the same again), and counted apart: usage
 ``repairs`` and ``repaired``, while ``parse_failures`` counts only replies still unparsed
 after the last turn.
+
+Deviations:
+- Repair turns (``generator.repairs`` > 0) are ours: none of the five papers re-asks a reply it
+  cannot parse (they keep their fallback value). Default 0 = the papers' protocol. When on, the
+  run's ``run.json`` (generator ``repairs``) and every table header built from it say so, and
+  ``REPAIR_PROMPT`` (our wording, not a paper's) is the only text added to the chat.
 """
 
 from __future__ import annotations

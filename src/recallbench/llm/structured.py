@@ -37,6 +37,13 @@ JSON object does not), and a small model spends no tokens on JSON syntax.
 
 The mode and the exact constraint are part of a call's cache key (``Structured.as_dict``), so
 replies made under one constraint are never served for another or for free text.
+
+Deviations:
+- Any mode but ``off`` constrains decoding, which the papers (free-text replies from GPT-3.5/4,
+  ChatGLM, Llama) never did; the prompts stay verbatim. Default ``off`` = the papers' setting;
+  ``run.json`` (generator ``structured``, the resolved mode) and table headers name the mode.
+- The reply shapes are ours, read off each paper's prompt and parser (``llm/shapes.py``); a
+  shape can be narrower than what a paper's parser would accept (e.g. bounded lengths).
 """
 
 from __future__ import annotations
