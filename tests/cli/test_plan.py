@@ -5,6 +5,7 @@ cleanly as ``interrupted``, resumable, counting what earlier attempts sent."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,33 @@ def test_max_calls_stops_the_run_as_interrupted_and_a_resume_counts_what_was_sen
     assert json.loads((run_dir / "run.json").read_text())["status"] in ("finished", "degraded")
     totals = json.loads((run_dir / "usage.json").read_text())["totals"]
     assert totals["calls"] - totals["cached_calls"] == stub.requests  # nothing sent twice
+
+
+def test_max_usd_stops_the_run_and_a_resume_under_the_same_budget_sends_nothing(
+    run_cli, openai, stub, monkeypatch, tmp_path
+):
+    # one request at a time: the run stops at the first request whose worst case (its prompt at
+    # the price + max_tokens at the completion price) no longer fits; a resume counts what the
+    # first attempt spent, so under the same budget that same request still does not fit
+    args = ("experiment=lufy_table11", "lufy_pair=lufy", "judge=llm", *openai, "job=j")
+    price = ("generator.price_per_1m=[1000.0,1000.0]", "generator.concurrency=1")
+    monkeypatch.setenv("RECALLBENCH_STAMP", "s")
+    outcome = run_cli(*args, *price, "generator.max_usd=0.5")
+    assert outcome.status == BUDGET_EXIT, outcome.err
+    assert "stopped by the budget: budget: generator.max_usd=0.5 reached" in outcome.err
+    sent = stub.requests
+    assert 0 < sent
+    run_dir = tmp_path / "results" / "runs" / "t" / "s" / "j"
+    info = json.loads((run_dir / "run.json").read_text())
+    assert info["status"] == "interrupted" and "max_usd=0.5" in info["reason"]
+    spent = json.loads((run_dir / "usage.json").read_text())["totals"]["cost_usd"]
+    # nothing was in flight (one at a time), and what was paid + the refused call's worst > 0.5
+    said = re.search(
+        r"\$([\d.]+) spent, \$([\d.]+) in flight, the next call may cost \$([\d.]+)", outcome.err
+    )
+    assert said is not None, outcome.err
+    paid, in_flight, worst = map(float, said.groups())
+    assert in_flight == 0 and paid == pytest.approx(spent, abs=1e-4) and 0 < spent <= 0.5
+    assert paid + worst > 0.5 and worst < 0.5  # it stopped because of the budget, not sooner
+    outcome = run_cli(*args, *price, "generator.max_usd=0.5", f"resume_dir={run_dir.parent}")
+    assert outcome.status == BUDGET_EXIT and stub.requests == sent, outcome.err

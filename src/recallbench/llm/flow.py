@@ -29,6 +29,7 @@ Deviations:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import threading
 import time
@@ -82,6 +83,7 @@ class CallFlow:
         self.key = key
         self._loop: LoopThread | None = None
         self._loop_lock = threading.Lock()
+        self._slots: asyncio.Semaphore | None = None  # under a budget: requests in flight
 
     def run(self, calls: list[Call], *, progress: bool, desc: str) -> list[TaskResult]:
         """Answer ``calls``, then the repair turns of unparsed replies; results in input order."""
@@ -157,6 +159,7 @@ class CallFlow:
                 self._loop.run(aclose())
             self._loop.stop()
             self._loop = None
+            self._slots = None  # bound to that loop
 
     # -- internals ------------------------------------------------------------------------
 
@@ -166,19 +169,20 @@ class CallFlow:
         refused: list[BudgetExceeded] = []
 
         async def one(call: Call) -> TaskResult | None:
-            try:
-                held = self.meter.admit(lambda: self._worst(call))
-            except BudgetExceeded as stop:  # not sent; the calls in flight still finish
-                refused.append(stop)
-                return None
-            try:
-                completion = await self.backend.acomplete(call.messages, call.dec)  # type: ignore[attr-defined]
-            except BackendCallError as exc:
-                self.meter.settle(held, 0.0)
-                result = self._failed(call, str(exc))
-            else:
-                self.meter.settle(held, self._cost(completion))
-                result = self._finish(call, completion)
+            async with self._slot():  # a reservation holds only for a request about to be sent
+                try:
+                    held = self.meter.admit(lambda: self._worst(call))
+                except BudgetExceeded as stop:  # not sent; the calls in flight still finish
+                    refused.append(stop)
+                    return None
+                try:
+                    completion = await self.backend.acomplete(call.messages, call.dec)  # type: ignore[attr-defined]
+                except BackendCallError as exc:
+                    self.meter.settle(held, 0.0)
+                    result = self._failed(call, str(exc))
+                else:
+                    self.meter.settle(held, self._cost(completion))
+                    result = self._finish(call, completion)
             done(result)
             return result
 
@@ -192,6 +196,16 @@ class CallFlow:
         if refused:  # every reply paid for is cached and counted; then the run stops
             raise refused[0]
         return [r for r in results if r is not None]
+
+    def _slot(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        """Under a budget, one of the backend's ``concurrency`` places (the backend bounds its
+        requests too, but only once they are admitted): a batch queued behind the bound does
+        not reserve its worst case before its turn. No budget: no wait. On the loop thread."""
+        if not self.meter.budget or self.meter.dry:
+            return contextlib.nullcontext()
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(int(getattr(self.backend, "concurrency", 1) or 1))
+        return self._slots
 
     def _call_sync(self, call: Call) -> TaskResult:
         held = self.meter.admit(lambda: self._worst(call))

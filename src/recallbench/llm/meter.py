@@ -118,6 +118,7 @@ class Meter:
         self.rows: dict[tuple[str, str], PlanRow] = {}  # (model, task) -> dry-replay counts
         self.rounds: list[tuple[int, int]] = []  # (requests, concurrency) of dry batches
         self.planned: set[str] = set()  # cache keys the plan's jobs will have sent (dry)
+        self.stopped: str | None = None  # why the budget refused a request: it refuses all later
         self._lock = threading.Lock()
 
     def seed(self, spent: float, sent: int) -> None:
@@ -128,34 +129,48 @@ class Meter:
 
     def admit(self, worst: Callable[[], float | None]) -> float:
         """Reserve one request costing at most ``worst()`` USD (asked only under ``max_usd``);
-        raise ``BudgetExceeded`` when it does not fit. Returns the reservation to ``settle``."""
+        raise ``BudgetExceeded`` when it does not fit. Returns the reservation to ``settle``.
+
+        Once a request is refused, every later one is too (the job stops there): a smaller call
+        later in the same batch does not slip through, so a resume under the same budget starts
+        with the refused request again."""
         if self.dry or not self.budget:
             return 0.0
         worst_usd = worst() if self.budget.max_usd is not None else 0.0
         with self._lock:
-            if self.budget.max_calls is not None and self.sent >= self.budget.max_calls:
-                raise BudgetExceeded(
-                    f"budget: generator.max_calls={self.budget.max_calls} reached "
-                    f"({self.sent} requests sent)"
+            if self.stopped is not None:
+                raise BudgetExceeded(self.stopped)
+            try:
+                return self._reserve(worst_usd)
+            except BudgetExceeded as exc:
+                self.stopped = exc.reason
+                raise
+
+    def _reserve(self, worst_usd: float | None) -> float:
+        """``admit`` under the lock: count one request, reserve its worst case, or refuse."""
+        if self.budget.max_calls is not None and self.sent >= self.budget.max_calls:
+            raise BudgetExceeded(
+                f"budget: generator.max_calls={self.budget.max_calls} reached "
+                f"({self.sent} requests sent)"
+            )
+        reserve = 0.0
+        if self.budget.max_usd is not None:
+            if worst_usd is None:
+                raise ConfigError(
+                    "generator.max_usd needs the model's price: it is not in llm/prices.py; "
+                    "set generator.price_per_1m=[input,output]"
                 )
-            reserve = 0.0
-            if self.budget.max_usd is not None:
-                if worst_usd is None:
-                    raise ConfigError(
-                        "generator.max_usd needs the model's price: it is not in llm/prices.py; "
-                        "set generator.price_per_1m=[input,output]"
-                    )
-                # a nano-dollar of slack: ten $0.05 calls fit $0.50 despite float rounding
-                if self.spent + self.reserved + worst_usd > self.budget.max_usd + 1e-9:
-                    raise BudgetExceeded(
-                        f"budget: generator.max_usd={self.budget.max_usd:g} reached (${self.spent:.4f}"
-                        f" spent, ${self.reserved:.4f} in flight, the next call may cost "
-                        f"${worst_usd:.4f})"
-                    )
-                reserve = worst_usd
-                self.reserved += reserve
-            self.sent += 1
-            return reserve
+            # a nano-dollar of slack: ten $0.05 calls fit $0.50 despite float rounding
+            if self.spent + self.reserved + worst_usd > self.budget.max_usd + 1e-9:
+                raise BudgetExceeded(
+                    f"budget: generator.max_usd={self.budget.max_usd:g} reached (${self.spent:.4f}"
+                    f" spent, ${self.reserved:.4f} in flight, the next call may cost "
+                    f"${worst_usd:.4f})"
+                )
+            reserve = worst_usd
+            self.reserved += reserve
+        self.sent += 1
+        return reserve
 
     def settle(self, reserved: float, usd: float | None) -> None:
         """Replace a reservation by what the reply cost."""
