@@ -91,6 +91,10 @@ def main() -> None:
             f"generator.structured={args.structured}",
             "generator.price_per_1m=[0.0,0.0]",
             "generator.context_length=8192",
+            # one request at a time (the server decodes one at a time: a queue behind it only
+            # times out) and a long timeout (a loaded CPU makes a 256-token reply take minutes)
+            "generator.concurrency=1",
+            "generator.timeout_s=900",
             "progress=false",
         ]
         generator += [f"episodes={args.episodes}"] if args.episodes else []
