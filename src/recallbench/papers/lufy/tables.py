@@ -28,7 +28,7 @@ from recallbench.errors import DataNotFoundError
 from recallbench.io import atomic_path
 from recallbench.papers.lufy.runs import lufy_reference, paper_value
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
-from recallbench.tables.cells import summary_cells
+from recallbench.tables.cells import summary_table
 
 # -- App. D / Figure 11: threshold sweep ----------------------------------------------------
 
@@ -64,9 +64,10 @@ def plot_threshold(cells: Sequence[Cell], path: Path, title: str) -> Path:
 
 def threshold_figure(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     """Builder of App. D / Fig. 11: the summary cells and ``results/figures/<figure>.png``."""
-    cells, used = summary_cells(spec, ctx.runs)
+    built = summary_table(spec, ctx)
     figure = Path(ctx.results_dir) / "figures" / f"{spec.option('figure')}.png"
-    return BuiltTable(cells, runs=used, files={"png": plot_threshold(cells, figure, spec.title)})
+    built.files = {"png": plot_threshold(built.cells, figure, spec.title)}
+    return built
 
 
 # -- Table 2: fitted weights ----------------------------------------------------------------
