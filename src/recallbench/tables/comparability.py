@@ -6,7 +6,7 @@ entry declares both (``tests/tables/test_references.py`` checks them all)::
     table1:
       episodes: 50                  # the paper's episodes per cell: one number, or per column
                                     # (or row) label {MSC: 50, Avg.: 100, default: 50}; null
-                                    # when the paper gives none, with episodes_note saying why
+                                    # when the paper gives none, with an episodes_note: why
       setting:
         generator: {class: llm, model: gpt-3.5-turbo-0125}
         judge: {class: llm, model: GPT-4o}      # or {class: human, model: 3 annotators}
@@ -88,6 +88,7 @@ class Setting:
     episodes: int | Mapping[str, int | None] | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
     where: str = "reference"  # the reference entry (header of an undeclared setting)
+    episodes_note: str = ""  # why the paper's episodes are not given (``episodes: null``)
 
     @classmethod
     def of(cls, entry: Mapping[str, Any] | None, where: str = "reference") -> Setting:
@@ -95,8 +96,9 @@ class Setting:
         entry = entry or {}
         setting = entry.get("setting")
         episodes = _episodes(entry.get("episodes"), where)
+        note = str(entry.get("episodes_note") or "")
         if setting is None:
-            return cls(False, episodes=episodes, where=where)
+            return cls(False, episodes=episodes, where=where, episodes_note=note)
         if not isinstance(setting, Mapping):
             raise ValueError(f"{where}: setting: expected a mapping, got {setting!r}")
         unknown = set(setting) - set(SETTING_KEYS)
@@ -121,7 +123,7 @@ class Setting:
             raise ValueError(
                 f"{where}: setting.data: expected {{what: text, whole: bool}}, got {data!r}"
             )
-        return cls(True, classes, metrics, episodes, data, where)
+        return cls(True, classes, metrics, episodes, data, where, note)
 
     def reasons(
         self, runs: Iterable[RunInfo], metric: str, detail: str = "", label: str | None = None
@@ -205,6 +207,8 @@ class Setting:
             if isinstance(shown, Mapping):
                 shown = ", ".join(f"{k}: {v}" for k, v in shown.items())
             out["paper episodes"] = str(shown)
+        elif self.episodes_note:
+            out["paper episodes"] = f"not given: {self.episodes_note}"
         return out
 
 
