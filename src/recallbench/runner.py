@@ -8,7 +8,8 @@ Run folder ``results/runs/<tag>/<stamp>/<job>/``::
     items/<ep>.jsonl   predictions of each finished episode (resume skips these episodes)
     predictions.jsonl  all predictions          scores.jsonl   per-item metric values
     summary.json       per metric: corpus value, item mean, n, per session, and episode-clustered
-                       bootstrap 95% CIs of every value (``metrics.bootstrap``)
+                       bootstrap 95% CIs of every value (``metrics.bootstrap``); ``memory``:
+                       what the memory did per session (``metrics.activity``)
     usage.json         LLM usage and cost per task, per stage and in total, summed over the
                        attempts in usage/attempt-<n>.json
     memory/<ep>.jsonl  the memory store after every session
@@ -31,6 +32,7 @@ from typing import Any
 
 from recallbench.errors import ConfigError
 from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
+from recallbench.metrics.activity import activity_of_run
 from recallbench.metrics.scoring import score_predictions
 from recallbench.parallel import ordered_map
 from recallbench.records import Episode, MemoryItem, Prediction, Score, read_jsonl, write_jsonl
@@ -132,6 +134,7 @@ class Runner:
             write_jsonl(self.run_dir / "scores.jsonl", scores)
             summary["n_episodes"] = len(episodes)
             summary["n_predictions"] = len(predictions)
+            summary["memory"] = activity_of_run(self.run_dir, predictions)
             write_json(self.run_dir / "summary.json", summary)
             usage = self._flush_usage()
             problems = health_problems(self.llm.usage.to_dict(), self.health)

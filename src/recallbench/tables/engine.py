@@ -30,6 +30,7 @@ from recallbench.run_record import describe_problems
 from recallbench.tables.cell import FEWER, FIXTURE
 from recallbench.tables.comparability import FIXTURE_REASON, Setting, is_fixture
 from recallbench.tables.render import Cell, load_reference, render
+from recallbench.tables.sameness import sameness_notes
 from recallbench.tables.spec import TableSpec
 
 __all__ = [
@@ -243,7 +244,12 @@ def reproduce(spec: TableSpec, ctx: TableContext) -> dict[str, Path]:
         title=spec.title,
         header=header,
         out_dir=Path(ctx.results_dir) / "tables",
-        notes=[*degraded, *built.notes, *reference_notes(spec)],
+        notes=[
+            *degraded,
+            *built.notes,
+            *sameness_notes(cells, built.row_runs),
+            *reference_notes(spec),
+        ],
         show_n=built.show_n,
         corner=built.corner,
     )
