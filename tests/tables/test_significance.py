@@ -218,7 +218,7 @@ def test_tests_that_cannot_reach_alpha_stay_out_of_the_holm_family(tmp_path, mak
 
 
 def test_min_attainable_p_by_hand():
-    from recallbench.tables.significance import min_attainable_p
+    from recallbench.tables.family import min_attainable_p
 
     assert min_attainable_p(3, 2000) == 0.25
     assert min_attainable_p(5, 2000) == 0.0625  # > 0.05: out of the family at alpha 0.05

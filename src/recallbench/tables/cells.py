@@ -55,8 +55,9 @@ from recallbench.analysis import RunInfo, run_value, select
 from recallbench.tables.cell import Cell
 from recallbench.tables.comparability import Setting, is_fixture
 from recallbench.tables.engine import BuiltTable, TableContext, paper_setting, reference_values
+from recallbench.tables.family import mark_significance
 from recallbench.tables.intervals import Found, entry_found, pooled_interval
-from recallbench.tables.significance import mark_significance, settings_of
+from recallbench.tables.significance import settings_of
 from recallbench.tables.spec import TableSpec, selector
 
 __all__ = ["left_out_notes", "pool", "rows_by", "summary_cells", "summary_table"]
