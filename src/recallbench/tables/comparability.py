@@ -200,13 +200,18 @@ class Setting:
         elif found:
             out["comparability"] = "not comparable, no diff shown: " + "; ".join(found)
         else:
-            checked = ", ".join([*self.classes, *(["metrics"] if self.metrics else [])])
+            parts = [*self.classes, *(["metrics"] if self.metrics else [])]
+            checked = ", ".join([*parts, *(["data"] if self.data.get("whole") else [])])
             out["comparability"] = f"comparable with the paper's setting ({checked})"
         if self.episodes is not None:
             shown = self.episodes
             if isinstance(shown, Mapping):
-                shown = ", ".join(f"{k}: {v}" for k, v in shown.items())
+                shown = ", ".join(
+                    f"{k}: {'not given' if v is None else v}" for k, v in shown.items()
+                )
             out["paper episodes"] = str(shown)
+            if self.episodes_note:
+                out["paper episodes"] += f" ({self.episodes_note})"
         elif self.episodes_note:
             out["paper episodes"] = f"not given: {self.episodes_note}"
         return out
