@@ -16,6 +16,14 @@ Issue 13 (phase B) added the columns ``episodes,ci_low,ci_high,p_value,p_holm,si
 emptied ``diff`` where the setting is not comparable with the paper's: every CSV was re-recorded
 for those columns only (``ours``, ``paper``, ``n`` unchanged), and they are compared from then on.
 The TimeRAG targets (issue 11) were recorded when they got targets.
+Issue 24 (items 1, 3-5) re-recorded every CSV for ``diff``/``comparable``/``coverage``/
+``episodes`` and the test columns only (``ours``, ``paper``, ``n`` unchanged but for wall-clock
+latency): a fixture cell is never comparable (``comparable=false``, no ``diff``), never tested
+(``p_value``, ``p_holm``, ``significant`` empty) and never pooled with real data; a table without
+an assessed setting writes ``comparable`` empty and no ``diff``; CareCall/LUFY Table 1 cells carry
+their episodes (``‡`` where fewer than the paper's). One interval moved: lufy_table12
+(Annotators) Avg., [12.5, 52.1] -> [25.0, 66.7], since an episode without a session no longer
+counts as a zero in the mean over sessions (``metrics.clusters``).
 
 From a git worktree that shares another checkout's virtualenv, name it so make neither creates
 nor reinstalls one (the install stamp is taken as up to date):
