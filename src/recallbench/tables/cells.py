@@ -193,7 +193,7 @@ def _cell(spec, row, column, metric, style, pairs, summaries, out: _Built) -> Ce
         episodes=clusters,
         ci_low=None if ci is None else ci[0] * scale,
         ci_high=None if ci is None else ci[1] * scale,
-        comparable=(not reasons) if setting.declared else None,
+        comparable=(not reasons) if setting.declared and sources else None,
         coverage=setting.coverage(sources, where[0], clusters, where[1]) if sources else "",
     )
 
