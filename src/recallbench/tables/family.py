@@ -98,21 +98,22 @@ def _notes(
     skipped: dict[str, set[str]],
 ) -> list[str]:
     boot = settings.bootstrap
-    tests = "; ".join(sorted({t.test for t in tested})) or "none"
-    notes = [
-        f"{SIGNIFICANT} = differs from {settings.describe()} "
-        f"(p_holm <= {settings.alpha}): {len(tested)} paired tests by "
-        f"{settings.pair_by} ({tests}), {boot.n_resamples} resamples, seed {boot.seed}, "
-        "Holm-corrected across the table's family (p_value, p_holm in the csv)"
-    ]
-    if family:
-        notes.append(
+    tests = "; ".join(sorted({t.test for t in tested}))
+    if not family:
+        notes = [
+            f"no {SIGNIFICANT} marker: no test against {settings.describe()} entered the Holm "
+            "family (0 paired tests; why below)"
+        ]
+    else:
+        notes = [
+            f"{SIGNIFICANT} = differs from {settings.describe()} "
+            f"(p_holm <= {settings.alpha}): {len(tested)} paired tests by "
+            f"{settings.pair_by} ({tests}), {boot.n_resamples} resamples, seed {boot.seed}, "
+            "Holm-corrected across the table's family (p_value, p_holm in the csv)",
             f"Holm family ({len(family)} tests): rows {_names([c.row for c in family])} x "
             f"columns {_names([c.column for c in family])} x metrics "
-            f"{_names([c.metric for c in family])}, each against its reference row"
-        )
-    else:
-        notes.append("Holm family: empty (no test can reach alpha here)")
+            f"{_names([c.metric for c in family])}, each against its reference row",
+        ]
     if left:
         ns = sorted({t.n_clusters for _, t in left})
         floor = min_attainable_p(max(ns), boot.n_resamples)
