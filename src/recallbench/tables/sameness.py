@@ -135,7 +135,7 @@ def describe_activity(runs: Sequence[RunInfo], cache: dict[Any, Any] | None = No
     )
     return (
         f"{totals['written']} records written ({totals['written'] / per:.1f} per "
-        f"episode-session), {totals['updated']} updated, {totals['deleted']} deleted over "
+        f"episode-session), {totals['updated']} updated, {totals['deleted']} deleted or retired over "
         f"{totals['episodes']} episodes; {totals['store'] / max(totals['episodes'], 1):.1f} "
         f"live per episode at the end; {recalled}"
     )
@@ -158,14 +158,18 @@ def sameness_notes(
     values = _values(cells)
     cache: dict[Any, Any] = {}
     notes = []
+    groups = identical_groups(values)
     if (flat := flat_spread(values, rtol)) is not None:
         spread, (column, metric) = flat
+        equal, shared = _equal_share(list(values), values)
         notes.append(
             f"FLAT: all {len(values)} rows stay within {rtol:.0%} of each other in every cell "
-            f"(largest spread {spread:.2%}, {column} / {metric}): what varies between them "
-            f"does not move these numbers. Memory activity: {_evidence(list(values), row_runs, cache)}"
+            f"(largest spread {spread:.2%}, {column} / {metric}; all equal in {equal} of "
+            f"{shared} cells): what varies between them does not move these numbers. Memory "
+            f"activity: {_evidence(list(values), row_runs, cache)}"
         )
-    for group, equal, shared in identical_groups(values):
+        groups = [g for g in groups if len(g[0]) < len(values)]  # the FLAT note covers them
+    for group, equal, shared in groups:
         names = ", ".join(f"'{r}'" for r in group)
         notes.append(
             f"IDENTICAL ROWS: {names} are equal in {equal} of {shared} cells. Memory activity: "
