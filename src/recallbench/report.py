@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from recallbench.provenance import describe_code
+
 HEADLINE = 8  # metrics shown (the rest are in summary.json)
 
 
@@ -72,6 +74,7 @@ def end_of_run(run_dir: Path):
         f"{summary.get('n_episodes', info.get('n_episodes', '?'))} episodes · "
         f"{summary.get('n_predictions', '?')} predictions · wall {wall}",
         usage_line(usage),
+        f"code {describe_code(info)}",
     ]
     if summary.get("failed_calls_not_scored"):
         lines.append(f"{summary['failed_calls_not_scored']} failed calls left out of the scores")
