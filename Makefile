@@ -32,7 +32,7 @@ define needs_runs
 endef
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-browser test-server server bench-structured lint data tables bench clean
+.PHONY: help install test test-browser test-server server bench-structured golden lint data tables bench clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -67,6 +67,9 @@ bench-structured: server ## Parse rate free vs structured of every PromptTask fa
 
 estimate-table-%: $(STAMP) ## Price a table first (plan=true): calls, tokens, cache hits, USD, wall time
 	@$(MAKE) -o $(STAMP) --no-print-directory reproduce-table-$* ARGS="$(ARGS) plan=true" TABLE=true
+
+golden: $(STAMP) ## Slow: every offline reproduce target on the fixtures vs tests/golden/tables (make test runs a fast subset)
+	GOLDEN_VENV=$(abspath $(VENV)) $(PY) tests/golden/golden.py
 
 lint: $(STAMP) ## ruff check + format check + the import contract + mypy (pyproject [tool.importlinter], [tool.mypy])
 	$(VENV)/bin/ruff check src tests scripts bench

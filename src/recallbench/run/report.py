@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recallbench.provenance import describe_code
+from recallbench.run.provenance import describe_code
 
 if TYPE_CHECKING:
     from rich.panel import Panel
