@@ -6,8 +6,8 @@ from __future__ import annotations
 from recallbench.llm import PARSE_FAILURE, PromptTask, build_llm
 from recallbench.llm.flow import REPAIR_PROMPT
 from recallbench.llm.shapes import Choice
-from recallbench.run.report import usage_line
 from recallbench.run.record import HealthPolicy, health_problems
+from recallbench.run.report import usage_line
 
 JUDGE = PromptTask(
     name="judge.qa",
