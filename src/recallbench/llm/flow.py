@@ -20,10 +20,9 @@ Repair turns are cached like any call (a rerun sends nothing), never made on the
 after the last turn.
 
 Deviations:
-- Repair turns (``generator.repairs`` > 0) are ours: none of the five papers re-asks a reply it
-  cannot parse (they keep their fallback value). Default 0 = the papers' protocol. When on, the
-  run's ``run.json`` (generator ``repairs``) and every table header built from it say so, and
-  ``REPAIR_PROMPT`` (our wording, not a paper's) is the only text added to the chat.
+- Repair turns (``repairs`` > 0) are ours: no paper re-asks a reply it cannot parse (each keeps
+  its fallback). Default 0 = the papers' protocol; when on, ``run.json`` and table headers say
+  so, and ``REPAIR_PROMPT`` (our wording) is the only text added to the chat.
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ from recallbench.llm.calls import PARSE_ERRORS, Call, CircuitBreaker
 from recallbench.llm.meter import BudgetExceeded, Meter, plan_row, stand_in
 from recallbench.llm.prices import PriceTable
 from recallbench.llm.runtime import LoopThread, Progress
-from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE, TaskResult
+from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE, TaskResult, merged_turns, unparsed
 from recallbench.llm.types import Backend, BackendCallError, Completion, count_message_tokens
 from recallbench.llm.usage import Usage
 
@@ -94,13 +93,13 @@ class CallFlow:
             results = self._answer(calls, done)
             pending = list(range(len(calls)))
             for _ in range(0 if self.backend.offline or self.meter.dry else self.repairs):
-                pending = [i for i in pending if _unparsed(results[i])]
+                pending = [i for i in pending if unparsed(results[i])]
                 if not pending:
                     break
                 done.more(len(pending))
                 turns = [self._repair_call(calls[i], results[i]) for i in pending]
                 for i, turn, result in zip(pending, turns, self._answer(turns, done), strict=True):
-                    calls[i], results[i] = turn, _merged(results[i], result)
+                    calls[i], results[i] = turn, merged_turns(results[i], result)
         finally:
             done.close()
         return results
@@ -198,9 +197,8 @@ class CallFlow:
         return [r for r in results if r is not None]
 
     def _slot(self) -> contextlib.AbstractAsyncContextManager[Any]:
-        """Under a budget, one of the backend's ``concurrency`` places (the backend bounds its
-        requests too, but only once they are admitted): a batch queued behind the bound does
-        not reserve its worst case before its turn. No budget: no wait. On the loop thread."""
+        """Under a budget, one of ``concurrency`` places: a queued call reserves its worst case
+        only when its turn comes (no budget: no wait). Used on the loop thread."""
         if not self.meter.budget or self.meter.dry:
             return contextlib.nullcontext()
         if self._slots is None:
@@ -314,21 +312,3 @@ class CallFlow:
         self.usage.record(call.name, call.stage, result, 0.0, repair=call.attempt > 0)
         self.breaker.failure(message)
         return result
-
-
-def _unparsed(result: TaskResult) -> bool:
-    return result.failure is not None and result.failure.startswith(PARSE_FAILURE)
-
-
-def _merged(before: TaskResult, after: TaskResult) -> TaskResult:
-    """``after`` (a repair turn's result) carrying the usage of every turn so far."""
-    costs = (before.cost_usd, after.cost_usd)
-    cost = None if costs[0] is None or costs[1] is None else costs[0] + costs[1]
-    return dataclasses.replace(
-        after,
-        cached=before.cached and after.cached,
-        prompt_tokens=before.prompt_tokens + after.prompt_tokens,
-        completion_tokens=before.completion_tokens + after.completion_tokens,
-        latency_s=before.latency_s + after.latency_s,
-        cost_usd=cost,
-    )

@@ -9,6 +9,7 @@ without any LLM through ``offline``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -132,3 +133,22 @@ class TaskResult:
         if self.repairs:
             out["repairs"] = self.repairs
         return out
+
+
+def unparsed(result: TaskResult) -> bool:
+    """Did ``result``'s reply fail its parser (not the call)?"""
+    return result.failure is not None and result.failure.startswith(PARSE_FAILURE)
+
+
+def merged_turns(before: TaskResult, after: TaskResult) -> TaskResult:
+    """``after`` (a repair turn's result) carrying the usage of every turn so far."""
+    costs = (before.cost_usd, after.cost_usd)
+    cost = None if costs[0] is None or costs[1] is None else costs[0] + costs[1]
+    return dataclasses.replace(
+        after,
+        cached=before.cached and after.cached,
+        prompt_tokens=before.prompt_tokens + after.prompt_tokens,
+        completion_tokens=before.completion_tokens + after.completion_tokens,
+        latency_s=before.latency_s + after.latency_s,
+        cost_usd=cost,
+    )

@@ -26,7 +26,7 @@ from typing import Any
 
 from recallbench.analysis import RunInfo, find_runs, latest_per_job
 from recallbench.errors import ConfigError, DataNotFoundError, did_you_mean
-from recallbench.run.provenance import describe_code
+from recallbench.run.provenance import describe_code, describe_deviations
 from recallbench.run.record import describe_problems
 from recallbench.tables.cell import FEWER, FIXTURE
 from recallbench.tables.comparability import FIXTURE_REASON, Setting, is_fixture
@@ -207,12 +207,12 @@ def header_for(runs: Sequence[RunInfo]) -> dict[str, str]:
     def collect(fn: Callable[[RunInfo], Any]) -> str:
         return ", ".join(sorted({str(fn(r)) for r in runs})) or "n/a"
 
+    records = {r.path: json.loads((r.path / "run.json").read_text()) for r in runs}
+
     def generator(r: RunInfo) -> str:
         gen = r.config.get("generator", {})
         label = f"{gen.get('backend')}:{gen.get('model')}"
-        return label + structured_note(r)
-
-    records = {r.path: json.loads((r.path / "run.json").read_text()) for r in runs}
+        return label + describe_deviations(records[r.path], gen)
 
     def data(r: RunInfo) -> str:
         ds = r.config.get("dataset", {})
@@ -228,20 +228,6 @@ def header_for(runs: Sequence[RunInfo]) -> dict[str, str]:
         "code": collect(lambda r: describe_code(records[r.path])),
         "runs": collect(lambda r: f"{r.tag}/{r.stamp}"),
     }
-
-
-def structured_note(run: RunInfo) -> str:
-    """`` (structured outputs: <mode>, repair turns: n; ...)`` when the run constrained or
-    re-asked its replies (deviations from the papers' free-text, single-call setting), else ""."""
-    recorded = json.loads((run.path / "run.json").read_text()).get("generator") or {}
-    config = run.config.get("generator") or {}
-    mode = recorded.get("structured") or config.get("structured")
-    repairs = recorded.get("repairs") or config.get("repairs") or 0
-    parts = [f"structured outputs: {mode}"] if mode not in (None, "off", False) else []
-    parts += [f"repair turns: {repairs}"] if repairs else []
-    if not parts:
-        return ""
-    return f" ({', '.join(parts)}; a deviation from the papers' free-text replies)"
 
 
 def data_label(
