@@ -167,6 +167,7 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=256, help="cap of free-text replies")
     parser.add_argument("--modes", default="off,llamacpp")
     parser.add_argument("--only", default="", help="comma-separated sources (default: all)")
+    parser.add_argument("--tasks", default="", help="comma-separated task names (default: all)")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     parser.add_argument(
         "--threads",
@@ -193,7 +194,7 @@ def main() -> None:
     modes = args.modes.split(",")
     figures: dict[str, dict[str, Any]] = {}
     with LlamaServer(n_threads=args.threads) as server:
-        for name in sorted(calls):
+        for name in sorted(n for n in calls if not args.tasks or n in args.tasks.split(",")):
             chosen = spread(calls[name], args.per_task)
             shape = chosen[0][0].reply
             row: dict[str, Any] = {"shape": shape.kind if shape else "free text"}
