@@ -151,6 +151,16 @@ def test_auto_asks_the_endpoint_who_serves_it(stub, make_llm, owner, field):
         stub.owned_by = "stub"
 
 
+def test_auto_without_a_shaped_call_records_free_text(stub, make_llm):
+    # a run whose tasks have no reply shape never constrains a reply: run.json says "off"
+    # (what happened) and that auto was asked; the endpoint is never asked who serves it
+    llm = make_llm(structured="auto")
+    llm.run(PromptTask(name="response", template="Say {x}"), x="hi")
+    assert "response_format" not in stub.bodies[-1] and "grammar" not in stub.bodies[-1]
+    assert (llm.describe()["structured"], llm.describe()["structured_asked"]) == ("off", "auto")
+    assert stub.requests == 1  # the chat call only, no GET /models
+
+
 def test_auto_with_a_silent_endpoint_says_what_to_set(make_llm):
     llm = build_llm(
         {

@@ -161,7 +161,9 @@ class LLM:
             "cache": self.cache.path if self.cache else None,
             "price_per_1m": None if price is None else [price.input_per_1m, price.output_per_1m],
             "prices_source": self.prices.source,
-            "structured": self._structured_mode or self.structured,
+            # auto never resolved: no call had a reply shape, so every reply was free text
+            "structured": self._structured_mode or "off",
+            "structured_asked": self.structured,
         }
 
     def close(self) -> None:
