@@ -5,6 +5,7 @@
     recallbench-table theanine_table1 [--results DIR] [KEY=VALUE ...]   # its table
     recallbench human-eval export|import carecall_table5 ...            # a human study
     recallbench view results/runs/<tag>/<stamp>[/<job>] [--compare RUN]  # an HTML report
+    recallbench reproduce reproduce-table-lufy-3 [--gen ...] [--args ...]  # make's pattern rule
 
 ``cli`` resolves the config, builds plain objects (episodes, LLM, embedder, memory factory,
 protocol) and hands them to ``Runner``, or the model factories a table builder needs to
@@ -49,6 +50,7 @@ from recallbench.cli.config import (
 )
 from recallbench.cli.help import register_help_resolver
 from recallbench.cli.human_eval import human_eval_main
+from recallbench.cli.reproduce import reproduce_main
 from recallbench.cli.table import render_table, table_main, table_services
 from recallbench.cli.view import view_main
 from recallbench.errors import ConfigError, EndpointDown
@@ -76,6 +78,7 @@ SUBCOMMANDS = {
     "table": table_main,
     "view": view_main,
     "human-eval": human_eval_main,
+    "reproduce": reproduce_main,
 }  # `recallbench <subcommand> ...`
 MAX_JOB = 120  # characters of a run folder name derived from a sweep job's overrides
 SWEPT_ENV = "RECALLBENCH_SWEPT"  # keys the command line sweeps (read by jobs in other processes)
