@@ -10,7 +10,9 @@ Run folder ``results/runs/<tag>/<stamp>/<job>/``::
     summary.json       per metric: corpus value, item mean, n, per session, and episode-clustered
                        bootstrap 95% CIs of every value (``metrics.bootstrap``)
     usage.json         LLM usage and cost per task, per stage and in total, summed over the
-                       attempts in usage/attempt-<n>.json
+                       attempts in usage/attempt-<n>.json; ``compute``: seconds spent in LM
+                       scoring, embeddings, LLM calls and metrics, and the LM-score and
+                       embedding cache hits (``recallbench.meter``)
     memory/<ep>.jsonl  the memory store after every session
 
 A rerun with the same config finds every LLM call in the SQLite cache (zero uncached calls); a
@@ -29,6 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from recallbench import meter
 from recallbench.errors import ConfigError
 from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
 from recallbench.metrics.scoring import score_predictions
@@ -81,6 +84,7 @@ class Runner:
         self._make_lock = threading.Lock()
         self.attempt = 1
         self.info: dict[str, Any] = {}
+        self._metered = meter.snapshot()
 
     def run(self, episodes: Sequence[Episode]) -> dict:
         """Run every episode (skipping finished ones), score, and write the run folder.
@@ -96,6 +100,7 @@ class Runner:
         refuse_foreign(self.run_dir, self.config, previous, digest, dataset_sha)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.attempt = int(previous.get("attempt", 0)) + 1
+        self._metered = meter.snapshot()  # this run's share of the process meters starts here
         info = self.info = {
             "status": "running",
             "attempt": self.attempt,
@@ -167,9 +172,8 @@ class Runner:
 
     def _flush_usage(self) -> dict:
         """Write this attempt's usage and the sum over attempts (``usage.json``); return the sum."""
-        write_json(
-            self.run_dir / "usage" / f"attempt-{self.attempt}.json", self.llm.usage.to_dict()
-        )
+        usage = {**self.llm.usage.to_dict(), "compute": meter.delta(self._metered)}
+        write_json(self.run_dir / "usage" / f"attempt-{self.attempt}.json", usage)
         total = summed_usage(self.run_dir)
         write_json(self.run_dir / "usage.json", total)
         return total
@@ -266,9 +270,10 @@ class Runner:
 
     def _score(self, predictions: list[Prediction]) -> tuple[list[Score], dict]:
         score_fn = getattr(self.protocol, "score", None)
-        if score_fn is not None:
-            return score_fn(predictions, self.metrics)
-        return score_predictions(predictions, self.metrics)
+        with meter.timed("metrics"):
+            if score_fn is not None:
+                return score_fn(predictions, self.metrics)
+            return score_predictions(predictions, self.metrics)
 
 
 def default_stamp() -> str:

@@ -77,6 +77,7 @@ def run(
     ``choices`` are the config-group choices (e.g. ``{"memory": "memory_retrieval"}``); tables
     find runs by them.
     """
+    from recallbench.llm.lm_scores import use_score_cache
     from recallbench.report import print_end_of_run
     from recallbench.run_record import HealthPolicy, RunInterrupted, describe_problems
     from recallbench.runner import Runner, default_stamp
@@ -87,6 +88,7 @@ def run(
     paths = cfg.paths
     episodes = build_dataset(cfg.dataset)
     episodes = select_episodes(episodes, cfg.episodes, int(cfg.seed))
+    use_score_cache(Path(paths.cache_dir) / "lm_scores.sqlite")  # LUFY's P, PPL metrics
     llm = build_generator(cfg.generator, Path(paths.cache_dir) / "llm.sqlite")
     embedder = build_embedder(cfg.embedder, paths.cache_dir)
     protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, paths.cache_dir)
