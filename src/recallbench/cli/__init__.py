@@ -19,6 +19,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+# Before anything imports torch: OpenMP threads that wait for work sleep instead of spinning.
+# On this 2-core machine shared with other processes, spinning threads fight for the cores:
+# SmolLM2 scored 15-17 tokens/s with 2 spinning threads at load ~12 against 38-69 with passive
+# ones (and 30 with one thread). Set OMP_WAIT_POLICY yourself to choose otherwise.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 from omegaconf import DictConfig, OmegaConf
 
 from recallbench import CONF_DIR
