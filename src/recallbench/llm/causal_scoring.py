@@ -34,7 +34,7 @@ from typing import Any
 from recallbench import meter
 
 MIN_SHARED = 32  # a shared prefix at least this long is reused from the key/value cache
-TOKEN_BUDGET = 2048  # padded tokens per batched forward pass
+TOKEN_BUDGET = 512  # padded tokens per batched forward pass (module docstring)
 MAX_ROWS = 32
 
 Seq = tuple[tuple[int, ...], int]  # (token ids, number of trailing tokens scored)
