@@ -35,7 +35,7 @@ define needs_runs
 endef
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-server lint data tables bench bench-tables clean
+.PHONY: help install test test-browser test-server lint data tables bench bench-tables clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -54,14 +54,18 @@ install: $(STAMP) ## Create .venv and install recallbench (torch first: TORCH_SP
 test: $(STAMP) ## Run the offline test suite (CPU only, no API calls)
 	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q
 
+test-browser: $(STAMP) ## The HTML report (recallbench view) in a real headless chromium (apt-get install chromium)
+	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q -m browser tests/view/test_browser.py
+
 test-server: $(STAMP) ## Slow: a REAL llama-cpp-python server (SmolLM2 GGUF) runs THEANINE + LUFY QA slices
 	@$(PY) -c "import llama_cpp.server" 2>/dev/null || $(PY) -m pip install -q -e ".[server]"
 	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q -s -m slow tests/integration/test_real_server.py
 
-lint: $(STAMP) ## ruff check + format check + the import contract (pyproject [tool.importlinter])
+lint: $(STAMP) ## ruff check + format check + the import contract + mypy (pyproject [tool.importlinter], [tool.mypy])
 	$(VENV)/bin/ruff check src tests scripts bench
 	$(VENV)/bin/ruff format --check src tests scripts bench
 	PYTHONPATH=src $(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/mypy
 
 data: $(STAMP) ## Download the public datasets into DATA_DIR (needs internet)
 	$(PY) scripts/download_data.py --out $(DATA_DIR)
@@ -99,6 +103,12 @@ reproduce-table-lufy-10: $(STAMP) ## LUFY Table 10: VADER sentiment of user utte
 reproduce-table-lufy-8: $(STAMP) ## LUFY Table 8: LLM user-experience rating (Fig. 6 prompt; n/a offline)
 	$(TABLE) lufy_table8 $(GEN_ARGS) $(ARGS)
 
+reproduce-table-lufy-7: $(STAMP) ## LUFY Table 7: subjective evaluation of the released logs from imported ratings (recallbench human-eval)
+	$(TABLE) lufy_table7
+
+reproduce-figure-lufy-8: $(STAMP) ## LUFY Fig. 8: episode-related utterances per conversation (App. C.2 prompt; needs GENERATOR/MODEL, n/a offline)
+	$(TABLE) lufy_figure8 $(GEN_ARGS)
+
 reproduce-table-lufy-2: $(STAMP) ## LUFY Table 2: strength weights refitted by Levenberg-Marquardt (slow: ~45 min)
 	$(RUN) scripts/fit_lufy_weights.py --data-dir $(DATA_DIR) --out $(RESULTS)/fits/lufy_table2.json
 	$(TABLE) lufy_table2
@@ -135,6 +145,10 @@ reproduce-table-theanine-2: $(STAMP) ## THEANINE Table 2: ablations (linking, re
 	$(CLI) experiment=theanine_table2 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
 	$(TABLE) theanine_table2
 
+reproduce-table-theanine-6: $(STAMP) ## THEANINE Table 6 + Fig. 7: human evaluations of summaries, linking, refinement (recallbench human-eval)
+	$(TABLE) theanine_table6
+	$(TABLE) theanine_figure7
+
 reproduce-table-theanine-4: $(STAMP) ## THEANINE Table 4: TeaFarm counterfactual success rates
 	$(CLI) experiment=theanine_table4 dataset=msc $(GEN_ARGS) $(ARGS)
 	$(CLI) experiment=theanine_table4 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
@@ -149,6 +163,11 @@ reproduce-table-theanine-8: $(STAMP) ## THEANINE Table 8 + Figs. 9/10: API cost,
 	$(CLI) experiment=theanine_table8 dataset=msc $(GEN_ARGS) $(ARGS)
 	$(CLI) experiment=theanine_table8 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
 	$(TABLE) theanine_table8
+
+reproduce-table-carecall-5: $(STAMP) ## CareCall Tables 5/8/9 + Fig. 3: human evaluation from imported ratings (recallbench human-eval; paper values until then)
+	$(TABLE) carecall_table5
+	$(TABLE) carecall_table8
+	$(TABLE) carecall_table9
 
 reproduce-table-carecall-3: $(STAMP) ## CareCall Table 3: set F1 of Algorithm 1 and pairwise accuracy (offline rules)
 	$(CLI) experiment=carecall_table3 $(GEN_ARGS) $(ARGS)
@@ -206,8 +225,9 @@ reproduce-table-timerag-7: $(STAMP) ## TimeRAG Table VII: LaMP-1 citation identi
 	$(CLI) experiment=timerag_table7 dataset.data_dir=$(abspath $(LAMP1_DATA_DIR)) $(GEN_ARGS) $(ARGS)
 	$(TABLE) timerag_table7
 
-reproduce-table-timerag-8: $(STAMP) ## TimeRAG Table VIII: ablations (time decay, update/forget, gating, recency filter)
+reproduce-table-timerag-8: $(STAMP) ## TimeRAG Table VIII: ablations (time decay, update/forget, gating, recency filter) on MSC, Persona-Chat, LaMP-1
 	$(CLI) experiment=timerag_table8 $(GEN_ARGS) $(ARGS)
+	$(CLI) experiment=timerag_table8 protocol=lamp1 hydra.sweeper.params.dataset=lamp1 dataset.data_dir=$(abspath $(LAMP1_DATA_DIR)) $(GEN_ARGS) $(ARGS)
 	$(TABLE) timerag_table8
 
 reproduce-table-timerag-9: $(STAMP) ## TimeRAG Table IX: MSC by decay rate lambda (Hydra sweep)
@@ -218,8 +238,9 @@ reproduce-figure-timerag-3: $(STAMP) ## TimeRAG Fig. 3: MSC writing precision/re
 	$(CLI) experiment=timerag_figure3 $(GEN_ARGS) $(ARGS)
 	$(TABLE) timerag_figure3
 
-reproduce-figure-timerag-5: $(STAMP) ## TimeRAG Fig. 5: MSC by memory budget (Hydra sweep)
+reproduce-figure-timerag-5: $(STAMP) ## TimeRAG Fig. 5: MSC and LaMP-1 by memory budget (Hydra sweeps)
 	$(CLI) experiment=timerag_figure5 $(GEN_ARGS) $(ARGS)
+	$(CLI) experiment=timerag_figure5 dataset=lamp1 protocol=lamp1 dataset.data_dir=$(abspath $(LAMP1_DATA_DIR)) 'job=lamp1-budget-$${memory.budget}' $(GEN_ARGS) $(ARGS)
 	$(TABLE) timerag_figure5
 
 tables: reproduce-table-lufy-1 reproduce-table-lufy-11 reproduce-table-lufy-3 reproduce-table-lufy-12 reproduce-table-lufy-15 reproduce-table-lufy-10 reproduce-table-carecall-1 reproduce-table-carecall-3 reproduce-table-carecall-2 reproduce-table-theanine-1 reproduce-table-theanine-9 reproduce-table-carecall-4 reproduce-table-carecall-6 reproduce-table-timerag-6 reproduce-table-timerag-4 reproduce-table-timerag-5 reproduce-table-timerag-11 reproduce-figure-timerag-4 reproduce-table-timerag-7 reproduce-table-timerag-8 reproduce-table-timerag-9 reproduce-figure-timerag-3 reproduce-figure-timerag-5 ## Every table that can run here

@@ -115,6 +115,7 @@ def test_efficiency_figures_write_pngs(tmp_path):
     assert len(out["figures"]) == 3
     for png in out["figures"]:
         assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+        assert open(png[: -len("png")] + "pdf", "rb").read(5) == b"%PDF-"  # and its PDF
     assert out["pareto"]["mauve"]["cost"] == {
         "THEANINE": True,
         "Memory Retrieval": True,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import re
 import shutil
 import sys
@@ -17,10 +18,12 @@ from recallbench.embed import HashingEmbedder
 from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.llm import build_llm
 from recallbench.metrics import METRICS
+from recallbench.metrics.scoring import score_predictions
 from recallbench.protocols.response import ResponseProtocol
 from recallbench.records import Episode, Session, Turn
-from recallbench.runner import score_predictions
 from recallbench.tables import load_spec
+from recallbench.tables.engine import table_runs
+from recallbench.tables.spec import parse_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "extending.md"
@@ -140,3 +143,83 @@ def test_table_example_is_a_valid_spec(tmp_path):
     spec = load_spec("theanine_table2_msc", conf_dir=conf)
     assert spec.runs == "theanine_table2"
     assert [r["label"] for r in spec.rows] == ["THEANINE", "w/o Relation-aware Linking"]
+
+
+def _own_runs(tmp_path: Path) -> tuple[Path, Path]:
+    """Real runs of the own-table example's rows, made as the example's header says: the docs'
+    memory method (conf/memory/last_turns.yaml) swept over n, and two baselines, one tag."""
+    from hydra import compose, initialize_config_dir
+
+    from recallbench.cli import run
+
+    conf, results = tmp_path / "conf", tmp_path / "results"
+    shutil.copytree(CONF_DIR, conf)
+    (conf / "memory" / "last_turns.yaml").write_text("_target_: memory_method.LastTurns\nn: 2\n")
+    shutil.copy(EXAMPLES / "own_table.yaml", conf / "experiment" / "my_comparison.yaml")
+    base = [
+        f"paths.results_dir={results}",
+        f"dataset.data_dir={ROOT / 'data' / 'fixtures'}",
+        "embedder=hashing",
+        "generator=extractive",
+        "metrics.names=[rouge_l,bleu4]",
+        "progress=false",
+        "wandb.mode=disabled",
+        "tag=mysweep",
+    ]
+    jobs = [("last_turns", ["memory.n=1"]), ("last_turns", ["memory.n=2"])]
+    jobs += [("memory_retrieval", []), ("full_history", [])]
+    for memory, extra in jobs:
+        overrides = [*base, f"memory={memory}", *extra]
+        with initialize_config_dir(str(conf), version_base="1.3"):
+            cfg = compose("config", overrides=overrides)
+        job = "-".join(["msc", memory, *extra])
+        run(cfg, job, {"memory": memory, "dataset": "msc"}, overrides)
+    return conf, results
+
+
+def test_own_table_example_renders_the_users_runs(tmp_path):
+    import csv
+
+    from recallbench.tables import TableContext, reproduce, table_only
+
+    conf, results = _own_runs(tmp_path)
+    spec = load_spec("my_comparison", conf_dir=conf)
+    assert (spec.paper, spec.id, spec.tags, spec.folders) == (
+        None,
+        "my_comparison",
+        ("mysweep",),
+        (),
+    )
+    assert "table of existing runs (tag mysweep)" in table_only(
+        "my_comparison", {"runs": {"tag": "mysweep"}}
+    )
+    files = reproduce(spec, TableContext(results_dir=results))
+    assert files["md"] == results / "tables" / "my_comparison.md"
+    with files["csv"].open(encoding="utf-8") as fh:
+        cells = {(r["row"], r["metric"]): r for r in csv.DictReader(fh)}
+    runs = {p.name: p for p in (results / "runs" / "mysweep").glob("*/*")}
+    for row, job in [
+        ("Last turns (n=1)", "msc-last_turns-memory.n=1"),
+        ("Last turns (n=2)", "msc-last_turns-memory.n=2"),
+        ("Memory Retrieval", "msc-memory_retrieval"),
+        ("Full history", "msc-full_history"),
+    ]:
+        summary = json.loads((runs[job] / "summary.json").read_text())["metrics"]
+        cell = cells[row, "R-L"]
+        assert float(cell["ours"]) == pytest.approx(100 * summary["rouge_l"]["value"], abs=0.051)
+        assert cell["paper"] in ("", "n/a") and cell["diff"] in ("", "n/a")
+    # paired tests against the reference row ran; no paper column, no comparability line
+    assert cells["Full history", "R-L"]["p_value"] not in ("", "n/a")
+    md = files["md"].read_text(encoding="utf-8")
+    assert "(—)" not in md and "comparability" not in md and "Each cell: ours." in md
+    # the same runs read by folder (a sweep folder of the tag)
+    stamp = next(p for p in (results / "runs" / "mysweep").iterdir())
+    block = {**_yaml_table(conf), "runs": {"folder": str(stamp)}}
+    folder_spec = parse_spec("my_comparison", conf / "x.yaml", block, conf_dir=conf)
+    assert {r.path.parent for r in table_runs(folder_spec, results)} == {stamp}
+
+
+def _yaml_table(conf: Path) -> dict:
+    import yaml
+
+    return yaml.safe_load((conf / "experiment" / "my_comparison.yaml").read_text())["table"]

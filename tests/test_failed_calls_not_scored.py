@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from recallbench.llm import CALL_FAILURE, PARSE_FAILURE
+from recallbench.metrics.scoring import score_predictions
 from recallbench.records import Prediction
-from recallbench.runner import score_predictions
 
 
 def _pred(i: int, output: str, reference: str, failure: str | None = None) -> Prediction:

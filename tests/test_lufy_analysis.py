@@ -19,7 +19,6 @@ from recallbench.papers.lufy.memories import (
     system_agreement,
 )
 from recallbench.papers.lufy.runs import lufy_reference
-from recallbench.papers.lufy.tables import plot_threshold
 from recallbench.papers.lufy.topk import answering_memory, topk_cells
 from recallbench.papers.lufy.ux import sentiment_label, ux_cells
 from recallbench.protocols.qa_scores import score_qa
@@ -27,7 +26,7 @@ from recallbench.records import MemoryItem, Prediction
 from recallbench.tables import load_spec, table_only
 from recallbench.tables.cells import summary_cells
 from recallbench.tables.engine import table_runs
-from recallbench.tables.render import Cell, format_cell
+from recallbench.tables.render import format_cell
 
 # Two user-sessions labelled by annotators "0" and "1".
 R1 = {
@@ -212,15 +211,6 @@ def test_sentiment_labels_and_ux_cells_with_ttests():
     assert cells[0].paper == 0.58
     offline, _ = ux_cells(replace(load_spec("lufy_table8"), columns=columns), {"LUFY": None})
     assert all(c.ours is None for c in offline) and offline[0].paper == 3.71
-
-
-def test_threshold_plot_writes_png(tmp_path):
-    cells = [
-        Cell(t, f"{m} Avg.", m, v, None)
-        for t, m, v in [("0.75", "F1", 50.0), ("0.80", "F1", 55.0), ("0.75", "Recall", 40.0)]
-    ]
-    path = plot_threshold(cells, tmp_path / "fig.png", "t")
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.mark.parametrize(

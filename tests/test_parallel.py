@@ -18,12 +18,15 @@ class Probe:
         self.running = self.most = 0
         self.started: list[int] = []
         self.lock = threading.Lock()
+        self.together: threading.Barrier | None = None  # items 0-3 meet here: 4 run at once
 
     def __call__(self, x: int) -> int:
         with self.lock:
             self.running += 1
             self.most = max(self.most, self.running)
             self.started.append(x)
+        if self.together is not None and x < self.together.parties:
+            self.together.wait()
         time.sleep(self.delays.get(x, 0.02))
         with self.lock:
             self.running -= 1
@@ -32,9 +35,10 @@ class Probe:
 
 def test_results_come_in_input_order_with_at_most_workers_at_once():
     probe = Probe({0: 0.3})  # the first item is the slowest
+    probe.together = threading.Barrier(4, timeout=30)  # the first 4 wait for each other
     got = list(ordered_map(probe, range(20), workers=4))
     assert got == [(x, x * x) for x in range(20)]
-    assert probe.most == 4
+    assert probe.most == 4  # 4 ran at once (the barrier), never more
 
 
 def test_one_worker_runs_in_the_callers_thread():
@@ -54,13 +58,19 @@ def test_look_ahead_is_bounded_by_the_window():
 
 
 def test_an_error_is_raised_as_soon_as_it_happens_and_stops_new_items():
+    go, head_done = threading.Event(), threading.Event()
+
     def fn(x: int) -> int:
         if x == 3:
             raise ValueError("item 3 is bad")
-        time.sleep(2.0 if x == 0 else 0.01)  # the head is slow: the error must not wait for it
+        if x == 0:  # the head waits until the test lets it go: the error must not wait for it
+            go.wait(30)
+            head_done.set()
         return x
 
-    started = time.monotonic()
-    with pytest.raises(ValueError, match="item 3 is bad"):
-        list(ordered_map(fn, range(50), workers=4))
-    assert time.monotonic() - started < 1.5
+    try:
+        with pytest.raises(ValueError, match="item 3 is bad"):
+            list(ordered_map(fn, range(50), workers=4))
+        assert not head_done.is_set()  # raised while the head was still running
+    finally:
+        go.set()

@@ -46,6 +46,7 @@ VERBATIM = [
     ("lufy.md", "recallbench.memory.lufy._recall", "RESPONSE_PROMPT"),  # Fig. 4
     ("lufy.md", "recallbench.judges.llm", "RATING_PROMPT"),  # Fig. 6
     ("lufy.md", "recallbench.judges.llm", "QA_JUDGE_PROMPT"),  # App. C.1
+    ("lufy.md", "recallbench.papers.lufy.episodes", "CATEGORY_PROMPT"),  # App. C.2
     ("caim.md", "recallbench.memory.caim._controller", "INFORMATION_NECESSARY_PROMPT"),  # A.1
     ("caim.md", "recallbench.memory.caim._controller", "RETRIEVAL_AND_CONVERSATION_PROMPT"),
     ("caim.md", "recallbench.memory.caim._controller", "RETRIEVAL_PROMPT"),
@@ -62,12 +63,13 @@ def normalize(text: str) -> str:
 
     Figures printed as tables or HTML lists lose their cell bars, tags and list numbers
     ("3. Contradictory" is ``<ol><li>Contradictory``), so list numbers are dropped on both sides.
+    Code fences the extraction put around pieces of a prompt (LUFY App. C.2) are not its text.
     """
     text = re.sub(r"\\([_*\[\]{}()#+\-.!`$&|<>~^])", r"\1", text.translate(QUOTES))
     text = re.sub(r"^\s*\|?(\s*:?-{3,}:?\s*\|)+\s*$", " ", text, flags=re.M)  # table rules
     text = re.sub(r"</?(b|i|ol|li|ul|br|p|em|strong)\s*/?>", " ", text)
     text = text.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
-    text = re.sub(r"\*\*|(?<!\w)\|(?!\w)", " ", text)
+    text = re.sub(r"\*\*|(?<!\w)\|(?!\w)|^```\s*$", " ", text, flags=re.M)
     text = re.sub(r"(?:(?<=\s)|^)\d+\.\s+(?=[A-Z])", "", text)
     return re.sub(r"\s+", " ", text).strip()
 

@@ -22,6 +22,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 ACTIVITIES = ("lm_scoring", "embeddings", "llm_calls", "metrics")
 
@@ -39,7 +40,7 @@ def _add_seconds(activity: str, seconds: float) -> None:
 @contextlib.contextmanager
 def timed(activity: str) -> Iterator[None]:
     """Time the block as ``activity``; an enclosing activity of this thread is paused meanwhile."""
-    stack: list[list] = _local.__dict__.setdefault("stack", [])
+    stack: list[list[Any]] = _local.__dict__.setdefault("stack", [])
     now = time.perf_counter()
     if stack:
         outer = stack[-1]
@@ -62,7 +63,10 @@ def count(event: str, n: int = 1) -> None:
             _counts[event] = _counts.get(event, 0) + int(n)
 
 
-def snapshot() -> dict[str, dict[str, float]]:
+Meters = dict[str, dict[str, float]]  # {"seconds": {activity: s}, "counts": {event: n}}
+
+
+def snapshot() -> Meters:
     """Return the process totals so far: ``{"seconds": {...}, "counts": {...}}``.
 
     Activities being timed right now count up to this moment.
@@ -70,13 +74,13 @@ def snapshot() -> dict[str, dict[str, float]]:
     now = time.perf_counter()
     with _lock:
         seconds = dict(_seconds)
-        counts = dict(_counts)
+        counts: dict[str, float] = dict(_counts)
     for name, started in getattr(_local, "stack", []):
         seconds[name] = seconds.get(name, 0.0) + now - started
     return {"seconds": seconds, "counts": counts}
 
 
-def delta(before: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+def delta(before: Meters) -> Meters:
     """Return what was metered since ``before`` (a ``snapshot``), every activity listed.
 
     ``{"seconds": {activity: s}, "<what>": {event: n}}``: counters grouped by their prefix

@@ -18,6 +18,7 @@ import queue
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -51,7 +52,7 @@ def ordered_map(
             yield item, fn(item)
         return
     window = max(workers, window or 4 * workers)
-    tasks: queue.SimpleQueue[_Slot | None] = queue.SimpleQueue()
+    tasks: queue.SimpleQueue[_Slot[T, R] | None] = queue.SimpleQueue()
     stop, failed = threading.Event(), threading.Event()
 
     def work() -> None:
@@ -67,11 +68,11 @@ def ordered_map(
     threads = [threading.Thread(target=work, daemon=True) for _ in range(workers)]
     for thread in threads:
         thread.start()
-    source, pending = iter(items), deque[_Slot]()
+    source, pending = iter(items), deque[_Slot[T, R]]()
     try:
         while True:
-            while len(pending) < window and (item := next(source, _END)) is not _END:
-                pending.append(slot := _Slot(item))
+            for item in islice(source, window - len(pending)):  # refill the window
+                pending.append(slot := _Slot[T, R](item))
                 tasks.put(slot)
             if not pending:
                 return
@@ -93,6 +94,3 @@ def _raise_first(pending: deque[_Slot]) -> None:
     for slot in pending:
         if slot.error is not None:
             raise slot.error
-
-
-_END = object()

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 JSON = Any
 
@@ -152,11 +152,28 @@ class Episode(_Record):
 
 @dataclass(frozen=True)
 class MemoryItem(_Record):
-    """One entry of a memory store.
+    """One entry of a memory store, as ``snapshot`` returns it and ``Recall.items`` shows it.
 
-    ``kind`` is one of utterance_pair | summary | fact | profile | thought | event;
-    ``source_ids`` are the turn (or session) ids it was derived from (provenance, leak checks);
-    ``attrs`` holds method state such as strength, tags, relation edges, confidence, status.
+    Fields:
+        item_id: stable id of the memory within the episode (e.g. ``"<session id>/m0"``); the
+            same id in two snapshots is the same memory (updated, moved), so choose it when the
+            memory is written, never from its position in a list.
+        text: what the generator is shown (``Recall.text`` is usually built from it); under the
+            ``extractive`` generator a response is one line of some recalled item's text
+            (``MemoryMethod.offline_response``), so raw turns here score well on ROUGE/BLEU.
+        kind: what sort of memory it is: ``utterance_pair`` | ``summary`` | ``fact`` |
+            ``profile`` | ``thought`` | ``event`` (or a method's own word); tables and the
+            report group by it (LUFY's fit reads only ``utterance_pair``).
+        created: simulated time of writing (``session.start`` of the session it came from;
+            datasets without dates get consecutive days), never the wall clock; None when the
+            dataset has no time.
+        source_ids: the turn (or session) ids it was derived from. ``Recall.source_ids()``
+            puts them in each prediction's ``recalled``, which retrieval metrics score against
+            the evidence, the leak test checks (only observed sessions) and ``recallbench
+            view`` links to the turns. Leave it empty only for memories with no dialogue
+            source (a dataset's gold persona).
+        attrs: JSON values of the method's own state: strength, tags, relation edges,
+            confidence, status ... (shown in the report, read by method-specific tables).
     """
 
     item_id: str
@@ -269,7 +286,13 @@ class Score(_Record):
         return cls(d["pred_id"], d["metric"], float(d["value"]), dict(d.get("meta") or {}))
 
 
-R = TypeVar("R", bound=_Record)
+R = TypeVar("R", covariant=True)
+
+
+class _Readable(Protocol[R]):
+    """A record class: builds an ``R`` from ``to_dict``'s output."""
+
+    def from_dict(self, d: dict[str, JSON]) -> R: ...
 
 
 def write_jsonl(path: str | Path, records: Iterable[_Record]) -> None:
@@ -281,7 +304,7 @@ def write_jsonl(path: str | Path, records: Iterable[_Record]) -> None:
             fh.write(record.to_json() + "\n")
 
 
-def read_jsonl(path: str | Path, cls: type[R]) -> list[R]:
+def read_jsonl(path: str | Path, cls: _Readable[R]) -> list[R]:
     """Read records of type ``cls`` from a JSON Lines file."""
     with Path(path).open(encoding="utf-8") as fh:
         return [cls.from_dict(json.loads(line)) for line in fh if line.strip()]

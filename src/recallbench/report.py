@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from recallbench.provenance import describe_code
+
 HEADLINE = 8  # metrics shown (the rest are in summary.json)
 
 
@@ -90,6 +92,7 @@ def end_of_run(run_dir: Path):
         f"{summary.get('n_episodes', info.get('n_episodes', '?'))} episodes · "
         f"{summary.get('n_predictions', '?')} predictions · wall {wall}",
         usage_line(usage),
+        f"code {describe_code(info)}",
     ]
     if line := compute_line(usage):
         lines.append(line)

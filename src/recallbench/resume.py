@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -31,7 +32,7 @@ def refuse_foreign(
         return
     old_hash = previous.get("config_hash")
     if old_hash is not None and old_hash != digest:
-        old_config = {}
+        old_config: dict[str, Any] = {}
         if (run_dir / "config.yaml").is_file():
             old_config = yaml.safe_load((run_dir / "config.yaml").read_text()) or {}
         raise ResumeError(

@@ -25,17 +25,14 @@ import json
 import os
 import platform
 import signal
-import subprocess
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from recallbench.io import write_json
-from recallbench.records import Episode
 
 USABLE = ("finished", "degraded")  # statuses whose results tables may use
 STALE_AFTER_S = 6 * 3600  # a heartbeat older than this on another host counts as stale
@@ -136,45 +133,6 @@ def config_diff(old: Mapping[str, Any], new: Mapping[str, Any], limit: int = 4) 
     shown = [f"{k}: {a.get(k, '<absent>')!r} -> {b.get(k, '<absent>')!r}" for k in keys[:limit]]
     more = f" (+{len(keys) - limit} more)" if len(keys) > limit else ""
     return "; ".join(shown) + more
-
-
-# Provenance in run.json: the code, the packages and the data a run saw.
-PACKAGES = ("recallbench", "torch", "transformers", "openai", "sentence-transformers", "numpy")
-
-
-def git_sha() -> str | None:
-    """Return the current git commit of the project, or None outside a checkout."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            cwd=Path(__file__).resolve().parent,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
-
-
-def package_versions() -> dict[str, str]:
-    """Return installed versions of the packages that shape results."""
-    found = {"python": platform.python_version()}
-    for name in PACKAGES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return found
-
-
-def episodes_sha256(episodes: Sequence[Episode]) -> str:
-    """Return the sha256 of the loaded episodes' canonical JSON (what the run actually saw)."""
-    h = hashlib.sha256()
-    for ep in episodes:
-        h.update(ep.to_json().encode())
-        h.update(b"\n")
-    return h.hexdigest()
 
 
 # ----------------------------------------------------------------------------- usage sums

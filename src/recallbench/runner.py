@@ -14,6 +14,8 @@ Run folder ``results/runs/<tag>/<stamp>/<job>/``::
                        scoring, embeddings, LLM calls and metrics, and the LM-score and
                        embedding cache hits (``recallbench.meter``)
     memory/<ep>.jsonl  the memory store after every session
+    episodes/<ep>.json the episode as replayed (dialogue, questions): what ``recallbench view``
+                       shows beside the predictions, so a run folder explains itself offline
 
 A rerun with the same config finds every LLM call in the SQLite cache (zero uncached calls); a
 rerun into the same folder (``resume_dir``) also skips finished episodes.
@@ -21,6 +23,7 @@ rerun into the same folder (``resume_dir``) also skips finished episodes.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import platform
@@ -29,27 +32,31 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recallbench import meter
 from recallbench.errors import ConfigError
 from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
-from recallbench.metrics.scoring import score_predictions
+from recallbench.llm.types import LLMClient
+from recallbench.memory import MemoryMethod
 from recallbench.parallel import ordered_map
-from recallbench.records import Episode, MemoryItem, Prediction, Score, read_jsonl, write_jsonl
+from recallbench.protocols.base import EvalProtocol
+from recallbench.provenance import episodes_sha256, git_state, package_versions
+from recallbench.records import Episode, MemoryItem, Prediction, read_jsonl, write_jsonl
 from recallbench.resume import previous_info, refuse_foreign
 from recallbench.run_record import (
+    USABLE,
     HealthPolicy,
     RunInterrupted,
     config_hash,
-    episodes_sha256,
-    git_sha,
     health_problems,
-    package_versions,
     stop_signals_raise,
     summed_usage,
     write_run_json,
 )
+
+if TYPE_CHECKING:
+    from recallbench.tracking import WandbLogger
 
 log = logging.getLogger(__name__)
 
@@ -61,13 +68,13 @@ class Runner:
         self,
         run_dir: str | Path,
         *,
-        protocol,
-        make_method: Callable[[], Any],
-        llm,
+        protocol: EvalProtocol,
+        make_method: Callable[[], MemoryMethod],
+        llm: LLMClient,
         metrics: Sequence[str] = (),
-        config: dict | None = None,
+        config: dict[str, Any] | None = None,
         progress: bool = True,
-        logger=None,
+        logger: WandbLogger | None = None,
         health: HealthPolicy | None = None,
         workers: int = 1,
     ) -> None:
@@ -84,9 +91,10 @@ class Runner:
         self._make_lock = threading.Lock()
         self.attempt = 1
         self.info: dict[str, Any] = {}
+        self.already_finished = False  # run() found this folder's run finished: nothing done
         self._metered = meter.snapshot()
 
-    def run(self, episodes: Sequence[Episode]) -> dict:
+    def run(self, episodes: Sequence[Episode]) -> dict[str, Any]:
         """Run every episode (skipping finished ones), score, and write the run folder.
 
         The record stays honest whatever happens (``run_record``): SIGTERM/SIGINT leave
@@ -98,6 +106,10 @@ class Runner:
         digest = config_hash(self.config)
         dataset_sha = episodes_sha256(episodes)
         refuse_foreign(self.run_dir, self.config, previous, digest, dataset_sha)
+        summary_path = self.run_dir / "summary.json"
+        if previous.get("status") in USABLE and summary_path.is_file():
+            self.info, self.already_finished = previous, True  # same config and data: done
+            return json.loads(summary_path.read_text(encoding="utf-8"))
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.attempt = int(previous.get("attempt", 0)) + 1
         self._metered = meter.snapshot()  # this run's share of the process meters starts here
@@ -106,7 +118,7 @@ class Runner:
             "attempt": self.attempt,
             "config_hash": digest,
             "overrides": list(self.config.get("overrides") or []),
-            "git_sha": git_sha(),
+            **git_state(),
             "versions": package_versions(),
             "dataset_sha256": dataset_sha,
             "n_episodes": len(episodes),
@@ -122,8 +134,7 @@ class Runner:
         predictions: list[Prediction] = []
         try:
             with stop_signals_raise():
-                if (prepare := getattr(self.protocol, "prepare", None)) is not None:
-                    prepare(episodes)  # e.g. per-fold thresholds fit on the episodes (memory_ops)
+                self.protocol.prepare(episodes)  # e.g. per-fold thresholds (memory_ops)
                 predictions = self._replay(episodes)
                 info["replayed_unix"] = time.time()  # replay ends, scoring starts
                 if not predictions:
@@ -133,7 +144,8 @@ class Runner:
                         "and the protocol's options)"
                     )
                 write_jsonl(self.run_dir / "predictions.jsonl", predictions)
-                scores, summary = self._score(predictions)
+                with meter.timed("metrics"):
+                    scores, summary = self.protocol.score(predictions, self.metrics)
             write_jsonl(self.run_dir / "scores.jsonl", scores)
             summary["n_episodes"] = len(episodes)
             summary["n_predictions"] = len(predictions)
@@ -220,9 +232,7 @@ class Runner:
         finally:
             bar.close()
         out = [p for i in range(len(episodes)) for p in done.get(i, ())]
-        if (extra := getattr(self.protocol, "run_extra", None)) is not None:
-            out.extend(self._extra(extra, items_dir))
-        return out
+        return out + self._extra(items_dir)
 
     def _run_one(self, job: tuple[int, Episode]) -> list[Prediction]:
         """Replay one episode with a fresh method; write its items and snapshots."""
@@ -231,18 +241,24 @@ class Runner:
             method = self.make_method()
         result = self.protocol.run_episode(episode, method, self.llm)
         self._write_snapshots(episode.episode_id, result.snapshots)
+        write_json(
+            self.run_dir / "episodes" / f"{safe_name(episode.episode_id)}.json",
+            episode.to_dict(),
+            indent=None,
+        )
         write_jsonl(
             self.run_dir / "items" / f"{safe_name(episode.episode_id)}.jsonl", result.predictions
         )
         return result.predictions
 
-    def _extra(self, extra: Callable, items_dir: Path) -> list[Prediction]:
+    def _extra(self, items_dir: Path) -> list[Prediction]:
         """Items of the protocol that belong to no episode (memory_ops' labelled pairs)."""
         path = items_dir / "_extra.jsonl"
         if path.exists() and (done := self._read_items(path)) is not None:
             return done
-        got = extra(self.make_method(), self.llm)
-        write_jsonl(path, got)
+        got = self.protocol.run_extra(self.make_method, self.llm)
+        if got:  # most protocols have none: no file
+            write_jsonl(path, got)
         return got
 
     def _read_items(self, path: Path) -> list[Prediction] | None:
@@ -262,18 +278,13 @@ class Runner:
             )
             return None
 
-    def _write_snapshots(self, episode_id: str, snapshots: list[tuple[int, list[MemoryItem]]]):
+    def _write_snapshots(
+        self, episode_id: str, snapshots: list[tuple[int, list[MemoryItem]]]
+    ) -> None:
         rows = (
             {"after_session": i, "items": [m.to_dict() for m in items]} for i, items in snapshots
         )
         write_jsonl_rows(self.run_dir / "memory" / f"{safe_name(episode_id)}.jsonl", rows)
-
-    def _score(self, predictions: list[Prediction]) -> tuple[list[Score], dict]:
-        score_fn = getattr(self.protocol, "score", None)
-        with meter.timed("metrics"):
-            if score_fn is not None:
-                return score_fn(predictions, self.metrics)
-            return score_predictions(predictions, self.metrics)
 
 
 def default_stamp() -> str:

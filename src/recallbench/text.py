@@ -38,6 +38,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 from recallbench.errors import did_you_mean
 
@@ -243,7 +244,7 @@ def char_ngrams(text: str, n: int = 2) -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
-def _porter():
+def _porter() -> Any:
     from nltk.stem.porter import PorterStemmer
 
     return PorterStemmer()

@@ -3,12 +3,18 @@
 ``WANDB_MODE`` decides: ``offline`` (default: files under ``wandb/`` to sync later), ``online``,
 or ``disabled`` (tests). Only the resolved config (which never holds API keys), the summary, the
 usage and a per-item predictions table are logged.
+
+wandb's own console output (about 30 lines a run: banner, history sparklines, summary, sync
+hints) is silenced unless ``wandb.verbose=true``; one line names the run's page (online) or its
+offline folder and how to upload it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from recallbench.records import Prediction
 
@@ -18,10 +24,18 @@ MAX_TABLE_ROWS = 5000
 class WandbLogger:
     """Log one run: config, flat summary metrics, usage and a predictions table."""
 
-    def __init__(self, project: str = "recallbench", mode: str | None = None, tags=()) -> None:
+    def __init__(
+        self,
+        project: str = "recallbench",
+        mode: str | None = None,
+        tags=(),
+        *,
+        verbose: bool = False,
+    ) -> None:
         self.project = project
         self.mode = mode or os.environ.get("WANDB_MODE", "offline")
         self.tags = list(tags)
+        self.verbose = verbose
 
     def log_run(self, config: dict, summary: dict, predictions: Sequence[Prediction], usage: dict):
         """Log a finished run; does nothing when the mode is ``disabled``."""
@@ -29,14 +43,16 @@ class WandbLogger:
             return
         import wandb
 
-        run = wandb.init(
-            project=self.project,
-            mode=self.mode,
-            config=config,
-            tags=self.tags,
-            name=config.get("job"),
-            reinit="finish_previous",
-        )
+        with _weave_hint_off(not self.verbose):
+            run = wandb.init(
+                project=self.project,
+                mode=self.mode,
+                config=config,
+                tags=self.tags,
+                name=config.get("job"),
+                reinit="finish_previous",
+                settings=None if self.verbose else wandb.Settings(silent=True),
+            )
         try:
             flat = {
                 f"{name}/{key}": val
@@ -54,4 +70,33 @@ class WandbLogger:
                 )
             run.log({"predictions": table})
         finally:
+            where = where_logged(run)
             run.finish()
+            if not self.verbose:
+                print(f"wandb: {where}", file=sys.stderr, flush=True)
+
+
+@contextmanager
+def _weave_hint_off(quiet: bool) -> Iterator[None]:
+    """Keep wandb from advertising Weave during ``init`` when the process imported openai.
+
+    That hint ("Detected [openai] in use ...", three lines) is printed before the run's
+    ``silent`` setting applies; wandb's documented switch for its Weave integration is the
+    ``WANDB_DISABLE_WEAVE`` variable, set here for the call only (a user's own value wins).
+    """
+    if not quiet or "WANDB_DISABLE_WEAVE" in os.environ:
+        yield
+        return
+    os.environ["WANDB_DISABLE_WEAVE"] = "true"
+    try:
+        yield
+    finally:
+        os.environ.pop("WANDB_DISABLE_WEAVE", None)
+
+
+def where_logged(run) -> str:
+    """One line: the run's page, or its offline folder and the command that uploads it."""
+    if run.offline:
+        folder = run.settings.sync_dir
+        return f"offline run in {folder} (upload: wandb sync {folder})"
+    return str(run.url)

@@ -62,7 +62,9 @@ def test_a_folder_of_another_config_is_refused(run_cli, monkeypatch, tmp_path):
     other = run_cli(*BASE, "memory.k=1", "episodes=2", f"resume_dir={run_dir}")
     assert other.status == 2 and "episodes: 1 -> 2" in other.error_lines[0]
     assert (run_dir / "run.json").read_text() == before
-    # the same config resumes, and may drive the endpoint differently (not identity)
+    # the same config is accepted (progress is not identity); the run already finished, so it
+    # says so and does nothing: no second attempt, nothing re-scored
     again = run_cli(*BASE, "memory.k=1", "episodes=1", "progress=true", f"resume_dir={run_dir}")
     assert again.status == 0, again.err
-    assert json.loads((run_dir / "run.json").read_text())["attempt"] == 2
+    assert "already finished: nothing to run or score" in again.err
+    assert (run_dir / "run.json").read_text() == before

@@ -36,6 +36,8 @@ def test_corrupt_items_file_is_set_aside_and_redone(run_cli, monkeypatch, tmp_pa
     before = _outputs(run_dir)
     victim = sorted((run_dir / "items").glob("*.jsonl"))[0]
     victim.write_text(victim.read_text()[:40])  # cut mid-record
+    info = json.loads((run_dir / "run.json").read_text())  # as a run killed while writing it
+    (run_dir / "run.json").write_text(json.dumps({**info, "status": "interrupted"}))
     outcome = run_cli(*MSC, f"resume_dir={run_dir}")
     assert outcome.status == 0, outcome.err
     info = json.loads((run_dir / "run.json").read_text())

@@ -57,14 +57,39 @@ def _predictions(run_dir: Path) -> list[tuple[str, str]]:
     return [(r["pred_id"], r["output"]) for r in rows]
 
 
-def _start_until_an_episode_is_done(args: list[str], results: Path, **popen) -> subprocess.Popen:
-    """Start ``recallbench`` and return once its first episode's items are written."""
+def _start_until_an_episode_is_done(
+    args: list[str], results: Path, stub: StubServer, hold: int, **popen
+) -> subprocess.Popen:
+    """Start ``recallbench`` and return once its first episode's items are written AND the stub
+    holds one of its later requests: the run is certainly mid-run (work left, a call waiting).
+    ``hold``: requests the stub answers before it holds (after the first episode's, fewer than
+    the run's)."""
+    stub.hold_after(hold)
     proc = subprocess.Popen([sys.executable, "-m", "recallbench.cli", *args], env=_env(), **popen)
     deadline = time.time() + 300
-    while time.time() < deadline and not list(results.glob("runs/sig/*/j/items/*.jsonl")):
+    while time.time() < deadline and not (
+        stub.held and list(results.glob("runs/sig/*/j/items/*.jsonl"))
+    ):
         assert proc.poll() is None, proc.communicate()
-        time.sleep(0.1)
+        time.sleep(0.05)
+    assert stub.held, "the run never reached the held request"
     return proc
+
+
+def _stop(proc: subprocess.Popen, stub: StubServer, signum: int):
+    """Send ``signum`` while a request is held, then open the gate for the next attempt."""
+    proc.send_signal(signum)
+    try:
+        return proc.communicate(timeout=120)
+    finally:
+        stub.release()
+
+
+def _mid_run(reference) -> int:
+    """Requests to answer before holding one: past the first episode, well before the end."""
+    _, requests, _, first_episode = reference
+    assert first_episode < requests - 1, "the fixture run needs two episodes with calls"
+    return (first_episode + requests) // 2
 
 
 @pytest.fixture(scope="module")
@@ -82,27 +107,31 @@ def reference(stub, tmp_path_factory):
     proc = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     run_dir = _run_dir(tmp / "r")
-    return _predictions(run_dir), stub.requests, json.loads((run_dir / "usage.json").read_text())
+    usage = json.loads((run_dir / "usage.json").read_text())
+    predictions = _predictions(run_dir)
+    first = predictions[0][0].split(":")[0]
+    first_episode_calls = sum(p.split(":")[0] == first for p, _ in predictions)
+    return predictions, stub.requests, usage, first_episode_calls
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_stop_signal_then_resume(signum, stub, reference, tmp_path):
-    ref_predictions, ref_requests, ref_usage = reference
+    ref_predictions, ref_requests, ref_usage, _ = reference
     results, cache = tmp_path / "r", tmp_path / "c"
     stub.reset_stats()
     args = _args(stub, results, cache)
     proc = _start_until_an_episode_is_done(
-        args, results, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        args, results, stub, _mid_run(reference), stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
-    proc.send_signal(signum)
-    out, err = proc.communicate(timeout=120)
+    out, err = _stop(proc, stub, signum)
+    err = err.decode()
     assert proc.returncode == 128 + signum, err
 
     run_dir = _run_dir(results)
     info = json.loads((run_dir / "run.json").read_text())
     assert info["status"] == "interrupted"
     assert info["signal"] == signal.Signals(signum).name
-    assert 1 <= info["episodes_done"] < len({p.split(":")[0] for p, _ in ref_predictions}) + 1
+    assert 1 <= info["episodes_done"] < len({p.split(":")[0] for p, _ in ref_predictions})
     lines = [ln for ln in err.splitlines() if ln.startswith("recallbench")]
     assert len(lines) == 1 and "resume with: recallbench " in lines[0], err
     assert f"resume_dir={run_dir}" in lines[0]
@@ -143,14 +172,19 @@ def test_kill_9_then_resume_repeats_at_most_the_call_in_flight(stub, reference, 
     a resume finishes from the finished items and the LLM cache with the reference predictions."""
     from recallbench.run_record import is_stale
 
-    ref_predictions, ref_requests, _ = reference
+    ref_predictions, ref_requests, _, _ = reference
     results, cache = tmp_path / "r", tmp_path / "c"
     stub.reset_stats()
     args = _args(stub, results, cache)
     proc = _start_until_an_episode_is_done(
-        args, results, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        args,
+        results,
+        stub,
+        _mid_run(reference),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
-    proc.kill()
+    _stop(proc, stub, signal.SIGKILL)
     assert proc.wait(timeout=60) == -signal.SIGKILL
 
     run_dir = _run_dir(results)
@@ -175,7 +209,7 @@ def test_scripted_faults_are_retried_into_the_fault_free_predictions(stub, refer
     retries them and ends ``finished`` with exactly the predictions of a fault-free run."""
     from recallbench.testing.stub import Fault
 
-    ref_predictions, ref_requests, _ = reference
+    ref_predictions, ref_requests, _, _ = reference
     faults = [Fault(500), Fault(503), Fault(429, retry_after=0.2), Fault(stall_s=3.0)]
     stub.reset_stats()
     stub.fault_rate(0.2, faults, seed=7)

@@ -15,7 +15,10 @@ got its "Memory turns" columns (new cells; the "All turns" cells unchanged).
 Issue 13 (phase B) added the columns ``episodes,ci_low,ci_high,p_value,p_holm,significant,comparable,coverage`` and
 emptied ``diff`` where the setting is not comparable with the paper's: every CSV was re-recorded
 for those columns only (``ours``, ``paper``, ``n`` unchanged), and they are compared from then on.
-The TimeRAG targets (issue 11) were recorded when they got targets.
+The TimeRAG targets (issue 11) were recorded when they got targets. Issue 24 re-recorded four:
+carecall_table4 (new rows on the gold session summaries), timerag_figure5 and timerag_table8
+(new LaMP-1 sweeps), timerag_table7 (TimeRAG's profile writer fills its LaMP-1 memory: context
+tokens 6 -> 32); every other cell of the 39 stayed equal.
 
 From a git worktree that shares another checkout's virtualenv, name it so make neither creates
 nor reinstalls one (the install stamp is taken as up to date):

@@ -149,7 +149,7 @@ def test_retrieval_adds_alpha_importance(llm, embedder, arousal):
         recall.info["score"],
         strict=True,
     ):
-        entry = next(e for e in method._entries if e.item_id == item_id)
+        entry = next(e for e in method.store.entries if e.item_id == item_id)
         assert score == pytest.approx(cos + 0.1 * method.importance(entry, now), abs=1e-4)
     assert recall.info["score"][0] >= recall.info["score"][-1]
 

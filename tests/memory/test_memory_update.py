@@ -182,3 +182,41 @@ def test_memory_update_method_deletes_resolved_state(llm, embedder, episode, que
     assert "Alice: I love hiking in the mountains every weekend." in texts
     recall = method.recall(query_at(episode, 3, 1))
     assert recall.info["update_ops"]["DELETE"] == 1
+
+
+def test_m_prime_is_a_set_union_with_union_set(llm, embedder):
+    # Bae et al. sec. 4.3: M' = M u S. "Memory accumulate" (APPEND is the only operation) keeps
+    # a sentence that two sessions both summarized once; THEANINE's stacking keeps both copies.
+    from recallbench.memory.memory_retrieval import MemoryRetrieval
+    from recallbench.records import Episode, Session, Turn
+
+    sessions = tuple(
+        Session(
+            f"e/s{i}",
+            i,
+            datetime(2023, 1, i + 1),
+            (Turn(f"e/s{i}t0", "user", "x"),),
+            {"summary": ["Eats well.", f"Fact {i}."]},
+        )
+        for i in (1, 2)
+    )
+    episode = Episode("e", "carecall", ("system", "user"), sessions)
+    kept = {}
+    for union in ("set", "list"):
+        method = MemoryRetrieval(llm, embedder, k=5, source="gold", union=union)
+        method.reset(episode)
+        for session in sessions:
+            method.observe(session)
+        kept[union] = [item.text for item in method.snapshot()]
+    assert kept["set"] == ["Eats well.", "Fact 1.", "Fact 2."]
+    assert kept["list"] == ["Eats well.", "Fact 1.", "Eats well.", "Fact 2."]
+    # with the update the algorithm's M' is deduplicated the same way (APPEND-only rule here)
+    update = MemoryRetrieval(
+        llm, embedder, source="gold", update=True, offline_rule="append", union="set"
+    )
+    update.reset(episode)
+    for session in sessions:
+        update.observe(session)
+    assert [item.text for item in update.snapshot()] == kept["set"]
+    with pytest.raises(ConfigError, match="union"):
+        MemoryRetrieval(llm, embedder, union="bag")

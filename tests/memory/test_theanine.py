@@ -26,6 +26,7 @@ from recallbench.memory.theanine import (
     parse_relation,
     relation_rule,
     render_timeline,
+    timeline_rng,
 )
 from recallbench.records import Episode, Query, Session, Turn
 from recallbench.testing.configs import load_group_config
@@ -262,12 +263,12 @@ def test_sampling_is_seeded_by_instance_and_differs_across_seeds(llm, embedder):
     assert len(options) == 3
     picks = []
     for seed in range(12):
-        g.seed = seed
-        picks.append(g._rng(query, "a").sample(options, 1)[0])
-        assert g._rng(query, "a").sample(options, 1)[0] == picks[-1]  # same instance, same pick
+        picks.append(timeline_rng(seed, query, "a").sample(options, 1)[0])
+        again = timeline_rng(seed, query, "a").sample(options, 1)[0]
+        assert again == picks[-1]  # same instance, same pick
     assert len(set(picks)) > 1
-    g.seed = 0
-    assert g._rng(query, "a").random() != g._rng(replace(query, session_index=4), "a").random()
+    other = replace(query, session_index=4)
+    assert timeline_rng(0, query, "a").random() != timeline_rng(0, other, "a").random()
 
 
 def test_no_leakage_and_probe_queries_do_not_change_state(llm, embedder):
@@ -317,8 +318,8 @@ def test_configs_select_the_ablation(stem, llm, embedder):
         "theanine_no_refinement": ("relation", "raw"),
         "theanine_shuffled": ("relation", "shuffled"),
     }[stem]
-    assert (method.linking, method.timeline_mode) == expected
-    assert (method.j, method.k, method.n) == (3, 3, 1)
+    assert (method.linking, method.retriever.mode) == expected
+    assert (method.j, method.retriever.k, method.retriever.n) == (3, 3, 1)
 
 
 def test_dynamic_k_matches_theanine_collected_count(llm, embedder):
@@ -370,3 +371,27 @@ def test_smollm2_completes_every_phase_on_one_msc_episode(real_data_dir):
     assert all(p.output and p.failure is None for p in responses)
     snap = result.snapshots[-1][1]
     assert snap and all("component" in m.attrs and "edges_in" in m.attrs for m in snap)
+
+
+def test_the_offline_reply_copies_from_the_timelines_the_prompt_shows(llm, embedder):
+    # Table 2 "w/o Timeline Refinement" equalled THEANINE offline in every cell because the
+    # extractive reply read the retrieved items, which refinement never changes. It now reads
+    # the rendered timelines: an event the refinement trimmed cannot be copied.
+    from recallbench.memory.theanine import timeline_units
+    from recallbench.records import MemoryItem, Recall
+
+    events = ["Dana likes green tea.", "Dana fears cruise ships.", "Dana booked a cruise ship."]
+    items = tuple(MemoryItem(f"m{i}", t, "event", START, ()) for i, t in enumerate(events))
+    raw = Recall(items, render_timeline([(e, "SameTopic") for e in events]))
+    refined = Recall(
+        items, "Dana fears cruise ships. Later, this changed: Dana booked a cruise ship."
+    )
+    query = Query("toy", 3, (Turn("q", "Eli", "Do you still drink green tea?"),), "Dana", START)
+    assert timeline_units(refined.text) == events[1:]
+    for mode, recall, reply in (
+        ("raw", raw, "Dana likes green tea."),
+        ("refined", refined, "I see. Tell me more about still."),  # the tea event was trimmed
+        ("shuffled", raw, "Dana likes green tea."),  # shuffled events are the items themselves
+    ):
+        method = Theanine(llm, embedder, timelines=mode)
+        assert method.offline_response(query, recall) == reply, mode

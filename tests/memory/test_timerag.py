@@ -7,6 +7,7 @@ import re
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
@@ -171,12 +172,13 @@ def test_bm25_similarity_is_the_library_score_over_the_best(llm, embedder):
     episode = _episode(
         [("Ann", "I live in Boston."), ("Ann", "I work as a nurse."), ("Ann", "I have two dogs.")]
     )
-    method = _replay(_method(llm, embedder, retriever="bm25"), episode)
-    records = method.store.active()
-    corpus = [re.findall(r"\w+", r.text().lower()) for r in records]
-    expected = BM25Okapi(corpus).get_scores(["nurse", "dogs"])
-    sims = method.similarity("nurse dogs")(records)
-    assert sims == pytest.approx([s / max(expected) for s in expected])
+    for sim_text, phi in (("value", lambda r: r.value), ("record", lambda r: r.text())):
+        method = _replay(_method(llm, embedder, retriever="bm25", sim_text=sim_text), episode)
+        records = method.store.active()
+        corpus = [re.findall(r"\w+", phi(r).lower()) for r in records]
+        expected = BM25Okapi(corpus).get_scores(["nurse", "dogs"])
+        sims = method.similarity("nurse dogs")(records)
+        assert sims == pytest.approx([s / max(expected) for s in expected])
 
 
 def test_prompt_is_the_papers_template(llm, embedder):
@@ -203,3 +205,119 @@ def test_bad_settings_are_config_errors(llm, embedder):
         TimeRAG(llm, embedder, retriever="tfidf")
     with pytest.raises(ConfigError, match="unexpected keyword"):
         TimeRAG(llm, embedder, tua=0.5)
+
+
+def test_dense_similarity_embeds_the_memory_value_not_the_rendered_record(llm, embedder):
+    # sec. 3.3: "We represent both q and memory values with an embedding function phi"
+    episode = _episode([("Ann", "I work as a nurse."), ("Ann", "I have two dogs.")])
+    for sim_text, phi in (("value", lambda r: r.value), ("record", lambda r: r.text())):
+        method = _replay(_method(llm, embedder, sim_text=sim_text), episode)
+        records = method.store.active()
+        query = np.asarray(embedder.encode(["my dogs"])[0])
+        want = [
+            float(v @ query / (np.linalg.norm(v) * np.linalg.norm(query)))
+            for v in np.asarray(embedder.encode([phi(r) for r in records]))
+        ]
+        assert method.similarity("my dogs")(records) == pytest.approx(want)
+    assert {r.value for r in records} == {"nurse", "two dogs"}
+    with pytest.raises(ConfigError, match="sim_text"):
+        TimeRAG(llm, embedder, sim_text="slot")
+
+
+def _in_session_query(episode: Episode) -> Query:
+    """A query in the episode's last session after its first two turns (the dialogue so far)."""
+    last = episode.sessions[-1]
+    return Query("e", last.index, last.turns[:2], "Ben", last.start)
+
+
+def test_a_fact_of_the_current_session_is_retrievable_when_writing_from_the_stream(llm, embedder):
+    # sec. 3.2 "Given a dialogue stream, the memory writer extracts candidate user facts":
+    # Ann says she is allergic to peanuts earlier in the session Ben now answers in.
+    episode = _episode(
+        [("Ann", "I work as a nurse.")],
+        [("Ann", "I'm allergic to peanuts."), ("Ben", "Noted."), ("Ann", "Any snack ideas?")],
+    )
+    method = _method(llm, embedder)
+    method.reset(episode)
+    method.observe(episode.sessions[0])
+    recall = method.recall(_in_session_query(episode))
+    assert "peanuts" in recall.text and set(recall.source_ids()) == {"e/s1t0", "e/s2t0"}
+    method.observe(episode.sessions[1])  # the session end writes the rest, never twice
+    peanuts = [r for r in method.store.records if r.value == "peanuts"]
+    assert len(peanuts) == 1 and peanuts[0].support == ("e/s2t0",)
+    assert peanuts[0].confidence == pytest.approx(0.8)  # no repetition bonus from a re-read
+    # writing only at the session end (the pre-issue-24 behaviour) cannot see it
+    late = _method(llm, embedder, write_during_session=False)
+    late.reset(episode)
+    late.observe(episode.sessions[0])
+    assert "peanuts" not in late.recall(_in_session_query(episode)).text
+
+
+def test_without_update_forget_the_budget_is_lifted_unless_configured(llm, embedder):
+    facts = ["I work as a nurse.", "I live in Boston.", "I have two dogs.", "I'm from Ohio."]
+    episode = _episode([("Ann", text) for text in facts])
+    full = _replay(_method(llm, embedder, budget=2), episode)
+    assert len(full.store.active()) == 2
+    assert {r.provenance[-1]["reason"] for r in full.store.records if r.status == "decayed"} == {
+        "budget"
+    }
+    ablated = _replay(_method(llm, embedder, budget=2, update_forget=False), episode)
+    assert len(ablated.store.active()) == 4  # w/o Update/Forget: nothing is forgotten
+    kept = _method(llm, embedder, budget=2, update_forget=False, budget_with_update_forget=False)
+    assert len(_replay(kept, episode).store.active()) == 2
+
+
+def test_the_conflict_penalty_remembers_a_newer_version_that_decayed():
+    def store(scope: str) -> RecordStore:
+        s = RecordStore(Policy(budget=1, conflict_scope=scope))
+        s.offer("Ann", Candidate("preference.food", "meat", "+", 0.9, "t"), "s1", T0, 1)
+        later = T0 + timedelta(days=1)
+        # 0.7 - 0.1 (a more confident rival) = 0.6 >= tau; worth 0.6 < 0.9 * exp(-0.25)
+        s.offer("Ann", Candidate("preference.food", "meat", "-", 0.7, "t"), "s2", later, 2)
+        s.enforce_budget(later, 2)  # the newer, less confident version is evicted
+        return s
+
+    for scope, penalty in (("all", 0.5), ("eligible", 0.0)):
+        s = store(scope)
+        assert [r.status for r in s.records] == ["active", "decayed"]
+        ((old, score),) = s.retrieve(lambda recs: [0.8] * len(recs), T0, 1, k=5)
+        assert old.polarity == "+" and score == pytest.approx(0.8 - penalty)
+
+
+def test_the_profile_writer_writes_a_lamp1_users_papers(llm, embedder):
+    # LaMP-1: the profile (the user's papers) is the history; the utterance templates find
+    # nothing in titles, so before the profile writer TimeRAG's memory was empty on LaMP-1.
+    titles = [
+        ("10", "Scalable speech recognition via speaker diarization", "2001"),
+        ("11", "Voice conversion for speaker diarization", "2004"),
+        ("12", "A study of phoneme alignment", "2003"),
+    ]
+    turns = tuple(
+        Turn(f"q/s1/{i}", "profile", title, {"date": year, "item_id": i})
+        for i, title, year in titles
+    )
+    episode = Episode("q", "lamp1", ("profile",), (Session("q/s1", 1, T0, turns),))
+    assert candidates(titles[0][1]) == []  # no first-person template matches a title
+    method = _replay(_method(llm, embedder), episode)
+    active = {r.value: r for r in method.store.active()}
+    assert set(active) == {
+        "scalable speech recognition",
+        "speaker diarization",
+        "voice conversion",
+        "phoneme alignment",
+    }
+    diarization = active["speaker diarization"]
+    assert diarization.slot_type == "background.research"
+    assert diarization.confidence == pytest.approx(0.6 + 0.15)  # seen in two titles
+    assert diarization.support == ("q/s1/10", "q/s1/11")
+    query = Query("q", 2, (Turn("q/q", "user", "speaker diarization"),), "profile", None)
+    assert method.recall(query).items[0].attrs["value"] == "speaker diarization"
+    # abstract phrases (reliability 0.45 < tau) are written only once repeated
+    abstract = _episode([("profile", "Title one\nWe study graph kernels.")])
+    abstract2 = _episode(
+        [("profile", "Title one\nWe study graph kernels."), ("profile", "T2\ngraph kernels")]
+    )
+    assert "graph kernels" not in _values(_replay(_method(llm, embedder), abstract)).__repr__()
+    assert ("background.research", "graph kernels", "+") in _values(
+        _replay(_method(llm, embedder), abstract2)
+    )

@@ -11,9 +11,9 @@ from recallbench.llm import build_llm
 from recallbench.memory.gold_memory import GoldMemory
 from recallbench.memory.no_memory import NoMemory
 from recallbench.metrics import get_metric
+from recallbench.metrics.scoring import score_predictions
 from recallbench.protocols.response import ResponseProtocol, render_context, uses_memory
 from recallbench.records import Episode, Session, Turn
-from recallbench.runner import score_predictions
 
 MEMORY = "Your dog Biscuit had surgery on his left paw last Tuesday."
 REPLY = "How is your dog Biscuit doing after the surgery on his left paw last Tuesday?"

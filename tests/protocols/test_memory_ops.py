@@ -40,7 +40,7 @@ def _method(llm, embedder, rule: str | None):
 def _run(protocol, episodes, method, llm):
     protocol.prepare(episodes)
     preds = [p for ep in episodes for p in protocol.run_episode(ep, method, llm).predictions]
-    return preds + protocol.run_extra(method, llm)
+    return preds + protocol.run_extra(lambda: method, llm)
 
 
 def test_derived_operations_follow_which_sentences_survive():
@@ -82,14 +82,14 @@ def test_cv_scores_each_episode_with_thresholds_fit_on_the_other_fold(real_data_
 
 def test_pairs_a_rule_was_fit_on_are_never_scored(llm, embedder):
     protocol = MemoryOpsProtocol(fit="none", pair_sources=("table7", "own_en"))
-    english = protocol.run_extra(_method(llm, embedder, "english"), llm)
+    english = protocol.run_extra(lambda: _method(llm, embedder, "english"), llm)
     table7 = [p for p in english if p.meta["source"] == "table7"]
     assert len(table7) == 14 and all(p.meta["excluded"] and p.output == "" for p in table7)
     _, summary = score_memory_ops(english)
     assert "value" not in summary["metrics"]["pair_acc_table7"]  # shown as n/a
     assert summary["metrics"]["pair_acc_table7"]["n_excluded"] == 14
     assert summary["metrics"]["pair_acc_own_en"]["n"] == 10
-    char = protocol.run_extra(_method(llm, embedder, "charngram"), llm)
+    char = protocol.run_extra(lambda: _method(llm, embedder, "charngram"), llm)
     assert not any(p.meta["excluded"] for p in char)  # fit on CareCall transitions, not pairs
 
 

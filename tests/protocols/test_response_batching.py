@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -41,10 +43,28 @@ def _replay(stub: StubServer, episode, batch: bool):
     ], stub.max_in_flight
 
 
+def _release_when_held(stub: StubServer, n: int) -> threading.Thread:
+    """Hold every request until ``n`` wait together (or 30 s pass), then let all through: a
+    client that sends calls side by side shows it whatever the machine's load."""
+
+    def release() -> None:
+        deadline = time.monotonic() + 30
+        while stub.held < n and time.monotonic() < deadline:
+            time.sleep(0.01)
+        stub.release()
+
+    stub.hold_after(0)
+    thread = threading.Thread(target=release, daemon=True)
+    thread.start()
+    return thread
+
+
 def test_batched_turns_equal_turn_by_turn_and_overlap(episode):
-    with StubServer(latency_s=0.05) as stub:
+    with StubServer(latency_s=0.01) as stub:
         serial, serial_peak = _replay(stub, episode, batch=False)
+        waiter = _release_when_held(stub, 2)
         batched, batched_peak = _replay(stub, episode, batch=True)
+        waiter.join()
     assert len(serial) >= 4
     assert batched == serial  # same replies, recalls and order
     assert serial_peak == 1

@@ -4,6 +4,7 @@ every embedder satisfy the ``LLMClient`` / ``TextEmbedder`` protocols the signat
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -14,8 +15,8 @@ from recallbench.cli.build import build_protocol
 from recallbench.embed import HashingEmbedder, TextEmbedder
 from recallbench.llm import LLMClient, build_llm
 from recallbench.memory import MemoryMethod
-from recallbench.protocols.base import EvalProtocol
-from recallbench.records import Episode
+from recallbench.protocols.base import EpisodeResult, EvalProtocol
+from recallbench.records import Episode, Prediction
 
 
 @pytest.mark.parametrize(
@@ -86,3 +87,98 @@ def test_memory_methods_and_protocols_are_typed_against_the_seams():
     run = inspect.signature(ResponseProtocol.run_episode).parameters
     assert run["llm"].annotation == "LLMClient"
     assert issubclass(NaiveRAG, MemoryMethod)
+
+
+def test_optional_abilities_are_runtime_checkable_protocols():
+    """``retention``, ``answer_prompt_fields`` and ``updater`` are declared abilities: the
+    methods that offer them satisfy the Protocol, the others do not, and a double qualifies by
+    defining the method alone."""
+    from recallbench.memory import HasAnswerPromptFields, HasRetention, HasUpdater
+    from recallbench.memory.naive_rag import NaiveRAG
+    from recallbench.memory.no_memory import NoMemory
+    from recallbench.memory.session_summaries import SessionSummaries
+
+    llm = build_llm({"backend": "extractive"}, cache_path=None)
+    emb = HashingEmbedder(dim=16)
+    lufy_family = NaiveRAG(llm, emb)
+    assert isinstance(lufy_family, HasRetention)
+    assert isinstance(lufy_family, HasAnswerPromptFields)
+    assert not isinstance(lufy_family, HasUpdater)
+    summaries = SessionSummaries(llm, emb)
+    assert isinstance(summaries, HasUpdater) and summaries.updater is None  # accumulates only
+    assert not isinstance(summaries, HasRetention)
+    plain = NoMemory(llm, emb)
+    assert not any(isinstance(plain, p) for p in (HasRetention, HasAnswerPromptFields, HasUpdater))
+
+    class Counting:
+        def retention(self) -> dict[str, int]:
+            return {"created": 2, "retained": 1}
+
+    assert isinstance(Counting(), HasRetention)
+
+
+class _Echo(EvalProtocol):
+    """One prediction per episode whose output is its reference (token F1 = 1)."""
+
+    name = "echo"
+
+    def run_episode(self, episode, method, llm):
+        method.reset(episode)
+        pred = Prediction(f"{episode.episode_id}/p", episode.episode_id, 1, "response", "", "a b")
+        return EpisodeResult([replace(pred, reference="a b")])
+
+
+class _EchoWithExtra(_Echo):
+    """Also one item outside any episode, whose output shares nothing with its reference."""
+
+    def run_extra(self, make_method, llm):
+        make_method()
+        return [Prediction("extra/p", "pairs", 0, "response", "", "x y", reference="a b")]
+
+
+def test_default_hooks_score_by_reference_and_have_no_extra_items():
+    proto = _Echo()
+
+    def no_method():
+        raise AssertionError("the default run_extra must not build a method")
+
+    llm = build_llm({"backend": "extractive"}, cache_path=None)
+    assert proto.run_extra(no_method, llm) == []
+    preds = [
+        Prediction("e/1", "e", 1, "response", "", "the cat sat", reference="the cat sat"),
+        Prediction("e/2", "e", 1, "response", "", "dogs run", reference="the cat sat"),
+    ]
+    scores, summary = proto.score(preds, ["token_f1"])
+    assert [s.value for s in scores] == [1.0, 0.0]  # exact match, no shared token
+    assert summary["metrics"]["token_f1"]["value"] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("protocol", [_Echo(), _EchoWithExtra()], ids=["default", "extra"])
+def test_runner_calls_the_hooks_declared_on_eval_protocol(protocol, tmp_path):
+    """The runner calls ``prepare``, ``run_extra`` and ``score`` directly: the defaults give no
+    extra file and no extra method; an override's items are scored with the episode's."""
+    from recallbench.memory.no_memory import NoMemory
+    from recallbench.runner import Runner
+
+    llm = build_llm({"backend": "extractive"}, cache_path=None)
+    built: list[MemoryMethod] = []
+
+    def make_method() -> MemoryMethod:
+        built.append(NoMemory(llm, HashingEmbedder(dim=16)))
+        return built[-1]
+
+    episode = Episode("e1", "toy", ("A", "B"), ())
+    runner = Runner(
+        tmp_path / "run",
+        protocol=protocol,
+        make_method=make_method,
+        llm=llm,
+        metrics=["token_f1"],
+        progress=False,
+    )
+    entry = runner.run([episode])["metrics"]["token_f1"]
+    extra = isinstance(protocol, _EchoWithExtra)
+    assert len(built) == (2 if extra else 1)
+    assert (tmp_path / "run" / "items" / "_extra.jsonl").exists() == extra
+    assert entry["n"] == (2 if extra else 1)
+    assert entry["value"] == pytest.approx(0.5 if extra else 1.0)

@@ -232,7 +232,8 @@ def test_question_sampling_is_seeded_and_cacheable(tmp_path):
     msgs = QUESTION_PROMPT.format(speaker1=A, speaker2=B, summaries="x")
     assert msgs.endswith("[Question 1] Speaker A:")
     proto = TeaFarmProtocol(seed=3)
-    assert proto.question_task.temperature == 0.75 and proto.question_task.seed == 3
+    task = proto.question_source.question_task
+    assert task.temperature == 0.75 and task.seed == 3
     assert "{Question}" in SESSION6_PROMPT and "10-15 utterances" in SESSION6_PROMPT
     rendered = JUDGE_TASK.render(query="Q", answer="A", response="R")[0]["content"]
     assert 'Result: {"Correct" or "Incorrect"}' in rendered and rendered.endswith("[Evaluation]")

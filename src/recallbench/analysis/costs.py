@@ -92,11 +92,12 @@ def run_cost(
         if table.price(price_model) is None:
             raise KeyError(f"no price for {price_model!r} in the price table ({PRICES_AS_OF})")
         tasks = usage.get("tasks", {})
+        costs = [
+            table.cost(price_model, tasks[t]["prompt_tokens"], tasks[t]["completion_tokens"])
+            for t in _agent_tasks(usage, stages)
+        ]
         priced = (
-            sum(
-                table.cost(price_model, tasks[t]["prompt_tokens"], tasks[t]["completion_tokens"])
-                for t in _agent_tasks(usage, stages)
-            )
+            sum(c for c in costs if c is not None)  # never None: the price is known (above)
             / n
         )
     memory_s, rg_s, source = _times(run_dir, by_stage)

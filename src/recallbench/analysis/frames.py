@@ -1,27 +1,66 @@
-"""Run folders as pandas frames (for notebooks). Reads only files in run folders."""
+"""Run folders as pandas frames (for notebooks). Reads only files in run folders.
+
+Every frame carries the run's key, ``tag``, ``stamp`` and ``job``, and one column per config
+key that any of the runs overrode on its command line (``memory.k``, ``memory``, ``episodes``
+...), holding each run's own value of that key read from its ``config.yaml``, typed (``2``, not
+``"2"``; a run that left the key at its default shows the default). A sweep is then data:
+``frame.plot.scatter(x="memory.k", y="value")`` needs no job-name parsing. Overridden keys that
+are the key itself (``tag``, ``job``) are not repeated. Frames keep their columns when empty.
+"""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pandas as pd
 
-from recallbench.analysis.runs import RunInfo
+from recallbench.analysis.runs import RunInfo, config_value, override_keys
+
+KEY = ("tag", "stamp", "job")
+SUMMARY_COLUMNS = (*KEY, "metric", "session", "value", "session_mean", "n", "ci_low", "ci_high")
+USAGE_COLUMNS = (*KEY, "calls", "cached_calls", "failures", "parse_failures", "cost_usd")
+
+
+def override_columns(runs: list[RunInfo]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """Map each run's key to ``{config key: its typed value}`` over every key any run overrode."""
+    keys = list(dict.fromkeys(k for run in runs for k in override_keys(run) if k not in KEY))
+    return {run.key: {k: config_value(run, k) for k in keys} for run in runs}
+
+
+def _base(run: RunInfo, overrides: dict[tuple[str, str, str], dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "tag": run.tag,
+        "stamp": run.stamp,
+        "job": run.job,
+        **{f"choice_{k}": v for k, v in run.choices.items()},
+        **overrides[run.key],
+    }
+
+
+def _typed(
+    frame: pd.DataFrame, overrides: dict[tuple[str, str, str], dict[str, Any]]
+) -> pd.DataFrame:
+    """Keep override columns typed where some runs lack the key: integers stay integers
+    (``Int64``), flags stay flags (``boolean``), instead of pandas' float and object."""
+    columns = list(dict.fromkeys(k for values in overrides.values() for k in values))
+    for column in columns:
+        values = [v[column] for v in overrides.values() if v.get(column) is not None]
+        if values and all(isinstance(v, bool) for v in values):
+            frame[column] = frame[column].astype("boolean")
+        elif values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            frame[column] = frame[column].astype("Int64")
+    return frame
 
 
 def load_summaries(runs: list[RunInfo]) -> pd.DataFrame:
     """One row per (run, metric, session); session ``all`` is the whole run."""
+    overrides = override_columns(runs)
     rows = []
     for run in runs:
         summary = json.loads((run.path / "summary.json").read_text())
         for metric, entry in summary.get("metrics", {}).items():
-            base = {
-                "tag": run.tag,
-                "stamp": run.stamp,
-                "job": run.job,
-                "metric": metric,
-                **{f"choice_{k}": v for k, v in run.choices.items()},
-            }
+            base = {**_base(run, overrides), "metric": metric}
             rows.append(
                 {
                     **base,
@@ -43,7 +82,16 @@ def load_summaries(runs: list[RunInfo]) -> pd.DataFrame:
                         **_ci(sub),
                     }
                 )
-    return pd.DataFrame(rows)
+    return _typed(_frame(rows, SUMMARY_COLUMNS), overrides)
+
+
+def _frame(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> pd.DataFrame:
+    """A frame of ``rows`` that has at least ``columns`` (so an empty one can be filtered)."""
+    frame = pd.DataFrame(rows)
+    for column in columns:
+        if column not in frame.columns:
+            frame[column] = pd.Series(dtype=object)
+    return frame
 
 
 def _ci(entry: dict) -> dict:
@@ -53,7 +101,7 @@ def _ci(entry: dict) -> dict:
 
 
 def load_predictions(run: RunInfo) -> pd.DataFrame:
-    """The run's predictions, one row each, with usage columns flattened."""
+    """The run's predictions, one row each, with usage columns flattened and the run's key."""
     rows = []
     with (run.path / "predictions.jsonl").open(encoding="utf-8") as fh:
         for line in fh:
@@ -61,18 +109,20 @@ def load_predictions(run: RunInfo) -> pd.DataFrame:
             usage = d.pop("usage", {}) or {}
             d.update({f"usage_{k}": v for k, v in usage.items()})
             rows.append(d)
-    df = pd.DataFrame(rows)
-    df["job"] = run.job
+    df = _frame(rows, ("pred_id", "episode_id", "session_index", "kind", "output", "reference"))
+    for column, value in zip(KEY, run.key, strict=True):
+        df[column] = value
     return df
 
 
 def load_usage(runs: list[RunInfo]) -> pd.DataFrame:
-    """Usage totals and per-stage cost of each run."""
+    """Usage totals and per-stage cost of each run, one row per run."""
+    overrides = override_columns(runs)
     rows = []
     for run in runs:
         usage = json.loads((run.path / "usage.json").read_text())
-        row = {"job": run.job, "stamp": run.stamp, **usage.get("totals", {})}
+        row = {**_base(run, overrides), **usage.get("totals", {})}
         for stage, bucket in (usage.get("by_stage") or {}).items():
             row[f"cost_{stage}"] = bucket.get("cost_usd")
         rows.append(row)
-    return pd.DataFrame(rows)
+    return _typed(_frame(rows, USAGE_COLUMNS), overrides)

@@ -48,7 +48,8 @@ def plot_pareto(
     *,
     note: str = "",
 ) -> Path:
-    """Scatter ``points`` with the Pareto frontier and save a PNG; return its path."""
+    """Scatter ``points`` with the Pareto frontier and save it (a PNG also as PDF); return
+    ``path``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -88,8 +89,9 @@ def plot_pareto(
             fig.text(0.01, -0.03, note, fontsize=6, color="dimgray")
         ax.grid(alpha=0.3)
         path = Path(path)
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, bbox_inches="tight")
+        for out in (path, path.with_suffix(".pdf")) if path.suffix == ".png" else (path,):
+            with atomic_path(out) as tmp:  # a PNG gets its PDF beside
+                fig.savefig(tmp, bbox_inches="tight")
     finally:
         plt.close(fig)
     return path

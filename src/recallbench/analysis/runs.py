@@ -1,8 +1,11 @@
 """Find run folders and read what identifies them (tag, stamp, job, status, config choices).
 
-``status`` is run.json's, except that a ``running`` record whose process is gone reads
+A run is keyed by ``(tag, stamp, job)`` (``RunInfo.key``): job names repeat across tags and
+stamps. ``status`` is run.json's, except that a ``running`` record whose process is gone reads
 ``stale`` (``run_record.is_stale``). ``find_runs(finished=True)`` keeps the usable statuses,
-``finished`` and ``degraded``.
+``finished`` and ``degraded``; ``runs_in`` finds the runs under any folder (a run, a sweep, a
+tag, a results folder); ``find_results_dir`` finds the project's results from wherever the
+caller runs (a notebook's kernel runs in ``notebooks/``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,16 @@ class RunInfo:
     status: str
     choices: dict
     config: dict
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """``(tag, stamp, job)``: what identifies a run among all runs of a results folder."""
+        return (self.tag, self.stamp, self.job)
+
+    @property
+    def overrides(self) -> tuple[str, ...]:
+        """The command-line overrides the run was made with (``memory.k=2``, ``memory=lufy``)."""
+        return tuple(str(o) for o in self.config.get("overrides") or ())
 
     def choice(self, group: str) -> str | None:
         """Return the config-group choice (e.g. ``memory``) the run was made with."""
@@ -71,12 +84,50 @@ def find_runs(
     return sorted(runs, key=lambda r: (r.stamp, r.job))
 
 
-def latest_per_job(runs: list[RunInfo]) -> dict[str, RunInfo]:
-    """Keep the newest finished run of every job name."""
-    out: dict[str, RunInfo] = {}
-    for run in runs:  # sorted oldest first, so newer overwrite older
-        out[run.job] = run
+def runs_in(folder: str | Path, *, finished: bool = True) -> list[RunInfo]:
+    """List the run folders in ``folder``: a run, a sweep (stamp), a tag, ``runs/`` or results.
+
+    Raises FileNotFoundError naming the folder when it does not exist.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no such folder (expected a run or sweep folder)")
+    patterns = ["", "*/", "*/*/", "*/*/*/", "runs/*/*/*/"]
+    found = {p.parent for pattern in patterns for p in folder.glob(f"{pattern}run.json")}
+    runs = [r for p in sorted(found) if (r := _read_run(p))]
+    if finished:
+        runs = [r for r in runs if r.status in USABLE]
+    return sorted(runs, key=lambda r: (r.stamp, r.tag, r.job))
+
+
+def latest_per_job(runs: list[RunInfo]) -> dict[tuple[str, str], RunInfo]:
+    """Keep the newest run of every job of every tag, keyed by ``(tag, job)``.
+
+    Same-named jobs under different tags (two sweeps of ``memory.k``) stay apart.
+    """
+    out: dict[tuple[str, str], RunInfo] = {}
+    for run in sorted(runs, key=lambda r: r.stamp):  # newer stamps overwrite older ones
+        out[run.tag, run.job] = run
     return out
+
+
+def override_keys(run: RunInfo) -> list[str]:
+    """The config keys the run's overrides set (``memory.k``, ``memory``), in their order."""
+    keys = (o.split("=", 1)[0].lstrip("+~") for o in run.overrides if "=" in o)
+    return list(dict.fromkeys(keys))
+
+
+def config_value(run: RunInfo, key: str) -> Any:
+    """Return the run's value of ``key``: a group's choice, else the typed config value.
+
+    ``memory`` -> ``memory_retrieval`` (the choice), ``memory.k`` -> ``2`` (an int, from
+    ``config.yaml``), ``episodes`` -> ``2``. Absent values are None.
+    """
+    if "." not in key and key in run.choices:
+        return run.choices[key]
+    if "." not in key:
+        return run.config.get(key)
+    return run_value(run, key)
 
 
 # Short names of config paths a selector may use: the conversation logs a run replayed (LUFY:

@@ -3,17 +3,21 @@
     recallbench dataset=msc memory=memory_retrieval generator=extractive
     recallbench -m experiment=theanine_table1          # a table's sweep (Hydra multirun)
     recallbench-table theanine_table1 [--results DIR] [KEY=VALUE ...]   # its table
+    recallbench human-eval export|import carecall_table5 ...            # a human study
+    recallbench view results/runs/<tag>/<stamp>[/<job>] [--compare RUN]  # an HTML report
 
 ``cli`` resolves the config, builds plain objects (episodes, LLM, embedder, memory factory,
 protocol) and hands them to ``Runner``, or the model factories a table builder needs to
 ``recallbench.tables.reproduce``; everything below receives plain values and objects.
 ``python -m recallbench.cli table ...`` is ``recallbench-table ...`` (the Makefile's spelling,
-which works from a source checkout whose console scripts are not reinstalled).
+which works from a source checkout whose console scripts are not reinstalled); ``recallbench
+table ...`` and ``recallbench view ...`` (``recallbench-view``) dispatch the same way.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -35,6 +39,7 @@ from recallbench.cli.build import (
     build_memory_factory,
     build_protocol,
 )
+from recallbench.cli.checks import check_command_line
 from recallbench.cli.config import (
     EXIT_USER_ERROR,
     RunKeys,
@@ -48,8 +53,11 @@ from recallbench.cli.config import (
     user_errors,
     verbose_errors,
 )
+from recallbench.cli.help import register_help_resolver
+from recallbench.cli.human_eval import human_eval_main
 from recallbench.cli.table import render_table, table_main, table_services
-from recallbench.errors import ConfigError
+from recallbench.cli.view import view_main
+from recallbench.errors import ConfigError, EndpointDown
 
 __all__ = [
     "EXIT_USER_ERROR",
@@ -60,6 +68,7 @@ __all__ = [
     "compose_job",
     "default_job",
     "main",
+    "human_eval_main",
     "render_table",
     "run",
     "select_episodes",
@@ -67,9 +76,16 @@ __all__ = [
     "table_services",
     "user_errors",
     "verbose_errors",
+    "view_main",
 ]
+SUBCOMMANDS = {
+    "table": table_main,
+    "view": view_main,
+    "human-eval": human_eval_main,
+}  # `recallbench <subcommand> ...`
 MAX_JOB = 120  # characters of a run folder name derived from a sweep job's overrides
 SWEPT_ENV = "RECALLBENCH_SWEPT"  # keys the command line sweeps (read by jobs in other processes)
+ARGV_ENV = "RECALLBENCH_ARGV"  # the command line, for resume commands printed by jobs in workers
 
 
 def run(
@@ -77,20 +93,24 @@ def run(
     job: str,
     choices: dict[str, str] | None = None,
     overrides: list[str] | None = None,
+    sweep: bool = False,
 ) -> Path:
     """Run one job described by a composed config; return its run folder.
 
     ``choices`` are the config-group choices (e.g. ``{"memory": "memory_retrieval"}``); tables
-    find runs by them.
+    find runs by them. ``sweep``: the job belongs to a multirun, so a ``resume_dir`` names the
+    sweep's folder and the job resumes (or starts) in ``<resume_dir>/<job>``. A run folder that
+    already finished (same config and data) is not run again: a line says so.
     """
     from recallbench.llm.lm_scores import use_score_cache
+    from recallbench.provenance import describe_code
     from recallbench.report import print_end_of_run
     from recallbench.run_record import HealthPolicy, RunInterrupted, describe_problems
     from recallbench.runner import Runner, default_stamp
     from recallbench.tracking import WandbLogger
 
     check_run_keys(cfg)
-    check_resume_dir(cfg.resume_dir)
+    check_resume_dir(cfg.resume_dir, sweep)
     paths = cfg.paths
     episodes = build_dataset(cfg.dataset)
     episodes = select_episodes(episodes, cfg.episodes, int(cfg.seed))
@@ -100,7 +120,7 @@ def run(
     protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, paths.cache_dir)
     metrics = list(cfg.metrics.names or cfg.protocol.get("metrics") or [])
     if cfg.resume_dir:
-        run_dir = Path(cfg.resume_dir)
+        run_dir = Path(cfg.resume_dir) / job if sweep else Path(cfg.resume_dir)
     else:
         run_dir = Path(paths.results_dir) / "runs" / cfg.tag / default_stamp() / job
     config: dict[str, Any] = OmegaConf.to_container(cfg, resolve=True)
@@ -117,7 +137,12 @@ def run(
         metrics=metrics,
         config=config,
         progress=bool(cfg.progress),
-        logger=WandbLogger(cfg.wandb.project, cfg.wandb.mode, tags=[cfg.tag]),
+        logger=WandbLogger(
+            cfg.wandb.project,
+            cfg.wandb.mode,
+            tags=[cfg.tag],
+            verbose=bool(cfg.wandb.get("verbose", False)),
+        ),
         health=health,
         workers=resolve_workers(cfg.get("workers", "auto"), llm, len(episodes)),
     )
@@ -127,11 +152,21 @@ def run(
         info = runner.info
         print(
             f"recallbench: {stop} after {info.get('episodes_done', 0)}/{len(episodes)} episodes "
-            f"(run.json: interrupted); resume with: {resume_command(run_dir)}",
+            f"(run.json: interrupted); resume with: {resume_command(run_dir, sweep)}",
             file=sys.stderr,
             flush=True,
         )
         sys.exit(stop.exit_status)
+    except EndpointDown as exc:
+        raise EndpointDown(f"{exc}; resume with: {resume_command(run_dir, sweep)}") from None
+    if runner.already_finished:
+        print(
+            f"recallbench: {run_dir} already {runner.info.get('status')}: nothing to run or "
+            "score (a new run: drop resume_dir)",
+            file=sys.stderr,
+            flush=True,
+        )
+        return run_dir
     if runner.info.get("status") == "degraded":
         print(
             f"recallbench: warning: run degraded ({describe_problems(runner.info['health'])}); "
@@ -140,6 +175,13 @@ def run(
             flush=True,
         )
     print_end_of_run(run_dir)
+    if runner.info.get("git_dirty"):
+        print(
+            f"recallbench: warning: code {describe_code(runner.info)}: this run is not "
+            "reproducible from its commit alone (run.json: git_dirty, git_diff_sha256)",
+            file=sys.stderr,
+            flush=True,
+        )
     return run_dir
 
 
@@ -156,16 +198,23 @@ def resolve_workers(value: Any, llm, n_episodes: int) -> int:
     return max(1, min(workers, n_episodes))
 
 
-def resume_command(run_dir: Path) -> str:
-    """The command line that resumes ``run_dir``: this command's overrides + ``resume_dir=``."""
+def resume_command(run_dir: Path, sweep: bool = False) -> str:
+    """The command line that resumes ``run_dir``: this command's overrides + ``resume_dir=``;
+    for a job of a sweep, ``-m`` and the sweep's folder (its finished jobs are skipped)."""
     import shlex
 
-    args = [a for a in sys.argv[1:] if not a.startswith(("resume_dir=", "-m", "--multirun"))]
-    return shlex.join(["recallbench", *args, f"resume_dir={run_dir}"])
+    given = os.environ.get(ARGV_ENV)
+    argv = shlex.split(given) if given is not None else sys.argv[1:]
+    args = [a for a in argv if not a.startswith("resume_dir=") and a not in ("-m", "--multirun")]
+    target = run_dir.parent if sweep else run_dir
+    return shlex.join(["recallbench", *(["-m"] if sweep else []), *args, f"resume_dir={target}"])
 
 
 def main() -> None:
-    """Console entry point (Hydra app)."""
+    """Console entry point: the Hydra app for runs, or ``recallbench table|view|human-eval ...``."""
+    if (command := SUBCOMMANDS.get(sys.argv[1] if len(sys.argv) > 1 else "")) is not None:
+        command(sys.argv[2:])
+        return
     import hydra
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
@@ -182,15 +231,20 @@ def main() -> None:
             overrides = list(hc.overrides.task)
             multirun = hc.mode == RunMode.MULTIRUN
             job = cfg.job or default_job(cfg, choices, overrides if multirun else [])
-            print(run(cfg, job, picked_choices(choices), overrides))
+            folder = run(cfg, job, picked_choices(choices), overrides, sweep=multirun)
+            if not (sys.stdout.isatty() and sys.stderr.isatty()):
+                print(folder)  # for scripts; a terminal shows it once, under the summary
 
+    register_help_resolver()  # `--help` lists config choices through it (cli/help.py)
     sys.argv = take_verbose_flag(sys.argv)
     with user_errors():
         check_choices(sys.argv[1:])
+        check_command_line(sys.argv[1:])
     # One stamp per invocation: every job of a sweep (sequential, joblib or SLURM workers, which
     # inherit the environment) lands under ONE folder runs/<tag>/<stamp>/.
     os.environ.setdefault("RECALLBENCH_STAMP", time.strftime("%Y%m%d-%H%M%S"))
     os.environ[SWEPT_ENV] = ",".join(swept_keys(sys.argv[1:]))
+    os.environ[ARGV_ENV] = shlex.join(sys.argv[1:])
     _app()
 
 

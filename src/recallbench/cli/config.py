@@ -92,20 +92,31 @@ def check_run_keys(cfg: DictConfig) -> None:
             raise ConfigError(f"{key}={value!r}: expected {_EXPECTED[key]} without '/'")
 
 
-def check_resume_dir(resume_dir: str | None) -> None:
-    """A ``resume_dir`` must be an existing run folder (a run.json inside)."""
+def check_resume_dir(resume_dir: str | None, sweep: bool = False) -> None:
+    """A ``resume_dir`` names a run folder (a run.json inside) or, for a sweep (``-m``), the
+    sweep's folder ``runs/<tag>/<stamp>`` whose job folders each resume (or start)."""
     if not resume_dir:
         return
     path = Path(resume_dir)
     if not path.is_dir():
         raise ResumeError(
             f"resume_dir={resume_dir}: no such folder; name the run folder of an interrupted run "
-            "(results/runs/<tag>/<stamp>/<job>), or drop resume_dir to start a new run"
+            "(results/runs/<tag>/<stamp>/<job>) or, with -m, its sweep folder "
+            "(results/runs/<tag>/<stamp>), or drop resume_dir to start a new run"
         )
-    if not (path / "run.json").is_file():
+    is_run = (path / "run.json").is_file()
+    jobs = sorted(p.name for p in path.iterdir() if (p / "run.json").is_file())
+    if sweep and is_run:
         raise ResumeError(
-            f"resume_dir={resume_dir}: not a run folder (no run.json inside); name the folder "
-            "that holds run.json, config.yaml and items/"
+            f"resume_dir={resume_dir}: one run of a sweep; resume the whole sweep with -m and "
+            f"resume_dir={path.parent} (finished jobs are skipped), or this run alone without -m"
+        )
+    if not sweep and not is_run:
+        found = f" (it holds the sweep jobs {', '.join(jobs[:4])}{' ...' if len(jobs) > 4 else ''})"
+        raise ResumeError(
+            f"resume_dir={resume_dir}: not a run folder (no run.json inside)"
+            f"{found if jobs else ''}; name the folder that holds run.json, config.yaml and "
+            "items/, or resume a sweep folder with -m and the sweep's overrides"
         )
 
 

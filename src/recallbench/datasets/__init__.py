@@ -1,8 +1,9 @@
 """Dataset loaders: ``load(name, data_dir, **options) -> list[Episode]``.
 
 A run builds its dataset from ``conf/dataset/<name>.yaml``'s ``_target_`` (the loader module's
-``load``; ``recallbench.cli.build.build_dataset``). ``LOADERS``/``FOLDERS`` are the by-name path
-that tables listing several datasets use (``try_load``, the dataset-statistics tables).
+``load``; ``recallbench.cli.build.build_dataset``). ``load(name, ...)`` finds the same target by
+the config's ``name`` (``LOADERS``, read from ``conf/dataset/``); ``FOLDERS`` names the data-root
+folder of the datasets that the dataset-statistics tables list (``try_load``).
 
 ``data_dir`` is the root that holds one folder per dataset, laid out like ``../shared/data``
 (``lufy/``, ``gvd/``, ``msc/``, ``carecall_mem/``, ``conversation_chronicles/``, ``persona_chat/``,
@@ -20,17 +21,26 @@ from typing import Any
 from recallbench.errors import DataNotFoundError, DatasetFormatError, did_you_mean
 from recallbench.records import Episode
 
-# name -> module under recallbench.datasets (module stem = config stem = CLI choice)
-LOADERS: dict[str, str] = {
-    "lufy": "lufy",
-    "gvd": "gvd",
-    "msc": "msc",
-    "cc": "cc",
-    "carecall": "carecall",
-    "persona_chat": "persona_chat",
-    "lamp1": "lamp1",
-    "teabag": "teabag",
-}
+
+def _loaders() -> dict[str, str]:
+    """``name -> dotted path of its load function``, read from ``conf/dataset/*.yaml``.
+
+    The config folder is the registry (as for every group): a new dataset needs its loader
+    module and its config, nothing listed here.
+    """
+    import yaml
+
+    from recallbench import CONF_DIR
+
+    found = {}
+    for path in sorted((CONF_DIR / "dataset").glob("*.yaml")):
+        cfg = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        if not path.stem.startswith("_") and cfg.get("_target_"):
+            found[str(cfg.get("name") or path.stem)] = str(cfg["_target_"])
+    return found
+
+
+LOADERS: dict[str, str] = _loaders()
 
 # loader name -> its folder under the data root (as in ../shared/data and download.py)
 FOLDERS: dict[str, str] = {
@@ -54,12 +64,12 @@ __all__ = [
 ]
 
 
-def load(name: str, data_dir: str | Path, **options) -> list[Episode]:
+def load(name: str, data_dir: str | Path, **options: Any) -> list[Episode]:
     """Load dataset ``name`` from the data root ``data_dir`` into episodes."""
     if name not in LOADERS:
         raise did_you_mean("dataset", name, LOADERS)
-    module = importlib.import_module(f"recallbench.datasets.{LOADERS[name]}")
-    episodes = module.load(Path(data_dir), **options)
+    module, _, function = LOADERS[name].rpartition(".")
+    episodes = getattr(importlib.import_module(module), function)(Path(data_dir), **options)
     if not episodes:
         raise DatasetFormatError(
             f"{name} under {data_dir} (options {options or {}}): the loader found no episodes; "
@@ -84,7 +94,7 @@ def try_load(
     """Load dataset ``name``; return (episodes, None) or (None, why it is not available)."""
     if not (Path(data_dir) / FOLDERS[name]).is_dir():
         return None, f"no {FOLDERS[name]}/ folder"
-    if importlib.util.find_spec(f"recallbench.datasets.{LOADERS[name]}") is None:
+    if name not in LOADERS or importlib.util.find_spec(LOADERS[name].rpartition(".")[0]) is None:
         return None, "no loader"
     try:
         episodes = load(name, data_dir, **dict(options or {}))

@@ -16,6 +16,7 @@ import urllib.request
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from recallbench.datasets._sources import (
     DownloadError,
@@ -30,6 +31,7 @@ PROBE_TIMEOUT_S = 5.0  # one HEAD per host before anything else: fail fast when 
 READ_TIMEOUT_S = 120.0
 HEADERS = {"User-Agent": "recallbench-download"}
 CHUNK = 1 << 20
+Log = Callable[[str], object]  # where progress lines go (``print``)
 
 OFFLINE_HINT = (
     "No internet? Point the harness at an existing copy of the data instead: "
@@ -77,7 +79,7 @@ class _Http:
             raise OfflineError(f"cannot reach {host} ({reason}). {OFFLINE_HINT}") from None
         self._reached.add(host)
 
-    def open(self, url: str):
+    def open(self, url: str) -> Any:  # the urlopen response (a context manager)
         self._reach(url)
         request = urllib.request.Request(url, headers=HEADERS)
         try:
@@ -103,7 +105,7 @@ class _Http:
             Path(tmp).unlink(missing_ok=True)
             raise
 
-    def json(self, url: str):
+    def json(self, url: str) -> Any:
         with self.open(url) as response:
             return json.loads(response.read().decode("utf-8"))
 
@@ -117,7 +119,14 @@ def _check(path: Path, expected: str | None, hasher: Callable[[Path], str], url:
         raise DownloadError(f"{url}: checksum mismatch (expected {expected}, got {actual})")
 
 
-def _fetch_checked(http: _Http, url: str, dest: Path, expected, hasher, log) -> None:
+def _fetch_checked(
+    http: _Http,
+    url: str,
+    dest: Path,
+    expected: str | None,
+    hasher: Callable[[Path], str],
+    log: Log,
+) -> None:
     # Writes are atomic, so an existing file is complete; with a checksum it is also verified.
     if dest.is_file() and (expected is None or hasher(dest) == expected):
         return
@@ -168,7 +177,7 @@ def extract_tarball(archive: Path, dest: Path, marker: str) -> Path:
     return dest
 
 
-def _fetch_tarball(http: _Http, tb: Tarball, folder: Path, log) -> None:
+def _fetch_tarball(http: _Http, tb: Tarball, folder: Path, log: Log) -> None:
     dest = folder / tb.dest
     missing = [f for f in tb.expect if not (dest / f).is_file()]
     if (dest / tb.marker).exists() and not missing:
@@ -185,7 +194,7 @@ def _fetch_tarball(http: _Http, tb: Tarball, folder: Path, log) -> None:
         raise DownloadError(f"{archive.name}: the archive lacks {still} (expected in {dest})")
 
 
-def _fetch_tree(http: _Http, ep: Endpoints, tree: GitTree, folder: Path, log) -> None:
+def _fetch_tree(http: _Http, ep: Endpoints, tree: GitTree, folder: Path, log: Log) -> None:
     listing = http.json(f"{ep.github_api}/repos/{tree.repo}/git/trees/{tree.commit}?recursive=1")
     if listing.get("truncated"):
         raise DownloadError(f"{tree.repo}@{tree.commit}: GitHub truncated the tree listing")
@@ -207,7 +216,7 @@ def _fetch_tree(http: _Http, ep: Endpoints, tree: GitTree, folder: Path, log) ->
         list(pool.map(one, blobs))
 
 
-def _fetch_hub(hub: HubFiles, ep: Endpoints, folder: Path, http: _Http, log) -> None:
+def _fetch_hub(hub: HubFiles, ep: Endpoints, folder: Path, http: _Http, log: Log) -> None:
     if os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false", "False"):
         raise OfflineError(
             f"HF_HUB_OFFLINE is set, so {hub.repo} cannot be fetched from the Hub; unset it "

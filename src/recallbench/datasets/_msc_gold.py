@@ -68,7 +68,7 @@ def _annotate(
         for t, (_, text) in zip(dialog, utterances, strict=True)
     ):
         return None
-    extracted = {s: [] for s in SPEAKERS}
+    extracted: dict[str, list[str]] = {s: [] for s in SPEAKERS}
     for j, (turn, (speaker, _)) in enumerate(zip(dialog, utterances, strict=True)):
         at = f"{where} dialog[{j}]"
         raw = get(turn, "id", str, at)

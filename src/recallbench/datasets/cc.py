@@ -66,7 +66,7 @@ def load(
         records = iter_jsonl(file, data_dir)
     else:
         raise ConfigError(f"cc: unknown source {source!r} (options: 'local', 'hub')")
-    episodes = []
+    episodes: list[Episode] = []
     for where, record in records:
         if limit is not None and len(episodes) >= limit:
             break

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from recallbench.datasets._fetch import (
+    Log,
     _fetch_checked,
     _fetch_hub,
     _fetch_tarball,
@@ -57,7 +58,7 @@ __all__ = [
 ]
 
 
-def fetch_source(source: Source, out: Path, ep: Endpoints, http: _Http, log=print) -> Path:
+def fetch_source(source: Source, out: Path, ep: Endpoints, http: _Http, log: Log = print) -> Path:
     """Download one dataset into ``out/<source.folder>`` and return that folder."""
     folder = out / source.folder
     log(f"{source.name}: -> {folder}  (license: {source.license})")

@@ -109,7 +109,7 @@ def _episode(
     where = f"{where} (id {qid})"
     text = get(question, "input", str, where)
     sid = session_id(qid, 1)
-    turns, seen = [], set()
+    turns, seen = [], set[str]()
     for j, item in enumerate(get(question, "profile", list, where)):
         turns.append(_profile_turn(item, f"{where} profile[{j}]", sid, seen, abstracts))
     if golds is not None and qid not in golds:

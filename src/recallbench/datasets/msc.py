@@ -244,7 +244,9 @@ def _dialogue_parts(
         raise DatasetFormatError(
             f"{where}: a session_{n} record should have {n - 1} previous_dialogs, got {len(previous)}"
         )
-    parts, gaps, time_back = [], [], []
+    parts: list[tuple[list[tuple[str, str]], list[dict]]] = []
+    gaps: list[timedelta] = []
+    time_back: list[str] = []
     for i, prev in enumerate(previous):
         at = f"{where} previous_dialogs[{i}]"
         texts = [get(t, "text", str, f"{at} dialog[{j}]") for j, t in enumerate(_dialog(prev, at))]

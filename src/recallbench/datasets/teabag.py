@@ -71,7 +71,7 @@ class TeaBagItem:
             raise DatasetFormatError(
                 f"{where}: source_dataset should be one of {list(SOURCES)}, got {values[2]!r}"
             )
-        session6 = []
+        session6: list[dict[str, str]] = []
         for j, turn in enumerate(d.get("session6") or []):
             at = f"{where} session6[{j}]"
             session6.append(
@@ -91,7 +91,18 @@ class TeaBagItem:
         options = d.get("source_options") or {}
         if not isinstance(options, dict):
             raise DatasetFormatError(f"{where}: 'source_options' should be an object")
-        return cls(*values, tuple(session6), sessions, dict(options))
+        qid, episode_id, source_dataset, speaker, question, answer = values
+        return cls(
+            qid,
+            episode_id,
+            source_dataset,
+            speaker,
+            question,
+            answer,
+            tuple(session6),
+            sessions,
+            dict(options),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON line's object (``sessions``/``source_options`` only when set)."""
@@ -137,7 +148,7 @@ def read_teabag(path: str | Path, data_dir: Path | None = None) -> list[TeaBagIt
     """Read and validate a TeaBag JSONL file; qids must be unique."""
     path = Path(path)
     root = data_dir if data_dir is not None else path.parent
-    items, seen = [], {}
+    items, seen = [], dict[str, str]()
     for where, record in iter_jsonl(path, root):
         item = TeaBagItem.from_dict(record, where)
         if item.qid in seen:

@@ -6,7 +6,12 @@ place, so numpy and FAISS return the same indices and reruns are reproducible.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    import faiss
 
 DEFAULT_FAISS_THRESHOLD = 50_000  # rows; below it a numpy matmul + argpartition is as fast
 _TIE_MARGIN = 16
@@ -94,7 +99,7 @@ class VectorIndex:
         self.faiss_threshold = faiss_threshold
         self._chunks: list[np.ndarray] = []
         self._matrix = np.zeros((0, dim), dtype=np.float32)
-        self._faiss = None  # built lazily; holds the first ``_faiss.ntotal`` rows
+        self._faiss: faiss.IndexFlatIP | None = None  # built lazily; the first ``ntotal`` rows
 
     def __len__(self) -> int:
         return self._matrix.shape[0] + sum(c.shape[0] for c in self._chunks)
@@ -143,7 +148,7 @@ class VectorIndex:
         idx, scores = idx[:, : min(k, fetch)], scores[:, : min(k, fetch)].astype(np.float32)
         return (idx[0], scores[0]) if single else (idx, scores)
 
-    def _faiss_index(self):
+    def _faiss_index(self) -> faiss.IndexFlatIP:
         import faiss
 
         matrix = self.matrix

@@ -76,9 +76,13 @@ class OpenAIEmbedder(Embedder):
         super().__init__(batch_size=batch_size, cache_path=cache_path)
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        extra = {} if self.dimensions is None else {"dimensions": self.dimensions}
+        from openai import omit
+
         response = self._client.embeddings.create(
-            model=self.model, input=texts, encoding_format="float", **extra
+            model=self.model,
+            input=texts,
+            encoding_format="float",
+            dimensions=omit if self.dimensions is None else self.dimensions,
         )
         rows = sorted(response.data, key=lambda d: d.index)
         if [d.index for d in rows] != list(range(len(texts))):

@@ -16,6 +16,7 @@ from recallbench.judges._caim_lexical import (
     LexicalCaimJudge,
 )
 from recallbench.llm.task import ParseError, PromptTask
+from recallbench.llm.types import LLMClient
 from recallbench.records import MemoryItem
 
 _COMMON = (
@@ -133,7 +134,7 @@ class LLMCaimJudge:
 
     def __init__(
         self,
-        llm,
+        llm: LLMClient,
         seed: int | None = None,
         temperature: float = 0.0,
         metrics: Sequence[str] = CAIM_METRICS,

@@ -38,6 +38,9 @@ exercised; coherence has no offline twin and is None there.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, Protocol
+
 from recallbench.judges._caim_lexical import (
     CAIM_METRICS,
     LEVELS,
@@ -64,6 +67,7 @@ __all__ = [
     "CAIM_JUDGES",
     "CAIM_METRICS",
     "COHERENCE_PROMPT",
+    "CaimJudge",
     "CORRECTNESS_PROMPT",
     "LEVELS",
     "NO_MEMORY",
@@ -83,3 +87,15 @@ __all__ = [
 
 
 CAIM_JUDGES = {"lexical": LexicalCaimJudge, "llm": LLMCaimJudge}  # name -> class (cli.build)
+
+
+class CaimJudge(Protocol):
+    """What protocols use of a CAIM judge (``LexicalCaimJudge``, ``LLMCaimJudge``)."""
+
+    def judge_many(self, items: Sequence[CaimItem]) -> list[CaimVerdict]:
+        """Return one verdict per item, in order."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """Return what the verdicts came from (for summaries and table headers)."""
+        ...

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recallbench.llm.task import ParseError, PromptTask
+from recallbench.llm.types import LLMClient
 from recallbench.records import Episode, Prediction, Turn
 
 # THEANINE Fig. 14 (interface for the human evaluation of referencing past conversations),
@@ -108,7 +109,7 @@ def _context(episodes: Sequence[Episode]) -> dict[str, tuple[Episode, tuple[Turn
 def judge_entailment(
     predictions: Sequence[Prediction],
     episodes: Sequence[Episode],
-    llm,
+    llm: LLMClient,
     *,
     max_items: int | None = 100,
     seed: int = 0,

@@ -22,6 +22,7 @@ from recallbench.errors import ConfigError
 from recallbench.judges.base import INCORRECT, LABELS, Judge, JudgeItem, Verdict
 from recallbench.judges.lexical import LexicalJudge
 from recallbench.llm.task import ParseError, PromptTask
+from recallbench.llm.types import LLMClient
 
 # LUFY App. C.1 "Prompt for judging whether the response is correct or not", verbatim (line
 # breaks as printed).
@@ -87,7 +88,9 @@ def parse_rating(reply: str) -> float:
     raise ParseError(f"no 1-5 score found in {reply[:80]!r}")
 
 
-def make_qa_judge_task(offline_judge: LexicalJudge | None = None, fallback: int = INCORRECT):
+def make_qa_judge_task(
+    offline_judge: LexicalJudge | None = None, fallback: int = INCORRECT
+) -> PromptTask:
     """Return the C.1 PromptTask; offline it answers with ``offline_judge``'s label token."""
     if fallback not in LABELS:
         raise ConfigError(f"llm judge: fallback must be one of {LABELS}, got {fallback!r}")
@@ -134,7 +137,7 @@ class LLMJudge(Judge):
 
     name = "llm"
 
-    def __init__(self, llm, fallback: int = INCORRECT) -> None:
+    def __init__(self, llm: LLMClient, fallback: int = INCORRECT) -> None:
         self.llm = llm
         self.fallback = fallback
         self.task = make_qa_judge_task(fallback=fallback)
@@ -178,7 +181,7 @@ class LLMJudge(Judge):
 
     def describe(self) -> dict[str, Any]:
         backend = self.llm.backend.name
-        out = {"name": self.name, "backend": backend, "model": self.llm.model}
+        out: dict[str, Any] = {"name": self.name, "backend": backend, "model": self.llm.model}
         out["fallback"] = self.fallback
         if backend == "extractive":
             out["note"] = "extractive backend: verdicts are the lexical judge's (C.1 offline twin)"

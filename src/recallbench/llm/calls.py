@@ -90,8 +90,8 @@ class CircuitBreaker:
             raise EndpointDown(
                 f"the LLM endpoint failed {self.in_a_row} calls in a row after retries (last: "
                 f"{self.last_error[:200]}); the run stops (run.json: failed). Check the server "
-                "and generator.base_url / model, then resume with resume_dir=<run folder>: "
-                "finished calls come from the cache (health.breaker_after sets the limit)"
+                "and generator.base_url / model, then resume the run: finished calls come from "
+                "the cache (health.breaker_after sets the limit)"
             )
 
 

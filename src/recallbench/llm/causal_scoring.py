@@ -63,7 +63,7 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return lo
 
 
-def plan(seqs: Sequence[Seq], min_shared: int = MIN_SHARED) -> Plan:
+def plan(seqs: Sequence[Seq], min_shared: float = MIN_SHARED) -> Plan:
     """Group distinct sequences into cache-sharing chains (lexicographic order) and singles."""
     ordered = sorted(set(seqs), key=lambda s: (s[0], s[1]))
     chains: list[list[tuple[Seq, int]]] = []
@@ -84,7 +84,7 @@ def plan(seqs: Sequence[Seq], min_shared: int = MIN_SHARED) -> Plan:
 
 def sequence_nll(
     model: Any,
-    seqs: Sequence[Seq],
+    seqs: Sequence[tuple[Sequence[int], int]],
     *,
     min_shared: int = MIN_SHARED,
     token_budget: int = TOKEN_BUDGET,
@@ -96,17 +96,17 @@ def sequence_nll(
     ``min_shared=0`` never shares a prefix; a ``token_budget`` below the longest sequence
     gives it a pass of its own.
     """
-    seqs = [(tuple(ids), int(n)) for ids, n in seqs]
-    for ids, n in seqs:
+    wanted: list[Seq] = [(tuple(ids), int(n)) for ids, n in seqs]
+    for ids, n in wanted:
         if not 1 <= n < len(ids):
             raise ValueError(f"score {n} trailing tokens of a {len(ids)}-token sequence")
-    todo = plan(seqs, min_shared if min_shared > 0 else math.inf)  # type: ignore[arg-type]
+    todo = plan(wanted, min_shared if min_shared > 0 else math.inf)
     done: dict[Seq, float] = {}
     for chain in todo.chains:
         done.update(_chain_nll(model, chain))
     for batch in _buckets(todo.singles, token_budget, max_rows):
         done.update(zip(batch, _batch_nll(model, batch), strict=True))
-    return [done[s] for s in seqs]
+    return [done[s] for s in wanted]
 
 
 def _buckets(seqs: list[Seq], token_budget: int, max_rows: int) -> list[list[Seq]]:
@@ -141,7 +141,9 @@ def _batch_nll(model: Any, batch: list[Seq]) -> list[float]:
     ids = torch.zeros((len(batch), width), dtype=torch.long)
     for row, (seq, _) in enumerate(batch):
         ids[row, : len(seq)] = torch.tensor(seq)
-    rows, cols, targets = [], [], []
+    rows: list[int] = []
+    cols: list[int] = []
+    targets: list[int] = []
     for row, ((seq, n), first) in enumerate(zip(batch, firsts, strict=True)):
         rows += [row] * n
         cols += range(first - (width - keep), first - (width - keep) + n)

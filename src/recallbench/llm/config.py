@@ -19,25 +19,27 @@ from recallbench.llm.cache import Cache
 from recallbench.llm.client import LLM
 from recallbench.llm.prices import Price, PriceTable
 
-KEYS = {
-    "backend",
-    "model",
-    "base_url",
-    "api_key_env",
-    "temperature",
-    "max_tokens",
-    "concurrency",
-    "rpm",
-    "tpm",
-    "timeout_s",
-    "max_retries",
-    "context_length",
-    "seed",
-    "price_per_1m",
-    "threads",
-    "name",
-    "description",
+# Every key of a generator config and the type of its value (cli.checks checks both before a run).
+KEY_TYPES: dict[str, Any] = {
+    "backend": str,
+    "model": str | None,
+    "base_url": str | None,
+    "api_key_env": str | None,
+    "temperature": float | None,
+    "max_tokens": int | None,
+    "concurrency": int | None,
+    "rpm": float | None,
+    "tpm": float | None,
+    "timeout_s": float | None,
+    "max_retries": int | None,
+    "context_length": int | None,
+    "seed": int | None,
+    "price_per_1m": list[float] | None,
+    "threads": int | None,
+    "name": str | None,
+    "description": str | None,
 }
+KEYS = set(KEY_TYPES)
 BACKENDS = ("extractive", "openai", "hf")
 # A local server (vLLM, Ollama, llama.cpp) ignores the key; the client still wants a string.
 NO_KEY = "no-key-needed"
@@ -53,7 +55,7 @@ def _plain(cfg: Any) -> dict[str, Any]:
     return dict(cfg)
 
 
-def _check_keys(cfg: dict[str, Any]) -> None:
+def check_keys(cfg: dict[str, Any]) -> None:
     for key in cfg:
         if key in KEYS:
             continue
@@ -108,7 +110,7 @@ def build_llm(cfg: Any, cache_path: str | Path | None = None) -> LLM:
     """
     cfg = _plain(cfg)
     cfg.pop("_target_", None)  # conf/generator's own target: this function (via from_config)
-    _check_keys(cfg)
+    check_keys(cfg)
     kind = cfg.get("backend", "extractive")
     context = _opt(cfg, "context_length", int)
     if kind == "extractive":

@@ -127,11 +127,12 @@ def object_identity(model: Any, tokenizer: Any) -> dict[str, Any]:
         digest.update(flat[:4096].float().numpy().tobytes() + str(tuple(tensor.shape)).encode())
     config = model.config
     quant = getattr(config, "quantization_config", None)
+    to_dict = getattr(quant, "to_dict", None)
     return {
         "model": str(getattr(config, "_name_or_path", "") or type(model).__qualname__),
         "revision": getattr(config, "_commit_hash", None),
         "dtype": str(params[0].dtype).removeprefix("torch."),
-        "quantization": quant.to_dict() if hasattr(quant, "to_dict") else quant,
+        "quantization": to_dict() if callable(to_dict) else quant,
         "config": hashlib.sha256(config.to_json_string().encode()).hexdigest()[:16],
         "tokenizer": [type(tokenizer).__name__, len(tokenizer), tokenizer.name_or_path],
         "weights": digest.hexdigest()[:16],

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # type-only: task and usage import this module at run time
+    from recallbench.llm.task import PromptTask, TaskResult
+    from recallbench.llm.usage import Usage
 
 Message = dict[str, str]
 
@@ -71,7 +75,7 @@ class LLMClient(Protocol):
     """
 
     backend: Backend
-    usage: Any
+    usage: Usage
 
     @property
     def model(self) -> str: ...
@@ -81,11 +85,11 @@ class LLMClient(Protocol):
 
     def count_tokens(self, text: str) -> int: ...
 
-    def run(self, task: Any, **fields: Any) -> Any: ...
+    def run(self, task: PromptTask, **fields: Any) -> TaskResult: ...
 
     def run_many(
-        self, task: Any, fields_list: list[dict[str, Any]], *, progress: bool | None = None
-    ) -> list[Any]: ...
+        self, task: PromptTask, fields_list: list[dict[str, Any]], *, progress: bool | None = None
+    ) -> list[TaskResult]: ...
 
     def chat(
         self,
@@ -97,7 +101,7 @@ class LLMClient(Protocol):
         max_tokens: int = 256,
         temperature: float = 0.0,
         seed: int | None = None,
-    ) -> Any: ...
+    ) -> TaskResult: ...
 
 
 def count_message_tokens(messages: list[Message], count: Callable[[str], int]) -> int:

@@ -45,6 +45,8 @@ class MemoryMethod(ABC):
     """Base class of every memory method. Subclasses keep all state in instance attributes."""
 
     name: str = "memory"
+    episode_id: str | None = None  # set by ``reset``; None: not reset yet
+    speakers: tuple[str, ...] = ()
 
     def reset(self, episode: Episode) -> None:
         """Start a new episode: drop every piece of state. Keep the episode's static meta only."""
@@ -54,7 +56,7 @@ class MemoryMethod(ABC):
 
     def check_episode(self, query: Query | None = None) -> None:
         """Refuse use before ``reset`` and queries that belong to another episode."""
-        current = getattr(self, "episode_id", None)
+        current = self.episode_id
         if current is None:
             raise RuntimeError(f"{type(self).__name__}: call reset(episode) before use")
         if query is not None and query.episode_id != current:
@@ -89,30 +91,47 @@ class MemoryMethod(ABC):
 
     @abstractmethod
     def prompt(self, query: Query, recall: Recall) -> list[Message]:
-        """Return the method's response prompt as chat messages."""
+        """Return the method's response prompt as chat messages.
+
+        An LLM generator (``openai``, ``hf``) answers these messages. The ``extractive``
+        generator never reads them: it replies with ``offline_response(query, recall)`` (its
+        prompt is still rendered, hashed and counted in tokens). So, offline, two methods that
+        recall the same items score the same whatever their prompts, and a method whose items
+        hold raw turns can beat one that stores summaries on ROUGE/BLEU just by copying a real
+        utterance: compare prompts with an LLM generator.
+        """
 
     @abstractmethod
     def snapshot(self) -> list[MemoryItem]:
         """Return the current store."""
 
+    def offline_lines(self, recall: Recall) -> list[str]:
+        """The lines the offline reply may copy: every line of every recalled item's text.
+
+        A method whose prompt shows its memory in another form than the items (THEANINE's
+        refined timelines) returns the units of that rendering instead.
+        """
+        return [line for item in recall.items for line in item.text.splitlines()]
+
     def offline_response(self, query: Query, recall: Recall) -> str:
         """Return a deterministic reply without an LLM (the ``extractive`` backend's response).
 
-        The recalled line (one line of an item's text, speaker tag removed) sharing the most
-        content words with the last turn, ties to the earliest; if none shares a word, a generic
-        follow-up built from the last turn's longest content word. A documented no-LLM baseline.
+        The recalled line (``offline_lines``, speaker tag removed) sharing the most content words
+        with the last turn, ties to the earliest; if none shares a word, a generic follow-up
+        built from the last turn's longest content word. A documented no-LLM baseline: it reads
+        the recall only (``offline_lines``), never ``prompt``'s messages (see ``prompt``).
+        Override it to give a method its own offline behaviour.
         """
         if not query.history:
             return "Hello! How have you been?"
         last = set(content_words(query.history[-1].text))
-        speakers = tuple(getattr(self, "speakers", ()))
+        speakers = tuple(self.speakers)
         best, best_overlap = "", 0
-        for item in recall.items:
-            for line in item.text.splitlines():
-                line = strip_speaker(line.strip(), speakers)
-                overlap = len(last & set(content_words(line)))
-                if overlap > best_overlap:
-                    best, best_overlap = line, overlap
+        for line in self.offline_lines(recall):
+            line = strip_speaker(line.strip(), speakers)
+            overlap = len(last & set(content_words(line)))
+            if overlap > best_overlap:
+                best, best_overlap = line, overlap
         if best:
             return best
         topic = max(content_words(query.history[-1].text), key=len, default="")

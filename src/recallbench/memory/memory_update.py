@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from recallbench.embed.base import TextEmbedder
@@ -89,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from recallbench.datasets import carecall
 
-    episodes = carecall.load(args[1], *args[2:3])
+    data_dir = Path(args[1])
+    episodes = carecall.load(data_dir, args[2]) if len(args) == 3 else carecall.load(data_dir)
     data = transitions(episodes)
     fitted, f1 = fit_charngram(data)
     print(f"{len(data)} transitions of {len(episodes)} episodes: {fitted} mean set F1 {f1:.3f}")

@@ -43,11 +43,27 @@ from recallbench.memory._common import (
     summary_task,
 )
 from recallbench.records import MemoryItem, Query, Recall, Session
+from recallbench.text import normalize_sentence
 
 if TYPE_CHECKING:
     from recallbench.memory._update import MemoryUpdater
 
 SOURCES = ("llm", "gold")
+UNIONS = ("list", "set")
+
+
+def distinct(items: list[MemoryItem]) -> list[MemoryItem]:
+    """The items with one per sentence (``normalize_sentence`` of the text), first kept."""
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        key = normalize_sentence(item.text)
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
 GOLD_KEYS = ("auto", *GOLD_SUMMARY_KEYS)
 
 
@@ -63,6 +79,9 @@ class SessionSummaries(BaselineMethod):
             ``[user]``, Bae et al. summarize user information only).
         max_sentences, min_words: limits of the extractive offline summary.
         prompt_style: ``theanine`` (Fig. 24) or ``carecall``.
+        union: how a session's sentences join the memory: ``list`` (stacked as they come,
+            THEANINE's baselines) or ``set`` (Bae et al.'s M' = M u S: a sentence already in
+            the memory, after ``normalize_sentence``, is not added again; the older item stays).
     """
 
     def __init__(
@@ -76,8 +95,12 @@ class SessionSummaries(BaselineMethod):
         max_sentences: int = 8,
         min_words: int = 4,
         prompt_style: PromptStyle = "theanine",
+        union: Literal["list", "set"] = "list",
     ) -> None:
         super().__init__(llm, embedder, prompt_style=prompt_style)
+        if union not in UNIONS:
+            raise ConfigError(f"union {union!r} unknown (options: {', '.join(UNIONS)})")
+        self.union = union
         if source not in SOURCES:
             raise ConfigError(f"source {source!r} unknown (options: {', '.join(SOURCES)})")
         if gold_key not in GOLD_KEYS:
@@ -146,11 +169,13 @@ class SessionSummaries(BaselineMethod):
         return tuple(result.value or ())
 
     def _integrate(self, new: list[MemoryItem]) -> None:
-        """Add a session's memory sentences: append, or Bae et al.'s update when enabled."""
+        """Add a session's memory sentences: append, or Bae et al.'s update when enabled; with
+        ``union: set`` a sentence the memory already holds is kept once."""
         if self._updater is None:
-            self._items.extend(new)
+            merged = [*self._items, *new]
         else:
-            self._items = self._updater.update(self._items, new)
+            merged = self._updater.update(self._items, new)
+        self._items = distinct(merged) if self.union == "set" else merged
 
     # --- reading -------------------------------------------------------------------------
 

@@ -47,7 +47,10 @@ if TYPE_CHECKING:
 ICCForm = Literal["1", "2", "3"]
 
 
-def as_matrix(ratings: Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
+Ratings = Sequence[Sequence[float]] | np.ndarray  # (n items, k raters)
+
+
+def as_matrix(ratings: Ratings) -> np.ndarray:
     """Return ratings as a float ``(n, k)`` array; raise on ragged, empty or non-finite input."""
     try:
         x = np.asarray(ratings, dtype=float)
@@ -60,20 +63,20 @@ def as_matrix(ratings: Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
     return x
 
 
-def percent_agreement(ratings) -> float:
+def percent_agreement(ratings: Ratings) -> float:
     """Return the share of items on which every rater gave the same rating."""
     x = as_matrix(ratings)
     return float(np.mean(np.all(x == x[:, :1], axis=1)))
 
 
-def pairwise_agreement(ratings) -> float:
+def pairwise_agreement(ratings: Ratings) -> float:
     """Return the mean, over rater pairs, of the share of items the pair rated identically."""
     x = as_matrix(ratings)
     pairs = list(combinations(range(x.shape[1]), 2))
     return float(np.mean([np.mean(x[:, a] == x[:, b]) for a, b in pairs]))
 
 
-def mean_squares(ratings) -> dict[str, float]:
+def mean_squares(ratings: Ratings) -> dict[str, float]:
     """Return the two-way ANOVA mean squares BMS, WMS, JMS, EMS of Shrout & Fleiss (1979)."""
     x = as_matrix(ratings)
     n, k = x.shape
@@ -91,7 +94,7 @@ def mean_squares(ratings) -> dict[str, float]:
     }
 
 
-def icc(ratings, form: ICCForm = "3", average: bool = False) -> float | None:
+def icc(ratings: Ratings, form: ICCForm = "3", average: bool = False) -> float | None:
     """Return Shrout & Fleiss ICC(form, 1), or ICC(form, k) with ``average`` (None: undefined)."""
     x = as_matrix(ratings)
     n, k = x.shape
@@ -112,7 +115,7 @@ def icc(ratings, form: ICCForm = "3", average: bool = False) -> float | None:
 
 
 def icc_mcgraw_wong(
-    ratings, definition: Literal["A", "C"] = "A", average: bool = False
+    ratings: Ratings, definition: Literal["A", "C"] = "A", average: bool = False
 ) -> float | None:
     """Return McGraw & Wong's ICC(A,1) / ICC(C,1), or (A,k) / (C,k) with ``average``.
 
@@ -131,7 +134,7 @@ def _kappa(po: float, pe: float) -> float | None:
     return None if abs(1 - pe) < 1e-12 else float((po - pe) / (1 - pe))
 
 
-def cohen_kappa(a: Sequence[float], b: Sequence[float]) -> float | None:
+def cohen_kappa(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float | None:
     """Return Cohen's (1960) unweighted kappa of two raters' labels (None: undefined)."""
     x = as_matrix(np.column_stack([np.asarray(a, dtype=float), np.asarray(b, dtype=float)]))
     labels = np.unique(x)
@@ -140,7 +143,7 @@ def cohen_kappa(a: Sequence[float], b: Sequence[float]) -> float | None:
     return _kappa(po, pe)
 
 
-def fleiss_kappa_counts(counts) -> float | None:
+def fleiss_kappa_counts(counts: Sequence[Sequence[float]] | np.ndarray) -> float | None:
     """Return Fleiss' (1971) kappa from an ``(n items, categories)`` table of rater counts."""
     c = np.asarray(counts, dtype=float)
     if c.ndim != 2 or c.shape[0] < 1:
@@ -154,14 +157,14 @@ def fleiss_kappa_counts(counts) -> float | None:
     return _kappa(float(p_items.mean()), float((p_cat**2).sum()))
 
 
-def fleiss_kappa(ratings) -> float | None:
+def fleiss_kappa(ratings: Ratings) -> float | None:
     """Return Fleiss' kappa of an ``(n, k)`` matrix of categorical labels."""
     x = as_matrix(ratings)
     labels = np.unique(x)
     return fleiss_kappa_counts(np.stack([(x == v).sum(axis=1) for v in labels], axis=1))
 
 
-def agreement_report(ratings) -> dict[str, Any]:
+def agreement_report(ratings: Ratings) -> dict[str, Any]:
     """Return every agreement statistic of an ``(n, k)`` ratings matrix as a JSON-ready dict."""
     x = as_matrix(ratings)
     n, k = x.shape
@@ -197,11 +200,12 @@ def align_ratings(
         *({i for i, v in ratings.items() if v is not None} for ratings in by_rater.values())
     )
     items = sorted(common)
-    matrix = np.array([[float(by_rater[r][i]) for r in raters] for i in items], dtype=float)
+    rows = [[by_rater[r][i] for r in raters] for i in items]  # all rated: ``common``
+    matrix = np.array([[float(v or 0.0) for v in row] for row in rows], dtype=float)
     return raters, items, matrix.reshape(len(items), len(raters))
 
 
-def agreement_statistics(ratings, clusters: Sequence[str]) -> dict[str, ClusterStatistic]:
+def agreement_statistics(ratings: Ratings, clusters: Sequence[str]) -> dict[str, ClusterStatistic]:
     """Percent agreement and ICC(A,1) as functions of the episodes the items came from.
 
     ``clusters`` names each item's episode (CAIM: the user asked). Percent agreement is a mean
@@ -218,7 +222,11 @@ def agreement_statistics(ratings, clusters: Sequence[str]) -> dict[str, ClusterS
     rows = {c: np.flatnonzero(np.asarray(clusters) == c) for c in ids}
 
     def icc_a1(positions: np.ndarray) -> float:
-        picked = np.concatenate([rows[ids[i]] for i in positions]) if len(positions) else []
+        picked = (
+            np.concatenate([rows[ids[i]] for i in positions])
+            if len(positions)
+            else np.array([], dtype=int)
+        )
         value = icc(x[picked], "2") if len(picked) > 1 else None
         return 0.0 if value is None else value
 

@@ -70,6 +70,7 @@ class Metric(ABC):
     bootstrap_note: str = ""  # how the metric's interval departs from a plain episode resample
     bootstrap_resamples: int | None = None  # a cheaper number of resamples (expensive metrics)
     bootstrap_serializable: bool = True  # per-episode statistics small enough for summary.json
+    uses_contexts: bool = False  # ``compute`` takes ``contexts=`` (the stored prompt per item)
 
     @abstractmethod
     def compute(self, predictions: Sequence[str], references: Sequence[Reference]) -> MetricResult:

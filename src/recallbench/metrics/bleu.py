@@ -58,9 +58,10 @@ class CorpusBLEU(Metric):
         if not preds:
             return MetricResult(0.0, [], meta)
         width = max(len(rs) for rs in refs)
-        # sacrebleu takes one stream per reference slot; None marks a missing reference.
+        # sacrebleu takes one stream per reference slot; None marks a missing reference (its
+        # documented convention, though its annotations say str: hence the ignores below).
         streams = [[rs[j] if j < len(rs) else None for rs in refs] for j in range(width)]
-        value = _clip(self._corpus.corpus_score(preds, streams).score / 100)
+        value = _clip(self._corpus.corpus_score(preds, streams).score / 100)  # type: ignore[arg-type]
         meta["signature"] = str(self._corpus.get_signature())
         items = [
             _clip(self._sentence.sentence_score(p, rs).score / 100) if p.strip() else 0.0
@@ -68,7 +69,7 @@ class CorpusBLEU(Metric):
         ]
         # sacrebleu's own segment statistics (what its paired bootstrap resamples): their sums
         # give the corpus value, so episode resampling recomputes corpus BLEU exactly.
-        stats = self._corpus._extract_corpus_statistics(preds, streams)
+        stats = self._corpus._extract_corpus_statistics(preds, streams)  # type: ignore[arg-type]
         spec = {"fn": "bleu", "max_order": self.max_order}
         return MetricResult(value, items, meta, stats=stats, estimator=spec)
 

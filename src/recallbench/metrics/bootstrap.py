@@ -300,7 +300,7 @@ def clustered_entry(
     """
     from recallbench.metrics.estimators import estimate_one
 
-    def part(group) -> tuple[float, Additive | None]:
+    def part(group: Sequence[tuple[str, int, Sequence[float]]]) -> tuple[float, Additive | None]:
         if not group:
             return 0.0, None
         stat = Additive.from_items([c for c, _, _ in group], [list(v) for _, _, v in group], spec)

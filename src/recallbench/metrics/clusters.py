@@ -57,7 +57,7 @@ class Additive(ClusterStatistic):
         clusters: Sequence[str],
         stats: np.ndarray | Sequence[Sequence[float]],
         spec: Spec,
-        **kw,
+        **kw: Any,
     ) -> Additive:
         """Sum per-item statistics ``stats`` (items x d) by the items' cluster ids."""
         rows = np.asarray(stats, dtype=float)

@@ -127,6 +127,12 @@ class Distinct(Metric):
         }
         return MetricResult(value, None, meta)
 
-    def clustered(self, result, predictions, references, clusters) -> None:
+    def clustered(
+        self,
+        result: MetricResult,
+        predictions: Sequence[str],
+        references: Sequence[Reference],
+        clusters: Sequence[str],
+    ) -> None:
         """No episode bootstrap for a count of unique n-grams (see ``bootstrap_note``)."""
         return None

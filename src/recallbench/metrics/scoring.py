@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recallbench.llm.task import CALL_FAILURE
 from recallbench.records import Prediction, Score
+
+if TYPE_CHECKING:
+    from recallbench.metrics.base import Metric, MetricResult
+    from recallbench.metrics.clusters import ClusterStatistic
 
 
 def score_predictions(
@@ -57,7 +61,9 @@ def score_predictions(
     return scores, summary
 
 
-def _entry(metric, preds: Sequence[Prediction], full: bool = False) -> tuple[dict, Any]:
+def _entry(
+    metric: Metric, preds: Sequence[Prediction], full: bool = False
+) -> tuple[dict[str, Any], MetricResult]:
     """A metric's summary entry over ``preds``: value, n, interval, per session (+ mean)."""
     from recallbench.metrics.bootstrap import MeanOf, ci_fields
 
@@ -79,17 +85,21 @@ def _entry(metric, preds: Sequence[Prediction], full: bool = False) -> tuple[dic
     entry["per_session"] = per_session
     values = [v["value"] for v in per_session.values()]
     entry["session_mean"] = sum(values) / len(values) if values else 0.0
-    mean_of = MeanOf.of(parts) if parts and all(p is not None for p in parts) else None
+    present = [p for p in parts if p is not None]
+    mean_of = MeanOf.of(present) if parts and len(present) == len(parts) else None
     ci = ci_fields(mean_of, reason=metric.bootstrap_note, full=False, keep=False)
     entry["session_mean_ci95"] = ci.get("ci95")
     return entry, res
 
 
-def _compute(metric, preds: Sequence[Prediction]):
+def _compute(
+    metric: Metric, preds: Sequence[Prediction]
+) -> tuple[MetricResult, ClusterStatistic | None]:
     """Return the metric's result on ``preds`` and its value as a function of the episodes."""
-    outputs, references = [p.output for p in preds], [p.reference for p in preds]
+    # every prediction here has a reference (``score_predictions`` keeps only those)
+    outputs, references = [p.output for p in preds], [p.reference or "" for p in preds]
     kwargs = {}
-    if getattr(metric, "uses_contexts", False):
+    if metric.uses_contexts:
         contexts = [p.meta.get("context") for p in preds]
         if any(c is not None for c in contexts):
             kwargs["contexts"] = contexts

@@ -12,6 +12,7 @@ question's own words -> Incorrect; a tie goes to a correction cue).
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 from recallbench.text import answer_content as content
@@ -81,6 +82,11 @@ def _verb_for(subject: str, word: str) -> str:
     return low[:-1] if len(low) > 3 else word
 
 
+def _subject_and_verb(subject: str, m: re.Match[str]) -> str:
+    """Replace a matched ``<name> <adverb?> <verb>`` by ``subject`` and the verb conjugated."""
+    return f"{subject}{m[1]}{_verb_for(subject, m[2])}"
+
+
 def _person(sentence: str, name: str, other: str, second: bool) -> str:
     """Rewrite a third-person fact about ``name`` as said to (second) or by (first) them."""
     mine = ("you", "you", "your") if second else ("I", "me", "my")
@@ -91,7 +97,7 @@ def _person(sentence: str, name: str, other: str, second: bool) -> str:
         text = re.sub(rf"\b{n}'s\b", poss, text)
         text = re.sub(
             rf"\b{n}(\s+{_ADVERB})(\w+(?:'\w+)?)",
-            lambda m, s=subj: f"{s}{m[1]}{_verb_for(s, m[2])}",
+            partial(_subject_and_verb, subj),
             text,
         )
         text = re.sub(rf"\b{n}\b", obj, text)

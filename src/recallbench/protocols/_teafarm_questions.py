@@ -1,13 +1,17 @@
 """TeaFarm's questions (``protocols.teafarm``): taken from TeaBag items, a saved TeaBag file, or
 generated (session summaries, Fig. 27 questions, the Fig. 28 synthesized session), and saved.
 
-``TeaFarmQuestions`` is a mixin of ``TeaFarmProtocol``; it reads the attributes that class's
-constructor sets (``teabag_file``, ``summaries``, ``question_task``, ``session6_task``).
+``QuestionSource`` is the collaborator of ``TeaFarmProtocol`` that finds or makes an episode's
+``Question``s; it holds the settings it needs (summary source, TeaBag file, the sampled Fig. 27
+and Fig. 28 tasks) and takes the question LLM per call.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, TypedDict
 
 from recallbench.datasets.teabag import (
     SOURCES,
@@ -17,16 +21,33 @@ from recallbench.datasets.teabag import (
     write_teabag,
 )
 from recallbench.errors import ConfigError
+from recallbench.llm.task import PromptTask, TaskResult
+from recallbench.llm.types import LLMClient
 from recallbench.memory import render_history, strip_speaker
 from recallbench.protocols.teafarm_tasks import (
     SUMMARY_TASK,
     third_person,
 )
-from recallbench.records import Episode, Prediction
+from recallbench.records import Episode, Prediction, Session
 from recallbench.text import content_words
 
+History = Sequence[Session]
 
-def _gold_summary(session) -> str:
+
+class Question(TypedDict):
+    """One counterfactual question with its synthesized session n+1 (``session6``)."""
+
+    qid: str
+    asker: str
+    responder: str
+    question: str
+    answer: str
+    source_dataset: str
+    source: str  # where it came from (TeaBag, a file, the generator that wrote it)
+    session6: list[tuple[str, str]]  # (speaker, text), ending with the question
+
+
+def _gold_summary(session: Session) -> str:
     """The session's gold summary, else its per-speaker session persona (MSC) in the third
     person, else "" (then the summary task runs)."""
     summary = session.gold.get("summary")
@@ -38,12 +59,26 @@ def _gold_summary(session) -> str:
     return ""
 
 
-class TeaFarmQuestions:
-    """Where TeaFarm's questions come from (see the module docstring)."""
+@dataclass(frozen=True)
+class QuestionSource:
+    """Where TeaFarm's questions come from (see the module docstring).
 
-    # -- questions: TeaBag items, the saved file, or generation ----------------------------
+    Args:
+        summaries: ``gold`` (the dataset's summaries when present) or ``llm``.
+        teabag_file: TeaBag file read for saved questions and appended with generated ones.
+        question_task, session6_task: the Fig. 27 and Fig. 28 tasks (sampled, seeded).
+    """
 
-    def _questions(self, episode: Episode, history, qllm) -> tuple[list[dict], list[Prediction]]:
+    summaries: Literal["gold", "llm"]
+    teabag_file: Path | None
+    question_task: PromptTask
+    session6_task: PromptTask
+
+    def questions(
+        self, episode: Episode, history: History, qllm: LLMClient
+    ) -> tuple[list[Question], list[Prediction]]:
+        """Return the episode's questions (TeaBag items, the saved file, or generated) and the
+        predictions recording failed generation steps."""
         source_dataset = str(episode.meta.get("source_dataset") or episode.dataset)
         loaded = [qa for qa in episode.qa if qa.kind == "teafarm"]
         if loaded:
@@ -71,7 +106,14 @@ class TeaFarmQuestions:
             return []
         return [i for i in read_teabag(self.teabag_file) if i.episode_id == episode_id]
 
-    def _from_items(self, episode, history, items, source: str, qllm) -> list[dict]:
+    def _from_items(
+        self,
+        episode: Episode,
+        history: History,
+        items: list[TeaBagItem],
+        source: str,
+        qllm: LLMClient,
+    ) -> list[Question]:
         out = []
         for item in items:
             responder = next(s for s in episode.speakers if s != item.speaker)
@@ -90,7 +132,15 @@ class TeaFarmQuestions:
         return out
 
     @staticmethod
-    def _question(qid, asker, responder, question, answer, source_dataset, source) -> dict:
+    def _question(
+        qid: str,
+        asker: str,
+        responder: str,
+        question: str,
+        answer: str,
+        source_dataset: str,
+        source: str,
+    ) -> Question:
         return {
             "qid": qid,
             "asker": asker,
@@ -99,9 +149,12 @@ class TeaFarmQuestions:
             "answer": answer,
             "source_dataset": source_dataset,
             "source": source,
+            "session6": [],
         }
 
-    def _generate(self, episode, history, source_dataset: str, qllm):
+    def _generate(
+        self, episode: Episode, history: History, source_dataset: str, qllm: LLMClient
+    ) -> tuple[list[Question], list[Prediction]]:
         s1, s2 = episode.speakers
         summaries = self._summaries(episode, history, qllm)
         res = qllm.run(
@@ -123,14 +176,14 @@ class TeaFarmQuestions:
                 f"{episode.episode_id}-q2", s2, s1, parts["q2"], parts["a2"], source_dataset, where
             ),
         ]
-        failed = []
+        failed: list[Prediction] = []
         for q in questions:
             q["session6"], fail = self._session6(episode, history, q, qllm)
             failed.extend([self._failed(episode, history, "session6", fail)] if fail else [])
         self._save(episode, source_dataset, questions)
         return questions, failed
 
-    def _summaries(self, episode, history, qllm) -> list[str]:
+    def _summaries(self, episode: Episode, history: History, qllm: LLMClient) -> list[str]:
         s1, s2 = episode.speakers
         out = []
         for session in history:
@@ -148,8 +201,13 @@ class TeaFarmQuestions:
             out.append(str(res.value))
         return out
 
-    def _session6(self, episode, history, q: dict, qllm) -> tuple[list[tuple[str, str]], Any]:
-        """Synthesize session n+1 (Fig. 28); it always ends with the question (repaired if not)."""
+    def _session6(
+        self, episode: Episode, history: History, q: Question, qllm: LLMClient
+    ) -> tuple[list[tuple[str, str]], TaskResult | None]:
+        """Synthesize session n+1 (Fig. 28); it always ends with the question (repaired if not).
+
+        Returns the turns and, when the reply was unusable, the failed result (else None).
+        """
         last = history[-1]
         topic = max(content_words(render_history(last.turns)), key=len, default="that")
         res = qllm.run(
@@ -168,7 +226,7 @@ class TeaFarmQuestions:
             turns.append((q["asker"], q["question"]))
         return turns, (res if res.value is None else None)
 
-    def _save(self, episode: Episode, source_dataset: str, questions: list[dict]) -> None:
+    def _save(self, episode: Episode, source_dataset: str, questions: list[Question]) -> None:
         if self.teabag_file is None:
             return
         if source_dataset not in SOURCES:
@@ -194,7 +252,8 @@ class TeaFarmQuestions:
         keep = [i for i in old if i.episode_id != episode.episode_id]
         write_teabag(self.teabag_file, keep + new)
 
-    def _failed(self, episode, history, step: str, res) -> Prediction:
+    @staticmethod
+    def _failed(episode: Episode, history: History, step: str, res: TaskResult) -> Prediction:
         return Prediction(
             pred_id=f"{episode.episode_id}/teafarm-{step}",
             episode_id=episode.episode_id,

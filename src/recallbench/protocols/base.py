@@ -1,27 +1,27 @@
 """The protocol contract: ``EvalProtocol``, the base class of every evaluation protocol.
 
-A protocol turns an episode plus a memory method into predictions (``run_episode``), and may
-score them itself (``score``). The runner drives it in this order::
+A protocol turns an episode plus a memory method into predictions (``run_episode``) and scores
+them (``score``). The runner drives it in this order::
 
     protocol.prepare(episodes)                      # once, before any episode (default: nothing)
     for episode in episodes:                        # a fresh memory method per episode
         result = protocol.run_episode(episode, method, llm)
-    protocol.run_extra(method, llm)                 # optional: items outside any episode
-    protocol.score(predictions, metric_names)       # optional: else the runner's reference metrics
+    protocol.run_extra(make_method, llm)            # items outside any episode (default: none)
+    protocol.score(predictions, metric_names)       # default: reference-based metrics
 
-``run_extra`` and ``score`` are optional hooks: a protocol that does not define them gets the
-runner's behaviour (no extra items; reference-based metrics over ``Prediction.reference`` per
-session). They are looked up by name, so they are not declared here with a default.
+Every hook but ``run_episode`` has a default here, so the runner calls each one directly: a
+protocol overrides what it needs (``memory_ops`` classifies labelled pairs in ``run_extra``; most
+protocols have their own ``score``).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from recallbench.records import Episode, MemoryItem, Prediction
+from recallbench.records import Episode, MemoryItem, Prediction, Score
 
 if TYPE_CHECKING:
     from recallbench.llm.types import LLMClient
@@ -55,3 +55,22 @@ class EvalProtocol(ABC):
     @abstractmethod
     def run_episode(self, episode: Episode, method: MemoryMethod, llm: LLMClient) -> EpisodeResult:
         """Replay ``episode`` through ``method`` (reset first) and return its predictions."""
+
+    def run_extra(
+        self, make_method: Callable[[], MemoryMethod], llm: LLMClient
+    ) -> list[Prediction]:
+        """Return predictions that belong to no episode (default: none).
+
+        ``make_method`` builds a fresh memory method, so a protocol without such items costs
+        no method.
+        """
+        return []
+
+    def score(
+        self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
+    ) -> tuple[list[Score], dict[str, Any]]:
+        """Return per-item scores and the run summary (default: the reference-based metrics of
+        ``metric_names`` over ``Prediction.reference``, per session: ``metrics.scoring``)."""
+        from recallbench.metrics.scoring import score_predictions  # heavy: only when scoring
+
+        return score_predictions(predictions, metric_names)

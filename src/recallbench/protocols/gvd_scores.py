@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from recallbench.io import safe_name
-from recallbench.judges.caim import CAIM_METRICS, CaimItem, CaimVerdict
+from recallbench.judges.caim import CAIM_METRICS, CaimItem, CaimJudge, CaimVerdict
 from recallbench.metrics.bootstrap import Additive, ci_fields
 from recallbench.records import Episode, MemoryItem, Prediction, QAItem, Score, read_jsonl
 
@@ -224,7 +224,9 @@ def load_run_episodes(run_dir: Path) -> dict[str, Episode]:
     return {e.episode_id: e for e in episodes}
 
 
-def rescore_run(run_dir: str | Path, judge) -> tuple[list[Prediction], dict[str, CaimVerdict]]:
+def rescore_run(
+    run_dir: str | Path, judge: CaimJudge
+) -> tuple[list[Prediction], dict[str, CaimVerdict]]:
     """Score the answers of a finished ``qa_gvd`` run with ``judge`` (a built CAIM judge)."""
     run_dir = Path(run_dir)
     preds = read_jsonl(run_dir / "predictions.jsonl", Prediction)

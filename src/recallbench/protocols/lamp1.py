@@ -84,7 +84,7 @@ def cross_fit(x: np.ndarray, y: np.ndarray, folds: int, c: float, seed: int) -> 
     return out
 
 
-def macro_f1(gold: Sequence[int], pred: Sequence[int]) -> float:
+def macro_f1(gold: Sequence[int] | np.ndarray, pred: Sequence[int] | np.ndarray) -> float:
     """Mean over the two labels of their F1 (a label absent from both scores 0, as sklearn's)."""
     from sklearn.metrics import f1_score
 
@@ -161,7 +161,9 @@ class LaMP1Protocol(EvalProtocol):
             )
         return result
 
-    def score(self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()):
+    def score(
+        self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
+    ) -> tuple[list[Score], dict[str, Any]]:
         """Cross-fitted predictions, then accuracy, macro-F1, context tokens and latency."""
         from recallbench.metrics.bootstrap import ci_fields, clustered_entry
         from recallbench.metrics.clusters import Generic

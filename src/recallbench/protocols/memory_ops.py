@@ -33,15 +33,17 @@ Deviations:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from recallbench.datasets import memory_pairs
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.llm.types import LLMClient
+from recallbench.memory import HasUpdater, MemoryMethod
 from recallbench.memory.memory_update import (
     ENGLISH_FIT_ON,
     TO_ALGORITHM1,
+    MemoryUpdater,
     fit_charngram,
     set_prf,
     transitions,
@@ -49,7 +51,7 @@ from recallbench.memory.memory_update import (
 from recallbench.protocols.base import EvalProtocol
 from recallbench.protocols.memory_ops_scores import METRICS, score_memory_ops
 from recallbench.protocols.response import EpisodeResult
-from recallbench.records import Episode, Prediction
+from recallbench.records import Episode, Prediction, Score
 from recallbench.text import normalize_sentence
 
 FITS = ("cv", "none")
@@ -124,8 +126,8 @@ class MemoryOpsProtocol(EvalProtocol):
             )
             self._thresholds.update(dict.fromkeys(tested, fitted))
 
-    def _updater(self, method: Any, episode_id: str | None):
-        if not hasattr(method, "updater"):
+    def _updater(self, method: MemoryMethod, episode_id: str | None) -> MemoryUpdater | None:
+        if not isinstance(method, HasUpdater):
             raise ConfigError(
                 f"memory_ops needs a memory method with a memory updater (memory_update, "
                 f"memory_retrieval, session_summaries), got {type(method).__name__}"
@@ -138,7 +140,7 @@ class MemoryOpsProtocol(EvalProtocol):
 
     # --- set level ------------------------------------------------------------------------
 
-    def run_episode(self, episode: Episode, method: Any, llm: LLMClient) -> EpisodeResult:
+    def run_episode(self, episode: Episode, method: MemoryMethod, llm: LLMClient) -> EpisodeResult:
         """Predict M' for every transition of ``episode`` and score it against the gold M'."""
         result = EpisodeResult()
         updater = self._updater(method, episode.episode_id)
@@ -189,11 +191,13 @@ class MemoryOpsProtocol(EvalProtocol):
 
     # --- pairwise level -------------------------------------------------------------------
 
-    def held_out(self, pair: memory_pairs.Pair, updater: Any, llm: LLMClient) -> str | None:
+    def held_out(
+        self, pair: memory_pairs.Pair, updater: MemoryUpdater | None, llm: LLMClient
+    ) -> str | None:
         """Return why ``pair`` cannot test this classifier, or None when it is held out."""
         if updater is None:
             return None
-        if not getattr(llm.backend, "offline", False):
+        if not llm.backend.offline:
             prompt = updater.task.template
             if pair.memory in prompt and pair.summary in prompt:
                 return "a few-shot example of the Fig. 25 prompt"
@@ -205,9 +209,11 @@ class MemoryOpsProtocol(EvalProtocol):
             return "the English rule's thresholds were set on these pairs"
         return None
 
-    def run_extra(self, method: Any, llm: LLMClient) -> list[Prediction]:
+    def run_extra(
+        self, make_method: Callable[[], MemoryMethod], llm: LLMClient
+    ) -> list[Prediction]:
         """Classify the labelled pairs the classifier was not fit on (one prediction each)."""
-        updater = self._updater(method, None)
+        updater = self._updater(make_method(), None)
         out: list[Prediction] = []
         for source in self.pair_sources:
             pairs = memory_pairs.load(source)
@@ -234,7 +240,9 @@ class MemoryOpsProtocol(EvalProtocol):
                 )
         return out
 
-    def score(self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()):
+    def score(
+        self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
+    ) -> tuple[list[Score], dict[str, Any]]:
         """Set F1, pairwise accuracy and operation shares (``memory_ops_scores``)."""
         for name in metric_names:
             if name not in METRICS:

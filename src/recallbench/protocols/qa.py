@@ -28,18 +28,27 @@ session: the probe's ``now``), ``max_tokens``, ``temperature``, ``check_unpertur
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.judges import Judge, JudgeItem
-from recallbench.llm.task import PromptTask
+from recallbench.llm.task import PromptTask, TaskResult
 from recallbench.llm.types import LLMClient
-from recallbench.memory import MemoryMethod
+from recallbench.memory import HasAnswerPromptFields, HasRetention, MemoryMethod
 from recallbench.protocols.base import EvalProtocol
 from recallbench.protocols.qa_scores import QA_METRICS, score_qa
 from recallbench.protocols.response import EpisodeResult, prompt_hash
-from recallbench.records import Episode, MemoryItem, Prediction, QAItem, Query, Recall, Score
+from recallbench.records import (
+    Episode,
+    MemoryItem,
+    Prediction,
+    QAItem,
+    Query,
+    Recall,
+    Score,
+    Session,
+)
 from recallbench.text import answer_content as content
 from recallbench.text import answer_words as words
 from recallbench.text import light_stem as stem
@@ -130,7 +139,7 @@ class QAProtocol(EvalProtocol):
         )
         self.check_unperturbed = check_unperturbed
         self.replay_turns = replay_turns
-        self._run_llm = None
+        self._run_llm: LLMClient | None = None
 
     def run_episode(self, episode: Episode, method: MemoryMethod, llm: LLMClient) -> EpisodeResult:
         """Replay ``episode`` through ``method``, asking and judging after every session."""
@@ -158,7 +167,7 @@ class QAProtocol(EvalProtocol):
             result.snapshots.append((session.index, after))
         return result
 
-    def _replay(self, episode: Episode, session, method) -> None:
+    def _replay(self, episode: Episode, session: Session, method: MemoryMethod) -> None:
         """Recall before every reply of the non-user speaker, as the live system did.
 
         No reply is generated (the logs hold the real ones): this only lets retrieval-driven
@@ -176,8 +185,10 @@ class QAProtocol(EvalProtocol):
                 )
                 method.recall(query)
 
-    def _memory_state(self, episode: Episode, index: int, method, items: list[MemoryItem]):
-        retention = method.retention() if hasattr(method, "retention") else None
+    def _memory_state(
+        self, episode: Episode, index: int, method: MemoryMethod, items: list[MemoryItem]
+    ) -> Prediction:
+        retention = method.retention() if isinstance(method, HasRetention) else None
         meta: dict[str, Any] = {"n_items": len(items)}
         if retention is not None:
             meta.update(created=int(retention["created"]), retained=int(retention["retained"]))
@@ -191,7 +202,15 @@ class QAProtocol(EvalProtocol):
             meta=meta,
         )
 
-    def _answer(self, episode, index, now, asked: list[QAItem], method, llm) -> list[dict]:
+    def _answer(
+        self,
+        episode: Episode,
+        index: int,
+        now: datetime | None,
+        asked: list[QAItem],
+        method: MemoryMethod,
+        llm: LLMClient,
+    ) -> list[dict[str, Any]]:
         user = episode.speakers[self.user_index]
         others = [s for s in episode.speakers if s != user]
         bot = others[0] if others else "the assistant"
@@ -201,7 +220,7 @@ class QAProtocol(EvalProtocol):
             recall: Recall = method.recall(query)
             extra = (
                 method.answer_prompt_fields(query, recall)
-                if hasattr(method, "answer_prompt_fields")
+                if isinstance(method, HasAnswerPromptFields)
                 else {"memory": recall.text}
             )
             memory = extra.get("memory") or NO_MEMORY_TEXT
@@ -231,7 +250,9 @@ class QAProtocol(EvalProtocol):
             row["messages"] = self.task.render(**f)
         return rows
 
-    def _judge_all(self, rows: list[dict], asked: list[QAItem], judge: Judge) -> list[Prediction]:
+    def _judge_all(
+        self, rows: list[dict[str, Any]], asked: list[QAItem], judge: Judge
+    ) -> list[Prediction]:
         items = [
             JudgeItem(r["qa"].question, " / ".join(r["qa"].answers), _text(r["result"]))
             for r in rows
@@ -266,7 +287,7 @@ class QAProtocol(EvalProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], dict]:
+    ) -> tuple[list[Score], dict[str, Any]]:
         """Return per-answer scores and the run summary (``qa_scores.score_qa``).
 
         A judge with its own LLM (``judge.generator`` set) has its usage and cost in
@@ -282,5 +303,5 @@ class QAProtocol(EvalProtocol):
         return scores, summary
 
 
-def _text(result) -> str:
+def _text(result: TaskResult) -> str:
     return result.value if isinstance(result.value, str) else result.raw

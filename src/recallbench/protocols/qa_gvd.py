@@ -18,14 +18,19 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, ClassVar
 
 from recallbench.errors import did_you_mean
-from recallbench.judges.caim import CaimItem, LexicalCaimJudge
+from recallbench.judges import Judge
+from recallbench.judges.caim import CaimItem, CaimJudge, LexicalCaimJudge
+from recallbench.llm.types import LLMClient
+from recallbench.memory import MemoryMethod
+from recallbench.protocols.base import EpisodeResult
 from recallbench.protocols.gvd_scores import GVD_METRICS, caim_item, score_caim
 from recallbench.protocols.qa import QAProtocol
 from recallbench.protocols.qa_scores import QA_METRICS
-from recallbench.records import Episode, Prediction, QAItem
+from recallbench.records import Episode, MemoryItem, Prediction, QAItem, Score
 
 
 def is_keyed(qa: QAItem) -> bool:
@@ -39,27 +44,39 @@ class GVDQAProtocol(QAProtocol):
     name = "qa_gvd"
     MODELS: ClassVar[dict[str, str]] = {"judge": "judge", "caim_judge": "caim_judge"}
 
-    def __init__(self, caim_judge=None, keyed_only: bool = True, **params: Any) -> None:
+    def __init__(
+        self, caim_judge: CaimJudge | None = None, keyed_only: bool = True, **params: Any
+    ) -> None:
         super().__init__(**params)
-        self._caim = caim_judge if caim_judge is not None else LexicalCaimJudge()
+        self._caim: CaimJudge = caim_judge if caim_judge is not None else LexicalCaimJudge()
         self.keyed_only = bool(keyed_only)
         self._episode: Episode | None = None
 
-    def run_episode(self, episode: Episode, method, llm):
+    def run_episode(self, episode: Episode, method: MemoryMethod, llm: LLMClient) -> EpisodeResult:
         """Replay ``episode`` as protocol ``qa`` does, scoring every answer with CAIM's metrics."""
         if self.keyed_only:
             episode = dataclasses.replace(episode, qa=tuple(q for q in episode.qa if is_keyed(q)))
         self._episode = episode
         return super().run_episode(episode, method, llm)
 
-    def _answer(self, episode, index, now, asked, method, llm) -> list[dict]:
+    def _answer(
+        self,
+        episode: Episode,
+        index: int,
+        now: datetime | None,
+        asked: list[QAItem],
+        method: MemoryMethod,
+        llm: LLMClient,
+    ) -> list[dict[str, Any]]:
         rows = super()._answer(episode, index, now, asked, method, llm)
         store = tuple(method.snapshot())  # the store the questions met (before any probe)
         for row in rows:
             row["store"] = store
         return rows
 
-    def _judge_all(self, rows: list[dict], asked, judge) -> list[Prediction]:
+    def _judge_all(
+        self, rows: list[dict[str, Any]], asked: list[QAItem], judge: Judge
+    ) -> list[Prediction]:
         preds = super()._judge_all(rows, asked, judge)
         items: list[CaimItem] = [
             caim_item(self._episode, row["qa"], p.output, row["recall"].items, row["store"])
@@ -85,12 +102,16 @@ class GVDQAProtocol(QAProtocol):
             )
         return out
 
-    def _memory_state(self, episode, index, method, items):
+    def _memory_state(
+        self, episode: Episode, index: int, method: MemoryMethod, items: list[MemoryItem]
+    ) -> Prediction:
         state = super()._memory_state(episode, index, method, items)
         n_words = sum(len(m.text.split()) for m in items)
         return dataclasses.replace(state, meta={**state.meta, "n_words": n_words})
 
-    def score(self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()):
+    def score(
+        self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
+    ) -> tuple[list[Score], dict[str, Any]]:
         """Return per-answer scores and the summary: protocol ``qa``'s plus CAIM's metrics."""
         for name in metric_names:
             if name not in QA_METRICS and name not in GVD_METRICS:

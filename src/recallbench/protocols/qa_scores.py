@@ -137,7 +137,8 @@ def _retention_metrics(states: Sequence[Prediction]) -> dict[str, dict]:
         return {}
     out: dict[str, dict] = {}
     for metric in ("retained", "created", "retention_rate"):
-        per_session, parts = {}, []
+        per_session: dict[str, dict[str, Any]] = {}
+        parts = []
         for s, preds in sorted(by_session.items()):
             if metric == "retention_rate":
                 rows = [

@@ -36,13 +36,20 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
+from typing import Any
 
-from recallbench.llm.types import LLMClient
+from recallbench.llm.task import TaskResult
+from recallbench.llm.types import LLMClient, Message
 from recallbench.memory import MemoryMethod
 from recallbench.parallel import ordered_map
 from recallbench.protocols.base import EpisodeResult, EvalProtocol
-from recallbench.records import Episode, MemoryItem, Prediction, Query, Recall, Session
+from recallbench.records import Episode, MemoryItem, Prediction, Query, Recall, Session, Turn
 from recallbench.text import char_ngrams
+
+# (query, recall, prompt messages, seconds recall took) and (recall, messages, recall seconds,
+# the generator's result, seconds generation took): one response on its way to a Prediction.
+Recalled = tuple[Query, Recall, list[Message], float]
+Generated = tuple[Recall, list[Message], float, TaskResult, float]
 
 MEMORY_TURNS = "memory_turns"
 
@@ -68,7 +75,7 @@ def uses_memory(reply: str, memory: list[str], threshold: float) -> bool:
     return False
 
 
-def _usage(res) -> dict:
+def _usage(res: TaskResult) -> dict[str, Any]:
     return {
         "prompt_tokens": res.prompt_tokens,
         "completion_tokens": res.completion_tokens,
@@ -181,7 +188,7 @@ class ResponseProtocol(EvalProtocol):
         """Extra records after the method observed ``session`` (default: none)."""
         return []
 
-    def _mark(self, pred: Prediction, session) -> Prediction:
+    def _mark(self, pred: Prediction, session: Session) -> Prediction:
         """Add the memory-turn subset (``memory_turn_threshold``) to a prediction's meta."""
         if self.memory_turn_threshold is None:
             return pred
@@ -199,7 +206,7 @@ class ResponseProtocol(EvalProtocol):
             return 1
         return max(1, min(int(getattr(llm.backend, "concurrency", 1) or 1), n))
 
-    def _recall(self, method: MemoryMethod, query: Query) -> tuple:
+    def _recall(self, method: MemoryMethod, query: Query) -> Recalled:
         """The method's recall and prompt for ``query``, with the time recall took."""
         started = time.perf_counter()
         recall = method.recall(query)
@@ -207,8 +214,14 @@ class ResponseProtocol(EvalProtocol):
         return query, recall, messages, time.perf_counter() - started
 
     def _generate(
-        self, method: MemoryMethod, llm, query: Query, recall: Recall, messages, recall_s
-    ):
+        self,
+        method: MemoryMethod,
+        llm: LLMClient,
+        query: Query,
+        recall: Recall,
+        messages: list[Message],
+        recall_s: float,
+    ) -> Generated:
         """The generator's reply to ``messages`` (and the recall facts it is recorded with)."""
         started = time.perf_counter()
         offline: Callable[[], str] = lambda: method.offline_response(query, recall)  # noqa: E731
@@ -224,8 +237,16 @@ class ResponseProtocol(EvalProtocol):
         return recall, messages, recall_s, res, time.perf_counter() - started
 
     def _record(
-        self, turn, query: Query, episode: Episode, recall, messages, recall_s, res, generate_s
-    ):
+        self,
+        turn: Turn,
+        query: Query,
+        episode: Episode,
+        recall: Recall,
+        messages: list[Message],
+        recall_s: float,
+        res: TaskResult,
+        generate_s: float,
+    ) -> Prediction:
         pred = Prediction(
             pred_id=f"{turn.turn_id}/response",
             episode_id=query.episode_id,
@@ -250,7 +271,7 @@ class ResponseProtocol(EvalProtocol):
         return pred
 
 
-def _timing(episode_id: str, session, seconds: float) -> Prediction:
+def _timing(episode_id: str, session: Session, seconds: float) -> Prediction:
     """A record of the memory-construction time of one session (no reference: never scored)."""
     return Prediction(
         pred_id=f"{session.session_id}/observe",

@@ -26,12 +26,12 @@ import dataclasses
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.llm.types import LLMClient
 from recallbench.memory import MemoryMethod
-from recallbench.protocols._teafarm_questions import TeaFarmQuestions
+from recallbench.protocols._teafarm_questions import History, Question, QuestionSource
 from recallbench.protocols.base import EvalProtocol
 from recallbench.protocols.response import EpisodeResult, prompt_hash
 from recallbench.protocols.teafarm_tasks import (
@@ -44,7 +44,7 @@ from recallbench.records import Episode, Prediction, Query, Score, Turn
 TEAFARM_METRICS = ("success_rate",)
 
 
-class TeaFarmProtocol(TeaFarmQuestions, EvalProtocol):
+class TeaFarmProtocol(EvalProtocol):
     """Ask counterfactual questions at the end of a synthesized next session and judge replies."""
 
     name = "teafarm"
@@ -56,7 +56,7 @@ class TeaFarmProtocol(TeaFarmQuestions, EvalProtocol):
 
     def __init__(
         self,
-        summaries: str = "gold",
+        summaries: Literal["gold", "llm"] = "gold",
         teabag_file: str | None = None,
         history_sessions: int | None = 5,
         gap_days: float = 7.0,
@@ -69,15 +69,17 @@ class TeaFarmProtocol(TeaFarmQuestions, EvalProtocol):
     ) -> None:
         if summaries not in ("gold", "llm"):
             raise did_you_mean("teafarm summaries", summaries, ("gold", "llm"))
-        self.summaries = summaries
-        self.teabag_file = Path(teabag_file) if teabag_file else None
         self.history_sessions = history_sessions
         self.gap = timedelta(days=float(gap_days))
         self.question_llm, self.judge_llm = question_generator, judge_generator
         self.max_tokens, self.temperature, self.seed = max_tokens, temperature, seed
-        sampled = {"temperature": float(question_temperature), "seed": 0 if seed is None else seed}
-        self.question_task = dataclasses.replace(QUESTION_TASK, **sampled)
-        self.session6_task = dataclasses.replace(SESSION6_TASK, **sampled)
+        t, sampled_seed = float(question_temperature), 0 if seed is None else seed
+        self.question_source = QuestionSource(
+            summaries,
+            Path(teabag_file) if teabag_file else None,
+            dataclasses.replace(QUESTION_TASK, temperature=t, seed=sampled_seed),
+            dataclasses.replace(SESSION6_TASK, temperature=t, seed=sampled_seed),
+        )
 
     # -- the episode -----------------------------------------------------------------------
 
@@ -91,7 +93,8 @@ class TeaFarmProtocol(TeaFarmQuestions, EvalProtocol):
             episode.sessions[: self.history_sessions] if self.history_sessions else episode.sessions
         )
         result = EpisodeResult()
-        questions, failed = self._questions(episode, history, self.question_llm or llm)
+        qllm = self.question_llm or llm
+        questions, failed = self.question_source.questions(episode, history, qllm)
         result.predictions.extend(failed)
         method.reset(episode)
         for session in history:
@@ -102,7 +105,15 @@ class TeaFarmProtocol(TeaFarmQuestions, EvalProtocol):
             result.predictions.append(self._answer(episode, history, q, method, llm, judge_llm))
         return result
 
-    def _answer(self, episode, history, q: dict, method, llm, judge_llm) -> Prediction:
+    def _answer(
+        self,
+        episode: Episode,
+        history: History,
+        q: Question,
+        method: MemoryMethod,
+        llm: LLMClient,
+        judge_llm: LLMClient,
+    ) -> Prediction:
         last = history[-1]
         index = last.index + 1
         turns = tuple(
@@ -191,7 +202,7 @@ class TeaFarmProtocol(TeaFarmQuestions, EvalProtocol):
         mean = sum(values) / len(values) if values else 0.0
         per_source: dict[str, list[tuple[Prediction, float]]] = {}
         for p, v in zip(judged, values, strict=True):
-            per_source.setdefault(p.meta["source_dataset"], []).append((p, v))  # type: ignore[arg-type]
+            per_source.setdefault(str(p.meta["source_dataset"]), []).append((p, v))
         entry = {
             "value": mean,
             "mean": mean,

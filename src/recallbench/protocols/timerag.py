@@ -38,12 +38,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from recallbench.judges.nli import NLI_TASK, UNAVAILABLE
 from recallbench.llm.types import LLMClient
 from recallbench.protocols import timerag_scores as ts
 from recallbench.protocols.response import ResponseProtocol
-from recallbench.records import Episode, MemoryItem, Prediction, Query, Recall, Session
+from recallbench.records import Episode, MemoryItem, Prediction, Query, Recall, Score, Session
 
 PREMISES = ("paper", "gold")
 
@@ -97,9 +98,9 @@ class TimeRAGProtocol(ResponseProtocol):
         match_threshold: float = ts.MATCH_THRESHOLD,
         target_threshold: float = ts.TARGET_THRESHOLD,
         target_min_overlap: int = ts.TARGET_MIN_OVERLAP,
-        **kwargs,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(target_sessions=target_sessions, **kwargs)
+        super().__init__(target_sessions=tuple(target_sessions), **kwargs)
         if premises not in PREMISES:
             raise ValueError(f"timerag: premises must be one of {PREMISES}, got {premises!r}")
         self.split_single_session = bool(split_single_session)
@@ -203,6 +204,8 @@ class TimeRAGProtocol(ResponseProtocol):
             )
         ]
 
-    def score(self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()):
+    def score(
+        self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
+    ) -> tuple[list[Score], dict[str, Any]]:
         """ROUGE-L/BERTScore of the responses and the TimeRAG measures (``timerag_scores``)."""
         return ts.score_timerag(predictions, metric_names)

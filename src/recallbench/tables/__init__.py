@@ -7,7 +7,7 @@ writes ``results/tables/<paper>_<id>.{md,tex,csv}`` with the paper's values from
 (``recallbench.cli.table_main``).
 """
 
-from recallbench.tables.engine import BuiltTable, TableContext, header_for, reproduce
+from recallbench.tables.engine import BuiltTable, TableContext, data_label, header_for, reproduce
 from recallbench.tables.render import Cell, load_reference, reference_table, render, table_id
 from recallbench.tables.spec import TableSpec, TableSpecError, load_spec, table_only
 
@@ -15,6 +15,7 @@ __all__ = [
     "BuiltTable",
     "Cell",
     "TableContext",
+    "data_label",
     "TableSpec",
     "TableSpecError",
     "header_for",

@@ -26,9 +26,12 @@ from typing import Any
 
 from recallbench.analysis import RunInfo, find_runs, latest_per_job
 from recallbench.errors import ConfigError, DataNotFoundError, did_you_mean
+from recallbench.provenance import describe_code
 from recallbench.run_record import describe_problems
 from recallbench.tables.comparability import Setting
+from recallbench.tables.figure import parse_figure, render_figure
 from recallbench.tables.render import Cell, load_reference, render
+from recallbench.tables.sources import source_runs
 from recallbench.tables.spec import TableSpec
 
 __all__ = [
@@ -73,6 +76,15 @@ class TableContext:
             )
         return factory
 
+    def need_data_dir(self) -> Path:
+        """The data root; an error naming the setting when the command gave none."""
+        if self.data_dir is None:
+            raise DataNotFoundError(
+                "this table reads the data root, which is not set: set paths.data_dir "
+                "(make: DATA_DIR=..., or RECALLBENCH_DATA_DIR)"
+            )
+        return self.data_dir
+
 
 @dataclass
 class BuiltTable:
@@ -101,9 +113,18 @@ def resolve_builder(spec: TableSpec) -> Callable[[TableSpec, TableContext], Buil
 
 
 def table_runs(spec: TableSpec, results_dir: str | Path) -> list[RunInfo]:
-    """Return the newest finished run of every job of the experiment ``table.runs``."""
+    """Return the newest finished run of every job of the experiment ``table.runs`` (or of
+    every (tag, job) under its tags and folders)."""
     if spec.runs is None:
         return []
+    if spec.tags or spec.folders:  # runs: {tag: ..., folder: ...}
+        runs = source_runs(spec.tags, spec.folders, results_dir, str(spec.path))
+        if not runs:
+            raise DataNotFoundError(
+                f"{spec.experiment}: no finished runs for table.runs ({spec.runs}) under "
+                f"{results_dir}/runs"
+            )
+        return runs
     runs = list(latest_per_job(find_runs(results_dir, spec.tag)).values())
     if not runs:
         raise DataNotFoundError(
@@ -115,17 +136,23 @@ def table_runs(spec: TableSpec, results_dir: str | Path) -> list[RunInfo]:
 
 def reference_values(spec: TableSpec) -> dict[str, Any]:
     """Return the paper's values of this table, ``{row: {column: {metric: value}}}``."""
+    if spec.paper is None:  # the user's own table: nothing to compare with
+        return {}
     return load_reference(spec.paper).get(spec.id, {}).get("values") or {}
 
 
 def paper_setting(spec: TableSpec) -> Setting:
     """The paper's setting and episodes of this table (``tables.comparability``)."""
+    if spec.paper is None:
+        return Setting.of({}, f"{spec.path}: own table")
     entry = load_reference(spec.paper).get(spec.id, {})
     return Setting.of(entry, f"papers/{spec.paper}/reference.yaml: {spec.id}")
 
 
 def reference_notes(spec: TableSpec) -> list[str]:
     """Notes from the reference: the paper's significance marks and its own inconsistencies."""
+    if spec.paper is None:
+        return []
     entry = load_reference(spec.paper).get(spec.id, {})
     notes = []
     if marks := entry.get("significant") or []:
@@ -145,18 +172,39 @@ def header_for(runs: Sequence[RunInfo]) -> dict[str, str]:
         gen = r.config.get("generator", {})
         return f"{gen.get('backend')}:{gen.get('model')}"
 
+    records = {r.path: json.loads((r.path / "run.json").read_text()) for r in runs}
+
     def data(r: RunInfo) -> str:
         ds = r.config.get("dataset", {})
-        return f"{ds.get('name')} @ {ds.get('data_dir')} {ds.get('options') or ''}".strip()
+        sha = records[r.path].get("dataset_sha256")
+        return data_label(str(ds.get("name")), ds.get("options"), sha, ds.get("data_dir"))
 
     return {
         "generator": collect(generator),
         "embedder": collect(lambda r: r.config.get("embedder", {}).get("kind")),
         "judge": collect(lambda r: r.choice("judge") or "none"),
         "data": collect(data),
-        "episodes": collect(lambda r: json.loads((r.path / "run.json").read_text())["n_episodes"]),
+        "episodes": collect(lambda r: records[r.path]["n_episodes"]),
+        "code": collect(lambda r: describe_code(records[r.path])),
         "runs": collect(lambda r: f"{r.tag}/{r.stamp}"),
     }
+
+
+def data_label(
+    name: str, options: Any = None, sha256: str | None = None, data_dir: Any = None
+) -> str:
+    """A dataset as a table header names it: name, options and content hash, never its path
+    (paths differ per machine, leak local folders and make every regeneration a diff); the
+    project's own fixtures are said to be fixtures."""
+    fixtures = data_dir is not None and "fixtures" in Path(str(data_dir)).parts
+    if isinstance(options, Mapping):  # an option that is a file of the user's: its name only
+        options = {
+            k: Path(v).name if isinstance(v, str) and Path(v).is_absolute() else v
+            for k, v in options.items()
+        }
+    parts = [name, "(project fixtures)" if fixtures else "", str(options) if options else ""]
+    parts.append(f"sha256:{sha256[:12]}" if sha256 else "")
+    return " ".join(p for p in parts if p)
 
 
 def degraded_notes(runs: Sequence[RunInfo]) -> list[str]:
@@ -181,6 +229,8 @@ def reproduce(spec: TableSpec, ctx: TableContext) -> dict[str, Path]:
     header.update(built.header)
     for key, text in (spec.notes or {}).items():  # a note never hides a provenance line
         header[f"{key} (note)" if key in header else key] = text
+    if spec.paper is None:  # a user's own table has no paper to be comparable with
+        header.pop("comparability", None)
     degraded = degraded_notes(built.runs or runs)
     if degraded:
         header["degraded runs"] = f"{len(degraded)} (see notes): their cells are not trustworthy"
@@ -195,4 +245,17 @@ def reproduce(spec: TableSpec, ctx: TableContext) -> dict[str, Path]:
         show_n=built.show_n,
         corner=built.corner,
     )
+    if (figure := spec.option("figure", None)) is not None:  # PNG + PDF beside (tables.figure)
+        try:
+            fig_spec = parse_figure(figure)
+        except ValueError as exc:
+            raise spec.error("figure", str(exc)) from None
+        paths |= render_figure(
+            built.cells,
+            fig_spec,
+            stem=f"{spec.paper}_{spec.id}",
+            title=spec.title,
+            header=header,
+            out_dir=Path(ctx.results_dir) / "tables",
+        )
     return {**paths, **built.files}

@@ -17,7 +17,7 @@ table (``table1:`` ...), each with a ``source:`` note naming the paper and table
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,8 @@ import yaml
 
 from recallbench.errors import did_you_mean
 from recallbench.io import write_text
-from recallbench.tables.cell import NA, Cell, cells_csv, format_cell, legend
+from recallbench.tables.cell import LEGEND, NA, Cell, cells_csv, format_cell, legend
+from recallbench.tables.cell import _ours as ours_text
 
 __all__ = [
     "PAPERS_DIR",
@@ -40,6 +41,7 @@ __all__ = [
 
 PAPERS_DIR = Path(__file__).resolve().parents[1] / "papers"  # papers/<paper>/reference.yaml
 ID_FORMAT = re.compile(r"(table|figure)[0-9A-Za-z_]+")
+OWN_LEGEND = "Each cell: ours. n/a = not computable here."
 
 
 def table_id(value: int | str) -> str:
@@ -66,8 +68,10 @@ class _Grid:
     show_n: bool
     corner: str
 
+    text: Callable[[Cell], str] = format_cell  # a cell's text (ours only: a user's own table)
+
     @classmethod
-    def build(cls, cells: Sequence[Cell], show_n: bool, corner: str) -> _Grid:
+    def build(cls, cells: Sequence[Cell], show_n: bool, corner: str, text=format_cell) -> _Grid:
         seen: set[tuple[str, str, str]] = set()
         per_pair: dict[tuple[str, str], int] = {}
         for cell in cells:
@@ -81,7 +85,7 @@ class _Grid:
         grid = {(c.row, c.column, c.metric if c.column in split else None): c for c in cells}
         keys = list(dict.fromkeys((col, metric) for _, col, metric in grid))
         rows = list(dict.fromkeys(c.row for c in cells))
-        return cls(rows, keys, grid, show_n, corner)
+        return cls(rows, keys, grid, show_n, corner, text)
 
     def heads(self) -> list[str]:
         """Header texts: corner, one per display column ("MSC / bleu4" when split), n."""
@@ -93,7 +97,7 @@ class _Grid:
     def texts(self, row: str) -> list[str]:
         """The row label, each cell's text ('' where the row has no cell) and the row's n."""
         found = [self.cells.get((row, column, metric)) for column, metric in self.keys]
-        texts = [row] + [format_cell(cell) if cell else "" for cell in found]
+        texts = [row] + [self.text(cell) if cell else "" for cell in found]
         if self.show_n:
             ns = {cell.n for cell in found if cell and cell.n is not None and cell.ours is not None}
             texts.append(NA if not ns else f"{ns.pop():,}" if len(ns) == 1 else "varies (csv)")
@@ -161,7 +165,7 @@ def _latex(
 def render(
     cells: Sequence[Cell],
     *,
-    paper: str,
+    paper: str | None,
     table: int | str,
     title: str,
     header: Mapping[str, Any],
@@ -177,18 +181,24 @@ def render(
     are printed above the table (md) or in the caption (tex); ``notes`` below it. ``show_n``
     adds a last column with each row's n (when its cells with a value share one); the csv always
     has n.
-    ``corner`` names the row-label column (e.g. "Dataset").
+    ``corner`` names the row-label column (e.g. "Dataset"). Without a ``paper`` (a user's own
+    table) the file is ``<out_dir>/<table>.*`` and cells show ours only.
     """
     if not cells:
-        raise ValueError(f"{paper} table {table}: no cells to render")
-    grid = _Grid.build(cells, show_n, corner)
-    ident = table_id(table)  # 1, "1" and "table1" name the same file
-    stem = f"{paper}_{ident}"
+        raise ValueError(f"{paper or 'own'} table {table}: no cells to render")
+    if paper is None:
+        grid = _Grid.build(cells, show_n, corner, text=ours_text)
+        ident = stem = str(table)
+        key = legend(cells).replace(LEGEND, OWN_LEGEND)
+    else:
+        grid = _Grid.build(cells, show_n, corner)
+        ident = table_id(table)  # 1, "1" and "table1" name the same file
+        stem = f"{paper}_{ident}"
+        key = legend(cells)
     header = {str(k): str(v) for k, v in header.items()}
-    key = legend(cells)
     texts = {
         "md": _markdown(title, header, notes, grid, key),
-        "tex": _latex(title, header, notes, grid, f"{paper}-{ident}", key),
+        "tex": _latex(title, header, notes, grid, f"{paper or 'own'}-{ident}", key),
         "csv": cells_csv(cells),
     }
     paths = {fmt: Path(out_dir) / f"{stem}.{fmt}" for fmt in texts}

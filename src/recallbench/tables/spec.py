@@ -21,10 +21,20 @@ every other key selects runs: a config group (``memory: lufy``), a dotted config
 
 An experiment whose block names another experiment (or null) in ``runs:`` is table-only: it has
 no sweep of its own and ``recallbench experiment=<it>`` refuses to start a run (``table_only``).
+
+A user's own table names no ``paper``: its ``id`` is any name (``my_k_sweep`` writes
+``results/tables/my_k_sweep.*``), it has no reference values, and ``runs:`` may name run
+folders directly, by tag or by folder (one value or a list; both keys may be given)::
+
+    table:
+      id: my_k_sweep
+      title: "My method against the baselines"
+      runs: {tag: mysweep}          # or {folder: results/runs/mysweep/20260101-120000}
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +46,7 @@ from recallbench import CONF_DIR
 from recallbench.analysis.runs import ALIASES
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.tables.render import ID_FORMAT, PAPERS_DIR
+from recallbench.tables.sources import describe_sources, parse_sources
 
 __all__ = [
     "SUMMARY_BUILDER",
@@ -55,6 +66,7 @@ PLACE_KEYS = frozenset(
 FLAG_KEYS = frozenset({"random", "annotators", "metric"})  # a builder's per-row switches
 METRIC_KEYS = frozenset({"label", "scale", "digits"})
 NOT_SELECTORS = frozenset({"experiment", "hydra", "paths"})  # config groups a run never varies
+OWN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # the id (file name) of a user's own table
 _REQUIRED = object()
 
 
@@ -68,13 +80,15 @@ class TableSpec:
 
     experiment: str
     path: Path
-    paper: str
+    paper: str | None  # None: the user's own table (no reference values, a free id)
     id: str
     title: str
     builder: str
     runs: str | None  # experiment whose runs are read; None: the table reads no runs
     tag: str | None  # the tag those runs were written under (results/runs/<tag>/)
     rows: tuple[dict[str, Any], ...] = ()
+    tags: tuple[str, ...] = ()  # runs: {tag: ...}: read the runs of these tags
+    folders: tuple[str, ...] = ()  # runs: {folder: ...}: read the runs under these folders
     columns: tuple[dict[str, Any], ...] = ()
     metrics: Mapping[str, dict[str, Any]] | None = None
     notes: Mapping[str, str] | None = None
@@ -140,6 +154,11 @@ def table_only(experiment: str, table: Mapping[str, Any] | None) -> str | None:
     if not isinstance(table, Mapping) or "runs" not in table or table["runs"] == experiment:
         return None
     runs = table["runs"]
+    if isinstance(runs, Mapping):
+        return (
+            f"experiment {experiment} is a table of existing runs ({describe_sources(runs)}), not a "
+            f"sweep. Render it with `recallbench-table {experiment}`."
+        )
     if runs is None:
         return (
             f"experiment {experiment} is table-only: its table reads the data under "
@@ -167,12 +186,17 @@ def parse_spec(
     if not isinstance(block, Mapping):
         raise TableSpecError(f"{path}: table: expected a mapping, got {type(block).__name__}")
     _check_head(block, fail)
-    runs, tag = _runs(experiment, block, own_tag, conf_dir, fail)
+    if isinstance(block.get("runs"), Mapping):  # a user's table of tagged runs or folders
+        tags, folders = parse_sources(block["runs"], fail)
+        runs, tag = describe_sources(block["runs"]), (tags[0] if tags else None)
+    else:
+        runs, tag = _runs(experiment, block, own_tag, conf_dir, fail)
+        tags, folders = (), ()
     groups = _selector_keys(conf_dir)
     return TableSpec(
         experiment=experiment,
         path=path,
-        paper=block["paper"],
+        paper=block.get("paper"),
         id=block["id"],
         title=block["title"],
         builder=block.get("builder", SUMMARY_BUILDER),
@@ -183,22 +207,32 @@ def parse_spec(
         metrics=_metrics(block.get("metrics"), fail),
         notes=_notes(block.get("notes"), fail),
         options={k: v for k, v in block.items() if k not in GENERIC},
+        tags=tags,
+        folders=folders,
     )
 
 
 def _check_head(block: Mapping[str, Any], fail) -> None:
-    """Check ``paper``, ``title``, ``id`` and ``builder`` (and that ``kind`` is gone)."""
+    """Check ``paper``, ``title``, ``id`` and ``builder`` (and that ``kind`` is gone).
+
+    Without ``paper`` the table is the user's own: any ``id`` made of letters, digits, ``-_.``.
+    """
     if "kind" in block:
         raise fail("kind", "removed; name the cell builder with table.builder (a dotted path)")
-    for key in ("paper", "title"):
-        if not isinstance(block.get(key), str) or not block[key]:
-            raise fail(key, f"expected a non-empty string, got {block.get(key)!r}")
-    papers = sorted(p.parent.name for p in PAPERS_DIR.glob("*/reference.yaml"))
-    if block["paper"] not in papers:
-        raise fail("paper", str(did_you_mean("paper", block["paper"], papers).args[0]))
+    if not isinstance(block.get("title"), str) or not block["title"]:
+        raise fail("title", f"expected a non-empty string, got {block.get('title')!r}")
     ident = block.get("id")
-    if not isinstance(ident, str) or not ID_FORMAT.fullmatch(ident):
-        raise fail("id", f"expected table<n> or figure<n> (e.g. table3, figure11), got {ident!r}")
+    if block.get("paper") is None:
+        if not isinstance(ident, str) or not OWN_ID.fullmatch(ident):
+            raise fail("id", f"expected a file name (letters, digits, -_.), got {ident!r}")
+    else:
+        papers = sorted(p.parent.name for p in PAPERS_DIR.glob("*/reference.yaml"))
+        if block["paper"] not in papers:
+            raise fail("paper", str(did_you_mean("paper", str(block["paper"]), papers).args[0]))
+        if not isinstance(ident, str) or not ID_FORMAT.fullmatch(ident):
+            raise fail(
+                "id", f"expected table<n> or figure<n> (e.g. table3, figure11), got {ident!r}"
+            )
     builder = block.get("builder", SUMMARY_BUILDER)
     if not isinstance(builder, str) or "." not in builder.strip("."):
         raise fail("builder", f"expected a dotted path module.function, got {builder!r}")

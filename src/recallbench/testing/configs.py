@@ -10,8 +10,9 @@ file over its base, as Hydra does for a defaults list of ``[<base>, _self_]``;
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from recallbench.errors import ConfigError
 
@@ -20,6 +21,8 @@ def load_group_config(path: str | Path) -> DictConfig:
     """Return the group config at ``path`` merged over the bases its ``defaults`` name."""
     path = Path(path)
     cfg = OmegaConf.load(path)
+    if not isinstance(cfg, DictConfig):
+        raise ConfigError(f"{path}: a group config is a mapping, got a list")
     if "defaults" not in cfg:
         return cfg
     defaults = list(cfg.pop("defaults"))
@@ -27,7 +30,7 @@ def load_group_config(path: str | Path) -> DictConfig:
         raise ConfigError(
             f"{path}: defaults must be a list of base configs ending with _self_, got {defaults}"
         )
-    merged = OmegaConf.create()
+    merged: DictConfig | ListConfig = OmegaConf.create()
     for base in defaults[:-1]:
         merged = OmegaConf.merge(merged, load_group_config(path.with_name(f"{base}.yaml")))
-    return OmegaConf.merge(merged, cfg)
+    return cast(DictConfig, OmegaConf.merge(merged, cfg))  # mappings merge into a mapping

@@ -17,71 +17,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import json
-import math
 import random
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
-Reply = Callable[[dict[str, Any]], str]
+from recallbench.testing._replies import Fault, Reply, default_reply, hash_vector, words
 
-
-@dataclass(frozen=True)
-class Fault:
-    """One scripted bad answer: an HTTP status (with ``body``), or a stall of ``stall_s`` s."""
-
-    status: int = 500
-    retry_after: float | None = None  # seconds, sent as Retry-After
-    stall_s: float = 0.0  # > 0: sleep this long before answering normally (client times out)
-    body: dict[str, Any] | None = None  # sent instead of an error message (e.g. a bad 200)
-
-
-def default_reply(body: dict[str, Any]) -> str:
-    """Reply deterministically from the request (seed included); unseeded sampling adds a nonce."""
-    messages = body.get("messages") or []
-    last = str(messages[-1].get("content", "")) if messages else ""
-    key = json.dumps([messages, body.get("seed")], sort_keys=True)
-    digest = hashlib.sha256(key.encode()).hexdigest()[:8]
-    nonce = ""
-    if (body.get("temperature") or 0) > 0 and body.get("seed") is None:
-        nonce = " " + hashlib.sha256(str(_NONCE.pop()).encode()).hexdigest()[:6]
-    return f"echo {digest}{nonce}: {' '.join(last.split()[:12])}"
-
-
-class _Counter:
-    def __init__(self) -> None:
-        self._n = 0
-        self._lock = threading.Lock()
-
-    def pop(self) -> int:
-        with self._lock:
-            self._n += 1
-            return self._n
-
-
-_NONCE = _Counter()
-
-
-def hash_vector(text: str, dim: int) -> list[float]:
-    """Return a deterministic unit vector for ``text`` (sha256 stream mapped to [-1, 1])."""
-    out: list[float] = []
-    block = 0
-    while len(out) < dim:
-        digest = hashlib.sha256(f"{block}:{text}".encode()).digest()
-        out.extend((b - 127.5) / 127.5 for b in digest)
-        block += 1
-    out = out[:dim]
-    norm = math.sqrt(sum(v * v for v in out)) or 1.0
-    return [v / norm for v in out]
-
-
-def _words(text: str) -> int:
-    return len(text.split())
+__all__ = ["Fault", "Reply", "StubServer", "default_reply", "hash_vector", "main"]
 
 
 class StubServer:
@@ -113,6 +59,9 @@ class StubServer:
         self.max_in_flight = 0
         self.auth_headers: list[str] = []
         self.bodies: deque[dict[str, Any]] = deque(maxlen=1000)  # the latest request bodies
+        self._hold_after: int | None = None  # requests after this many wait for release()
+        self._released = threading.Event()
+        self.held = 0  # requests waiting at the gate now
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
         self._thread: threading.Thread | None = None
@@ -142,6 +91,20 @@ class StubServer:
         fault = faults[0]
         faults.append(faults.pop(0))
         return fault
+
+    def hold_after(self, n: int) -> None:
+        """Let ``n`` more requests through; hold every later one until ``release()``.
+
+        A test that must stop a client mid-run waits for ``held`` to become positive: the client
+        is then certainly inside a call, with work left.
+        """
+        self._released.clear()
+        self._hold_after = self.requests + n
+
+    def release(self) -> None:
+        """Open the gate: held requests (and later ones) are answered."""
+        self._hold_after = None
+        self._released.set()
 
     def reset_stats(self) -> None:
         """Zero the request counters."""
@@ -228,6 +191,13 @@ class StubServer:
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         self.auth_headers.append(headers.get("authorization", ""))
         try:
+            if self._hold_after is not None and self.requests > self._hold_after:
+                self.held += 1
+                try:
+                    while not self._released.is_set():
+                        await asyncio.sleep(0.01)
+                finally:
+                    self.held -= 1
             fault = self.always or (self.faults.popleft() if self.faults else self._scheduled())
             if fault is not None and fault.stall_s <= 0:
                 extra = {} if fault.retry_after is None else {"Retry-After": str(fault.retry_after)}
@@ -251,7 +221,7 @@ class StubServer:
 
     def _chat(self, body: dict[str, Any]) -> dict[str, Any]:
         text = self.reply(body)
-        prompt = sum(_words(str(m.get("content", ""))) + 4 for m in body.get("messages", []))
+        prompt = sum(words(str(m.get("content", ""))) + 4 for m in body.get("messages", []))
         return {
             "id": f"chatcmpl-stub{self.requests}",
             "object": "chat.completion",
@@ -266,8 +236,8 @@ class StubServer:
             ],
             "usage": {
                 "prompt_tokens": prompt,
-                "completion_tokens": _words(text),
-                "total_tokens": prompt + _words(text),
+                "completion_tokens": words(text),
+                "total_tokens": prompt + words(text),
             },
         }
 
@@ -279,7 +249,7 @@ class StubServer:
             {"object": "embedding", "index": i, "embedding": hash_vector(str(t), dim)}
             for i, t in enumerate(texts)
         ]
-        tokens = sum(_words(str(t)) for t in texts)
+        tokens = sum(words(str(t)) for t in texts)
         return {
             "object": "list",
             "data": data,

@@ -46,7 +46,7 @@ from recallbench.memory.caim._controller import (
     RETRIEVAL_AND_CONVERSATION_TASK,
     RETRIEVAL_TASK,
 )
-from recallbench.memory.caim._ltm import PostThinking, _entry
+from recallbench.memory.caim._ltm import LongTermMemory, PostThinking, _entry
 from recallbench.memory.caim._ontology import Ontology
 from recallbench.memory.caim._post import KEY_EVENTS_TASK, STM_SUMMARY_TASK
 from recallbench.memory.caim._tasks import (
@@ -56,8 +56,7 @@ from recallbench.memory.caim._tasks import (
     render_items,
     select_tags_task,
 )
-from recallbench.records import Episode, MemoryItem, Query, Recall, Session
-from recallbench.text import words
+from recallbench.records import Episode, MemoryItem, Query, Recall, Session, Turn
 
 # Ours: the final response agent (CAIM sec. 3.3.2 "passed to the final agent"; no prompt printed).
 RESPONSE_PROMPT = (
@@ -72,7 +71,7 @@ RESPONSE_SOURCE = SOURCE_OURS
 NONE = "(none)"
 
 
-class CAIM(PostThinking, MemoryMethod):
+class CAIM(MemoryMethod):
     """CAIM with Memory Controller, tag ontology, filtered retrieval and Post-Thinking.
 
     Args:
@@ -112,16 +111,15 @@ class CAIM(PostThinking, MemoryMethod):
         self.review_threshold = float(review_threshold)
         self.stm_max_tokens, self.max_items = int(stm_max_tokens), max_items
         self._initial = Ontology.load(ontology)
-        self.episode_id: str | None = None
-        self.speakers: tuple[str, ...] = ()
-        self._clear()
+        self.post = PostThinking(llm, embedder, self.review_threshold)
+        self.ltm = LongTermMemory(self._initial.copy())
 
     # -- contract ---------------------------------------------------------------------------
 
     def reset(self, episode: Episode) -> None:
         """Start ``episode`` with an empty LTM and the initial ontology."""
         super().reset(episode)
-        self._clear()
+        self.ltm = LongTermMemory(self._initial.copy(), episode.episode_id, episode.speakers)
 
     def observe(self, session: Session) -> None:
         """Post-Thinking: key events -> (expansion) -> thoughts with tags -> review."""
@@ -129,7 +127,7 @@ class CAIM(PostThinking, MemoryMethod):
         if session.start is None:
             raise ValueError(f"CAIM needs dated sessions; session {session.session_id} has none")
         day = session.start.date().isoformat()
-        self._dates.append(day)
+        self.ltm.dates.append(day)
         if not session.turns:
             return
         stm = "\n".join(f"[{day}] {t.speaker}: {t.text}" for t in session.turns)
@@ -137,10 +135,10 @@ class CAIM(PostThinking, MemoryMethod):
         new = []
         for piece, _ in events:
             if self.expand_ontology:
-                self._expand(piece)
-            new.append(self._store(piece, day, session))
+                self.post.expand(self.ltm, piece)
+            new.append(self.post.store(self.ltm, piece, day, session))
         if self.review and new:
-            self._review({item.item_id for item in new})
+            self.post.review(self.ltm, {item.item_id for item in new})
 
     def recall(self, query: Query) -> Recall:
         """Controller route, then tag/time retrieval + relevance filter and/or the STM."""
@@ -168,24 +166,17 @@ class CAIM(PostThinking, MemoryMethod):
 
     def snapshot(self) -> list[MemoryItem]:
         """Return the LTM (Table 1 rows as MemoryItems)."""
-        return list(self._ltm)
+        return list(self.ltm.items)
 
     @property
     def ontology(self) -> Ontology:
         """The episode's current (possibly expanded) ontology."""
-        return self._ontology
+        return self.ltm.ontology
 
-    # -- Post-Thinking (the LTM writes are in ``_ltm.PostThinking``) ---------------------------
-
-    def _clear(self) -> None:
-        self._ontology = self._initial.copy()
-        self._ltm: list[MemoryItem] = []
-        self._dates: list[str] = []
-        self._counter = 0
-        self.expansions: list[str] = []
-
-    def _names(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(w for s in self.speakers for w in words(s)))
+    @property
+    def expansions(self) -> list[str]:
+        """The terms Ontology Expansion added in this episode."""
+        return self.ltm.expansions
 
     # -- Controller and retrieval --------------------------------------------------------------
 
@@ -209,22 +200,23 @@ class CAIM(PostThinking, MemoryMethod):
         return ("ltm" if decisions["retrieval"] == "A" else "stm"), decisions
 
     def _retrieve(self, command: str, today: str, info: dict[str, Any]) -> list[MemoryItem]:
-        if not self._ltm or not command.strip():
+        ltm = self.ltm
+        if not ltm.items or not command.strip():
             return []
-        names = self._names()
+        names = ltm.names()
         tags = self.llm.run(
-            select_tags_task(frozenset(self._ontology.terms())),
-            ontology=self._ontology.to_json(),
+            select_tags_task(frozenset(ltm.ontology.terms())),
+            ontology=ltm.ontology.to_json(),
             command=command,
             skip=names,
         ).value
         dates: list[str] = []
         if self.time_filter:
-            sessions = ",".join(d for d in self._dates if d <= today) or "none"
+            sessions = ",".join(d for d in ltm.dates if d <= today) or "none"
             dates = self.llm.run(DATES_TASK, command=command, today=today, sessions=sessions).value
         found = [
             it
-            for it in self._ltm
+            for it in ltm.items
             if set(it.attrs["tags"]) & set(tags) or set(it.attrs["timestamps"]) & set(dates)
         ]
         info.update(tags=list(tags), dates=list(dates), candidates=[it.item_id for it in found])
@@ -243,7 +235,7 @@ class CAIM(PostThinking, MemoryMethod):
         found.sort(key=lambda it: it.attrs["timestamp"], reverse=True)
         return found[: self.max_items] if self.max_items else found
 
-    def _stm(self, history) -> tuple[str, str]:
+    def _stm(self, history: tuple[Turn, ...]) -> tuple[str, str]:
         if not history:
             return "none", ""
         text = render_history(history)
@@ -255,7 +247,7 @@ class CAIM(PostThinking, MemoryMethod):
     # -- helpers -------------------------------------------------------------------------------
 
     def _last_day(self) -> date:
-        return date.fromisoformat(self._dates[-1]) if self._dates else date(1970, 1, 1)
+        return date.fromisoformat(self.ltm.dates[-1]) if self.ltm.dates else date(1970, 1, 1)
 
     def _other(self, speaker: str) -> str:
         return next((s for s in self.speakers if s != speaker), "the user")

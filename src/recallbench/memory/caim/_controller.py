@@ -4,6 +4,7 @@ the offline rules the ``extractive`` backend uses."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date
 
 from recallbench.llm.task import ParseError, PromptTask
@@ -76,7 +77,7 @@ def offline_information_necessary(command: str, today: str, **_: object) -> str:
     return "A" if ws & PERSONAL or resolve_dates(command, date.fromisoformat(today)) else "B"
 
 
-def offline_retrieval_and_conversation(command: str, has_history: bool = False, **_) -> str:
+def offline_retrieval_and_conversation(command: str, has_history: bool = False, **_: object) -> str:
     """A iff the current session has turns, the command points back to the past (a past cue)
     and to something in the ongoing talk (an anaphor: it, that, she ...)."""
     ws = set(words(command))
@@ -93,7 +94,7 @@ def offline_retrieval(command: str, today: str, **_: object) -> str:
     return "A" if ws & PAST_CUES or past_dates or asks_self else "B"
 
 
-def controller_task(name: str, prompt: str, offline) -> PromptTask:
+def controller_task(name: str, prompt: str, offline: Callable[..., str]) -> PromptTask:
     """A/B decision task; an unparseable reply falls back to 'A' (retrieve: safer to look)."""
     return PromptTask(
         name=f"caim.controller.{name}",

@@ -154,7 +154,9 @@ class Ontology:
         found = [t for t in self._path if self._stems[t] in stems]
         return sorted(found, key=lambda t: (-len(self._path[t]), stems[self._stems[t]]))
 
-    def select(self, text: str, k_min: int = 2, k_max: int = 3, skip=frozenset()) -> list[str]:
+    def select(
+        self, text: str, k_min: int = 2, k_max: int = 3, skip: frozenset[str] = frozenset()
+    ) -> list[str]:
         """Offline Select Tags: up to ``k_max`` matched terms, then the best match's parents
         (subcategory, category) while fewer than ``k_max`` (as Table 1's "hobbies, piano").
 
@@ -179,7 +181,9 @@ class Ontology:
         self._stems = {t: stem(t) for t in self._path}
 
 
-def unknown_topic_words(ontology: Ontology, text: str, skip=frozenset(), limit: int = 2):
+def unknown_topic_words(
+    ontology: Ontology, text: str, skip: frozenset[str] = frozenset(), limit: int = 2
+) -> list[str]:
     """Return up to ``limit`` salient words of ``text`` that no ontology term covers.
 
     Salient: a content word of 4+ letters, not a stopword, name, known stem, -ly/-ed word or

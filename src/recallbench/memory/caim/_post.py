@@ -175,12 +175,12 @@ def parse_thought(reply: str, known: frozenset[str] = frozenset()) -> tuple[list
     """
     for line in reply.strip().splitlines():
         parts = [p.strip() for p in line.split("|")]
-        if len(parts) >= 3 and ISO_DATE.search(parts[-1]) and parts[1]:
+        if len(parts) >= 3 and (day := ISO_DATE.search(parts[-1])) and parts[1]:
             try:
                 tags = parse_tags(parts[0], known)
             except ParseError:
                 tags = []
-            return tags[:3], " | ".join(parts[1:-1]), ISO_DATE.search(parts[-1]).group(1)
+            return tags[:3], " | ".join(parts[1:-1]), day.group(1)
     raise ParseError(f"expected 'tags | thought | timestamp', got {reply[:60]!r}")
 
 
@@ -220,13 +220,14 @@ def parse_review(reply: str, n: int) -> list[tuple[list[int], list[str], str, st
             continue
         ids = [int(x) - 1 for x in re.findall(r"\d+", m.group(1))]
         parts = [p.strip() for p in m.group(2).split("|")]
-        if len(parts) < 3 or not ISO_DATE.search(parts[-1]) or not parts[1]:
+        day = ISO_DATE.search(parts[-1])
+        if len(parts) < 3 or not day or not parts[1]:
             continue
         if not ids or any(not 0 <= i < n or i in used for i in ids):
             raise ParseError(f"review line names unknown or repeated memories: {line[:60]!r}")
         used.update(ids)
         tags = [t for t in re.split(r"\s*,\s*", parts[0].lower()) if t]
-        out.append((ids, tags, " | ".join(parts[1:-1]), ISO_DATE.search(parts[-1]).group(1)))
+        out.append((ids, tags, " | ".join(parts[1:-1]), day.group(1)))
     if not out:
         raise ParseError(f"no '[ids] tags | thought | timestamp' line in {reply[:60]!r}")
     return out

@@ -124,7 +124,7 @@ def parse_expansion(reply: str) -> dict | None:
         raise ParseError(str(exc)) from None
 
 
-def offline_expansion(ontology: str, text: str, skip: tuple[str, ...] = (), **_) -> str:
+def offline_expansion(ontology: str, text: str, skip: tuple[str, ...] = (), **_: object) -> str:
     """OK when the input selects 2+ tags lexically (or has no salient word); otherwise the
     ontology with up to two salient unknown words of the input added under misc/mentioned."""
     onto = Ontology(json.loads(ontology))
@@ -163,7 +163,9 @@ def parse_tags(reply: str, known: frozenset[str] = frozenset()) -> list[str]:
     return tags[:3]
 
 
-def offline_select_tags(ontology: str, command: str, skip: tuple[str, ...] = (), **_) -> str:
+def offline_select_tags(
+    ontology: str, command: str, skip: tuple[str, ...] = (), **_: object
+) -> str:
     """Lexical Select Tags: ontology terms whose stem occurs in the command (most specific first),
     padded to two with the best match's parents; "" when nothing matches."""
     return ",".join(Ontology(json.loads(ontology)).select(command, skip=frozenset(skip)))

@@ -150,6 +150,7 @@ class Comedy(LLMBaseline):
             384,
             source=SOURCES["session"],
         )
+        self._offline_compress = compress
         self.compress_task = PromptTask(
             "comedy.compress",
             COMEDY_COMPRESS_PROMPT,
@@ -182,7 +183,7 @@ class Comedy(LLMBaseline):
             dialogue=render_history(session.turns),
         )
         self._count("session", result)
-        turns = [(t.text, (t.turn_id,)) for t in session.turns]
+        turns: list[tuple[str, tuple[str, ...]]] = [(t.text, (t.turn_id,)) for t in session.turns]
         whole = tuple(t.turn_id for t in session.turns)
         for j, text in enumerate(result.value or ()):
             self._session.append(
@@ -209,7 +210,10 @@ class Comedy(LLMBaseline):
         result = self.llm.run(self.compress_task, **fields)
         parts = result.value
         if not self._count("compress", result):
-            parts = parse_compressed(self.compress_task.offline(**fields))
+            offline = self._offline_compress(
+                memories=fields["memories"], speakers=fields["speakers"]
+            )
+            parts = parse_compressed(offline)
         self.version += 1
         candidates = [(item.text, item.source_ids) for item in self._session]
         default = self.observed_ids()

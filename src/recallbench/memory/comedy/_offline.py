@@ -119,7 +119,7 @@ def offline_compress(
     rows = _memory_lines(memories)
     events: list[str] = []
     portraits: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
-    for n, (_, speaker, text) in enumerate(rows):
+    for n, (_line, speaker, text) in enumerate(rows):
         short = third_person(speaker, text, event_words)
         if _PORTRAIT.search(text):
             recurrence = len({s for s, _, t in rows if stems(t) & stems(text)})

@@ -201,6 +201,8 @@ class Lufy(LufyFamilyMemory):
     def arousal_model(self) -> ArousalModel:
         """Return the arousal regressor, training and caching it on first use."""
         if self._arousal is None:
+            if not self.emobank_path:
+                raise ConfigError("lufy: the arousal metric needs emobank_path or an arousal_model")
             self._arousal = load_or_train(self.embedder, self.emobank_path, self.arousal_cache_dir)
         return self._arousal
 
@@ -254,7 +256,7 @@ class Lufy(LufyFamilyMemory):
     def summary_written(self, entry: Entry, pairs: list[Entry]) -> None:
         """Give a summary the max A, min P and max L of its session's pairs."""
         for metric, pick in (("A", max), ("P", min), ("L", max)):
-            values = [e.raw[metric] for e in pairs if e.raw.get(metric) is not None]
+            values = [v for e in pairs if (v := e.raw.get(metric)) is not None]
             entry.raw[metric] = pick(values) if values else None
 
     # -- strength, importance, retrieval --------------------------------------------------

@@ -3,8 +3,9 @@
 Paper: Sumida, Inoue and Kawahara, "Enhancing Long-term RAG Chatbots with Psychological Models of
 Memory Importance and Forgetting" (LUFY), JAIR 2025 / arXiv 2409.12524, sec. 2 and 4.
 
-Entries are written by the mixin ``_entries.EntryWriter``; recall and the response prompt are
-the mixin ``_recall.StoreRecall``.
+An episode's state is one typed ``_entries.EntryStore`` (``LufyFamilyMemory.store``); entries are
+written by the functions of ``_entries``, retrieval and the response prompt are the functions of
+``_recall``; the method passes them its collaborators and settings.
 
 Implemented (sec. 4.1.1, 4.2, Table 3, Fig. 4):
 - Three kinds of memory: ``profile`` (one item per fact about the user, refined after every
@@ -52,16 +53,27 @@ from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-import numpy as np
-
 from recallbench.clock import EPOCH
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.types import LLMClient
-from recallbench.memory._base import MemoryMethod, render_history
-from recallbench.memory.lufy._entries import Entry, EntryWriter
-from recallbench.memory.lufy._recall import StoreRecall
-from recallbench.records import Episode, MemoryItem, Session, Turn
+from recallbench.memory._base import MemoryMethod, Message, render_history
+from recallbench.memory.lufy._entries import (
+    Entry,
+    EntryStore,
+    refine_profile,
+    user_pairs,
+    write_pairs,
+    write_summary,
+)
+from recallbench.memory.lufy._recall import (
+    answer_fields,
+    count_retrievals,
+    recall_info,
+    response_messages,
+    retrieve,
+)
+from recallbench.records import Episode, MemoryItem, Query, Recall, Session
 
 FORGETTABLE = ("utterance_pair", "summary")
 
@@ -83,7 +95,7 @@ def ebbinghaus(dt_days: float, strength: float, *, upstream: bool = False) -> fl
     return math.exp(-dt_days / strength)
 
 
-class LufyFamilyMemory(EntryWriter, StoreRecall, MemoryMethod):
+class LufyFamilyMemory(MemoryMethod):
     """Profile + summaries + utterance pairs, threshold/top-2 retrieval, top-10% forgetting.
 
     Args:
@@ -141,7 +153,7 @@ class LufyFamilyMemory(EntryWriter, StoreRecall, MemoryMethod):
         self.summaries, self.profile, self.profile_in_recall = summaries, profile, profile_in_recall
         self.horizon = timedelta(days=float(forget_horizon_days))
         self.user_speaker = user_speaker
-        self._clear()
+        self.store = EntryStore(user=user_speaker or "")
 
     # -- method hooks (overridden by Naive RAG, MemoryBank, LUFY) -------------------------
 
@@ -160,57 +172,95 @@ class LufyFamilyMemory(EntryWriter, StoreRecall, MemoryMethod):
     def score_session(self, session: Session, entries: list[Entry]) -> None:
         """Compute per-memory metrics for a finished session's pairs (LUFY); no-op here."""
 
+    def summary_written(self, entry: Entry, pairs: list[Entry]) -> None:
+        """A session summary was written (LUFY aggregates the pairs' metrics); no-op here."""
+
     # -- MemoryMethod ---------------------------------------------------------------------
 
-    def _clear(self) -> None:
-        self._entries: list[Entry] = []
-        self._known: set[str] = set()
-        self._vectors: dict[str, np.ndarray] = {}
-        self._forgotten: list[Entry] = []
-        self._profile: list[str] = []
-        self._profile_meta: tuple[datetime | None, tuple[tuple[str, ...], ...], int] = (
-            None,
-            (),
-            0,
-        )
-        self._seen_turns: list[Turn] = []
-        self._created = 0
-        self._order = 0
-        self._clock: datetime | None = None
-        self._assessed_at: datetime | None = None
-        self.user = self.user_speaker or ""
+    @property
+    def user(self) -> str:
+        """The episode's user (whose turns are remembered): ``user_speaker`` or inferred."""
+        return self.store.user
+
+    def key_summary(self) -> str:
+        """Return the profile as bullet lines (the prompts' "summary of the past conversations")."""
+        return self.store.key_summary()
 
     def reset(self, episode: Episode) -> None:
         """Start an episode with an empty store."""
         super().reset(episode)
-        self._clear()
-        self.user = self.user_speaker or _infer_user(episode)
+        self.store = EntryStore(user=self.user_speaker or _infer_user(episode))
 
     def observe(self, session: Session) -> None:
         """Write the session's pairs, score them, summarize, refine the profile, then forget."""
-        start = session_time(session)
-        self._clock = start
-        self._write_pairs(self._pairs(session.turns), session.index, start)
-        pairs = [e for e in self._entries if e.session_index == session.index]
+        store, start = self.store, session_time(session)
+        store.clock = start
+        write_pairs(
+            store, self.embedder, user_pairs(session.turns, store.user), session.index, start
+        )
+        pairs = [e for e in store.entries if e.session_index == session.index]
         self.score_session(session, [e for e in pairs if e.kind == "utterance_pair"])
         dialogue = render_history(session.turns)
         if self.summaries and session.turns:
-            self._write_summary(session, dialogue, start, pairs)
+            entry = write_summary(store, self.llm, self.embedder, session, dialogue, start)
+            if entry is not None:
+                self.summary_written(entry, pairs)
         if self.profile and session.turns:
-            self._refine_profile(session, dialogue, start)
-        self._assessed_at = start + self.horizon
-        self._forgotten = []
+            refine_profile(store, self.llm, session, dialogue, start)
+        store.assessed_at = start + self.horizon
+        store.forgotten = []
         if self.forgetting:
-            self._forget(self._assessed_at)
+            self._forget(store.assessed_at)
+
+    def recall(self, query: Query) -> Recall:
+        """Retrieve the top-2 memories; update R1/R2 unless ``query`` is a probe.
+
+        ``Recall.items``: the R1 memory (if any) then the profile facts; ``Recall.text``: the R1
+        memory (the prompt's "Relevant Memory"); ``info``: R1/R2 ids and their scores.
+        """
+        self.check_episode(query)
+        store, probe = self.store, query.question is not None
+        now = query.now or store.clock or EPOCH
+        if not probe and self.live_writes:
+            done = query.history[: max(len(query.history) - self.recent_turns, 0)]
+            write_pairs(
+                store, self.embedder, user_pairs(done, store.user), query.session_index, now
+            )
+        text = query.question if probe else (query.history[-1].text if query.history else "")
+        ranked = retrieve(
+            store,
+            self.embedder,
+            text or "",
+            now,
+            threshold=self.threshold,
+            top_k=self.top_k,
+            bonus=self.score_bonus,
+        )
+        if not probe:
+            count_retrievals(ranked, now)
+        items = [self._item(ranked[0][0], now)] if ranked else []
+        if self.profile_in_recall:
+            items += store.profile_items()
+        return Recall(tuple(items), ranked[0][0].text if ranked else "", recall_info(ranked, probe))
+
+    def answer_prompt_fields(self, query: Query, recall: Recall) -> dict[str, str]:
+        """Give the QA answerer what the chatbot sees: the Key Summary and the Relevant Memory."""
+        return answer_fields(recall)
+
+    def prompt(self, query: Query, recall: Recall) -> list[Message]:
+        """Render LUFY Fig. 4 with the profile, the last 5 turns and the R1 memory."""
+        return response_messages(query, recall, self.recent_turns)
 
     def snapshot(self) -> list[MemoryItem]:
         """Return the profile, the retained memories and those the last forgetting dropped."""
-        now = self._assessed_at or self._clock or EPOCH
-        return self._profile_items() + [self._item(e, now) for e in self._entries + self._forgotten]
+        store = self.store
+        now = store.assessed_at or store.clock or EPOCH
+        items = [self._item(e, now) for e in store.entries + store.forgotten]
+        return store.profile_items() + items
 
     def retention(self) -> dict[str, int]:
         """Return cumulative created and currently retained pairs + summaries (profile excluded)."""
-        return {"created": self._created, "retained": len(self._entries)}
+        return {"created": self.store.created, "retained": len(self.store.entries)}
 
     # -- internals ------------------------------------------------------------------------
 
@@ -220,15 +270,16 @@ class LufyFamilyMemory(EntryWriter, StoreRecall, MemoryMethod):
         return max((now - entry.last_access).total_seconds() / 86400.0, 0.0)
 
     def _forget(self, at: datetime) -> None:
-        pool = [e for e in self._entries if e.kind in FORGETTABLE]
-        keep = min(len(pool), retained_count(self._created, self.retain_ratio))
+        store = self.store
+        pool = [e for e in store.entries if e.kind in FORGETTABLE]
+        keep = min(len(pool), retained_count(store.created, self.retain_ratio))
         ranked = sorted(pool, key=lambda e: (-self.importance(e, at), -e.order))
         kept = {e.item_id for e in ranked[:keep]}
-        self._forgotten = [e for e in pool if e.item_id not in kept]
-        for entry in self._forgotten:
+        store.forgotten = [e for e in pool if e.item_id not in kept]
+        for entry in store.forgotten:
             entry.retained = False
-            self._vectors.pop(entry.item_id, None)
-        self._entries = [e for e in self._entries if e.kind not in FORGETTABLE or e.item_id in kept]
+            store.vectors.pop(entry.item_id, None)
+        store.entries = [e for e in store.entries if e.kind not in FORGETTABLE or e.item_id in kept]
 
     def entry_attrs(self, entry: Entry, now: datetime) -> dict[str, Any]:
         """Return the snapshot attrs of ``entry`` (strength, importance, retained, metrics)."""

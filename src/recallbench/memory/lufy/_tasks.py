@@ -69,7 +69,8 @@ def lexical_importance(text: str) -> tuple[int, list[str]]:
     entities, "I" excluded) +1 each (at most +2); digits +1; an exclamation mark +1.
     """
     ws = words(text)
-    score, why = 1, []
+    score = 1
+    why: list[str] = []
     if FIRST_PERSON.intersection(ws) and len(ws) >= 4 and not text.rstrip().endswith("?"):
         score, why = score + 2, why + ["self-disclosure"]
     cues = [w for w in ws if w in EMOTION_WORDS or w in LIFE_EVENTS]

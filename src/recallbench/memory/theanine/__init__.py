@@ -3,7 +3,8 @@
 ``memory=theanine`` <-> ``conf/memory/theanine.yaml`` <-> :class:`Theanine`. Helpers:
 ``_graph`` (the memory graph and its timelines), ``_linking`` (Fig. 22 prompt, parser, offline
 relation rule), ``_refinement`` (Fig. 23 prompt, parser, offline refinement), ``_recall``
-(Phase II: timeline retrieval and refinement), ``_theanine`` (the method and its Phase I).
+(Phase II: the timeline retriever, a collaborator of the method), ``_theanine`` (the method and
+its Phase I).
 """
 
 from recallbench.memory.theanine._graph import MemoryGraph
@@ -14,11 +15,13 @@ from recallbench.memory.theanine._linking import (
     parse_relation,
     relation_rule,
 )
+from recallbench.memory.theanine._recall import TimelineRetriever, timeline_rng
 from recallbench.memory.theanine._refinement import (
     REFINEMENT_PROMPT,
     extractive_refinement,
     parse_refinement,
     render_timeline,
+    timeline_units,
 )
 from recallbench.memory.theanine._theanine import Theanine
 
@@ -29,9 +32,12 @@ __all__ = [
     "SIMILAR",
     "MemoryGraph",
     "Theanine",
+    "TimelineRetriever",
     "extractive_refinement",
     "parse_refinement",
     "parse_relation",
     "relation_rule",
     "render_timeline",
+    "timeline_units",
+    "timeline_rng",
 ]

@@ -16,7 +16,7 @@ the summarizer wrote them, so a later node is never older than an earlier one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 
@@ -172,7 +172,7 @@ class MemoryGraph:
         return out[:limit]
 
     def _paths(
-        self, start: str, is_end, allowed: set[str] | None, limit: int
+        self, start: str, is_end: Callable[[str], bool], allowed: set[str] | None, limit: int
     ) -> list[tuple[str, ...]]:
         """Return directed paths from ``start`` to nodes where ``is_end`` holds (depth-first)."""
         found: list[tuple[str, ...]] = []

@@ -50,7 +50,7 @@ def parse_refinement(reply: str) -> str:
 
 def render_timeline(events: list[tuple[str, str | None]]) -> str:
     """Render ``[(event, relation into it)]`` as Fig. 23's ``[A] - (relation) - [B] ...``."""
-    parts = []
+    parts: list[str] = []
     for text, relation in events:
         if parts:
             parts.append(f"({relation})")
@@ -80,11 +80,30 @@ def extractive_refinement(
     for i in sorted(keep):
         text, relation = events[i]
         if prev is not None:
-            adjacent = prev == i - 1 and relation in CONNECTIVES
-            out.append(CONNECTIVES[relation] if adjacent else "Later:")
+            connective = CONNECTIVES.get(relation or "")
+            out.append(connective if prev == i - 1 and connective else "Later:")
         out.append(text.rstrip(".") + ".")
         prev = i
     return " ".join(out)
+
+
+_EVENT = re.compile(r"\[([^\[\]]+)\]")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_CONNECTIVE = re.compile(
+    "^(?:" + "|".join(re.escape(c) for c in [*CONNECTIVES.values(), "Later:"]) + r")\s*"
+)
+
+
+def timeline_units(text: str) -> list[str]:
+    """The events a rendered memory block shows, in order: the bracketed events of a raw
+    timeline line (``[A] - (rel) - [B]``), else the sentences of a refined one without their
+    connectives ("Later, this changed: B." -> "B.")."""
+    units = []
+    for line in text.splitlines():
+        events = _EVENT.findall(line) if line.lstrip().startswith("[") else []
+        parts = events or _SENTENCE.split(line)
+        units += [u for part in parts if (u := _CONNECTIVE.sub("", part.strip()))]
+    return units
 
 
 def refinement_task(embedder: TextEmbedder, max_events: int) -> PromptTask:

@@ -3,7 +3,7 @@
 Paper: Ong, Kim, Gwak, Chae, Kwon, Jo, Hwang, Lee, Yeo, "Towards Lifelong Dialogue Agents via
 Timeline-based Memory Management", NAACL 2025 (sec. 2, App. B, Algorithms 1-2, App. H prompts).
 
-Phase II (timeline retrieval and refinement) is the mixin ``_recall.TimelineRecall``.
+Phase II (timeline retrieval and refinement) is the collaborator ``_recall.TimelineRetriever``.
 
 Implemented:
 - Phase I (``observe``): each finished session is summarized into memories m = (event, time)
@@ -43,6 +43,11 @@ Offline twins (``extractive`` backend):
 - refinement (``extractive_refinement``): the raw timeline in chronological order, trimmed to
   the retrieved memory plus the events most cosine-similar to the context (``refine_max_events``
   in all), joined with a connective per relation ("Later, this changed:" for Changed, ...).
+- response (``offline_lines``): the extractive reply copies an event of the rendered timelines
+  the Fig. 24 prompt shows, not of the retrieved items: refinement changes only that rendering,
+  and before issue 24 the offline reply read the items, so THEANINE and its "w/o Timeline
+  Refinement" ablation gave identical replies. Offline, refinement still only trims events: the
+  two differ where the trimmed event was the one the reply would copy.
 
 Deviations:
 - Embedder: the configured one (MiniLM offline), not text-embedding-3-small.
@@ -79,14 +84,14 @@ from recallbench.memory.theanine._linking import (
     TIMELINE_MODES,
     linking_task,
 )
-from recallbench.memory.theanine._recall import TimelineRecall
-from recallbench.memory.theanine._refinement import refinement_task
-from recallbench.records import MemoryItem, Session, Turn
+from recallbench.memory.theanine._recall import TimelineRetriever
+from recallbench.memory.theanine._refinement import refinement_task, timeline_units
+from recallbench.records import MemoryItem, Query, Recall, Session, Turn
 
 # --- the method ------------------------------------------------------------------------------
 
 
-class Theanine(TimelineRecall, SessionSummaries):
+class Theanine(SessionSummaries):
     """THEANINE (Ong et al., NAACL 2025): a relation-aware memory graph and refined timelines.
 
     Args:
@@ -144,13 +149,20 @@ class Theanine(TimelineRecall, SessionSummaries):
             raise ConfigError(
                 f"unknown thresholds {sorted(unknown)} (options: {sorted(DEFAULT_THRESHOLDS)})"
             )
-        self.j, self.k, self.n = int(j), int(k), int(n)
-        self.context_turns = int(context_turns)
-        self.linking, self.timeline_mode, self.seed = linking, timelines, int(seed)
-        self.max_timelines = int(max_timelines)
+        self.j, self.linking = int(j), linking
         self.thresholds = {**DEFAULT_THRESHOLDS, **dict(thresholds or {})}
         self.linking_task = linking_task(embedder, self.thresholds)
-        self.refinement_task = refinement_task(embedder, int(refine_max_events))
+        self.retriever = TimelineRetriever(
+            llm,
+            embedder,
+            refinement_task(embedder, int(refine_max_events)),
+            k=int(k),
+            n=int(n),
+            context_turns=int(context_turns),
+            seed=int(seed),
+            max_timelines=int(max_timelines),
+            mode=timelines,
+        )
         self.graph = MemoryGraph()
         self._turns: dict[str, Turn] = {}
         self.link_log: list[dict[str, Any]] = []
@@ -211,6 +223,41 @@ class Theanine(TimelineRecall, SessionSummaries):
     def _origin(self, memory: MemoryItem) -> str:
         """Return the dialogue a memory came from: its attributed turns (observed ones only)."""
         return render_history([self._turns[t] for t in memory.source_ids if t in self._turns])
+
+    # --- Phase II: timeline retrieval and refinement (``_recall.TimelineRetriever``) ----------
+
+    @property
+    def context_turns(self) -> int:
+        """Turns of D used as the retrieval query (0: all); ``prefetch`` embeds the same text."""
+        return self.retriever.context_turns
+
+    def collect(self, query: Query) -> dict[str, Any]:
+        """Run Phase II-1 for ``query`` (``TimelineRetriever.collect``); no state changes."""
+        return self.retriever.collect(query, self.graph, self._items)
+
+    def n_collected(self, query: Query) -> int:
+        """Return how many distinct memories THEANINE's timelines bring for ``query``."""
+        return len({i for tau in self.collect(query)["timelines"] for i in tau})
+
+    def recall(self, query: Query) -> Recall:
+        """Return the collected memories and the refined (or raw/shuffled) timelines as text."""
+        self.check_episode(query)
+        items, text, info = self.retriever.retrieve(query, self.graph, self._items)
+        info = {
+            "method": type(self).__name__,
+            "store_size": len(self._items),
+            "summary_failures": self.summary_failures,
+            **info,
+        }
+        return Recall(tuple(items), text, info)
+
+    def offline_lines(self, recall: Recall) -> list[str]:
+        """The events of the timelines as the Fig. 24 prompt shows them (refined: the events the
+        refinement kept; raw: every event of each timeline), so the offline reply copies what
+        the generator would read; shuffled events are the recalled items themselves."""
+        if self.retriever.mode == "shuffled":
+            return [line for item in recall.items for line in item.text.splitlines()]
+        return timeline_units(recall.text)
 
     # --- snapshots ---------------------------------------------------------------------------
 

@@ -1,6 +1,8 @@
 """TimeRAG-Memory (Sun, Lu and Chen, JACS 2023, DOI 10.69987/JACS.2023.30802), sections 3.1-3.5.
 
-Confidence-gated writing of structured records (Table II) from each session's user utterances,
+Confidence-gated writing of structured records (Table II) from the user's utterances as the
+dialogue streams (sec. 3.2: a recall first writes the turns of its history, so facts of the
+current session are retrievable; ``write_during_session: false`` writes a session once it ended),
 time-aware retrieval ``score = sim * exp(-lambda * dt) - gamma * conflict`` over the active
 records, update/forget (overwrite or down-weight on slot conflict, decay to ``decayed``, explicit
 deletion with provenance, a per-user budget), and the paper's generation prompt (sec. 3.5).
@@ -22,6 +24,17 @@ Deviations (each a config value, ``conf/memory/timerag.yaml``):
   by time); the paper does not define the filter beyond "metadata filtering".
 - The lexical retriever is BM25 (rank-bm25) with scores divided by the query's best score, so
   ``sim`` lies in [0, 1] like the dense cosine.
+- ``phi(m)`` embeds the record's value (sec. 3.3: "memory values"); ``sim_text: record`` embeds
+  speaker, slot words and value instead (the rendering before issue 24).
+- ``conflict(m)`` counts any newer version of the slot, whatever its status
+  (``conflict_scope: all``): a newer value that decayed or was deleted still marks the old one
+  stale; ``eligible`` counts only retrievable newer records.
+- The per-user budget's eviction is forgetting, so "w/o Update/Forget" lifts it too
+  (``budget_with_update_forget: false`` keeps the budget in that ablation).
+- LaMP-1 (Table VII): the profile papers are the user's history; the profile writer
+  (``_profile``, ``profile_speakers``) writes their key phrases as ``background.research``
+  records (timestamp: the write time). LaMP-1 questions carry no time, so dt is counted in
+  sessions there and is the same for every record (no time decay acts on LaMP-1).
 """
 
 from recallbench.memory.timerag._timerag import SYSTEM, USER, TimeRAG

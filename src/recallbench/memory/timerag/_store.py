@@ -10,9 +10,11 @@ A candidate is written when ``c >= tau`` and it is novel (no active record state
 a repeat reinforces that record: its timestamp and confidence move up instead).
 
 Retrieval (sec. 3.3): ``score(m, q) = sim(phi(m), phi(q)) * exp(-lambda * dt) - gamma *
-conflict(m)``, where ``conflict(m)`` is 1 when a more recent active record of the same speaker and
-slot states another value or polarity, else 0; only ``active`` records are eligible (deleted ones
-never; decayed ones only without the recency filter), top ``k`` by score.
+conflict(m)``, where ``conflict(m)`` is 1 when a more recent record of the same speaker and slot
+states another value or polarity, else 0 (``conflict_scope: all``: any newer version, whatever
+its status, since a decayed or deleted newer version still says the old value is stale;
+``eligible``: only newer records that are themselves retrievable); only ``active`` records are
+eligible (deleted ones never; decayed ones only without the recency filter), top ``k`` by score.
 
 Update/forget (sec. 3.4): a newer conflicting write either keeps both versions and lets the
 conflict penalty down-weight the old one (``conflict: downweight``, the paper's "in practice")
@@ -20,7 +22,11 @@ or marks the old one ``deleted`` with provenance (``overwrite``); after each ses
 whose time weight fell below ``decay_threshold`` become ``decayed``; a deletion request marks
 every active record whose value shares a content word with the request ``deleted`` (provenance:
 the request's utterance); above ``budget`` active records per speaker, the lowest
-``confidence * w_time`` are set ``decayed`` (reason ``budget``).
+``confidence * w_time`` are set ``decayed`` (reason ``budget``). The budget's eviction is
+forgetting: without update/forget it is lifted too (``budget_with_update_forget``).
+
+A slot in ``additive_slots`` (the profile writer's ``background.research``: a user works on
+several topics at once) holds several values: they never contradict, conflict or overwrite.
 """
 
 from __future__ import annotations
@@ -58,6 +64,9 @@ class Policy:
     update_forget: bool = True  # False: no overwrite, decay, deletion or conflict penalty
     time_decay: bool = True  # False: lambda = 0 (w/o Time Decay)
     recency_filter: bool = True  # False: decayed records stay retrievable (w/o Recency Filter)
+    conflict_scope: str = "all"  # | eligible: newer versions that count as a conflict
+    additive_slots: tuple[str, ...] = ("background.research",)  # values accumulate, never conflict
+    budget_with_update_forget: bool = True  # False: the budget holds w/o Update/Forget too
 
 
 class RecordStore:
@@ -72,6 +81,10 @@ class RecordStore:
     def lam(self) -> float:
         return self.policy.lam if self.policy.time_decay else 0.0
 
+    def competes(self, slot_type: str) -> bool:
+        """Whether two values of ``slot_type`` contradict each other (not an additive slot)."""
+        return slot_type not in self.policy.additive_slots
+
     # -- writing -----------------------------------------------------------------------------
 
     def confidence(self, speaker: str, cand: Candidate) -> float:
@@ -81,6 +94,7 @@ class RecordStore:
             for r in self.active()
             if r.key() == (speaker, cand.slot_type)
             and (r.value, r.polarity) != (cand.value, cand.polarity)
+            and self.competes(cand.slot_type)
         ]
         c = cand.reliability + self.policy.repetition_bonus * repeats
         if any(r.confidence > cand.reliability for r in rivals):
@@ -122,7 +136,8 @@ class RecordStore:
                     support=(*old.support, support),
                 )
                 return self.records[i]
-        if self.policy.update_forget and self.policy.conflict == "overwrite":
+        overwrite = self.policy.conflict == "overwrite" and self.competes(new.slot_type)
+        if self.policy.update_forget and overwrite:
             for i, old in enumerate(self.records):
                 if old.status == ACTIVE and old.key() == new.key():
                     self.records[i] = old.with_status(
@@ -156,6 +171,8 @@ class RecordStore:
 
     def enforce_budget(self, now: datetime | None, session_index: int) -> None:
         """Keep at most ``budget`` active records per speaker (lowest confidence * w_time go)."""
+        if self.policy.budget_with_update_forget and not self.policy.update_forget:
+            return
         for speaker in sorted({r.speaker for r in self.active()}):
             mine = [
                 i for i, r in enumerate(self.records) if r.status == ACTIVE and r.speaker == speaker
@@ -181,10 +198,11 @@ class RecordStore:
         return [r for r in self.records if r.status in keep]
 
     def conflict(self, record: MemoryRecord, pool: Sequence[MemoryRecord]) -> float:
-        """1 when a more recent record of the same speaker and slot says otherwise."""
-        if not self.policy.update_forget:
+        """1 when a more recent record of the same speaker and slot says otherwise (among every
+        record with ``conflict_scope: all``, among ``pool`` with ``eligible``)."""
+        if not (self.policy.update_forget and self.competes(record.slot_type)):
             return 0.0
-        for other in pool:
+        for other in self.records if self.policy.conflict_scope == "all" else pool:
             newer = (other.session_index, int(other.record_id[1:])) > (
                 record.session_index,
                 int(record.record_id[1:]),

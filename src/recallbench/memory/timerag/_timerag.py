@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
+from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
-from recallbench.llm.types import Message
+from recallbench.llm.types import LLMClient, Message
 from recallbench.memory._base import MemoryMethod
 from recallbench.memory._common import TIMERAG_SYSTEM, TIMERAG_USER, query_text, response_messages
 from recallbench.memory.timerag._extractor import EXTRACT_TASK
+from recallbench.memory.timerag._profile import profile_candidates
 from recallbench.memory.timerag._records import MemoryRecord
 from recallbench.memory.timerag._store import Policy, RecordStore
 from recallbench.memory.timerag._writer import Candidate, candidates, deletion_requests
-from recallbench.records import Episode, MemoryItem, Query, Recall, Session
+from recallbench.records import Episode, MemoryItem, Query, Recall, Session, Turn
 from recallbench.text import tokenize
 
 # Sec. 3.5, verbatim (defined in memory._common, shared with baselines' prompt_style: timerag).
 SYSTEM, USER = TIMERAG_SYSTEM, TIMERAG_USER
 SOURCE = "TimeRAG-Memory sec. 3.5, verbatim"
+SIM_TEXTS = ("value", "record")
 
 
 def render_record(record: MemoryRecord) -> str:
@@ -42,22 +47,34 @@ class TimeRAG(MemoryMethod):
         retriever: ``dense`` (the configured embedder) | ``bm25``.
         writer: ``rules`` | ``llm`` (``_extractor``: a PromptTask, gated the same way).
         users: speakers whose utterances are written (None: every speaker; CareCall: the user).
+        profile_speakers: speakers whose turns are the user's own documents (LaMP-1's
+            ``profile``), written by the profile writer (``_profile``) instead of the templates.
+        write_during_session: write each turn as the dialogue streams (sec. 3.2): a recall first
+            writes the turns of its history not yet written, so facts of the current session
+            are retrievable; False writes a session only once it ended (``observe``).
+        sim_text: what ``phi(m)`` embeds: ``value`` (sec. 3.3, "memory values") or ``record``
+            (speaker, slot words and value).
         gating, update_forget, time_decay, recency_filter: the Table VIII ablations.
         Other keys: see ``Policy``.
     """
 
     name = "timerag"
+    # What takes the constructor's ``**policy`` keys (the pre-run config checks follow it).
+    KEYWORDS_TO = Policy
 
     def __init__(
         self,
-        llm: Any,
-        embedder: Any,
+        llm: LLMClient,
+        embedder: TextEmbedder,
         *,
         k: int = 5,
         retriever: str = "dense",
         writer: str = "rules",
         context_turns: int = 3,
         users: list[str] | None = None,
+        profile_speakers: Sequence[str] | None = ("profile",),
+        write_during_session: bool = True,
+        sim_text: str = "value",
         lambda_: float = 0.25,
         **policy: Any,
     ) -> None:
@@ -67,6 +84,8 @@ class TimeRAG(MemoryMethod):
             raise ConfigError(f"timerag: writer must be rules or llm, got {writer!r}")
         if k < 1:
             raise ConfigError(f"timerag: k must be >= 1, got {k}")
+        if sim_text not in SIM_TEXTS:
+            raise ConfigError(f"timerag: sim_text must be value or record, got {sim_text!r}")
         try:
             self.policy = Policy(lam=float(lambda_), **policy)
         except TypeError as exc:
@@ -79,14 +98,23 @@ class TimeRAG(MemoryMethod):
             raise ConfigError(
                 f"timerag: conflict must be downweight or overwrite, got {self.policy.conflict!r}"
             )
+        if self.policy.conflict_scope not in ("all", "eligible"):
+            raise ConfigError(
+                "timerag: conflict_scope must be all or eligible, got "
+                f"{self.policy.conflict_scope!r}"
+            )
         self.llm, self.embedder = llm, embedder
         self.k, self.retriever, self.writer = int(k), retriever, writer
         self.context_turns = int(context_turns)
         self.users = None if users is None else set(users)
+        self.profile_speakers = set(profile_speakers or ())
+        self.write_during_session = bool(write_during_session)
+        self.sim_text = sim_text
 
     def reset(self, episode: Episode) -> None:
         super().reset(episode)
         self.store = RecordStore(self.policy)
+        self.written: set[str] = set()  # ids of the turns already offered to the writer
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -96,9 +124,15 @@ class TimeRAG(MemoryMethod):
             return candidates(text)
         return list(self.llm.run(EXTRACT_TASK, speaker=speaker, utterance=text).value or [])
 
-    def observe(self, session: Session) -> None:
-        self.check_episode()
-        for turn in session.turns:
+    def write(self, turns: Sequence[Turn], when: datetime | None, session_index: int) -> int:
+        """Offer the turns not written yet to the writer; return how many were new."""
+        new = [t for t in turns if t.turn_id not in self.written]
+        for turn in new:
+            self.written.add(turn.turn_id)
+            if turn.speaker in self.profile_speakers:
+                for cand in profile_candidates(turn):
+                    self.store.offer(turn.speaker, cand, turn.turn_id, when, session_index)
+                continue
             if self.users is not None and turn.speaker not in self.users:
                 continue
             requests = deletion_requests(turn.text)
@@ -107,17 +141,25 @@ class TimeRAG(MemoryMethod):
             if requests:  # "forget that I live in X" must not write "live in X" again
                 continue
             for cand in self.candidates(turn.speaker, turn.text):
-                self.store.offer(turn.speaker, cand, turn.turn_id, session.start, session.index)
+                self.store.offer(turn.speaker, cand, turn.turn_id, when, session_index)
+        return len(new)
+
+    def observe(self, session: Session) -> None:
+        self.check_episode()
+        self.write(session.turns, session.start, session.index)
         self.store.decay(session.start, session.index)
         self.store.enforce_budget(session.start, session.index)
 
     # -- retrieval --------------------------------------------------------------------------
 
-    def similarity(self, text: str):
+    def similarity(self, text: str) -> Callable[[list[MemoryRecord]], list[float]]:
         """``records -> sims`` for the query ``text`` (cosine, or BM25 / its best score)."""
 
+        def phi(record: MemoryRecord) -> str:
+            return record.value if self.sim_text == "value" else record.text()
+
         def dense(records: list[MemoryRecord]) -> list[float]:
-            vectors = np.asarray(self.embedder.encode([r.text() for r in records]), dtype=float)
+            vectors = np.asarray(self.embedder.encode([phi(r) for r in records]), dtype=float)
             query = np.asarray(self.embedder.encode([text])[0], dtype=float)
             norms = np.linalg.norm(vectors, axis=1) * (np.linalg.norm(query) or 1.0)
             return [float(s) for s in vectors @ query / np.where(norms == 0, 1.0, norms)]
@@ -125,7 +167,7 @@ class TimeRAG(MemoryMethod):
         def bm25(records: list[MemoryRecord]) -> list[float]:
             from rank_bm25 import BM25Okapi
 
-            corpus = [tokenize(r.text().lower(), "word") or ["_"] for r in records]
+            corpus = [tokenize(phi(r).lower(), "word") or ["_"] for r in records]
             scores = BM25Okapi(corpus).get_scores(tokenize(text.lower(), "word"))
             best = float(max(scores)) if len(scores) else 0.0
             return [float(s) / best if best > 0 else 0.0 for s in scores]
@@ -133,8 +175,12 @@ class TimeRAG(MemoryMethod):
         return dense if self.retriever == "dense" else bm25
 
     def retrieve(self, query: Query) -> list[tuple[MemoryRecord, float]]:
-        """The ranked top-``k`` records for a query (for retrieval metrics too)."""
+        """The ranked top-``k`` records for a query (for retrieval metrics too); with
+        ``write_during_session`` the query's history is written first (the dialogue stream)."""
         self.check_episode(query)
+        if self.write_during_session and self.write(query.history, query.now, query.session_index):
+            self.store.decay(query.now, query.session_index)
+            self.store.enforce_budget(query.now, query.session_index)
         text = query_text(query, self.context_turns)
         return self.store.retrieve(self.similarity(text), query.now, query.session_index, self.k)
 

@@ -74,8 +74,9 @@ def _cells(spec: TableSpec, row: dict, column: dict, report: dict | None) -> lis
                 mspec.get("digits", 2),
             )
         )
-    for key, label in EXTRA.items() if report else ():
-        v = report[key]
+    extra = report if report is not None else {}
+    for key, label in EXTRA.items() if report is not None else ():
+        v = extra[key]
         ours = None if v is None else v * 100
         cells.append(Cell(row["label"], column["label"], label, ours, None, n, 1))
     return cells

@@ -16,7 +16,15 @@ from recallbench.datasets import load, require_folder
 from recallbench.datasets.carecall import DEFAULT_FILE
 from recallbench.datasets.stats import TOKENIZER_NOTES, CareCallStats, carecall_stats
 from recallbench.errors import did_you_mean
-from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec, reference_table
+from recallbench.provenance import episodes_sha256
+from recallbench.tables import (
+    BuiltTable,
+    Cell,
+    TableContext,
+    TableSpec,
+    data_label,
+    reference_table,
+)
 
 ROWS = [
     ("Turns", "turns", 0),
@@ -91,7 +99,12 @@ def dataset_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         "Generator": "none (dataset statistics)",
         "Judge": "none",
         "Embedder": "none",
-        "Data": f"{ctx.data_dir} (carecall_mem, file {options.get('file', DEFAULT_FILE)})",
+        "Data": data_label(
+            "carecall_mem",
+            {"file": options.get("file", DEFAULT_FILE), **options},
+            episodes_sha256(episodes),
+            ctx.data_dir,
+        ),
         "Words": f"tokenizer '{tokenizer}' = {TOKENIZER_NOTES[tokenizer]}",
         "Episodes": f"{len(episodes):,} ({stats['all'].sessions:,} sessions)",
     }

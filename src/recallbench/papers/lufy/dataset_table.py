@@ -17,7 +17,15 @@ from typing import Any
 from recallbench.datasets import FOLDERS, load, require_folder, try_load
 from recallbench.datasets.stats import TOKENIZER_NOTES, ConversationStats, conversation_stats
 from recallbench.errors import did_you_mean
-from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec, reference_table
+from recallbench.provenance import episodes_sha256
+from recallbench.tables import (
+    BuiltTable,
+    Cell,
+    TableContext,
+    TableSpec,
+    data_label,
+    reference_table,
+)
 
 # Who talks in each dataset (LUFY Table 1 "Conv. Setting"), from the datasets' own papers.
 SETTINGS = {
@@ -88,15 +96,16 @@ def dataset_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     require_folder(data_dir, "lufy", f"{spec.experiment} (make reproduce-table-lufy-1)")
     reference = reference_table("lufy", spec.id)
     other = "whitespace" if tokenizer == "word" else "word"
-    loaded, alt, missing = {}, {}, {}
+    loaded, alt, missing, hashes = {}, {}, {}, {}
     for name in FOLDERS:
         if name == "lufy":
             episodes, why = load("lufy", data_dir, **dict(spec.option("options", {}))), None
         else:
             episodes, why = try_load(name, data_dir)
         if episodes is None:
-            missing[name] = why
+            missing[name] = str(why).replace(str(data_dir), "<data dir>")
             continue
+        hashes[name] = data_label(name, None, episodes_sha256(episodes), data_dir)
         loaded[name] = conversation_stats(episodes, tokenizer, name)
         alt[name] = conversation_stats(episodes, other, name)
     counts = ", ".join(
@@ -106,7 +115,7 @@ def dataset_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         "Generator": "none (dataset statistics)",
         "Judge": "none",
         "Embedder": "none",
-        "Data": str(data_dir),
+        "Data": ", ".join(hashes.values()),
         "Words": f"tokenizer '{tokenizer}' = {TOKENIZER_NOTES[tokenizer]}",
         "Episodes (conversations)": counts,
         "Not available here": "; ".join(f"{k}: {v}" for k, v in missing.items()) or "none",

@@ -232,7 +232,10 @@ def collect_pairs(
         table.ids.append(pair.pair_id)
         table.target.append(pair.target)
         for m in ("A", "P", "L"):
-            table.raw[m].append(float(raw[m][k]))
+            value = raw[m][k]
+            if value is None:  # raw_metrics computes every metric in ``need``
+                raise RuntimeError(f"lufy fit: metric {m} missing for pair {pair.pair_id}")
+            table.raw[m].append(float(value))
         table.raw["R1"].append(float(pair.r1))
         table.raw["R2"].append(float(pair.r2))
     return table

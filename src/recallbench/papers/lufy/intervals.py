@@ -58,7 +58,7 @@ def interval_fields(stat: ClusterStatistic | None, scale: float = 1.0) -> dict[s
     if stat is None:
         return {}
     interval = cluster_ci(stat)
-    if interval.low is None:
+    if interval.low is None or interval.high is None:
         return {"episodes": interval.n_clusters}
     return {
         "ci_low": interval.low * scale,

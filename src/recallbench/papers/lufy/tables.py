@@ -5,8 +5,8 @@ Every LUFY table is ``recallbench-table lufy_<id>`` over ``conf/experiment/lufy_
 - Tables 3, 11, 13, 16-18: the summary-cell builder (``recallbench.tables.cells``), rows by
   ``memory`` and ``logs`` (the system whose conversation logs were replayed), per-metric column
   labels (``column_label: "{metric} {column}"``);
-- App. D / Fig. 11: ``threshold_figure`` here (the summary cells, one row per swept threshold,
-  plus a PNG);
+- App. D / Fig. 11: the summary-cell builder, one row per swept threshold (``rows_by``), drawn
+  as ``results/tables/lufy_figure11.{png,pdf}`` by ``recallbench.tables.figure``;
 - Table 2: ``weights_table`` here (the Levenberg-Marquardt fit written by
   ``scripts/fit_lufy_weights.py``);
 - Tables 12, 14 (agreement) and 15 (top-k): ``recallbench.papers.lufy.memories``;
@@ -20,54 +20,11 @@ A cell without a matching run is ``n/a``, never invented; the paper's numbers co
 from __future__ import annotations
 
 import json
-import textwrap
-from collections.abc import Sequence
 from pathlib import Path
 
 from recallbench.errors import DataNotFoundError
-from recallbench.io import atomic_path
 from recallbench.papers.lufy.runs import lufy_reference, paper_value
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
-from recallbench.tables.cells import summary_cells
-
-# -- App. D / Figure 11: threshold sweep ----------------------------------------------------
-
-
-def plot_threshold(cells: Sequence[Cell], path: Path, title: str) -> Path:
-    """Plot precision / recall / F1 (the ``Avg.`` column) against the threshold rows as a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    series: dict[str, list[tuple[float, float]]] = {}
-    for cell in cells:
-        if cell.ours is not None and cell.column.endswith("Avg."):
-            series.setdefault(cell.metric, []).append((float(cell.row), float(cell.ours)))
-    fig, ax = plt.subplots(figsize=(5, 3.2), dpi=120)
-    for metric, points in series.items():
-        xs, ys = zip(*sorted(points), strict=True)
-        ax.plot(xs, ys, marker="o", label=metric)
-    ax.set_xlabel("cosine similarity threshold")
-    ax.set_ylabel("%")
-    ax.set_title(textwrap.fill(title, 60), fontsize=8)
-    if series:
-        ax.legend()
-    else:
-        ax.text(0.5, 0.5, "n/a: no finished runs", ha="center", transform=ax.transAxes)
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp)
-    plt.close(fig)
-    return path
-
-
-def threshold_figure(spec: TableSpec, ctx: TableContext) -> BuiltTable:
-    """Builder of App. D / Fig. 11: the summary cells and ``results/figures/<figure>.png``."""
-    cells, used = summary_cells(spec, ctx.runs)
-    figure = Path(ctx.results_dir) / "figures" / f"{spec.option('figure')}.png"
-    return BuiltTable(cells, runs=used, files={"png": plot_threshold(cells, figure, spec.title)})
-
 
 # -- Table 2: fitted weights ----------------------------------------------------------------
 

@@ -11,9 +11,12 @@ with the embedder each was run with, built by the table command).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
 
 from recallbench.analysis import RunInfo, select
+from recallbench.embed.base import TextEmbedder
 from recallbench.papers.lufy.intervals import interval_fields, ratio_statistic
 from recallbench.papers.lufy.runs import lufy_reference, paper_value, run_episodes, snapshots
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
@@ -22,7 +25,13 @@ TOPK = 10
 STORE_KINDS = ("utterance_pair", "summary")
 
 
-def answering_memory(question: str, label: str, texts: Sequence[str], threshold: float = 0.5):
+def _within(k: int, rank: int) -> float:
+    return float(rank <= k)
+
+
+def answering_memory(
+    question: str, label: str, texts: Sequence[str], threshold: float = 0.5
+) -> int | None:
     """Return the index of the text that best covers ``label`` (None when none covers enough).
 
     Coverage is the lexical judge's (key words of the label answer found in the memory, numbers
@@ -38,7 +47,7 @@ def answering_memory(question: str, label: str, texts: Sequence[str], threshold:
     return best
 
 
-def topk_ranks(run: RunInfo, embedder) -> list[tuple[str, int | None]]:
+def topk_ranks(run: RunInfo, embedder: TextEmbedder) -> list[tuple[str, int | None]]:
     """Return, per question of the run, its episode and the cosine rank of its answering memory.
 
     The store is the run's snapshot right after the question's session (retained utterance
@@ -86,7 +95,7 @@ def topk_cells(
     found = [r for r in ranks if r is not None]
     where = [e for e, r in zip(episodes or [], ranks, strict=False) if r is not None]
 
-    def extra(hit) -> dict:
+    def extra(hit: Callable[[int], float]) -> dict[str, Any]:
         return (
             interval_fields(ratio_statistic(where, [hit(r) for r in found]), 100) if where else {}
         )
@@ -105,7 +114,7 @@ def topk_cells(
                 paper_value(reference, row, column, "ratio"),
                 len(found) or None,
                 1,
-                **extra(lambda r, k=k: float(r <= k)),
+                **extra(partial(_within, k)),
             )
         )
     row = f"(Not in Top {TOPK})"

@@ -27,8 +27,9 @@ from typing import Any
 from recallbench.datasets import load
 from recallbench.memory import render_history
 from recallbench.papers.lufy.runs import lufy_reference, paper_value
+from recallbench.provenance import episodes_sha256
 from recallbench.records import Episode
-from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
+from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec, data_label
 
 Values = dict[str, dict[int, list[float]]]  # user -> session index -> values
 POSITIVE, NEGATIVE = 0.05, -0.05
@@ -156,15 +157,24 @@ def _logs(spec: TableSpec, ctx: TableContext) -> dict[str, list[Episode]]:
     }
 
 
+def _data(logs: dict[str, list[Episode]], ctx: TableContext) -> str:
+    """The header's data line: each system's logs by name and content hash."""
+    return ", ".join(
+        data_label("lufy", {"system": label}, episodes_sha256(eps), ctx.data_dir)
+        for label, eps in logs.items()
+    )
+
+
 def sentiment_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     """Builder of Table 10: VADER sentiment of the user utterances of each system's logs."""
     from importlib.metadata import version
 
+    logs = _logs(spec, ctx)
     per_row: dict[str, Values | None] = {
-        label: sentiment_values(episodes) for label, episodes in _logs(spec, ctx).items()
+        label: sentiment_values(episodes) for label, episodes in logs.items()
     }
     header = {
-        "data": f"lufy @ {ctx.data_dir}",
+        "data": _data(logs, ctx),
         "classifier": (
             f"VADER (vaderSentiment {version('vaderSentiment')}), compound >= 0.05 -> +1, "
             "<= -0.05 -> -1, else 0; the paper used fine-tuned RoBERTa classifiers"
@@ -184,7 +194,8 @@ def rating_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     temperature = float(settings.get("rating_temperature") or 0.0)
     per_row: dict[str, Values | None] = {}
     notes: list[str] = []
-    for label, episodes in _logs(spec, ctx).items():
+    logs = _logs(spec, ctx)
+    for label, episodes in logs.items():
         if offline:
             per_row[label] = None
             continue
@@ -192,7 +203,7 @@ def rating_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         if failed:
             notes.append(f"{label}: {failed} unparseable ratings left out")
     header = {
-        "data": f"lufy @ {ctx.data_dir}",
+        "data": _data(logs, ctx),
         "judge": "unavailable offline (extractive backend): n/a"
         if offline
         else f"{judge.describe()}, {samples} sample(s) per session, temperature {temperature}",

@@ -156,7 +156,8 @@ def _dataset_figures(spec: TableSpec, runs: Sequence[RunInfo], out_dir: Path, no
     """Fig. 9/10 PNGs per dataset (a row's newest run of that dataset); a report per dataset."""
     reference_row = spec.option("reference_row")
     report: dict = {}
-    for dataset in sorted({r.choice("dataset") for r in runs}):
+    named = {r.choice("dataset") for r in runs}  # every run folder records its dataset
+    for dataset in sorted(d for d in named if d is not None):
         rows = {}
         for row in spec.rows:
             hits = select(runs, {**selector(row), "dataset": dataset})

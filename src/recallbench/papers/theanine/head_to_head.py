@@ -35,6 +35,8 @@ from typing import Any
 from recallbench.analysis import RunInfo, select
 from recallbench.io import safe_name, write_json, write_jsonl_rows
 from recallbench.judges.geval import GEVAL_SOURCE, GEVAL_TASK
+from recallbench.llm.task import TaskResult
+from recallbench.llm.types import LLMClient
 from recallbench.records import Episode, Prediction, Turn, read_jsonl
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 from recallbench.tables.engine import reference_values
@@ -92,9 +94,14 @@ def pair_predictions(
     return pairs
 
 
-def _kept(pairs, contexts, max_episodes: int | None, where: tuple[str, str]) -> list[tuple]:
+def _kept(
+    pairs: Sequence[tuple[Prediction, Prediction]],
+    contexts: dict[str, tuple[str, tuple[Turn, ...]]],
+    max_episodes: int | None,
+    where: tuple[str, str],
+) -> list[tuple[Prediction, Prediction, tuple[Turn, ...]]]:
     """(A, B, history before the response) of the pairs in the first ``max_episodes`` episodes."""
-    kept, seen = [], []
+    kept, seen = [], list[str]()
     for a, b in pairs:
         if max_episodes is not None and a.episode_id not in seen:
             if len(seen) >= max_episodes:
@@ -107,7 +114,9 @@ def _kept(pairs, contexts, max_episodes: int | None, where: tuple[str, str]) -> 
     return kept
 
 
-def _fields(a: Prediction, b: Prediction, history, where: tuple[str, str]) -> list[dict]:
+def _fields(
+    a: Prediction, b: Prediction, history: tuple[Turn, ...], where: tuple[str, str]
+) -> list[dict[str, Any]]:
     """The Fig. 26 fields of one context in both orders (A first, then B first)."""
     mem_a, mem_b = _recall_text(a, where[0]), _recall_text(b, where[1])
     base = {
@@ -125,7 +134,7 @@ def _fields(a: Prediction, b: Prediction, history, where: tuple[str, str]) -> li
 def compare(
     pairs: Sequence[tuple[Prediction, Prediction]],
     episodes: Sequence[Episode],
-    llm,
+    llm: LLMClient,
     *,
     names: tuple[str, str] = ("a", "b"),
     max_episodes: int | None = None,
@@ -145,7 +154,7 @@ def compare(
 _POINTS_AS_1 = {"1": 1.0, "tie": 0.5, "2": 0.0}
 
 
-def _row(a: Prediction, first, swapped) -> dict[str, Any]:
+def _row(a: Prediction, first: TaskResult, swapped: TaskResult) -> dict[str, Any]:
     choices = [first.value, swapped.value]
     if None in choices:
         outcome = "unjudged"
@@ -165,7 +174,9 @@ def _row(a: Prediction, first, swapped) -> dict[str, Any]:
     }
 
 
-def summarize(rows: Sequence[dict], names: tuple[str, str], llm) -> dict[str, Any]:
+def summarize(
+    rows: Sequence[dict[str, Any]], names: tuple[str, str], llm: LLMClient
+) -> dict[str, Any]:
     """Win / tie / loss rates of A (unjudged contexts excluded) and a two-sided sign test."""
     from scipy.stats import binomtest
 
@@ -205,7 +216,7 @@ def _episodes_of(run_dir: Path) -> list[Episode]:
 def compare_runs(
     run_a: str | Path,
     run_b: str | Path,
-    llm,
+    llm: LLMClient,
     episodes: Sequence[Episode] | None = None,
     *,
     max_episodes: int | None = None,
@@ -238,7 +249,13 @@ def _newest(runs: Sequence[RunInfo], *selectors: dict) -> RunInfo | None:
     return max(runs, key=lambda r: r.stamp) if runs else None
 
 
-def _comparison(spec, ctx, llm, column, row) -> tuple[GEvalResult | None, list[RunInfo]]:
+def _comparison(
+    spec: TableSpec,
+    ctx: TableContext,
+    llm: LLMClient,
+    column: dict[str, Any],
+    row: dict[str, Any],
+) -> tuple[GEvalResult | None, list[RunInfo]]:
     ours = _newest(ctx.runs, selector(spec.option("ours")), selector(column))
     theirs = _newest(ctx.runs, selector(row), selector(column))
     if ours is None or theirs is None:

@@ -1,0 +1,209 @@
+"""Check every job of a command line before any work starts: its keys and values.
+
+Hydra reports a misspelt key as ``Key 'nn' is not in struct`` (exit 1), and a value of the
+wrong type (``memory.n=abc``) reaches the constructor and fails deep inside a run. Here every
+job the command line would start (the sweep expanded as Hydra's basic sweeper expands it,
+``hydra.sweeper.params`` of an experiment included) is composed and each group's keys are
+checked against what builds it: the ``_target_``'s signature and annotations (memory methods,
+protocols, embedders, judges, dataset loaders' options) or the generator's declared keys
+(``llm.config.KEY_TYPES``). A mistake is ONE ``ConfigError`` line naming the key, the value and
+what is expected, with the closest key names for a misspelt one (exit 2).
+
+Hand-written rather than a structured-config schema per class: the schema already exists as
+each constructor's annotations; repeating it in dataclasses would be a second copy to keep in
+step.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from recallbench.cli.build import HYDRA_KEYS, LABELS, plain
+from recallbench.cli.config import check_run_keys
+from recallbench.cli.signatures import check_arguments, check_value, hint
+from recallbench.errors import ConfigError, one_line
+
+# Arguments the builders inject (never keys of a config).
+INJECTED = {"memory": {"llm", "embedder"}, "protocol": {"seed"}, "judge": {"llm"}}
+
+
+def expand_jobs(argv: list[str]) -> tuple[list[list[str]], bool]:
+    """The override lists of the jobs ``argv`` starts, and whether it is a multirun."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    args = [a for a in argv if "=" in a and not a.startswith("-")]
+    parser = OverridesParser.create()
+    try:
+        parsed = parser.parse_overrides(args)
+    except Exception as exc:  # Hydra's OverrideParseException: position and expectation
+        raise ConfigError(f"cannot read the command line: {one_line(exc)}") from None
+    sweeps = [o for o in parsed if o.is_sweep_override()]
+    multirun = any(a in ("-m", "--multirun") for a in argv)
+    first = [_first_value(o) if o.is_sweep_override() else o.input_line for o in parsed]
+    cfg = _compose(first, with_hydra=True)
+    multirun = multirun or str(cfg.hydra.get("mode")) == "MULTIRUN"
+    if sweeps and not multirun:
+        raise ConfigError(
+            f"{sweeps[0].input_line}: several values sweep; add -m to run one job per value"
+            " (recallbench -m ...)"
+        )
+    if not multirun:
+        return [first], False
+    params = [f"{k}={v}" for k, v in (cfg.hydra.sweeper.get("params") or {}).items()]
+    batches = BasicSweeper.split_arguments(parser.parse_overrides(params + args), None)
+    jobs = [job for batch in batches for job in batch]
+    return jobs or [first], True
+
+
+def _first_value(override) -> str:
+    return f"{override.get_key_element()}={next(iter(override.sweep_string_iterator()))}"
+
+
+def _compose(overrides: list[str], with_hydra: bool = False) -> DictConfig:
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import ConfigCompositionException
+
+    from recallbench import CONF_DIR
+
+    try:
+        with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
+            return compose("config", overrides=overrides, return_hydra_config=with_hydra)
+    except ConfigCompositionException as exc:
+        raise _composition_error(exc, overrides) from None
+
+
+def _composition_error(exc: Exception, overrides: list[str]) -> ConfigError:
+    """Hydra's "Could not override 'memory.nn'" as one line with the keys that exist."""
+    found = re.search(r"Could not (?:override|append to) '([^']+)'", str(exc))
+    if not found:
+        return ConfigError(one_line(exc))
+    key = found.group(1)
+    given = next((o for o in overrides if o.lstrip("+~").split("=", 1)[0] == key), key)
+    parent, _, leaf = key.rpartition(".")
+    rest = [o for o in overrides if o != given]
+    try:
+        full = _compose(rest, with_hydra=True)
+        node = OmegaConf.select(full, parent) if parent else full
+        choice = full.hydra.runtime.choices.get(parent) if parent else None
+    except Exception:
+        return ConfigError(f"{given}: {one_line(exc)}")
+    name = f"{parent} ({choice})" if choice else parent
+    if node is None and parent:
+        return ConfigError(f"{given}: {parent} is null in this config; set it first")
+    if isinstance(node, DictConfig):
+        keys = [str(k) for k in node if not str(k).startswith("_")]
+        where = f"{name} has no key {leaf!r}" if parent else f"no top-level key {leaf!r}"
+        return ConfigError(f"{given}: {where}. {hint(leaf, keys)}")
+    return ConfigError(f"{given}: {one_line(exc)}")
+
+
+# Hydra's flags that print something and start no job.
+INFO_FLAGS = {"--help", "-h", "--hydra-help", "--cfg", "-c", "--info", "-i", "--shell-completion"}
+
+
+def check_command_line(argv: list[str]) -> int:
+    """Compose and check every job ``argv`` would start; return how many jobs that is."""
+    if INFO_FLAGS & {a.split("=", 1)[0] for a in argv}:
+        return 0
+    jobs, _ = expand_jobs(argv)
+    seen: set[tuple[str, ...]] = set()
+    for job in jobs:
+        if tuple(job) in seen:
+            continue
+        seen.add(tuple(job))
+        cfg = _compose(job)
+        try:
+            check_run_keys(cfg)
+            check_config(cfg)
+        except ConfigError as exc:
+            if len(jobs) > 1:
+                raise ConfigError(f"{exc} (sweep job {' '.join(job)})") from None
+            raise
+    return len(jobs)
+
+
+def check_config(cfg: DictConfig) -> None:
+    """Every key and value of the groups of a composed config against what builds them."""
+    config = plain(cfg)
+    memory = config.get("memory") or {}
+    _check_target(memory, "memory", "memory")
+    _check_generator(config.get("generator") or {}, "generator")
+    _check_target(config.get("embedder") or {}, "embedder", "embedder")
+    if config.get("judge"):
+        _check_judge(config["judge"], "judge")
+    _check_dataset(config.get("dataset") or {})
+    _check_protocol(config.get("protocol") or {})
+
+
+def _check_target(
+    node: Mapping[str, Any], group: str, where: str, skip: frozenset[str] = frozenset()
+) -> None:
+    target = node.get("_target_")
+    if not target:
+        return
+    fn = _target(str(target), where)
+    arguments = {
+        k: v
+        for k, v in node.items()
+        if k not in set(LABELS.get(group, ())) | skip and not str(k).startswith("_")
+    }
+    check_arguments(fn, arguments, where, INJECTED.get(group, set()))
+
+
+def _check_judge(node: Mapping[str, Any], where: str) -> None:
+    if node.get("generator"):
+        _check_generator(node["generator"], f"{where}.generator")
+    _check_target(node, "judge", where)
+
+
+def _check_dataset(node: Mapping[str, Any]) -> None:
+    if node.get("_target_"):
+        fn = _target(str(node["_target_"]), "dataset")
+        check_arguments(fn, dict(node.get("options") or {}), "dataset.options", {"data_dir"})
+
+
+def _check_protocol(node: Mapping[str, Any]) -> None:
+    if not node.get("_target_"):
+        return
+    cls = _target(str(node["_target_"]), "protocol")
+    slots = dict(getattr(cls, "MODELS", {}))
+    for arg, group in slots.items():
+        sub = node.get(arg)
+        if not isinstance(sub, Mapping):
+            continue
+        if group == "generator":
+            _check_generator(sub, f"protocol.{arg}")
+        elif group in ("judge", "caim_judge"):
+            _check_judge(sub, f"protocol.{arg}")
+        else:
+            _check_target(sub, group, f"protocol.{arg}")
+    _check_target(node, "protocol", "protocol", skip=frozenset(slots))
+
+
+def _check_generator(node: Mapping[str, Any], where: str) -> None:
+    from recallbench.llm.config import KEY_TYPES, check_keys
+
+    keys = {k: v for k, v in node.items() if k not in HYDRA_KEYS}
+    for key, value in keys.items():
+        if key not in KEY_TYPES:
+            try:
+                check_keys({key: value})  # a key that looks like a secret gets its own message
+            except ConfigError as exc:
+                if "secret" in str(exc):
+                    raise ConfigError(f"{where}: {exc}") from None
+            raise ConfigError(f"{where}.{key}={value!r}: no such key. {hint(key, list(KEY_TYPES))}")
+        check_value(f"{where}.{key}", value, KEY_TYPES[key])
+
+
+def _target(path: str, where: str) -> Callable[..., Any]:
+    from hydra.utils import get_object
+
+    try:
+        return get_object(path)
+    except Exception as exc:
+        raise ConfigError(f"{where}._target_={path!r}: {one_line(exc)}") from None

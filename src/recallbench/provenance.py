@@ -1,0 +1,96 @@
+"""Provenance in run.json: the code, the packages and the data a run saw.
+
+``git_state`` says which commit the code comes from and whether the working tree differed from
+it (a run of uncommitted code is not reproducible from its commit alone); ``package_versions``
+names the libraries that shape results; ``episodes_sha256`` identifies the episodes a run saw
+(table headers name data by it, never by a machine's path).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import subprocess
+from collections.abc import Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from recallbench.records import Episode
+
+PACKAGES = ("recallbench", "torch", "transformers", "openai", "sentence-transformers", "numpy")
+
+
+# What a dirty flag covers: the code and configs that shape a run (results/, docs/ and tests/
+# may change without moving a number, and regenerated tables would make every run dirty).
+CODE_PATHS = ("src", "conf", "pyproject.toml", "Makefile", "scripts")
+
+
+def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes] | None:
+    try:
+        out = subprocess.run(["git", *args], capture_output=True, timeout=10, cwd=cwd)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out if out.returncode == 0 else None
+
+
+def git_state(cwd: Path | None = None) -> dict[str, Any]:
+    """The commit a run's code comes from and whether the working tree differs from it.
+
+    ``git_dirty`` is true when tracked files under ``CODE_PATHS`` differ from ``HEAD`` (staged
+    or not) or untracked, unignored files lie there (a new method in ``src/``, a new config);
+    ``git_diff_sha256`` hashes that difference (the binary diff, then each untracked file's path
+    and bytes), so two runs of the same dirty tree share it. Outside a checkout all are None.
+    """
+    cwd = cwd or Path(__file__).resolve().parent
+    head = _git(["rev-parse", "HEAD"], cwd)
+    top = _git(["rev-parse", "--show-toplevel"], cwd)
+    if head is None or top is None:
+        return {"git_sha": None, "git_dirty": None, "git_diff_sha256": None}
+    root = Path(top.stdout.decode().strip())
+    diff = _git(["diff", "HEAD", "--binary", "--", *CODE_PATHS], root)
+    others = _git(["ls-files", "--others", "--exclude-standard", "-z", "--", *CODE_PATHS], root)
+    if diff is None or others is None:
+        return {"git_sha": head.stdout.decode().strip(), "git_dirty": None, "git_diff_sha256": None}
+    untracked = sorted(p for p in others.stdout.decode().split("\0") if p)
+    digest = hashlib.sha256(diff.stdout)
+    for rel in untracked:
+        try:
+            data = (root / rel).read_bytes()
+        except OSError:  # a dangling link, a file gone since the listing
+            data = b""
+        digest.update(b"\0" + rel.encode() + b"\0" + data)
+    dirty = bool(diff.stdout or untracked)
+    return {
+        "git_sha": head.stdout.decode().strip(),
+        "git_dirty": dirty,
+        "git_diff_sha256": digest.hexdigest() if dirty else None,
+    }
+
+
+def describe_code(info: Mapping[str, Any]) -> str:
+    """``abc123def456``, or with `` + uncommitted changes (diff sha256 0123456789ab)``."""
+    sha = str(info.get("git_sha") or "unknown commit")[:12]
+    if info.get("git_dirty"):
+        return f"{sha} + uncommitted changes (diff sha256 {str(info['git_diff_sha256'])[:12]})"
+    return sha
+
+
+def package_versions() -> dict[str, str]:
+    """Return installed versions of the packages that shape results."""
+    found = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return found
+
+
+def episodes_sha256(episodes: Sequence[Episode]) -> str:
+    """Return the sha256 of the loaded episodes' canonical JSON (what the run actually saw)."""
+    h = hashlib.sha256()
+    for ep in episodes:
+        h.update(ep.to_json().encode())
+        h.update(b"\n")
+    return h.hexdigest()

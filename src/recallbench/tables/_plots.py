@@ -1,0 +1,195 @@
+"""The plot kinds of ``tables.figure``: what one panel draws for line, bar, stacked and scatter
+figures (ours solid with intervals, the paper's values beside in the same colour)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from recallbench.tables.cell import Cell
+
+COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
+AXES = ("rows", "columns", "metrics")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One plotted value: x label, ours with its interval, the paper's value."""
+
+    x: str
+    y: float | None
+    lo: float | None
+    hi: float | None
+    paper: float | None
+
+
+def part(cell: Cell, axis: str | None) -> str:
+    """The cell's label on ``axis`` (rows, columns, metrics; "" for none)."""
+    return {"rows": cell.row, "columns": cell.column, "metrics": cell.metric, None: ""}[axis]
+
+
+def number(value: Any) -> float | None:
+    """A plottable number, or None (n/a, a string, a bool)."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok else None
+
+
+def at(points: Sequence[Point], positions: Mapping[str, float]) -> list[float]:
+    """The x positions of ``points``."""
+    return [positions[p.x] for p in points]
+
+
+Colors = Mapping[str, str]
+
+
+def line(ax, series: Mapping[str, list[Point]], positions: Mapping[str, float], colors: Colors):
+    for name, points in series.items():
+        color = colors[name]
+        ours = [p for p in points if p.y is not None]
+        if ours:
+            ax.plot(at(ours, positions), [p.y for p in ours], "-o", color=color, label=name)
+            band = [p for p in ours if p.lo is not None and p.hi is not None]
+            if band:
+                xs = at(band, positions)
+                ax.fill_between(
+                    xs,
+                    [p.lo for p in band],
+                    [p.hi for p in band],
+                    color=color,
+                    alpha=0.2,
+                    linewidth=0,
+                )
+        paper = [p for p in points if p.paper is not None]
+        if paper:
+            ax.plot(
+                at(paper, positions),
+                [p.paper for p in paper],
+                "--o",
+                color=color,
+                mfc="none",
+                label=f"{name} (paper)",
+            )
+
+
+def bar(ax, series: Mapping[str, list[Point]], positions: Mapping[str, float], colors: Colors):
+    width = 0.8 / max(1, len(series))
+    for i, (name, points) in enumerate(series.items()):
+        color = colors[name]
+        shift = (i - (len(series) - 1) / 2) * width
+        ours = [p for p in points if p.y is not None]
+        paper = [p for p in points if p.paper is not None]
+        if paper:
+            ax.scatter(
+                [positions[p.x] + shift for p in paper],
+                [p.paper for p in paper],
+                marker="D",
+                facecolors="none",
+                edgecolors=color,
+                zorder=3,
+                label=f"{name} (paper)",
+            )
+        if not ours:
+            continue
+        centers = [x + shift for x in at(ours, positions)]
+        errors = [
+            [p.y - p.lo if p.lo is not None else 0.0 for p in ours],
+            [p.hi - p.y if p.hi is not None else 0.0 for p in ours],
+        ]
+        has_ci = any(p.lo is not None for p in ours)
+        ax.bar(
+            centers,
+            [p.y for p in ours],
+            width,
+            color=color,
+            label=name,
+            yerr=errors if has_ci else None,
+            capsize=3,
+        )
+
+
+def stacked(
+    ax, series: Mapping[str, list[Point]], positions: Mapping[str, float], colors: Colors
+) -> None:
+    """Horizontal bars of the series stacked per category (win / tie / loss); paper below."""
+    left = dict.fromkeys(positions, 0.0)
+    paper_left = dict.fromkeys(positions, 0.0)
+    for name, points in series.items():
+        color = colors[name]
+        ours = [p for p in points if p.y is not None]
+        ax.barh(
+            at(ours, positions),
+            [p.y for p in ours],
+            0.4,
+            left=[left[p.x] for p in ours],
+            color=color,
+            label=name,
+        )
+        for p in ours:
+            left[p.x] += p.y
+        paper = [p for p in points if p.paper is not None]
+        if paper:
+            ax.barh(
+                [positions[p.x] + 0.4 for p in paper],
+                [p.paper for p in paper],
+                0.25,
+                left=[paper_left[p.x] for p in paper],
+                color=color,
+                hatch="//",
+                alpha=0.5,
+                label=f"{name} (paper)",
+            )
+            for p in paper:
+                paper_left[p.x] += p.paper
+
+
+def _half_widths(cells: Sequence[Cell]) -> list[list[float]] | None:
+    """Error-bar half widths [below, above] of the cells' intervals (None: no interval)."""
+    if any(c.ci_low is None or c.ci_high is None or number(c.ours) is None for c in cells):
+        return None
+    return [
+        [float(c.ours) - float(c.ci_low) for c in cells],
+        [float(c.ci_high) - float(c.ours) for c in cells],
+    ]
+
+
+def scatter(ax, cells: Sequence[Cell], x: str, series: str, x_metric: str, y_metric: str) -> None:
+    """One curve per series: (x_metric, y_metric) per x label, joined in label order, with
+    both intervals as error bars; labels of coinciding points are joined ("0.4/0.5")."""
+    by: dict[str, dict[str, dict[str, Cell]]] = {}
+    for cell in cells:
+        by.setdefault(part(cell, series), {}).setdefault(part(cell, x), {})[cell.metric] = cell
+    for i, (name, labels) in enumerate(by.items()):
+        color = COLORS[i % len(COLORS)]
+        pts = [
+            (lbl, m[x_metric], m[y_metric])
+            for lbl, m in labels.items()
+            if x_metric in m and y_metric in m
+        ]
+        for which, style, suffix in (("ours", "-o", ""), ("paper", "--o", " (paper)")):
+            kept = [
+                p
+                for p in pts
+                if number(getattr(p[1], which)) is not None
+                and number(getattr(p[2], which)) is not None
+            ]
+            if not kept:
+                continue
+            xs = [float(getattr(a, which)) for _, a, _ in kept]
+            ys = [float(getattr(b, which)) for _, _, b in kept]
+            face = color if which == "ours" else "none"
+            ax.plot(xs, ys, style, color=color, mfc=face, label=f"{name}{suffix}")
+            if which == "ours":
+                xerr, yerr = (
+                    _half_widths([a for _, a, _ in kept]),
+                    _half_widths([b for _, _, b in kept]),
+                )
+                if xerr is not None or yerr is not None:
+                    ax.errorbar(xs, ys, xerr=xerr, yerr=yerr, fmt="none", ecolor=color, alpha=0.4)
+            names: dict[tuple[float, float], list[str]] = {}
+            for (lbl, _, _), px, py in zip(kept, xs, ys, strict=True):
+                names.setdefault((px, py), []).append(lbl)
+            for (px, py), lbls in names.items():
+                ax.annotate(
+                    "/".join(lbls), (px, py), textcoords="offset points", xytext=(3, 3), fontsize=7
+                )

@@ -1,0 +1,100 @@
+"""Every shipped config passes the pre-run checks, and a wrong key or value in any of them does
+not (``cli.checks``): the checks follow each constructor's signature, so a new config or a new
+argument is covered without a test of its own."""
+
+from __future__ import annotations
+
+import copy
+import typing
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf, open_dict
+
+from recallbench import CONF_DIR
+from recallbench.cli.build import plain
+from recallbench.cli.checks import check_config
+from recallbench.cli.config import compose_job
+from recallbench.cli.signatures import describe, fits, parameters
+from recallbench.errors import ConfigError
+
+GROUPS = ("memory", "protocol", "embedder", "dataset", "generator", "judge")
+CHOICES = [
+    (group, p.stem)
+    for group in GROUPS
+    for p in sorted((Path(CONF_DIR) / group).glob("*.yaml"))
+    if not p.stem.startswith("_")
+]
+
+
+def _compose(group: str, choice: str):
+    prefix = "+" if group == "judge" else ""
+    cfg, _ = compose_job([f"{prefix}{group}={choice}"])
+    return cfg
+
+
+def _node(cfg, group: str):
+    return cfg[group].options if group == "dataset" else cfg[group]
+
+
+@pytest.mark.parametrize("group,choice", CHOICES, ids=[f"{g}={c}" for g, c in CHOICES])
+def test_every_config_passes_and_its_keys_are_guarded(group, choice):
+    cfg = _compose(group, choice)
+    check_config(cfg)  # the shipped config is right as it is
+    bad = copy.deepcopy(cfg)
+    with open_dict(bad):
+        _node(bad, group)["zz_unknown"] = 1
+    with pytest.raises(ConfigError, match=r"zz_unknown=1: no such key"):
+        check_config(bad)
+
+
+def _typed_keys(group: str, node: dict) -> list[tuple[str, object]]:
+    """Keys of ``node`` whose constructor annotation is a plain number or bool type."""
+    from hydra.utils import get_object
+
+    from recallbench.llm.config import KEY_TYPES
+
+    if group == "generator":
+        hints = KEY_TYPES
+    else:
+        target = node.get("_target_")
+        if not target:
+            return []
+        _, hints, _ = parameters(get_object(target))
+    keys = node.get("options", {}) if group == "dataset" else node
+    plain_types = {int, float, bool, int | None, float | None, bool | None}
+    return [(k, hints[k]) for k in keys if k in hints and hints[k] in plain_types]
+
+
+@pytest.mark.parametrize("group,choice", CHOICES, ids=[f"{g}={c}" for g, c in CHOICES])
+def test_a_value_of_the_wrong_type_names_key_value_and_type(group, choice):
+    cfg = _compose(group, choice)
+    for key, annotation in _typed_keys(group, plain(cfg[group])):
+        bad = copy.deepcopy(cfg)
+        with open_dict(bad):
+            _node(bad, group)[key] = "abc"
+        with pytest.raises(ConfigError) as caught:
+            check_config(bad)
+        assert f"{key}='abc': expected {describe(annotation)}" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "value,annotation,ok",
+    [
+        (3, int, True),
+        (True, int, False),  # a bool is not a count
+        (2.5, int, False),
+        (2, float, True),
+        (None, float | None, True),
+        (None, float, False),
+        ("rif", typing.Literal["rif", "literal"], True),
+        ("x", typing.Literal["rif", "literal"], False),
+        ([1, 2], list[float], True),
+        ({"a": 1}, typing.Mapping[str, float], True),
+        ([1], typing.Mapping[str, float], False),
+        ("p", Path, True),
+        (object(), OmegaConf, True),  # an object a builder converts itself
+    ],
+)
+def test_fits(value, annotation, ok):
+    assert fits(value, annotation) is ok

@@ -1,0 +1,206 @@
+"""Issue 22's user-facing cases, one row each: exit status, the ONE line, no traceback.
+
+Config mistakes of every group (item 3) are refused before any work starts (no run folder);
+resuming (item 2) a sweep, a finished run and a wrong folder; a run on a working tree with
+uncommitted changes (item 5) says so in one warning line and in run.json.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from recallbench.provenance import git_state
+
+FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures"
+
+MSC = ("dataset=msc", "memory=no_memory", "generator=extractive", "episodes=1")
+# (id, argv, substrings the one line must contain)
+MISTAKES = [
+    ("memory-misspelt", [*MSC, "memory=recent_turns"], ("recent_turns", "Options")),
+    ("memory-key-not-in-struct", [*MSC, "memory=memory_retrieval", "memory.kk=3"],
+     ("memory.kk=3", "memory (memory_retrieval) has no key 'kk'", "Did you mean 'k'")),
+    ("memory-key-added-with-plus", [*MSC, "memory=memory_retrieval", "+memory.kk=3"],
+     ("memory.kk=3", "no such key", "Did you mean 'k'")),
+    ("memory-value-not-int", [*MSC, "memory=memory_retrieval", "memory.k=abc"],
+     ("memory.k='abc'", "expected an integer")),
+    ("memory-value-float-for-int", [*MSC, "memory=memory_retrieval", "memory.k=2.5"],
+     ("memory.k=2.5", "expected an integer")),
+    ("memory-bool", [*MSC, "memory=lufy", "memory.profile=maybe"],
+     ("memory.profile='maybe'", "true or false")),
+    ("generator-key", [*MSC, "generator.max_tokns=5"],
+     ("generator.max_tokns=5", "Did you mean 'max_tokens'")),
+    ("generator-value", [*MSC, "generator=openai", "generator.concurrency=many"],
+     ("generator.concurrency='many'", "an integer")),
+    ("generator-secret", [*MSC, "+generator.api_key=sk-123"], ("looks like a secret",)),
+    ("embedder-value", [*MSC, "embedder.batch_size=big"],
+     ("embedder.batch_size='big'", "an integer")),
+    ("dataset-option-key", [*MSC, "dataset.options.splt=test"],
+     ("dataset.options.splt=test", "Did you mean 'split'")),
+    ("dataset-option-value", [*MSC, "dataset.options.max_sessions=two"],
+     ("dataset.options.max_sessions='two'", "an integer or null")),
+    ("protocol-value", [*MSC, "protocol.max_tokens=x"],
+     ("protocol.max_tokens='x'", "an integer")),
+    ("judge-value", [*MSC, "+judge=llm", "judge.fallback=wrong"],
+     ("judge.fallback='wrong'", "an integer")),
+    ("top-level-key", [*MSC, "epsiodes=2"], ("epsiodes=2", "Did you mean 'episodes'")),
+    ("run-key-value", [*MSC, "seed=x"], ("seed='x'", "an integer")),
+    ("sweep-without-m", [*MSC, "memory=no_memory,full_history"],
+     ("memory=no_memory,full_history", "add -m")),
+    ("sweep-job-value", ["-m", *MSC, "memory=memory_retrieval,full_history", "memory.k=x"],
+     ("memory.k='x'", "an integer", "sweep job")),
+    ("resume-not-a-folder", [*MSC, "resume_dir=/nonexistent/run"],
+     ("resume_dir=/nonexistent/run", "no such folder")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("argv,needles", [m[1:] for m in MISTAKES], ids=[m[0] for m in MISTAKES])
+def test_config_mistake_is_one_line_exit_2_before_any_work(
+    run_cli, monkeypatch, tmp_path, argv, needles
+):
+    monkeypatch.setenv("RECALLBENCH_DATA_DIR", str(FIXTURES))
+    outcome = run_cli(*argv)
+    assert outcome.status == 2, outcome.err
+    (line,) = outcome.error_lines
+    for needle in needles:
+        assert needle in line, line
+    assert "Traceback" not in outcome.err
+    assert not (tmp_path / "results" / "runs").exists()  # nothing started
+
+
+def _outputs(run_dir: Path) -> list[tuple[str, str]]:
+    rows = [json.loads(line) for line in (run_dir / "predictions.jsonl").open()]
+    return [(r["pred_id"], r["output"]) for r in rows]
+
+
+def _job(run_dir: Path) -> dict:
+    return json.loads((run_dir / "run.json").read_text())
+
+
+def test_a_sweep_resumes_with_one_command_skipping_finished_jobs(run_cli, monkeypatch, tmp_path):
+    monkeypatch.setenv("RECALLBENCH_DATA_DIR", str(FIXTURES))
+    monkeypatch.setenv("RECALLBENCH_STAMP", "s")
+    sweep = ("-m", *MSC[:1], "generator=extractive", "episodes=2", "memory=no_memory,full_history")
+    assert run_cli(*sweep).status == 0
+    folder = tmp_path / "results" / "runs" / "adhoc" / "s"
+    done, cut = folder / "msc-no_memory-extractive", folder / "msc-full_history-extractive"
+    before = (done / "run.json").read_text()
+    predictions = _outputs(cut)
+    # the second job was stopped after one episode: its record says interrupted
+    victim = sorted((cut / "items").glob("*.jsonl"))[1]
+    victim.unlink()
+    (cut / "run.json").write_text(json.dumps({**_job(cut), "status": "interrupted"}))
+
+    monkeypatch.setenv("RECALLBENCH_STAMP", "another")  # resuming does not depend on the stamp
+    outcome = run_cli(*sweep, f"resume_dir={folder}")
+    assert outcome.status == 0, outcome.err
+    assert (done / "run.json").read_text() == before  # finished: not run, not re-scored
+    assert f"{done} already finished: nothing to run or score" in outcome.err
+    assert _job(cut)["status"] == "finished" and _job(cut)["attempt"] == 2
+    assert _outputs(cut) == predictions
+    assert not (tmp_path / "results" / "runs" / "adhoc" / "another").exists()
+
+
+@pytest.mark.parametrize(
+    "sweep,pick,needle",
+    [
+        (False, "sweep", "holds the sweep jobs msc-full_history-extractive"),
+        (True, "job", "one run of a sweep; resume the whole sweep with -m"),
+    ],
+    ids=["sweep-folder-without-m", "job-folder-with-m"],
+)
+def test_resume_folder_of_the_wrong_kind_is_one_line(
+    run_cli, monkeypatch, tmp_path, sweep, pick, needle
+):
+    monkeypatch.setenv("RECALLBENCH_DATA_DIR", str(FIXTURES))
+    monkeypatch.setenv("RECALLBENCH_STAMP", "s")
+    assert run_cli("-m", *MSC, "memory=no_memory,full_history").status == 0
+    folder = tmp_path / "results" / "runs" / "adhoc" / "s"
+    target = folder if pick == "sweep" else folder / "msc-no_memory-extractive"
+    args = ["-m", *MSC, "memory=no_memory,full_history"] if sweep else list(MSC)
+    outcome = run_cli(*args, f"resume_dir={target}")
+    assert outcome.status == 2
+    (line,) = outcome.error_lines
+    assert needle in line and "Traceback" not in outcome.err
+
+
+def test_resume_command_of_an_interrupted_sweep_job_names_the_sweep(monkeypatch):
+    from recallbench import cli
+
+    monkeypatch.setenv(cli.ARGV_ENV, "-m memory=no_memory,full_history episodes=2")
+    command = cli.resume_command(Path("results/runs/adhoc/s/msc-no_memory-extractive"), True)
+    assert command == (
+        "recallbench -m memory=no_memory,full_history episodes=2 resume_dir=results/runs/adhoc/s"
+    )
+    single = cli.resume_command(Path("results/runs/adhoc/s/j"), False)
+    assert single.endswith("resume_dir=results/runs/adhoc/s/j") and " -m " not in single
+
+
+# -- item 5: the working tree's state -------------------------------------------------------
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "conf").mkdir()
+    (repo / "src" / "m.py").write_text("x = 1\n")
+    (repo / "conf" / "c.yaml").write_text("k: 1\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init")
+    return repo
+
+
+@pytest.mark.parametrize(
+    "change,dirty",
+    [
+        (lambda r: None, False),
+        (lambda r: (r / "conf" / "c.yaml").write_text("k: 2\n"), True),  # an edited config
+        (lambda r: (r / "src" / "mine.py").write_text("y = 2\n"), True),  # an untracked method
+        (lambda r: (r / "notes.txt").write_text("n\n"), False),  # outside the code paths
+        (lambda r: (r / "results").mkdir() or (r / "results" / "t.md").write_text("t"), False),
+    ],
+    ids=["clean", "edited-config", "untracked-src", "untracked-elsewhere", "results"],
+)
+def test_git_state_flags_code_changes_only(repo, change, dirty):
+    head = git_state(repo)["git_sha"]
+    change(repo)
+    state = git_state(repo)
+    assert state["git_sha"] == head and state["git_dirty"] is dirty
+    assert (state["git_diff_sha256"] is not None) is dirty
+
+
+def test_diff_hash_follows_the_content_of_the_change(repo):
+    (repo / "src" / "mine.py").write_text("y = 2\n")
+    first = git_state(repo)["git_diff_sha256"]
+    assert git_state(repo)["git_diff_sha256"] == first  # same tree, same hash
+    (repo / "src" / "mine.py").write_text("y = 3\n")
+    assert git_state(repo)["git_diff_sha256"] != first
+
+
+def test_a_run_on_a_dirty_tree_says_so(run_cli, monkeypatch, tmp_path, repo):
+    """The project's tree is whatever it is; a copy of the package in a dirty repo is not."""
+    import recallbench.provenance as provenance
+
+    monkeypatch.setenv("RECALLBENCH_DATA_DIR", str(FIXTURES))
+    (repo / "src" / "mine.py").write_text("y = 2\n")
+    real = provenance.git_state
+    monkeypatch.setattr("recallbench.runner.git_state", lambda: real(repo))
+    outcome = run_cli(*MSC, "job=j", "tag=t")
+    assert outcome.status == 0, outcome.err
+    (line,) = [ln for ln in outcome.error_lines if "warning" in ln]
+    assert "uncommitted changes (diff sha256" in line and "not reproducible" in line
+    run_dir = next((tmp_path / "results" / "runs" / "t").glob("*/j"))
+    info = _job(run_dir)
+    assert info["git_dirty"] is True and len(info["git_diff_sha256"]) == 64
+    assert "code " in outcome.err and info["git_diff_sha256"][:12] in outcome.err
+    shutil.rmtree(repo)
