@@ -15,6 +15,14 @@ forward pass per sequence gives, computed with less work:
   pass, ``max_rows`` rows). Right padding needs no attention mask: a causal model never lets a
   real token see the padding after it, and only real positions are read.
 
+Batch size: ``token_budget`` = 512 padded tokens per pass (at most ``max_rows`` = 32 rows).
+Bigger batches do not pay on a CPU: the forward pass already keeps the cores busy at a few rows,
+while the float32 logits of a batch (rows x kept positions x the 49,152-word vocabulary x 4
+bytes, several hundred MB at 2048 tokens) only add memory traffic. Measured on 64 LUFY-like
+sequences (30-110 tokens, 8-40 scored; one thread, CPU seconds, best of 2, this 2-core machine
+under load, ``bench/lm_batch.py``): 512 tokens 13.9 s, 1024 14.6 s, 2048 15.9 s.
+The values do not depend on it (see Numerics).
+
 Numerics: only the logits of scored positions are computed (``logits_to_keep``); the
 log-softmax runs over the vocabulary as the last (contiguous) dimension in float32 and each
 sequence's token NLLs are summed in float64. A sequence's value does not depend on which path
