@@ -3,8 +3,8 @@
 Headline metrics with their episode-clustered 95% CI (``summary.json``), LLM calls, cache hits,
 failed calls, unparsed replies and cost summed over every attempt, LM scores and embeddings
 served from a cache and the seconds spent in LM scoring, embeddings, LLM calls and metrics
-(``usage.json``), wall time and status (``run.json``) and the run folder. It reads only what the run wrote, so what the terminal
-shows is what a table or notebook will find.
+(``usage.json``), wall time and status (``run.json``) and the run folder. It reads only what
+the run wrote, so what the terminal shows is what a table or notebook will find.
 """
 
 from __future__ import annotations
