@@ -2,7 +2,7 @@
 
     python bench/tables.py [--data-dir ../shared/data] [--targets lufy-11 carecall-4 ...]
         [--baseline-tree /path/to/an/older/checkout] [--args "episodes=2"] [--venv .venv]
-        [--phases cold warm]
+        [--phases cold warm] [--seed-files results/cache/arousal-<embedder>-<sha8>.npz ...]
 
 Each target runs as a user runs it (``make <target> DATA_DIR=... RESULTS=<fresh temp folder>``):
 cold into a new folder (no LLM, embedding or LM-score cache, no arousal model), then warm (the
@@ -20,6 +20,8 @@ many table cells differ (``ours`` beyond 1e-9 relative). Cold and warm tables of
 compared the same way: a cache must give back what was computed (``--phases cold`` skips the
 warm pass, e.g. for a baseline without an LM-score cache, whose warm pass repeats its cold one). Table-only targets (Tables 3,
 12, 15 ...) run their sweep first in a cold folder, as ``make`` does for a new user.
+``--seed-files`` copies files into every cold folder's ``cache/`` first: a fitted arousal model
+spares a short bench LUFY's one-off EmoBank fit (10k MiniLM encodes), the same in every tree.
 Default targets: every ``reproduce-*`` target of the Makefile except the 45-minute LUFY weight
 fit (``reproduce-table-lufy-2``; name it to include it).
 """
@@ -146,6 +148,9 @@ def bench_target(opts, tree: Path, target: str, fwd: float, keep: Path | None) -
     """Cold then warm run of one target from one tree; print and return the figures."""
     folder = Path(tempfile.mkdtemp(prefix="bench_tables_", dir=keep))
     out: dict = {"tree": str(tree), "target": target}
+    for seed in opts.seed_files:
+        (folder / "cache").mkdir(parents=True, exist_ok=True)
+        shutil.copy2(seed, folder / "cache" / seed.name)
     for phase in opts.phases:
         since = time.time()
         wall, code = run_target(tree, opts.venv, target, opts.data_dir, folder, opts.args)
@@ -182,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
         "--args", default="", help="Hydra overrides for every sweep (make ARGS=...)"
     )
     parser.add_argument("--phases", nargs="+", choices=("cold", "warm"), default=["cold", "warm"])
+    parser.add_argument(
+        "--seed-files", type=Path, nargs="*", default=[], help="copied into each cold cache/"
+    )
     parser.add_argument("--keep", type=Path, help="keep the results folders under this folder")
     parser.add_argument("--json", type=Path, help="write every figure to this file")
     opts = parser.parse_args(argv)
