@@ -174,16 +174,14 @@ class QAProtocol(EvalProtocol):
         state (LUFY R1/R2, MemoryBank's recall counts, live writes) evolve as in the study.
         """
         user = episode.speakers[self.user_index]
-        for j, turn in enumerate(session.turns):
-            if j and turn.speaker != user:
-                query = Query(
-                    episode.episode_id,
-                    session.index,
-                    session.turns[:j],
-                    turn.speaker,
-                    session.start,
-                )
-                method.recall(query)
+        queries = [
+            Query(episode.episode_id, session.index, session.turns[:j], turn.speaker, session.start)
+            for j, turn in enumerate(session.turns)
+            if j and turn.speaker != user
+        ]
+        method.prefetch(queries)  # e.g. one batch of the vectors the recalls embed
+        for query in queries:
+            method.recall(query)
 
     def _memory_state(
         self, episode: Episode, index: int, method: MemoryMethod, items: list[MemoryItem]
@@ -215,8 +213,9 @@ class QAProtocol(EvalProtocol):
         others = [s for s in episode.speakers if s != user]
         bot = others[0] if others else "the assistant"
         rows, fields = [], []
-        for qa in asked:
-            query = Query(episode.episode_id, index, (), user, now, qa.question)
+        queries = [Query(episode.episode_id, index, (), user, now, qa.question) for qa in asked]
+        method.prefetch(queries)
+        for qa, query in zip(asked, queries, strict=True):
             recall: Recall = method.recall(query)
             extra = (
                 method.answer_prompt_fields(query, recall)
