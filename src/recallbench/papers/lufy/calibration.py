@@ -32,7 +32,8 @@ import numpy as np
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.llm.types import LLMClient
-from recallbench.records import Episode, Query
+from recallbench.memory import replay_recalls
+from recallbench.records import Episode
 
 RATE_RANGE = (0.1, 0.5)  # a calibrated threshold retrieves for some replies, not most
 BAND_QUANTILE = 0.95
@@ -75,15 +76,7 @@ def cosine_profile(
         method.reset(episode)
         user = episode.speakers[-1]
         for session in episode.sessions:
-            for j, turn in enumerate(session.turns):
-                if j and turn.speaker != user:
-                    query = Query(
-                        episode.episode_id,
-                        session.index,
-                        session.turns[:j],
-                        turn.speaker,
-                        session.start,
-                    )
-                    queries.append(np.asarray(method.recall(query).info["cosine"], dtype=float))
+            for recall in replay_recalls(method, episode, session, user):
+                queries.append(np.asarray(recall.info["cosine"], dtype=float))
             method.observe(session)
     return CosineProfile(getattr(embedder, "name", type(embedder).__name__), tuple(queries))
