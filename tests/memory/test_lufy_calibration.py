@@ -97,8 +97,8 @@ def test_lufy_alpha_follows_the_embedder_config(stem, llm, embedder):
 )
 def test_threshold_is_calibrated_for_the_embedder(stem, real_data_dir, llm):
     """The declared cut-off retrieves for some replies and the declared band top is measured."""
+    from recallbench.cli.build import build_embedder
     from recallbench.datasets import load
-    from recallbench.embed import build_embedder
 
     cfg = embedder_cfg(stem)
     threshold, top = declared(stem)
