@@ -30,12 +30,22 @@ else the target its name key names in ``BY_NAME``, the one name-keyed map.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig, OmegaConf
 
 from recallbench.errors import ConfigError, DatasetFormatError, UserError, one_line
+
+if TYPE_CHECKING:
+    from recallbench.embed import TextEmbedder
+    from recallbench.judges import Judge
+    from recallbench.judges.caim import CaimJudge
+    from recallbench.llm import LLM, LLMClient
+    from recallbench.memory import MemoryMethod
+    from recallbench.protocols.base import EvalProtocol
+    from recallbench.records import Episode
 
 # Hydra's own keys in a node that ``instantiate`` reads (every other ``_`` key is private)
 HYDRA_KEYS = frozenset({"_target_", "_recursive_", "_convert_", "_partial_", "_args_"})
@@ -84,10 +94,12 @@ BY_NAME: dict[str, tuple[str, dict[str, str]]] = {
 }
 
 
-def plain(node: Any) -> dict[str, Any]:
-    """A config node as a plain, resolved dict."""
+def plain(node: Any, resolve: bool = True) -> dict[str, Any]:
+    """A config node as a plain dict (its interpolations resolved unless ``resolve`` is False)."""
     if isinstance(node, DictConfig):
-        return OmegaConf.to_container(node, resolve=True)
+        data = OmegaConf.to_container(node, resolve=resolve)
+        # a DictConfig always converts to a dict; its keys are config names (strings)
+        return {str(k): v for k, v in data.items()} if isinstance(data, dict) else {}
     return dict(node or {})
 
 
@@ -150,7 +162,7 @@ def with_target(node: Any, group: str) -> dict[str, Any]:
             raise ConfigError(
                 f"{group} config has neither _target_ nor {key!r} (keys: {sorted(cfg)})"
             )
-        if cfg[key] not in targets:
+        if not isinstance(cfg[key], str) or cfg[key] not in targets:
             raise did_you_mean(f"{group} {key}", str(cfg[key]), targets)
         cfg["_target_"] = targets[cfg[key]]
     return cfg
@@ -159,7 +171,7 @@ def with_target(node: Any, group: str) -> dict[str, Any]:
 # -- the groups -------------------------------------------------------------------------------
 
 
-def build_dataset(node: Any) -> list:
+def build_dataset(node: Any) -> list[Episode]:
     """Load the episodes of a ``conf/dataset`` node: ``_target_(data_dir, **options)``."""
     cfg = plain(node)
     options = dict(cfg.get("options") or {})
@@ -178,14 +190,16 @@ def build_dataset(node: Any) -> list:
     return list(episodes)
 
 
-def build_generator(node: Any, cache_path: str | Path | None, what: str = "generator"):
+def build_generator(node: Any, cache_path: str | Path | None, what: str = "generator") -> LLM:
     """An ``LLM`` from a ``conf/generator`` node (inline nodes without ``_target_`` too)."""
     cfg = plain(node)
     cfg.setdefault("_target_", DEFAULT_GENERATOR)
     return construct(cfg, "generator", what, cache_path=cache_path)
 
 
-def build_embedder(node: Any, cache_dir: str | Path | None = None, what: str = "embedder"):
+def build_embedder(
+    node: Any, cache_dir: str | Path | None = None, what: str = "embedder"
+) -> TextEmbedder:
     """An embedder from a ``conf/embedder`` node; model embedders cache in ``cache_dir``."""
     cfg = with_target(node, "embedder")
     if cache_dir is not None and cfg.get("kind") != "hashing" and not cfg.get("cache_path"):
@@ -193,11 +207,12 @@ def build_embedder(node: Any, cache_dir: str | Path | None = None, what: str = "
     return construct(cfg, "embedder", what)
 
 
-def _judge(cfg: dict[str, Any], group: str, run_llm, what: str):
+def _judge(cfg: dict[str, Any], group: str, run_llm: LLMClient | None, what: str) -> Any:
     """Construct a judge node that has a ``_target_``; a class taking ``llm`` gets its own
     ``generator`` (cached at its ``cache_path``), else the run's LLM."""
     if not _wants_llm(cfg["_target_"], what):
         return construct(cfg, group, what)
+    llm: LLMClient
     if cfg.get("generator") is not None:
         llm = build_generator(cfg["generator"], cfg.get("cache_path"), f"{what}.generator")
     elif run_llm is None:
@@ -207,12 +222,14 @@ def _judge(cfg: dict[str, Any], group: str, run_llm, what: str):
     return construct(cfg, group, what, llm=llm)
 
 
-def build_judge(node: Any, llm=None, what: str = "judge"):
+def build_judge(node: Any, llm: LLMClient | None = None, what: str = "judge") -> Judge:
     """A QA judge from a ``conf/judge`` node; an LLM judge gets its LLM injected."""
     return _judge(with_target(node, "judge"), "judge", llm, what)
 
 
-def build_caim_judge(node: Any, llm=None, what: str = "caim_judge"):
+def build_caim_judge(
+    node: Any, llm: LLMClient | None = None, what: str = "caim_judge"
+) -> CaimJudge:
     """A CAIM judge (``{name: lexical|llm, ...}`` or a ``_target_``); LLM judges get an LLM."""
     cfg = with_target(node or {"name": "lexical"}, "caim_judge")
     return _judge(cfg, "caim_judge", llm, what)
@@ -235,7 +252,13 @@ def _wants_llm(target: str, what: str) -> bool:
     return "llm" in inspect.signature(_target_class(target, what)).parameters
 
 
-def build_protocol(node: Any, seed: int, llm, embedder, cache_dir: str | Path | None = None):
+def build_protocol(
+    node: Any,
+    seed: int,
+    llm: LLMClient,
+    embedder: TextEmbedder,
+    cache_dir: str | Path | None = None,
+) -> EvalProtocol:
     """A protocol from a ``conf/protocol`` node, its model slots built and injected.
 
     ``MODELS`` on the protocol class maps a constructor argument to the group its nested config
@@ -266,7 +289,9 @@ def build_protocol(node: Any, seed: int, llm, embedder, cache_dir: str | Path | 
     return construct(cfg, "protocol", what, seed=seed, **slots)
 
 
-def build_memory_factory(node: Any, llm, embedder):
+def build_memory_factory(
+    node: Any, llm: LLMClient, embedder: TextEmbedder
+) -> Callable[[], MemoryMethod]:
     """A function returning a fresh memory method per episode (``_target_(llm=, embedder=)``)."""
     cfg = plain(node)
     what = f"memory {cfg.get('_target_', '')}".strip()
