@@ -13,14 +13,13 @@
       notes:   {threshold: "..."}  # printed in the table's header
       ...                          # any other key is an option of the builder
 
-Row and column keys: ``label`` (required, unique); where a cell reads a run summary
-(``session``, ``qsession``, ``value``, ``subset``); builder flags (``random``, ``annotators``, ``metric``);
-every other key selects runs: a config group (``memory: lufy``), a dotted config path
+Row and column keys: ``label`` (required, unique); where a cell reads a run summary (``session``,
+``qsession``, ``value``, ``subset``); builder flags (``random``, ``annotators``, ``metric``); any
+other key selects runs: a config group (``memory: lufy``), a dotted config path
 (``memory.threshold``) or an alias (``logs``), with one value or a list of accepted values
 (``recallbench.analysis.select``).
 
-An experiment whose block names another experiment (or null) in ``runs:`` is table-only: it has
-no sweep of its own and ``recallbench experiment=<it>`` refuses to start a run (``table_only``).
+An experiment whose ``runs:`` names another experiment (or null) is table-only (``table_only``).
 
 A user's own table names no ``paper``: its ``id`` is any name (``my_k_sweep`` writes
 ``results/tables/my_k_sweep.*``), it has no reference values, and ``runs:`` may name run
