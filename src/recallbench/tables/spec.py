@@ -16,8 +16,7 @@
 Row and column keys: ``label`` (required, unique); where a cell reads a run summary (``session``,
 ``qsession``, ``value``, ``subset``); builder flags (``random``, ``annotators``, ``metric``); any
 other key selects runs: a config group (``memory: lufy``), a dotted config path
-(``memory.threshold``) or an alias (``logs``), with one value or a list of accepted values
-(``recallbench.analysis.select``).
+(``memory.threshold``) or an alias (``logs``), one value or a list (``analysis.select``).
 
 An experiment whose ``runs:`` names another experiment (or null) is table-only (``table_only``).
 
