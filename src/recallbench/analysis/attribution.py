@@ -240,7 +240,7 @@ def _evidence(
             str(oracle.get("how")),
         )
     if qa.meta.get("answerable") is False:
-        return (), "unanswerable question (answer key)", "answer key"
+        return (), "unanswerable question (answer key)", "answer key (QAItem.evidence)"
     found = locator.locate(episode, qa, episode.speakers[user_index])
     return found.turn_ids, found.unknown, found.how
 

@@ -1,7 +1,7 @@
 """Builder of the failure-attribution tables (``conf/experiment/attribution_*.yaml``).
 
-One row per memory method (``rows``: run selectors), the measures side by side (one block per
-``columns`` entry when the runs split by dataset): the share of the method's failures in each
+One row per memory method (``rows``: run selectors; with ``columns``, e.g. one per dataset, one
+row per method and column, labelled ``<row> / <column>``), the measures side by side: the share of the method's failures in each
 class of ``metrics.attribution`` (judge disagreement, evidence unknown, not in memory, not
 retrieved, answered wrong from the evidence), the share of "not in memory" that was forgotten
 (written, then dropped), the share of failures that were "don't know", the method's accuracy
@@ -60,9 +60,7 @@ def _entry(summary: Mapping[str, Any], measure: str) -> Mapping[str, Any] | None
     return summary.get(measure)
 
 
-def _cell(
-    row: str, column: str, metric: str, entry: Mapping[str, Any] | None, spec: tuple
-) -> Cell:
+def _cell(row: str, column: str, metric: str, entry: Mapping[str, Any] | None, spec: tuple) -> Cell:
     label, scale, digits = spec
     if entry is None or (not entry.get("n") and metric != "failures"):
         return Cell(row, column, label, None, None, n=0 if entry else None, digits=digits)
@@ -88,7 +86,9 @@ def _read(
     infos: list[RunAttribution] = []
     owned = []
     for run in runs:
-        got, info = run_items(run, spec.option("evidence", None), str(spec.option("primary", "auto")))
+        got, info = run_items(
+            run, spec.option("evidence", None), str(spec.option("primary", "auto"))
+        )
         items += got
         infos.append(info)
         owned += [(run, i) for i in got]
@@ -114,10 +114,13 @@ def attribution_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     """Cells of the attribution table from ``ctx.runs`` (see the module docstring)."""
     rows, columns = spec.need("rows"), spec.columns or ({"label": ""},)
     measures = _measures(spec)
-    cells, used, notes, failures = [], {}, [], []
+    cells, used, notes, failures, empty = [], {}, [], [], []
     for row in rows:
         for column in columns:
+            name = f"{row['label']} / {column['label']}" if column["label"] else str(row["label"])
             matched = select(select(ctx.runs, selector(row)), selector(column))
+            if not matched:
+                empty.append(name)
             actual = [r for r in matched if not is_oracle(r)]
             oracle = [r for r in matched if is_oracle(r)]
             used.update({r.path: r for r in matched})
@@ -129,19 +132,22 @@ def attribution_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
             if summary is not None:
                 summary["accuracy_known"] = known_accuracy(items)
                 summary["failures"] = {"value": summary["failures"], "n": len(items)}
-                failures += [(row["label"], column["label"], run, i, cover) for run, i in owned]
+                failures += [(name, run, i, cover) for run, i in owned]
             if oracle:
                 summary = summary or {"shares": {}}
                 summary["oracle_accuracy"] = known_accuracy(oracle_items)
             for measure, mspec in measures.items():
-                label = column["label"] or mspec[0]
                 entry = None if summary is None else _entry_safe(summary, measure)
-                cells.append(_cell(str(row["label"]), label, measure, entry, mspec))
-            notes += _row_notes(str(row["label"]), column["label"], infos, actual, oracle, cover)
+                cells.append(_cell(name, mspec[0], measure, entry, mspec))
+            if matched:
+                notes += _row_notes(name, infos, actual, oracle, cover)
+    if empty:
+        notes.append(f"no runs (n/a): {', '.join(empty)}")
     files = {}
     if spec.option("items_file", True) and failures:
         files["items_csv"] = _items_file(spec, ctx, failures)
-    return BuiltTable(cells, runs=list(used.values()), notes=notes, files=files)
+    notes.append("n of each value (items or failures it is a share of) and its episodes: the csv")
+    return BuiltTable(cells, runs=list(used.values()), notes=notes, files=files, show_n=False)
 
 
 def _entry_safe(summary: Mapping[str, Any], measure: str) -> Mapping[str, Any] | None:
@@ -152,16 +158,12 @@ def _entry_safe(summary: Mapping[str, Any], measure: str) -> Mapping[str, Any] |
 
 
 def _row_notes(
-    row: str,
-    column: str,
+    where: str,
     infos: Sequence[RunAttribution],
     actual: Sequence[RunInfo],
     oracle: Sequence[RunInfo],
     cover: str,
 ) -> list[str]:
-    where = f"{row}{f' / {column}' if column else ''}"
-    if not actual and not oracle:
-        return [f"{where}: no run"]
     judges = sorted({j for i in infos for j in i.judges})
     evidence = sorted({i.evidence for i in infos if i.evidence})
     parts = [f"{len(actual)} run(s), {len(oracle)} oracle run(s)"]
@@ -176,12 +178,14 @@ def _row_notes(
 def _items_file(spec: TableSpec, ctx: TableContext, failures: list) -> Path:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["row", "column", "run", "item_id", "episode_id", "class", "outcome", "reason"])
-    for row, column, run, item, cover in failures:
+    writer.writerow(["row", "run", "item_id", "episode_id", "class", "outcome", "reason"])
+    for row, run, item, cover in failures:
         got = classify(item, cover)
         if got is not None:
-            tag = f"{run.tag}/{run.stamp}/{run.job}"
-            writer.writerow([row, column, tag, got.item_id, got.episode_id, got.cls, got.outcome, got.reason])
+            run_key = f"{run.tag}/{run.stamp}/{run.job}"
+            writer.writerow(
+                [row, run_key, got.item_id, got.episode_id, got.cls, got.outcome, got.reason]
+            )
     path = Path(ctx.results_dir) / "tables" / f"{spec.id}_items.csv"
     write_text(path, buf.getvalue())
     return path
