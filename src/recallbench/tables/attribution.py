@@ -69,7 +69,7 @@ def _cell(row: str, column: str, metric: str, entry: Mapping[str, Any] | None, s
         row,
         column,
         label,
-        entry["value"] * scale,
+        entry["value"] if scale == 1 else entry["value"] * scale,
         None,
         n=int(entry["n"]),
         digits=digits,
