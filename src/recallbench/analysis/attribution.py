@@ -196,7 +196,9 @@ def _qa_items(
     user_index = int(proto.get("user_index", -1))
     c1_name = f"C.1 {run.choice('judge') or (proto.get('judge') or {}).get('name', 'judge')}"
     caim_name = f"CAIM {(proto.get('caim_judge') or {}).get('name', 'judge')}"
-    items, hows, names = [], set(), {}
+    items: list[ItemFacts] = []
+    hows: set[str] = set()
+    names: dict[str, None] = {}  # judge names, primary first (an ordered set)
     for p in answers:
         episode = episodes[p.episode_id]
         qa = _question(episode, str(p.meta["qa_id"]), run)
