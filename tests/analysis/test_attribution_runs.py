@@ -212,7 +212,7 @@ def timerag_run(root: Path, method: str, oracle: bool = False):
     from recallbench.memory.no_memory import NoMemory
     from recallbench.memory.timerag import TimeRAG
     from recallbench.protocols.timerag import TimeRAGProtocol
-    from recallbench.runner import Runner
+    from recallbench.run.runner import Runner
 
     llm = build_llm({"backend": "extractive"}, cache_path=None)
     emb = build_embedder({"kind": "hashing", "dim": 256})

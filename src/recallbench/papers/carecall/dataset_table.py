@@ -10,13 +10,14 @@ data instead of the public sample). Loading is separate from laying out (``table
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from recallbench.datasets import load, require_folder
 from recallbench.datasets.carecall import DEFAULT_FILE
 from recallbench.datasets.stats import TOKENIZER_NOTES, CareCallStats, carecall_stats
 from recallbench.errors import did_you_mean
-from recallbench.provenance import episodes_sha256
+from recallbench.run.provenance import episodes_sha256
 from recallbench.tables import (
     BuiltTable,
     Cell,
@@ -109,5 +110,6 @@ def dataset_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         "Episodes": f"{len(episodes):,} ({stats['all'].sessions:,} sessions)",
     }
     notes = ["Source: " + " ".join(reference["source"].split()), *NOTES]
-    cells = table1_cells(stats, reference)
+    # every cell describes all loaded episodes (the whole-dataset check of tables.comparability)
+    cells = [replace(c, episodes=len(episodes)) for c in table1_cells(stats, reference)]
     return BuiltTable(cells, header=header, notes=notes, show_n=False, corner="Statistics")

@@ -4,11 +4,12 @@ Run folder ``results/runs/<tag>/<stamp>/<job>/``::
 
     config.yaml        the resolved config (no secrets: API keys live only in the environment)
     run.json           git sha, package versions, dataset sha256, status (written in a finally),
-                       attempt, pid, host, heartbeat (``run_record``)
+                       attempt, pid, host, heartbeat (``run.record``)
     items/<ep>.jsonl   predictions of each finished episode (resume skips these episodes)
     predictions.jsonl  all predictions          scores.jsonl   per-item metric values
     summary.json       per metric: corpus value, item mean, n, per session, and episode-clustered
-                       bootstrap 95% CIs of every value (``metrics.bootstrap``)
+                       bootstrap 95% CIs of every value (``metrics.bootstrap``); ``memory``:
+                       what the memory did per session (``metrics.activity``)
     usage.json         LLM usage and cost per task, per stage and in total, summed over the
                        attempts in usage/attempt-<n>.json
     memory/<ep>.jsonl  the memory store after every session
@@ -36,12 +37,12 @@ from recallbench.errors import ConfigError
 from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
 from recallbench.llm.types import LLMClient
 from recallbench.memory import MemoryMethod
+from recallbench.metrics.activity import activity_of_run
 from recallbench.parallel import ordered_map
 from recallbench.protocols.base import EvalProtocol
-from recallbench.provenance import episodes_sha256, git_state, package_versions
 from recallbench.records import Episode, MemoryItem, Prediction, read_jsonl, write_jsonl
-from recallbench.resume import previous_info, refuse_foreign
-from recallbench.run_record import (
+from recallbench.run.provenance import episodes_sha256, git_state, package_versions
+from recallbench.run.record import (
     USABLE,
     HealthPolicy,
     RunInterrupted,
@@ -51,9 +52,10 @@ from recallbench.run_record import (
     summed_usage,
     write_run_json,
 )
+from recallbench.run.resume import previous_info, refuse_foreign
 
 if TYPE_CHECKING:
-    from recallbench.tracking import WandbLogger
+    from recallbench.run.tracking import WandbLogger
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +95,7 @@ class Runner:
     def run(self, episodes: Sequence[Episode]) -> dict[str, Any]:
         """Run every episode (skipping finished ones), score, and write the run folder.
 
-        The record stays honest whatever happens (``run_record``): SIGTERM/SIGINT leave
+        The record stays honest whatever happens (``run.record``): SIGTERM/SIGINT leave
         ``interrupted`` with the counts done and re-raise ``RunInterrupted``; an error leaves
         ``failed``; a finished run whose tasks failed to parse too often is ``degraded``. Usage is
         written per attempt and summed over attempts into ``usage.json``.
@@ -143,6 +145,7 @@ class Runner:
             write_jsonl(self.run_dir / "scores.jsonl", scores)
             summary["n_episodes"] = len(episodes)
             summary["n_predictions"] = len(predictions)
+            summary["memory"] = activity_of_run(self.run_dir, predictions)
             write_json(self.run_dir / "summary.json", summary)
             usage = self._flush_usage()
             problems = health_problems(self.llm.usage.to_dict(), self.health)
