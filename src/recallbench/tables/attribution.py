@@ -115,6 +115,7 @@ def attribution_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     rows, columns = spec.need("rows"), spec.columns or ({"label": ""},)
     measures = _measures(spec)
     cells, used, notes, failures, empty = [], {}, [], [], []
+    row_runs: dict[str, list[RunInfo]] = {}  # the memory activity behind identical rows
     for row in rows:
         for column in columns:
             name = f"{row['label']} / {column['label']}" if column["label"] else str(row["label"])
@@ -124,6 +125,7 @@ def attribution_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
             actual = [r for r in matched if not is_oracle(r)]
             oracle = [r for r in matched if is_oracle(r)]
             used.update({r.path: r for r in matched})
+            row_runs[name] = actual
             items, infos, owned = _read(actual, spec)
             oracle_items, _, _ = _read(oracle, spec)
             cover = spec.option("cover", None) or (infos[0].cover if infos else "all")
@@ -147,7 +149,9 @@ def attribution_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     if spec.option("items_file", True) and failures:
         files["items_csv"] = _items_file(spec, ctx, failures)
     notes.append("n of each value (items or failures it is a share of) and its episodes: the csv")
-    return BuiltTable(cells, runs=list(used.values()), notes=notes, files=files, show_n=False)
+    return BuiltTable(
+        cells, runs=list(used.values()), notes=notes, files=files, show_n=False, row_runs=row_runs
+    )
 
 
 def _entry_safe(summary: Mapping[str, Any], measure: str) -> Mapping[str, Any] | None:
