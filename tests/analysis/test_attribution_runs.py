@@ -137,6 +137,19 @@ def test_every_class_on_a_hand_built_episode(qa_run):
     assert by_id[f"{QA[4].qa_id}/after_s2"].unknown.startswith("no turn covers")
 
 
+def test_a_memory_dropped_in_the_session_it_was_written_in_was_forgotten(qa_run):
+    # the bakery turn written during s2 and marked gone by s2's own forgetting: the snapshot
+    # keeps it (retained: false), so it was written, then forgotten, not never written
+    snapshots = [dict(s, items=list(s["items"])) for s in SNAPSHOTS]
+    snapshots[1]["items"].append(mem("m4", tid("s2", 3), retained=False))
+    path = qa_run.path / "memory" / f"{safe_name(EP)}.jsonl"
+    path.write_text("\n".join(json.dumps(s) for s in snapshots) + "\n")
+    items, _ = run_items(qa_run)
+    bakery = next(i for i in items if i.item_id == f"{QA[3].qa_id}/after_s2")
+    got = classify(bakery)
+    assert got is not None and (got.cls, got.reason) == ("not_in_memory", "forgotten")
+
+
 def test_summary_and_accuracy_of_the_run(qa_run):
     items, _ = run_items(qa_run)
     s = summarize(items)

@@ -69,9 +69,10 @@ def live(item: MemoryItem) -> bool:
     return item.attrs.get("retained", True) is not False and item.attrs.get("status") != "deleted"
 
 
-def carried(store: Sequence[MemoryItem]) -> set[str]:
-    """The turn ids the live items of ``store`` carry (their provenance)."""
-    return {s for item in store if live(item) for s in item.source_ids}
+def carried(store: Sequence[MemoryItem], gone: bool = False) -> set[str]:
+    """The turn ids the live items of ``store`` carry (their provenance); ``gone``: also the
+    items marked gone (still in the snapshot: written, then forgotten)."""
+    return {s for item in store if gone or live(item) for s in item.source_ids}
 
 
 def read_stores(run_dir: Path, episode_id: str) -> Stores:
@@ -159,7 +160,7 @@ def _turn_facts(
     """Facts of a turn-evidence item: the store after session ``at`` and every earlier one."""
     units, unknown = found
     store = stores.get(at, [])
-    ever = set().union(*(carried(items) for s, items in stores.items() if s <= at))
+    ever = set().union(*(carried(items, gone=True) for s, items in stores.items() if s <= at))
     evidence = set(units)
     return ItemFacts(
         pred.pred_id,
@@ -299,6 +300,10 @@ def _timerag_items(
         held = {
             s: _holding(got, units, facts, episode.speakers, threshold) for s, got in before.items()
         }
+        ever = [
+            _holding(got, units, facts, episode.speakers, threshold, True)
+            for got in before.values()
+        ]
         said = ts.content(p.output)
         credit = float(any(ts.containment(f, said) >= threshold for f in facts))
         recalled = set(units) if (p.meta["retrieval"] or {}).get("ranks") else set()
@@ -310,7 +315,7 @@ def _timerag_items(
                 _outcome(credit, p.output),
                 units,
                 frozenset(held[max(held)] if held else ()),
-                frozenset(set().union(*held.values())),
+                frozenset(set().union(*ever)),
                 frozenset(recalled),
                 {},
                 "" if units else "the reference uses no gold fact",
@@ -327,9 +332,13 @@ def _holding(
     facts: Sequence[frozenset[str]],
     names: Sequence[str],
     threshold: float,
+    gone: bool = False,
 ) -> set[str]:
-    """The fact units some live item of ``store`` contains (Table V's relevance rule)."""
-    values = [ts.content(str(i.attrs.get("value") or i.text), names) for i in store if live(i)]
+    """The fact units some live item of ``store`` (``gone``: any item) contains (Table V's
+    relevance rule)."""
+    values = [
+        ts.content(str(i.attrs.get("value") or i.text), names) for i in store if gone or live(i)
+    ]
     return {
         u
         for u, f in zip(units, facts, strict=True)

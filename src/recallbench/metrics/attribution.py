@@ -16,7 +16,8 @@ gold fact). Its facts (``ItemFacts``, gathered from a run folder by
   carries a turn when the turn is in its ``source_ids`` (provenance), and it is live unless the
   method marked it gone (``attrs.retained`` false: LUFY's last forgetting; ``attrs.status``
   ``deleted``: TimeRAG). Items without provenance carry nothing (an abstractive profile: we
-  cannot tell what it came from). ``ever_held``: the same over every snapshot up to then.
+  cannot tell what it came from). ``ever_held``: the units any item of any snapshot up to
+  then carries, live or marked gone (written at some point).
 - ``recalled``: the evidence units carried by the items recalled for the question.
 
 A *failure* is an item with credit < 1: wrong, partly correct, or "don't know". LUFY counts a
@@ -33,9 +34,10 @@ the first rule that applies:
    found none; GVD's unanswerable questions). Never dropped: its share is reported.
 3. ``not_in_memory``: the store the question met did not hold the evidence (``cover``: ``all``
    units, default, or ``any``). ``reason``: ``forgotten`` when an earlier snapshot held it (written,
-   then forgotten or deleted), else ``never_written`` (the method's writer dropped it, or wrote it
-   without provenance). Snapshots are taken after each session, so a memory written and dropped
-   within one session counts as never written.
+   then forgotten or deleted; a snapshot keeps the items its last forgetting marked gone, so a
+   memory dropped in the session it was written in counts too), else ``never_written`` (the
+   method's writer dropped it, or wrote it without provenance). A memory written and removed
+   from the store within one session leaves no trace in a snapshot: it counts as never written.
 4. ``not_retrieved``: the store held it, the recall for the question did not include it.
 5. ``reader_error``: the evidence was recalled and the answer was still judged wrong.
 
