@@ -32,14 +32,20 @@ items with known evidence is the reader ceiling (``oracle_accuracy``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from recallbench.analysis.attribution_reads import (
+    Stores,
+    carried,
+    is_oracle,
+    live,
+    protocol_config,
+    read_episodes,
+    read_stores,
+)
 from recallbench.analysis.runs import RunInfo
-from recallbench.io import safe_name
 from recallbench.judges.lexical import is_dont_know
 from recallbench.metrics.attribution import Cover, ItemFacts
 from recallbench.metrics.bootstrap import RATIO, Additive, ci_fields
@@ -50,7 +56,18 @@ from recallbench.records import Episode, MemoryItem, Prediction, QAItem, read_js
 
 PROTOCOLS = ("qa", "qa_gvd", "teafarm", "timerag")
 PRIMARY = ("auto", "caim", "judge")
-Stores = dict[int, list[MemoryItem]]
+__all__ = [
+    "PROTOCOLS",
+    "RunAttribution",
+    "carried",
+    "is_oracle",
+    "known_accuracy",
+    "live",
+    "protocol_config",
+    "read_episodes",
+    "read_stores",
+    "run_items",
+]
 
 
 @dataclass(frozen=True)
@@ -62,64 +79,6 @@ class RunAttribution:
     evidence: str
     cover: Cover
     oracle: bool
-
-
-def live(item: MemoryItem) -> bool:
-    """False for an item the method marked gone (LUFY: not retained; TimeRAG: deleted)."""
-    return item.attrs.get("retained", True) is not False and item.attrs.get("status") != "deleted"
-
-
-def carried(store: Sequence[MemoryItem], gone: bool = False) -> set[str]:
-    """The turn ids the live items of ``store`` carry (their provenance); ``gone``: also the
-    items marked gone (still in the snapshot: written, then forgotten)."""
-    return {s for item in store if gone or live(item) for s in item.source_ids}
-
-
-def read_stores(run_dir: Path, episode_id: str) -> Stores:
-    """The run's store after every session of ``episode_id`` ({} when none was written)."""
-    path = run_dir / "memory" / f"{safe_name(episode_id)}.jsonl"
-    if not path.exists():
-        return {}
-    out: Stores = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        row = json.loads(line)
-        if "after_session" not in row or not isinstance(row.get("items"), list):
-            raise ValueError(f"{path} line {n}: expected after_session and an items list")
-        out[int(row["after_session"])] = [MemoryItem.from_dict(i) for i in row["items"]]
-    return out
-
-
-def read_episodes(run: RunInfo, episode_ids: Sequence[str]) -> dict[str, Episode]:
-    """The episodes the run replayed, from ``episodes/`` (else reloaded from its dataset)."""
-    folder = run.path / "episodes"
-    out = {}
-    for eid in episode_ids:
-        path = folder / f"{safe_name(eid)}.json"
-        if path.exists():
-            out[eid] = Episode.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    missing = [e for e in episode_ids if e not in out]
-    if missing:
-        from recallbench.protocols.gvd_scores import load_run_episodes
-
-        loaded = load_run_episodes(run.path)
-        out.update({e: loaded[e] for e in missing if e in loaded})
-    lost = [e for e in episode_ids if e not in out]
-    if lost:
-        raise ValueError(f"{run.path}: episode {lost[0]!r} is neither in episodes/ nor the dataset")
-    return out
-
-
-def protocol_config(run: RunInfo) -> dict[str, Any]:
-    """The run's protocol block of ``config.yaml``."""
-    block = run.config.get("protocol") or {}
-    return dict(block) if isinstance(block, Mapping) else {}
-
-
-def is_oracle(run: RunInfo) -> bool:
-    """True for an oracle-context run (``protocol.oracle_context``)."""
-    return bool(protocol_config(run).get("oracle_context"))
 
 
 def run_items(
