@@ -220,7 +220,7 @@ def persona_episode() -> Episode:
 
 
 def timerag_run(root: Path, method: str, oracle: bool = False):
-    from recallbench.embed import build_embedder
+    from recallbench.embed import HashingEmbedder
     from recallbench.llm import build_llm
     from recallbench.memory.no_memory import NoMemory
     from recallbench.memory.timerag import TimeRAG
@@ -228,7 +228,7 @@ def timerag_run(root: Path, method: str, oracle: bool = False):
     from recallbench.run.runner import Runner
 
     llm = build_llm({"backend": "extractive"}, cache_path=None)
-    emb = build_embedder({"kind": "hashing", "dim": 256})
+    emb = HashingEmbedder(dim=256)
     make = {"timerag": lambda: TimeRAG(llm, emb), "no_memory": lambda: NoMemory(llm, emb)}[method]
     protocol = {"name": "timerag", "oracle_context": oracle}
     config = {"choices": {"memory": method, "dataset": "msc"}, "protocol": protocol}

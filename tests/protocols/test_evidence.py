@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from recallbench.embed import build_embedder
+from recallbench.embed import HashingEmbedder
 from recallbench.errors import ConfigError
 from recallbench.judges import LexicalJudge
 from recallbench.llm import LLM, Completion, build_llm
@@ -230,7 +230,7 @@ def test_timerag_oracle_shows_the_gold_facts_the_reply_uses():
     )
     ep = Episode("p", "msc", ("Bot", "Ann"), (first, second))
     llm = build_llm({"backend": "extractive"})
-    emb = build_embedder({"kind": "hashing", "dim": 64})
+    emb = HashingEmbedder(dim=64)
     proto = TimeRAGProtocol(target_sessions=[2], oracle_context=True)
     result = proto.run_episode(ep, NoMemory(llm, emb), llm)
     (reply,) = [p for p in result.predictions if p.kind == "response"]
