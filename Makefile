@@ -35,7 +35,7 @@ define needs_runs
 endef
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-browser test-server golden lint data tables bench bench-tables clean
+.PHONY: help install test test-browser test-server golden lint data tables bench bench-tables clean attribution
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -159,6 +159,32 @@ reproduce-figure-timerag-5: $(STAMP) ## TimeRAG Fig. 5: MSC and LaMP-1 by memory
 	$(CLI) experiment=timerag_figure5 $(GEN_ARGS) $(ARGS)
 	$(CLI) experiment=timerag_figure5 dataset=lamp1 protocol=lamp1 dataset.data_dir=$(abspath $(LAMP1_DATA_DIR)) 'job=lamp1-budget-$${memory.budget}' $(GEN_ARGS) $(ARGS)
 	$(TABLE) timerag_figure5
+
+# Failure attribution (issue 28.1): why each failed answer failed (not in memory / not retrieved /
+# answered wrong from the evidence / judge disagreement / evidence unknown) and the reader ceiling
+# from oracle-context runs (the gold evidence in place of the recall). Reuses the paper runs.
+attribution-lufy: $(STAMP) ## Failure attribution + oracle reader ceiling in LUFY Table 11's setting (reuses its runs)
+	$(call needs_runs,lufy_table11,reproduce-table-lufy-11)
+	$(CLI) experiment=attribution_lufy_oracle judge=$(JUDGE) $(GEN_ARGS) $(ARGS)
+	$(TABLE) attribution_lufy
+
+attribution-caim: $(STAMP) ## Failure attribution + oracle reader ceiling in CAIM Table 3's GVD setting (ANSWER_KEY=...)
+	$(call needs_runs,caim_table3,reproduce-table-caim-3)
+	$(CLI) experiment=attribution_caim_oracle dataset.options.answer_key=$(if $(ANSWER_KEY),$(abspath $(ANSWER_KEY)),default) $(GEN_ARGS) $(ARGS)
+	$(TABLE) attribution_caim
+
+attribution-timerag: $(STAMP) ## Failure attribution + oracle reader ceiling in TimeRAG Table VI's setting (gold facts)
+	$(call needs_runs,timerag_table6,reproduce-table-timerag-6)
+	$(CLI) experiment=attribution_timerag_oracle $(GEN_ARGS) $(ARGS)
+	$(TABLE) attribution_timerag
+
+attribution-teafarm: $(STAMP) ## Failure attribution + oracle reader ceiling in TeaFarm (THEANINE Table 4's setting)
+	$(call needs_runs,theanine_table4,reproduce-table-theanine-4)
+	$(CLI) experiment=attribution_teafarm_oracle dataset=msc $(GEN_ARGS) $(ARGS)
+	$(CLI) experiment=attribution_teafarm_oracle dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
+	$(TABLE) attribution_teafarm
+
+attribution: attribution-lufy attribution-caim attribution-timerag attribution-teafarm ## Every failure-attribution table
 
 tables: reproduce-table-lufy-1 reproduce-table-lufy-11 reproduce-table-lufy-3 reproduce-table-lufy-12 reproduce-table-lufy-15 reproduce-table-lufy-10 reproduce-table-carecall-1 reproduce-table-carecall-3 reproduce-table-carecall-2 reproduce-table-theanine-1 reproduce-table-theanine-9 reproduce-table-carecall-4 reproduce-table-carecall-6 reproduce-table-timerag-6 reproduce-table-timerag-4 reproduce-table-timerag-5 reproduce-table-timerag-11 reproduce-figure-timerag-4 reproduce-table-timerag-7 reproduce-table-timerag-8 reproduce-table-timerag-9 reproduce-figure-timerag-3 reproduce-figure-timerag-5 ## Every table that can run here
 
