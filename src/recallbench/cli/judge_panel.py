@@ -32,7 +32,7 @@ from typing import Any
 import yaml
 
 from recallbench.cli.build import build_generator, build_judge
-from recallbench.cli.config import compose_job, user_errors
+from recallbench.cli.config import check_choices, compose_job, user_errors
 from recallbench.errors import ConfigError
 
 DEFAULT_JUDGES = ("lexical", "llm")
@@ -64,6 +64,7 @@ def _choice(group: str, name: str, cache_dir: Path) -> dict[str, Any]:
     from omegaconf import OmegaConf
 
     plus = "+" if group == "judge" else ""  # the app config has no judge group by default
+    check_choices([f"{group}={name}"])  # an unknown name: "did you mean"
     cfg, _ = compose_job([f"{plus}{group}={name}", f"paths.cache_dir={cache_dir}"])
     return dict(OmegaConf.to_container(cfg[group], resolve=True))  # type: ignore[arg-type]
 
@@ -137,6 +138,18 @@ def panel_one(run: Any, ns: argparse.Namespace, out: Path) -> dict[str, Path]:
     return write_report(result, out)
 
 
+def _check_options(ns: argparse.Namespace, probes: tuple[str, ...], pick_variants: Any) -> None:
+    """Check ``--probes``, ``--variants`` and ``--judge`` before any work."""
+    unknown = sorted(set(ns.probes.split(",")) - set(probes)) if ns.probes else []
+    if unknown:
+        raise ConfigError(f"--probes: unknown probes {unknown} (options: {', '.join(probes)})")
+    pick_variants(ns.variants.split(",") if ns.variants else None)
+    for text in ns.judge or []:
+        spec = parse_spec(text)
+        if "choice" in spec:
+            check_choices([f"judge={spec['choice']}"])
+
+
 def judge_panel_main(argv: list[str] | None = None) -> None:
     """Console entry ``recallbench judge-panel`` (module docstring)."""
     parser = argparse.ArgumentParser(
@@ -159,8 +172,9 @@ def judge_panel_main(argv: list[str] | None = None) -> None:
         os.environ["RECALLBENCH_VERBOSE"] = "1"
     with user_errors("recallbench judge-panel"):
         from recallbench.analysis import runs_in
-        from recallbench.judgepanel import PROTOCOLS
+        from recallbench.judgepanel import PROBES, PROTOCOLS, pick_variants
 
+        _check_options(ns, PROBES, pick_variants)
         runs = runs_in(ns.folder)
         usable = [r for r in runs if (r.config.get("protocol") or {}).get("name") in PROTOCOLS]
         if not usable:
