@@ -22,6 +22,7 @@ QUESTIONS = [
     Question("e2/q2", "e2", "Does Ken like tea?", "Yes."),
     Question("e2/q3", "e2", "What sport does Ken play?", "Tennis."),
     Question("e2/q4", "e2", "What does Ken collect?", "Vintage stamps."),
+    Question("e2/q5", "e2", "What is Ken's hobby?", "Ken's hobby is surfing."),
 ]
 MEMORY = {
     "e1": ["Zoe enjoys hiking in the mountains.", "Zoe bakes bread every Sunday morning."],
@@ -70,11 +71,22 @@ def test_vague_answer_by_hand():
     )
 
 
+def test_a_gold_answer_that_restates_the_question_bans_only_its_answer_words():
+    # every content word of the question is in the gold answer: only "surfing" answers
+    assert vague_answer(QUESTIONS[-1]) == (
+        "They mentioned something about ken and hobby once, but that was a while back."
+    )
+
+
 def test_vague_answers_contain_no_gold_content_words():
     probes, _ = build_probes(QUESTIONS, MEMORY, seed=0, kinds=("vague",))
     assert len(probes) == len(QUESTIONS)
     for p in probes:
-        assert not _gold_words(p.answer) & _gold_words(p.question.reference), p.answer
+        gold, asked = _gold_words(p.question.reference), _gold_words(p.question.question)
+        key = {light_stem(w) for w in match(p.question.question, p.question.reference, "").key}
+        assert not _gold_words(p.answer) & key, p.answer  # never a word that answers
+        if asked - gold:  # the question has a topic word of its own: no gold word at all
+            assert not _gold_words(p.answer) & gold, p.answer
         assert not match(p.question.question, p.question.reference, p.answer).matched
         topic = _gold_words(p.question.question) - _gold_words(p.question.reference)
         assert topic & _gold_words(p.answer), "a vague answer is about the question's topic"

@@ -14,7 +14,10 @@ For every question of the run (its gold answer ``reference``), with one seed:
   ratio >= 0.8 at 5+ letters: looser than the lexical judge's match, so no gold word slips in),
   at most ``TOPIC_WORDS`` of them in question order, put into the first of ``VAGUE_TEMPLATES``
   whose own words are not near a gold word: "They mentioned something about {topic} once, but
-  that was a while back." Without topic words the topic is "it".
+  that was a while back." When the gold answer restates every content word of the question
+  ("What is Alexander's hobby?" / "Alexander's hobby is biking."), only the words that answer
+  are banned (the lexical judge's key tokens, "biking"), so the answer stays on topic
+  ("... about alexander and hobby ..."); without any topic word the topic is "it".
 - ``verbose``: the gold answer at a seeded position among ``distractors`` sentences: other
   questions' gold answers and memory lines of the run's stores (at most ``MEMORY_WORDS`` words
   each), every one sharing no near word with this question's gold answer or its question.
@@ -33,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from recallbench.judges.lexical import match
 from recallbench.text import answer_content, answer_words, light_stem
 
 PROBES = ("gold", "specific_wrong", "vague", "verbose", "verbose_wrong", "empty")
@@ -89,6 +93,12 @@ def gold_stems(question: Question) -> frozenset[str]:
     return _stems(question.reference)
 
 
+def key_stems(question: Question) -> frozenset[str]:
+    """The light stems of the words that answer: the lexical judge's key tokens of the gold
+    answer (its content words that do not restate the question; ``judges.lexical.match``)."""
+    return frozenset(light_stem(w) for w in match(question.question, question.reference, "").key)
+
+
 def derangement(
     n: int, seed: int, ok: Callable[[int, int], bool] | None = None
 ) -> tuple[list[int], list[int]]:
@@ -120,11 +130,12 @@ def derangement(
 
 def vague_answer(question: Question) -> str:
     """The vague-but-topical answer of ``question`` (module rule)."""
+    asked = list(dict.fromkeys(answer_content(answer_words(question.question))))
     gold = gold_stems(question)
-    topic: list[str] = []
-    for word in answer_content(answer_words(question.question)):
-        if word not in topic and not shares_content(word, gold):
-            topic.append(word)
+    topic = [w for w in asked if not shares_content(w, gold)]
+    if not topic:  # the gold answer restates the question: keep what it restates, not the key
+        gold = key_stems(question)
+        topic = [w for w in asked if not shares_content(w, gold)]
     words = topic[:TOPIC_WORDS]
     text = ", ".join(words[:-1]) + f" and {words[-1]}" if len(words) > 1 else "".join(words)
     for template in VAGUE_TEMPLATES:
