@@ -85,6 +85,16 @@ def test_run_folder_has_every_file(theanine_runs):
     assert set(summary["metrics"]) >= {"bleu4", "rouge_l", "token_f1"}
     assert summary["metrics"]["token_f1"]["per_session"].keys() >= {"3"}
     assert "sk-" not in (run_dir / "config.yaml").read_text()
+    # what the memory did, from the snapshots and the recalls (metrics.activity)
+    activity = summary["memory"]["totals"]
+    per_episode = [
+        {i["item_id"] for line in path.read_text().splitlines() for i in json.loads(line)["items"]}
+        for path in snapshots
+    ]
+    assert activity["episodes"] == len(snapshots)
+    assert activity["written"] == sum(len(ids) for ids in per_episode) > 0
+    assert activity["retrieved"] == sum(p.meta["n_recalled"] for p in responses)
+    assert activity["recalls"] == len(responses)
 
 
 def test_no_leak_of_current_or_future_sessions(theanine_runs):

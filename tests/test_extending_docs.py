@@ -208,9 +208,12 @@ def test_own_table_example_renders_the_users_runs(tmp_path):
         cell = cells[row, "R-L"]
         assert float(cell["ours"]) == pytest.approx(100 * summary["rouge_l"]["value"], abs=0.051)
         assert cell["paper"] in ("", "n/a") and cell["diff"] in ("", "n/a")
-    # paired tests against the reference row ran; no paper column, no comparability line
-    assert cells["Full history", "R-L"]["p_value"] not in ("", "n/a")
+    # the runs read the project's fixtures: paired tests against the reference row do not run
+    # (a fixture is a pipeline check, tables.family) and the notes say why; no comparability line
+    assert cells["Full history", "R-L"]["coverage"] == "§"
+    assert cells["Full history", "R-L"]["p_value"] == ""
     md = files["md"].read_text(encoding="utf-8")
+    assert "fixture data" in md
     assert "(—)" not in md and "comparability" not in md and "Each cell: ours." in md
     # the same runs read by folder (a sweep folder of the tag)
     stamp = next(p for p in (results / "runs" / "mysweep").iterdir())

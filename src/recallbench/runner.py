@@ -8,7 +8,8 @@ Run folder ``results/runs/<tag>/<stamp>/<job>/``::
     items/<ep>.jsonl   predictions of each finished episode (resume skips these episodes)
     predictions.jsonl  all predictions          scores.jsonl   per-item metric values
     summary.json       per metric: corpus value, item mean, n, per session, and episode-clustered
-                       bootstrap 95% CIs of every value (``metrics.bootstrap``)
+                       bootstrap 95% CIs of every value (``metrics.bootstrap``); ``memory``:
+                       what the memory did per session (``metrics.activity``)
     usage.json         LLM usage and cost per task, per stage and in total, summed over the
                        attempts in usage/attempt-<n>.json
     memory/<ep>.jsonl  the memory store after every session
@@ -36,6 +37,7 @@ from recallbench.errors import ConfigError
 from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
 from recallbench.llm.types import LLMClient
 from recallbench.memory import MemoryMethod
+from recallbench.metrics.activity import activity_of_run
 from recallbench.parallel import ordered_map
 from recallbench.protocols.base import EvalProtocol
 from recallbench.provenance import episodes_sha256, git_state, package_versions
@@ -143,6 +145,7 @@ class Runner:
             write_jsonl(self.run_dir / "scores.jsonl", scores)
             summary["n_episodes"] = len(episodes)
             summary["n_predictions"] = len(predictions)
+            summary["memory"] = activity_of_run(self.run_dir, predictions)
             write_json(self.run_dir / "summary.json", summary)
             usage = self._flush_usage()
             problems = health_problems(self.llm.usage.to_dict(), self.health)

@@ -66,9 +66,7 @@ def test_composed_config_is_unchanged(name, overrides):
     digest = resolved_hash(overrides)  # a new config must at least compose and resolve
     if name not in expected:
         return  # not pinned yet: `--record` pins it once it should stop moving
-    assert digest == expected[name], (
-        f"{name} resolves to another config than recorded"
-    )
+    assert digest == expected[name], f"{name} resolves to another config than recorded"
 
 
 def test_every_recorded_config_still_exists():

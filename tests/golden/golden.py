@@ -19,6 +19,16 @@ The TimeRAG targets (issue 11) were recorded when they got targets. Issue 24 re-
 carecall_table4 (new rows on the gold session summaries), timerag_figure5 and timerag_table8
 (new LaMP-1 sweeps), timerag_table7 (TimeRAG's profile writer fills its LaMP-1 memory: context
 tokens 6 -> 32); every other cell of the 39 stayed equal.
+Issue 24 (items 1, 3-5) re-recorded every CSV for ``diff``/``comparable``/``coverage``/
+``episodes`` and the test columns only (``ours``, ``paper``, ``n`` unchanged but for wall-clock
+latency): a fixture cell is never comparable (``comparable=false``, no ``diff``), never tested
+(``p_value``, ``p_holm``, ``significant`` empty) and never pooled with real data; a table without
+an assessed setting writes ``comparable`` empty and no ``diff``; CareCall/LUFY Table 1 cells carry
+their episodes (``‡`` where fewer than the paper's). One interval moved: lufy_table12
+(Annotators) Avg., [12.5, 52.1] -> [25.0, 66.7], since an episode without a session no longer
+counts as a zero in the mean over sessions (``metrics.clusters``).
+After both, the four tables issue 24's figures work re-recorded were recorded once more over the merged
+code (their ``ours``/``paper``/``n`` as on main, the issue-24 columns as above).
 
 From a git worktree that shares another checkout's virtualenv, name it so make neither creates
 nor reinstalls one (the install stamp is taken as up to date):

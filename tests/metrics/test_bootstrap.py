@@ -189,3 +189,66 @@ def test_compare_to_reference_pairs_by_key_and_applies_holm():
     assert out["Same"]["diff"] == 0.0 and not out["Same"]["significant"]
     with pytest.raises(ValueError, match="share no episode"):
         compare_to_reference(rows, "Naive RAG")  # without the key the ids differ
+
+
+def _sessions_of_constant(value: float) -> MeanOf:
+    """Sessions 3-5 of 10 episodes, every item ``value``; only e0 and e1 have session 5."""
+    ids = tuple(f"e{i}" for i in range(10))
+    s3 = Additive.from_items(ids, [[value, 1.0]] * 10, RATIO)
+    s4 = Additive.from_items(ids, [[value, 1.0]] * 10, RATIO)
+    s5 = Additive.from_items(ids[:2], [[value, 1.0]] * 2, RATIO)
+    return MeanOf.of([s3, s4, s5])
+
+
+def test_constant_data_gets_a_degenerate_interval_at_the_constant():
+    # An episode without session 5 is absent from the session-5 statistic, not a zero row:
+    # a resample of episodes without session 5 averages sessions 3 and 4 (0.5), never
+    # (0.5 + 0.5 + 0) / 3. Before the fix the 95% interval of constant 0.5 was [0.33, 0.5].
+    stat = _sessions_of_constant(0.5)
+    interval = cluster_ci(stat, Bootstrap(n_resamples=500))
+    assert (interval.value, interval.low, interval.high) == (0.5, 0.5, 0.5)
+    # Every resample, including those without e0 and e1, is the constant.
+    rng = np.random.default_rng(1)
+    idx = rng.integers(2, 10, size=(50, 10))  # only episodes without session 5
+    assert np.allclose(stat.values(idx), 0.5)
+
+
+def test_mean_of_sessions_skips_a_session_no_resampled_episode_has():
+    s3 = Additive(("a", "b"), np.array([[1.0, 1.0], [0.0, 1.0]]), RATIO)
+    s4 = Additive(("b",), np.array([[2.0, 2.0]]), RATIO)  # a has no session 4
+    both = MeanOf.of([s3, s4])
+    # Resample (a, a): only session 3 has data -> 1.0; (b, b): (0 + 1) / 2; (a, b): (0.5 + 1) / 2.
+    got = both.values(np.array([[0, 0], [1, 1], [0, 1]]))
+    assert got == pytest.approx([1.0, 0.5, 0.75])
+
+
+def test_generic_parts_know_their_episodes():
+    # A Generic statistic aligned on more episodes covers only its own.
+    g = Generic(("a",), lambda pos: float(len(pos))).aligned(["a", "b"])
+    assert g.covers(np.array([[1, 1], [0, 1]])).tolist() == [False, True]
+
+
+def test_paired_test_of_session_means_with_a_missing_session_is_exact():
+    # Both runs constant (1.0 vs 0.5) on every session they have: the difference is 0.5 in
+    # every resample, so the paired interval is degenerate at 0.5.
+    test = paired_test(_sessions_of_constant(1.0), _sessions_of_constant(0.5))
+    assert test.diff == pytest.approx(0.5)
+    assert test.low == pytest.approx(0.5) and test.high == pytest.approx(0.5)
+
+
+def test_session_mean_interval_of_a_constant_metric_in_the_summary():
+    # token F1 of a reply equal to its reference is 1.0 everywhere; 6 episodes answer sessions
+    # 3 and 4, only the first two also session 5: the summary's session-mean interval is [1, 1].
+    from recallbench.metrics.scoring import score_predictions
+    from recallbench.records import Prediction
+
+    preds = [
+        Prediction(f"{e}/{s}/{t}", e, s, "response", "", "the cat sat", "the cat sat")
+        for e in [f"e{i}" for i in range(6)]
+        for s in ((3, 4, 5) if e in ("e0", "e1") else (3, 4))
+        for t in range(2)
+    ]
+    _, summary = score_predictions(preds, ["token_f1"])
+    entry = summary["metrics"]["token_f1"]
+    assert entry["session_mean"] == pytest.approx(1.0)
+    assert entry["session_mean_ci95"] == pytest.approx([1.0, 1.0])

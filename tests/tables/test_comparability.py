@@ -105,8 +105,13 @@ def test_fixture_and_fewer_episodes_markers(tmp_path, make_run):
     assert setting.coverage(real, "MSC", 49) == FEWER
     assert setting.coverage(real, "MSC", 50) == ""
     assert setting.coverage(real, "Avg.", 99) == FEWER
-    text = format_cell(Cell("r", "c", "m", 1.0, 2.0, 10, 1, episodes=7, coverage=FEWER))
+    text = format_cell(
+        Cell("r", "c", "m", 1.0, 2.0, 10, 1, episodes=7, coverage=FEWER, comparable=True)
+    )
     assert text == f"1.0 {FEWER}7 (2.0; -1.0)"
+    # A fixture cell is never comparable with the paper (its data is not the paper's).
+    assert cell.comparable is False and cell.diff is None
+    assert "the project's fixtures" in built.header["comparability"]
 
 
 def test_judge_class_and_undeclared_setting(tmp_path, make_run):
@@ -115,7 +120,7 @@ def test_judge_class_and_undeclared_setting(tmp_path, make_run):
     runs = find_runs(tmp_path, "t")
     assert setting.reasons(runs, "f1") == ["lexical judge (lexical) vs the paper's GPT-4o (llm)"]
     assert Setting.of({}).reasons(runs, "f1") == []
-    assert "not assessed" in Setting.of({}).header([], "p")["comparability"]
+    assert "not assessed" in Setting.of({}).header([])["comparability"]
     with pytest.raises(ValueError, match="setting: unknown keys"):
         Setting.of({"setting": {"generatr": {"class": "llm"}}}, "x.yaml")
 

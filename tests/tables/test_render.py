@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from functools import partial
 
 import pytest
 
@@ -15,13 +16,14 @@ from recallbench.tables.render import (
     table_id,
 )
 
+Assessed = partial(Cell, comparable=True)  # a cell assessed as comparable with the paper's
 CELLS = [
-    Cell("Naive RAG", "S1", "f1", 0.5, 0.4, 17, 3),
-    Cell("Naive RAG", "S2", "f1", None, 0.45, None, 3),
-    Cell("LUFY_x & co", "S1", "f1", 0.61234, None, 17, 3),
-    Cell("LUFY_x & co", "S2", "f1", 0.7, 0.75, 17, 3),
-    Cell("Counts", "S1", "turns", 12940, 12944, 51),
-    Cell("Counts", "S2", "setting", "Human-Chatbot", "Human-Chatbot", 51),
+    Assessed("Naive RAG", "S1", "f1", 0.5, 0.4, 17, 3),
+    Assessed("Naive RAG", "S2", "f1", None, 0.45, None, 3),
+    Assessed("LUFY_x & co", "S1", "f1", 0.61234, None, 17, 3),
+    Assessed("LUFY_x & co", "S2", "f1", 0.7, 0.75, 17, 3),
+    Assessed("Counts", "S1", "turns", 12940, 12944, 51),
+    Assessed("Counts", "S2", "setting", "Human-Chatbot", "Human-Chatbot", 51),
 ]
 HEADER = {"Generator": "extractive", "Judge": "lexical", "Embedder": "hashing", "Episodes": 51}
 
@@ -29,15 +31,18 @@ HEADER = {"Generator": "extractive", "Judge": "lexical", "Embedder": "hashing", 
 @pytest.mark.parametrize(
     ("cell", "text"),
     [
-        (Cell("r", "c", "m", 0.5, 0.4, 1, 3), "0.500 (0.400; +0.100)"),
-        (Cell("r", "c", "m", 0.35, 0.4, 1, 2), "0.35 (0.40; -0.05)"),
-        (Cell("r", "c", "m", None, 0.45, None, 2), "n/a (0.45)"),
-        (Cell("r", "c", "m", 0.61234, None, 1, 3), "0.612 (—)"),
-        (Cell("r", "c", "m", None, None), "n/a"),
-        (Cell("r", "c", "m", 12940, 12944), "12,940 (12,944; -4)"),
-        (Cell("r", "c", "m", 5492.647, 5538.5, 51, 1), "5,492.6 (5,538.5; -45.9)"),
-        (Cell("r", "c", "m", "Human-Human", "Human-Human"), "Human-Human"),
-        (Cell("r", "c", "m", "Human-Human", "Chatbot-Chatbot"), "Human-Human (Chatbot-Chatbot)"),
+        (Assessed("r", "c", "m", 0.5, 0.4, 1, 3), "0.500 (0.400; +0.100)"),
+        (Assessed("r", "c", "m", 0.35, 0.4, 1, 2), "0.35 (0.40; -0.05)"),
+        (Assessed("r", "c", "m", None, 0.45, None, 2), "n/a (0.45)"),
+        (Assessed("r", "c", "m", 0.61234, None, 1, 3), "0.612 (—)"),
+        (Assessed("r", "c", "m", None, None), "n/a"),
+        (Assessed("r", "c", "m", 12940, 12944), "12,940 (12,944; -4)"),
+        (Assessed("r", "c", "m", 5492.647, 5538.5, 51, 1), "5,492.6 (5,538.5; -45.9)"),
+        (Assessed("r", "c", "m", "Human-Human", "Human-Human"), "Human-Human"),
+        (
+            Assessed("r", "c", "m", "Human-Human", "Chatbot-Chatbot"),
+            "Human-Human (Chatbot-Chatbot)",
+        ),
     ],
 )
 def test_format_cell(cell, text):
@@ -45,10 +50,12 @@ def test_format_cell(cell, text):
 
 
 def test_diff():
-    assert Cell("r", "c", "m", 0.5, 0.4).diff == pytest.approx(0.1)
-    assert Cell("r", "c", "m", 3, 5).diff == -2 and isinstance(Cell("r", "c", "m", 3, 5).diff, int)
-    assert Cell("r", "c", "m", None, 0.4).diff is None
-    assert Cell("r", "c", "m", "a", "b").diff is None
+    assert Assessed("r", "c", "m", 0.5, 0.4).diff == pytest.approx(0.1)
+    assert Assessed("r", "c", "m", 3, 5).diff == -2 and isinstance(
+        Assessed("r", "c", "m", 3, 5).diff, int
+    )
+    assert Assessed("r", "c", "m", None, 0.4).diff is None
+    assert Assessed("r", "c", "m", "a", "b").diff is None
 
 
 def test_render_writes_md_tex_csv(tmp_path):
@@ -122,7 +129,7 @@ def test_render_overwrites_and_optionally_hides_n(tmp_path):
 def test_render_rejects_duplicates_and_empty(tmp_path):
     with pytest.raises(ValueError, match="two cells for row 'a', column 'b', metric 'm'"):
         render(
-            [Cell("a", "b", "m", 1, 1), Cell("a", "b", "m", 2, 2)],
+            [Assessed("a", "b", "m", 1, 1), Assessed("a", "b", "m", 2, 2)],
             paper="p",
             table=1,
             title="t",
@@ -136,10 +143,10 @@ def test_render_rejects_duplicates_and_empty(tmp_path):
 
 def test_several_metrics_per_column_split_into_display_columns(tmp_path):
     cells = [
-        Cell("Memory Retrieval", "MSC", "bleu4", 1.5, 1.92, 50),
-        Cell("Memory Retrieval", "MSC", "rouge_l", 14.0, 15.49, 50),
-        Cell("Memory Retrieval", "CC", "bleu4", None, 4.93, 0),
-        Cell("Memory Retrieval", "CC", "rouge_l", None, 20.63, 0),
+        Assessed("Memory Retrieval", "MSC", "bleu4", 1.5, 1.92, 50),
+        Assessed("Memory Retrieval", "MSC", "rouge_l", 14.0, 15.49, 50),
+        Assessed("Memory Retrieval", "CC", "bleu4", None, 4.93, 0),
+        Assessed("Memory Retrieval", "CC", "rouge_l", None, 20.63, 0),
     ]
     paths = render(cells, paper="theanine", table="table1", title="t", header={}, out_dir=tmp_path)
     assert paths["md"].name == "theanine_table1.md"  # "table1" and 1 name the same file
@@ -151,13 +158,13 @@ def test_several_metrics_per_column_split_into_display_columns(tmp_path):
         "| Memory Retrieval | 1.50 (1.92; -0.42) | 14.00 (15.49; -1.49) | n/a (4.93) | n/a (20.63) | 50 |"
         in md
     )
-    mixed = [Cell("r", "a", "m", 1.0, None, 3), Cell("r", "b", "m", 2.0, None, 4)]
+    mixed = [Assessed("r", "a", "m", 1.0, None, 3), Assessed("r", "b", "m", 2.0, None, 4)]
     md = render(mixed, paper="p", table=2, title="t", header={}, out_dir=tmp_path)["md"]
     assert "| r | 1.00 (—) | 2.00 (—) | varies (csv) |" in md.read_text(encoding="utf-8")
 
 
 def test_md_escapes_pipes(tmp_path):
-    cells = [Cell("Avg. memory |M|", "value", "m", 1.0, 2.0)]
+    cells = [Assessed("Avg. memory |M|", "value", "m", 1.0, 2.0)]
     md = render(cells, paper="p", table=1, title="t", header={}, out_dir=tmp_path)["md"]
     assert r"| Avg. memory \|M\| | 1.00 (2.00; -1.00) | n/a |" in md.read_text(encoding="utf-8")
 
@@ -188,7 +195,7 @@ def test_carecall_reference_has_table1():
 )
 def test_table_id_has_one_format(given, ident, tmp_path):
     assert table_id(given) == ident
-    cells = [Cell("r", "c", "m", 1.0, None)]
+    cells = [Assessed("r", "c", "m", 1.0, None)]
     paths = render(cells, paper="p", table=given, title="t", header={}, out_dir=tmp_path)
     assert paths["csv"].name == f"p_{ident}.csv"
     assert rf"\label{{tab:p-{ident}}}" in paths["tex"].read_text(encoding="utf-8")
@@ -205,3 +212,19 @@ def test_unknown_reference_suggests():
         load_reference("lufi")
     with pytest.raises(KeyError, match="table99"):
         reference_table("lufy", 99)
+
+
+def test_a_cell_not_assessed_or_not_comparable_prints_no_difference(tmp_path):
+    # The default is "not assessed" (comparable None): the paper's value, never a difference.
+    for cell in (Cell("r", "c", "m", 0.5, 0.4, 1, 3), Assessed("r", "c", "m", 0.5, 0.4, 1, 3)):
+        cell = (
+            cell
+            if cell.comparable is None
+            else Cell("r", "c", "m", 0.5, 0.4, 1, 3, comparable=False)
+        )
+        assert cell.diff is None and format_cell(cell) == "0.500 (0.400)"
+    cells = [Cell("r", "a", "m", 0.5, 0.4, 1), Cell("r", "b", "m", 0.5, 0.4, 1, comparable=False)]
+    path = render(cells, paper="p", table=1, title="t", header={}, out_dir=tmp_path)["csv"]
+    with path.open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [(r["diff"], r["comparable"]) for r in rows] == [("", ""), ("", "false")]

@@ -136,7 +136,8 @@ def test_reference_rows_by_mapping_test_only_the_listed_rows(tmp_path, make_run)
 def test_pooled_permutation_is_exact_with_few_episodes(tmp_path, make_run):
     # 2 datasets x 2 episodes, "Better" above "Base" in every episode: of the 2^4 swaps only
     # "none" and "all" are as extreme, so the exact two-sided p is 2 / 16 (not significant);
-    # a bootstrap p would be 2 / (B + 1).
+    # a bootstrap p would be 2 / (B + 1). With 4 episodes no test can reach 0.05: the raw p is
+    # kept, but the test stays out of the Holm family (no p_holm, no marker either way).
     for dataset in ("msc", "cc"):
         base = np.array([0.1, 0.2, 0.3, 0.2, 0.1, 0.3, 0.2, 0.2])
         for memory, scores in (("memory_retrieval", base), ("theanine", base + 0.5)):
@@ -151,7 +152,9 @@ def test_pooled_permutation_is_exact_with_few_episodes(tmp_path, make_run):
     table = spec(reference_row="Base", columns=[{"label": "Avg.", "dataset": ["msc", "cc"]}])
     built = summary_table(table, TableContext(tmp_path, runs=tuple(find_runs(tmp_path, "t"))))
     better = next(c for c in built.cells if c.row == "Better")
-    assert better.p_value == pytest.approx(2 / 16) and better.significant is False
+    assert better.p_value == pytest.approx(2 / 16)
+    assert better.p_holm is None and better.significant is None
+    assert any("left out of the Holm family: 1 tests on 4 shared" in n for n in built.notes)
 
 
 def test_one_shared_episode_is_no_test(tmp_path, make_run):
@@ -169,3 +172,76 @@ def test_one_shared_episode_is_no_test(tmp_path, make_run):
     assert next(c for c in built.cells if c.row == "Better").p_value is None
     assert "0 paired tests" in built.notes[0]
     assert any("no test (fewer than 2 shared episodes): Rouge-L" in n for n in built.notes)
+
+
+def tiny_and_large(tmp_path, make_run, fixture: str = ""):
+    """msc: 20 episodes; cc: 3 episodes (under ``fixture`` when given); Better = Base + 0.4."""
+    rng = np.random.default_rng(1)
+    for dataset, episodes in (("msc", 20), ("cc", 3)):
+        base = rng.uniform(0.1, 0.3, 4 * episodes)
+        data_dir = fixture if (fixture and dataset == "cc") else "/data"
+        for memory, scores in {
+            "memory_retrieval": base,
+            "theanine": base + 0.4,
+            "full_history": base.copy(),
+        }.items():
+            make_run(
+                tmp_path,
+                "t",
+                f"{dataset}-{memory}",
+                {"memory": memory, "dataset": dataset},
+                {"rouge_l": entry(scores, f"{dataset}/")},
+                config={"dataset": {"name": dataset, "data_dir": data_dir}},
+            )
+    return find_runs(tmp_path, "t")
+
+
+def test_tests_that_cannot_reach_alpha_stay_out_of_the_holm_family(tmp_path, make_run):
+    # CC has 3 episodes: the smallest attainable p is 2^(1-3) = 0.25 > 0.05. Its 2 tests keep
+    # their raw p but do not inflate the MSC tests' correction (a family of 2, not 4).
+    columns = [{"label": "MSC", "dataset": "msc"}, {"label": "CC", "dataset": "cc"}]
+    table = spec(reference_row="Base", columns=columns)
+    built = summary_table(
+        table, TableContext(tmp_path, runs=tuple(tiny_and_large(tmp_path, make_run)))
+    )
+    by = {(c.row, c.column): c for c in built.cells}
+    better, same = by["Better", "MSC"], by["Same", "MSC"]
+    assert better.p_value < 0.01 and same.p_value == pytest.approx(1.0)
+    assert better.p_holm == pytest.approx(2 * better.p_value)  # Holm over 2 tests, not 4
+    assert better.significant is True
+    tiny = by["Better", "CC"]
+    assert tiny.p_value == pytest.approx(0.25)  # exact: 2 of the 2^3 sign flips
+    assert tiny.p_holm is None and tiny.significant is None
+    notes = "\n".join(built.notes)
+    assert "Holm family (2 tests): rows Better, Same x columns MSC x metrics Rouge-L" in notes
+    assert "left out of the Holm family: 2 tests on 3 shared episode(s) (columns CC)" in notes
+
+
+def test_min_attainable_p_by_hand():
+    from recallbench.tables.family import min_attainable_p
+
+    assert min_attainable_p(3, 2000) == 0.25
+    assert min_attainable_p(5, 2000) == 0.0625  # > 0.05: out of the family at alpha 0.05
+    assert min_attainable_p(6, 2000) == 0.03125  # can reach 0.05
+    assert min_attainable_p(30, 2000) == pytest.approx(2 / 2001)  # resampling floor
+
+
+def test_fixture_cells_get_no_test_and_never_pool_with_real_data(tmp_path, make_run):
+    columns = [
+        {"label": "MSC", "dataset": "msc"},
+        {"label": "CC", "dataset": "cc"},
+        {"label": "Avg.", "dataset": ["msc", "cc"]},
+    ]
+    table = spec(reference_row="Base", columns=columns)
+    runs_ = tiny_and_large(tmp_path, make_run, fixture="data/fixtures")
+    built = summary_table(table, TableContext(tmp_path, runs=tuple(runs_)))
+    by = {(c.row, c.column): c for c in built.cells}
+    cc, avg, msc = by["Better", "CC"], by["Better", "Avg."], by["Better", "MSC"]
+    assert cc.coverage == "§" and cc.p_value is None and cc.significant is None
+    # The Avg. cell leaves the 3 fixture episodes out: it is the MSC cell, 20 real episodes
+    # (fewer than THEANINE Table 1's 50: ‡, not §).
+    assert (avg.ours, avg.episodes, avg.coverage) == (msc.ours, 20, "‡")
+    assert avg.significant is True and msc.significant is True
+    notes = "\n".join(built.notes)
+    assert "no test (fixture data): Rouge-L" in notes
+    assert "Avg.: the fixture runs of cc (3 fixture episode(s)) are left out" in notes

@@ -4,6 +4,12 @@
 additive statistics and an estimator, ``metrics.estimators``: exact, vectorized, storable in
 summary.json), :class:`Generic` (recomputed from the resampled episodes, e.g. an ICC) and
 :class:`MeanOf` (the mean over sessions of several statistics on the same episodes).
+
+Aligned on more episodes than it has (``aligned``), a statistic knows which of them are its own
+(``covers``): an episode without session 5 is absent from the session-5 statistic, not a zero
+row of it. :class:`MeanOf` averages, in every resample, only the sessions that some resampled
+episode has, so a resample drawing only episodes without session 5 averages sessions 3 and 4
+(as the point value averages the sessions the data has) instead of counting session 5 as 0.
 """
 
 from __future__ import annotations
@@ -35,6 +41,11 @@ class ClusterStatistic(ABC):
 
     vectorized: bool = False
 
+    def covers(self, idx: np.ndarray) -> np.ndarray:
+        """Whether each resample ``idx`` (``(..., m)`` positions) holds an episode of this
+        statistic (one it has data for, not one it was only aligned on). Default: always."""
+        return np.ones(np.asarray(idx).shape[:-1], dtype=bool)
+
     def value(self) -> float:
         """Return the value on all clusters (the point estimate)."""
         return float(self.values(np.arange(len(self.ids))))
@@ -49,6 +60,7 @@ class Additive(ClusterStatistic):
     spec: Spec
     note: str = ""
     resamples: int | None = None
+    present: np.ndarray | None = field(default=None, repr=False)  # own episodes (None: all)
     vectorized = True
 
     @classmethod
@@ -72,13 +84,22 @@ class Additive(ClusterStatistic):
     def values(self, idx: np.ndarray) -> np.ndarray:
         return estimate(self.spec, self.matrix[np.asarray(idx)].sum(axis=-2))
 
+    def covers(self, idx: np.ndarray) -> np.ndarray:
+        idx = np.asarray(idx)
+        if self.present is None:
+            return np.ones(idx.shape[:-1], dtype=bool)
+        return self.present[idx].any(axis=-1)
+
     def aligned(self, ids: Sequence[str]) -> Additive:
         where = {c: i for i, c in enumerate(self.ids)}
+        own = np.ones(len(self.ids), dtype=bool) if self.present is None else self.present
         matrix = np.zeros((len(ids), self.matrix.shape[1]))
+        present = np.zeros(len(ids), dtype=bool)
         for j, c in enumerate(ids):
             if c in where:
                 matrix[j] = self.matrix[where[c]]
-        return replace(self, ids=tuple(ids), matrix=matrix)
+                present[j] = own[where[c]]
+        return replace(self, ids=tuple(ids), matrix=matrix, present=present)
 
     def to_dict(self) -> dict[str, Any]:
         """Return ``{"estimator": spec, "clusters": {id: [sums]}}`` (JSON-ready)."""
@@ -113,6 +134,12 @@ class Generic(ClusterStatistic):
         out = [self.fn(own[row][own[row] >= 0]) for row in flat]
         return np.asarray(out, dtype=float).reshape(idx.shape[:-1])
 
+    def covers(self, idx: np.ndarray) -> np.ndarray:
+        idx = np.asarray(idx)
+        if self.own is None:
+            return np.ones(idx.shape[:-1], dtype=bool)
+        return (self.own[idx] >= 0).any(axis=-1)
+
     def aligned(self, ids: Sequence[str]) -> Generic:
         base = np.arange(len(self.ids)) if self.own is None else self.own
         where = {c: int(base[i]) for i, c in enumerate(self.ids)}
@@ -142,7 +169,15 @@ class MeanOf(ClusterStatistic):
         return all(p.vectorized for p in self.parts)
 
     def values(self, idx: np.ndarray) -> np.ndarray:
-        return np.mean([p.values(idx) for p in self.parts], axis=0)
+        """The mean over the parts (sessions) that some resampled episode has."""
+        values = np.array([p.values(idx) for p in self.parts], dtype=float)
+        covered = np.array([p.covers(idx) for p in self.parts], dtype=bool)
+        count = covered.sum(axis=0)
+        total = np.where(covered, values, 0.0).sum(axis=0)
+        return np.divide(total, count, out=np.zeros_like(total), where=count > 0)
+
+    def covers(self, idx: np.ndarray) -> np.ndarray:
+        return np.any([p.covers(idx) for p in self.parts], axis=0)
 
     def aligned(self, ids: Sequence[str]) -> MeanOf:
         return MeanOf(tuple(p.aligned(ids) for p in self.parts), tuple(ids), self.note)
@@ -165,7 +200,9 @@ def pooled(a: ClusterStatistic, b: ClusterStatistic) -> ClusterStatistic | None:
     over sessions): then an episode's statistics can stand in either run. None otherwise.
     """
     if isinstance(a, Additive) and isinstance(b, Additive) and dict(a.spec) == dict(b.spec):
-        return Additive(a.ids + b.ids, np.vstack([a.matrix, b.matrix]), a.spec)
+        own = [np.ones(len(s.ids), bool) if s.present is None else s.present for s in (a, b)]
+        matrix = np.vstack([a.matrix, b.matrix])
+        return Additive(a.ids + b.ids, matrix, a.spec, present=np.concatenate(own))
     if isinstance(a, MeanOf) and isinstance(b, MeanOf) and len(a.parts) == len(b.parts):
         parts = [pooled(pa, pb) for pa, pb in zip(a.parts, b.parts, strict=True)]
         if all(p is not None for p in parts):

@@ -119,6 +119,7 @@ class LaMP1Protocol(EvalProtocol):
         method.reset(episode)
         for session in episode.sessions:
             method.observe(session)
+            result.snapshots.append((session.index, list(method.snapshot())))
         for qa in episode.qa:
             options = qa.meta.get("options") or {}
             title = str(qa.meta.get("title") or "")

@@ -13,10 +13,12 @@ md/tex text of a cell: ``ours[†] [ci_low, ci_high] [§k|‡k] (paper; ours - p
 - ``§k``: computed on k episodes of the project's fixtures, ``‡k``: on k episodes, fewer than
   the paper's;
 - ``(paper)`` without a difference: our setting is not comparable with the paper's (the header
-  says why), so no difference is printed.
+  says why), or was not assessed, so no difference is printed. A difference is printed only
+  for a cell assessed as comparable (``comparable is True``).
 
 The csv is tidy, one line per cell (:data:`CSV_COLUMNS`); an empty field is "not applicable"
-(no interval, no test, no comparable difference), ``n/a`` a value we could not compute.
+(no interval, no test, no comparable difference; ``comparable`` empty = not assessed), ``n/a`` a
+value we could not compute.
 """
 
 from __future__ import annotations
@@ -77,8 +79,9 @@ class Cell:
     ``n`` is the number of items our value was computed on (responses, questions, users);
     ``digits`` the number of decimals shown for non-integer values. The rest is optional (a
     builder that computes no interval leaves it empty): ``episodes`` (clusters), the 95%
-    interval, the test against the reference row, ``comparable`` (False: the paper's value is
-    shown without a difference) and ``coverage`` (:data:`FIXTURE`, :data:`FEWER` or "").
+    interval, the test against the reference row, ``comparable`` (True: the difference is
+    shown; False: not comparable, None: not assessed, both without a difference) and
+    ``coverage`` (:data:`FIXTURE`, :data:`FEWER` or "").
     """
 
     row: str
@@ -94,13 +97,13 @@ class Cell:
     p_value: float | None = None
     p_holm: float | None = None
     significant: bool | None = None
-    comparable: bool = True
+    comparable: bool | None = None
     coverage: str = ""
 
     @property
     def diff(self) -> float | int | None:
-        """Return ours - paper when both are numbers and comparable (an int for two ints)."""
-        if not self.comparable:
+        """Return ours - paper when both are numbers and assessed comparable (int for two ints)."""
+        if self.comparable is not True:
             return None
         if _is_int(self.ours) and _is_int(self.paper):
             return self.ours - self.paper
@@ -159,8 +162,10 @@ def legend(cells: Sequence[Cell]) -> str:
     parts = [LEGEND]
     if any(c.ci_low is not None for c in cells):
         parts.append("[a, b] = 95% episode-clustered bootstrap interval of ours.")
-    if any(not c.comparable and c.paper is not None for c in cells):
-        parts.append("(paper) without a difference = not comparable (see 'comparability').")
+    if any(c.comparable is not True and c.paper is not None for c in cells):
+        parts.append(
+            "(paper) without a difference = not comparable or not assessed (see 'comparability')."
+        )
     if any(c.coverage == FIXTURE for c in cells):
         parts.append(f"{FIXTURE}k = computed on k episodes of the project's fixtures.")
     if any(c.coverage == FEWER for c in cells):
@@ -184,7 +189,7 @@ def cells_csv(cells: Sequence[Cell]) -> str:
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for c in cells:
-        diff = _csv_value(c.diff) if c.comparable else ""
+        diff = _csv_value(c.diff) if c.comparable is True else ""
         head = [c.row, c.column, c.metric, _csv_value(c.ours), _csv_value(c.paper), diff]
         tail = (c.episodes, c.ci_low, c.ci_high, c.p_value, c.p_holm, c.significant)
         writer.writerow(
@@ -192,7 +197,7 @@ def cells_csv(cells: Sequence[Cell]) -> str:
                 *head,
                 _csv_value(c.n),
                 *(_csv_value(v, "") for v in tail),
-                _csv_value(c.comparable),
+                _csv_value(c.comparable, ""),
                 c.coverage,
             ]
         )

@@ -53,12 +53,14 @@ from typing import Any
 
 from recallbench.analysis import RunInfo, run_value, select
 from recallbench.tables.cell import Cell
+from recallbench.tables.comparability import Setting, is_fixture
 from recallbench.tables.engine import BuiltTable, TableContext, paper_setting, reference_values
+from recallbench.tables.family import mark_significance
 from recallbench.tables.intervals import Found, entry_found, pooled_interval
-from recallbench.tables.significance import mark_significance, settings_of
+from recallbench.tables.significance import settings_of
 from recallbench.tables.spec import TableSpec, selector
 
-__all__ = ["pool", "rows_by", "summary_cells", "summary_table"]
+__all__ = ["left_out_notes", "pool", "rows_by", "summary_cells", "summary_table"]
 
 Number = tuple[float, int]  # (value, n)
 
@@ -99,30 +101,47 @@ Key = tuple[str, str, str]  # (row, column, metric) labels of a cell
 
 @dataclass
 class _Built:
-    """Cells, the runs used, each cell's per-run numbers (paired tests), non-comparability."""
+    """Cells, the runs used (per row), each cell's per-run numbers, why cells are not comparable."""
 
     cells: list[Cell] = field(default_factory=list)
     used: dict[Any, RunInfo] = field(default_factory=dict)
+    row_runs: dict[str, dict[Any, RunInfo]] = field(default_factory=dict)
     behind: dict[Key, list[Found]] = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
+    left_out: dict[tuple[str, str], int] = field(default_factory=dict)  # (column, dataset)
     assessed: bool = False  # some cell has a value from runs
+    setting: Setting = field(default_factory=lambda: Setting(False))  # the paper's setting
+    reference: Mapping[str, Any] = field(default_factory=dict)  # the paper's values
 
 
-def _read(runs, metric, column, field_name, summaries) -> tuple[list[Found], list[RunInfo], str]:
-    """The numbers of ``metric`` the runs give for ``column``, the runs giving one, a detail."""
-    found, sources, details = [], [], []
+def _read(runs, metric, column, field_name, summaries) -> list[tuple[RunInfo, Found]]:
+    """The (run, number) pairs of ``metric`` the runs give for ``column``."""
+    out = []
     for run in runs:
         summary = summaries.get(str(run.path)) or _summary(run)
         summaries[str(run.path)] = summary
         entry = summary.get("metrics", {}).get(metric)
         stratum = str(run.config.get("dataset", {}).get("name", ""))
         if entry is not None and (got := entry_found(entry, column, field_name, stratum)):
-            found.append(got)
-            if got.n > 0:
-                sources.append(run)
-                meta = entry.get("meta") or {}
-                details.append(str(meta.get("featurizer") or meta.get("model") or ""))
-    return found, sources, ", ".join(sorted({d for d in details if d}))
+            out.append((run, got))
+    return out
+
+
+def _detail(run: RunInfo, metric: str, summaries) -> str:
+    meta = summaries[str(run.path)].get("metrics", {}).get(metric, {}).get("meta") or {}
+    return str(meta.get("featurizer") or meta.get("model") or "")
+
+
+def _real_only(pairs, column: str, out: _Built) -> list[tuple[RunInfo, Found]]:
+    """Leave fixture runs out of a cell that also pools real data (noted per column/dataset)."""
+    real = [(r, f) for r, f in pairs if not is_fixture(r) and f.n > 0]
+    if not real or len(real) == len([p for p in pairs if p[1].n > 0]):
+        return pairs
+    for run, found in pairs:
+        if is_fixture(run) and found.n > 0:
+            key = (column, found.stratum or "?")
+            out.left_out[key] = max(out.left_out.get(key, 0), found.episodes or 0)
+    return [(r, f) for r, f in pairs if not is_fixture(r)]
 
 
 def _cells(spec: TableSpec, runs: Sequence[RunInfo]) -> _Built:
@@ -132,42 +151,64 @@ def _cells(spec: TableSpec, runs: Sequence[RunInfo]) -> _Built:
     columns, metrics = spec.need("columns"), spec.need("metrics")
     field_name = str(spec.option("value", "value"))
     style = str(spec.option("column_label", "{column}"))
-    reference = reference_values(spec)
-    setting = paper_setting(spec)
     summaries: dict[str, dict] = {}
-    out = _Built()
+    out = _Built(setting=paper_setting(spec), reference=reference_values(spec))
     for row, column, metric in _layout(rows, columns, metrics, "{metric}" in style):
         matched = select(select(runs, selector(row)), selector(column))
         out.used.update({r.path: r for r in matched})
+        out.row_runs.setdefault(str(row["label"]), {}).update({r.path: r for r in matched})
         at = str(row.get("value", field_name))  # a row may read another summary field
-        found, sources, detail = _read(matched, metric, column, at, summaries)
-        ours, n = pool([(f.value, f.n) for f in found])
-        ci, _ = pooled_interval(found) if ours is not None else (None, "")
-        mspec = metrics[metric]
-        label, scale = mspec.get("label", metric), mspec.get("scale", 1)
-        weighted = [f for f in found if f.n > 0]
-        episodes = [f.episodes for f in weighted]
-        clusters = sum(episodes) if episodes and None not in episodes else None
-        reasons = setting.reasons(sources, metric, detail)
-        out.reasons += reasons
-        out.assessed = out.assessed or bool(sources)
-        cell = Cell(
-            str(row["label"]),
-            style.format(metric=label, column=column["label"]),
-            label,
-            None if ours is None else ours * scale,
-            reference.get(row["label"], {}).get(column["label"], {}).get(metric),
-            n,
-            int(mspec.get("digits", 2)),
-            episodes=clusters,
-            ci_low=None if ci is None else ci[0] * scale,
-            ci_high=None if ci is None else ci[1] * scale,
-            comparable=not reasons,
-            coverage=setting.coverage(sources, str(column["label"]), clusters) if sources else "",
-        )
+        pairs = _read(matched, metric, column, at, summaries)
+        pairs = _real_only(pairs, str(column["label"]), out)
+        cell = _cell(spec, row, column, metric, style, pairs, summaries, out)
         out.cells.append(cell)
-        out.behind[cell.row, cell.column, cell.metric] = weighted
+        out.behind[cell.row, cell.column, cell.metric] = [f for _, f in pairs if f.n > 0]
     return out
+
+
+def _cell(spec, row, column, metric, style, pairs, summaries, out: _Built) -> Cell:
+    """One cell from the (run, number) pairs behind it; its reasons go to ``out``."""
+    setting = out.setting
+    found = [f for _, f in pairs]
+    ours, n = pool([(f.value, f.n) for f in found])
+    ci, _ = pooled_interval(found) if ours is not None else (None, "")
+    mspec = spec.need("metrics")[metric]
+    label, scale = mspec.get("label", metric), mspec.get("scale", 1)
+    sources = [r for r, f in pairs if f.n > 0]
+    episodes = [f.episodes for f in found if f.n > 0]
+    clusters = sum(episodes) if episodes and None not in episodes else None
+    detail = ", ".join(sorted({d for r in sources if (d := _detail(r, metric, summaries))}))
+    reasons = setting.reasons(sources, metric, detail, label)
+    out.reasons += reasons
+    out.assessed = out.assessed or bool(sources)
+    where = (str(column["label"]), str(row["label"]))
+    return Cell(
+        str(row["label"]),
+        style.format(metric=label, column=column["label"]),
+        label,
+        None if ours is None else ours * scale,
+        out.reference.get(row["label"], {}).get(column["label"], {}).get(metric),
+        n,
+        int(mspec.get("digits", 2)),
+        episodes=clusters,
+        ci_low=None if ci is None else ci[0] * scale,
+        ci_high=None if ci is None else ci[1] * scale,
+        comparable=(not reasons) if setting.declared and sources else None,
+        coverage=setting.coverage(sources, where[0], clusters, where[1]) if sources else "",
+    )
+
+
+def left_out_notes(left_out: Mapping[tuple[str, str], int]) -> list[str]:
+    """One note per column whose cells left fixture runs out of a pool with real data."""
+    by_column: dict[str, list[str]] = {}
+    for (column, dataset), k in left_out.items():
+        by_column.setdefault(column, []).append(f"{dataset} ({k} fixture episode(s))")
+    return [
+        f"{column}: the fixture runs of {', '.join(parts)} are left out of cells that pool real "
+        "data (a fixture never enters an average with real data); these cells rest on the "
+        "real-data runs only"
+        for column, parts in by_column.items()
+    ]
 
 
 def _summary(run: RunInfo) -> dict[str, Any]:
@@ -181,8 +222,16 @@ def summary_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     (``tables.significance``).
     """
     built = _cells(spec, ctx.runs)
-    notes = []
+    notes = left_out_notes(built.left_out)
     if (settings := settings_of(spec)) is not None:
-        notes = mark_significance(built.cells, built.behind, settings)
-    header = paper_setting(spec).header(built.reasons, spec.paper) if built.assessed else {}
-    return BuiltTable(built.cells, runs=list(built.used.values()), header=header, notes=notes)
+        notes += mark_significance(built.cells, built.behind, settings)
+    header = built.setting.header(built.reasons) if built.assessed else {}
+    row_runs = {row: list(runs.values()) for row, runs in built.row_runs.items()}
+    return BuiltTable(
+        built.cells,
+        runs=list(built.used.values()),
+        header=header,
+        notes=notes,
+        reasons=built.reasons,
+        row_runs=row_runs,
+    )

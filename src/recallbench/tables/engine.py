@@ -28,15 +28,18 @@ from recallbench.analysis import RunInfo, find_runs, latest_per_job
 from recallbench.errors import ConfigError, DataNotFoundError, did_you_mean
 from recallbench.provenance import describe_code
 from recallbench.run_record import describe_problems
-from recallbench.tables.comparability import Setting
+from recallbench.tables.cell import FEWER, FIXTURE
+from recallbench.tables.comparability import FIXTURE_REASON, Setting, is_fixture
 from recallbench.tables.figure import parse_figure, render_figure
 from recallbench.tables.render import Cell, load_reference, render
+from recallbench.tables.sameness import sameness_notes
 from recallbench.tables.sources import source_runs
 from recallbench.tables.spec import TableSpec
 
 __all__ = [
     "BuiltTable",
     "TableContext",
+    "assess",
     "header_for",
     "paper_setting",
     "reference_values",
@@ -97,6 +100,8 @@ class BuiltTable:
     corner: str = ""
     show_n: bool = True
     files: dict[str, Path] = field(default_factory=dict)  # other files written (png, json)
+    reasons: list[str] = field(default_factory=list)  # why cells are not comparable (header)
+    row_runs: dict[str, list[RunInfo]] = field(default_factory=dict)  # row -> its runs
 
 
 def resolve_builder(spec: TableSpec) -> Callable[[TableSpec, TableContext], BuiltTable]:
@@ -147,6 +152,40 @@ def paper_setting(spec: TableSpec) -> Setting:
         return Setting.of({}, f"{spec.path}: own table")
     entry = load_reference(spec.paper).get(spec.id, {})
     return Setting.of(entry, f"papers/{spec.paper}/reference.yaml: {spec.id}")
+
+
+def assess(
+    cells: Sequence[Cell], setting: Setting, runs: Sequence[RunInfo], fixture: bool
+) -> tuple[list[Cell], list[str]]:
+    """Decide what a builder left open: comparability (None) and coverage ("") of each cell.
+
+    Without a declared setting no cell is comparable (``None``: not assessed, no difference).
+    A builder's own decision stands otherwise, but no cell on the fixtures is comparable.
+    Coverage: ``fixture`` (the table read the project's fixtures) or fewer episodes than the
+    paper's.
+    """
+    out, reasons = [], []
+    for cell in cells:
+        comparable, coverage = cell.comparable, cell.coverage
+        if not setting.declared:
+            comparable = None
+        elif fixture and comparable:  # a builder's own "comparable" never covers fixtures
+            comparable = False
+            reasons.append(FIXTURE_REASON)
+        elif comparable is None:
+            why = setting.reasons(runs, cell.metric, label=cell.metric)
+            why += setting.data_reasons(cell.episodes, cell.column, cell.row)
+            why += [FIXTURE_REASON] if fixture and FIXTURE_REASON not in why else []
+            reasons += why
+            comparable = not why
+        if not coverage and cell.ours is not None:
+            if fixture:
+                coverage = FIXTURE
+            elif cell.episodes is not None:
+                paper = setting.paper_episodes(cell.column, cell.row)
+                coverage = FEWER if paper is not None and cell.episodes < paper else ""
+        out.append(replace(cell, comparable=comparable, coverage=coverage))
+    return out, reasons
 
 
 def reference_notes(spec: TableSpec) -> list[str]:
@@ -221,12 +260,26 @@ def degraded_notes(runs: Sequence[RunInfo]) -> list[str]:
     return notes
 
 
+def _fixture_dir(data_dir: Path | None) -> bool:
+    """Whether a table that reads no runs read the project's fixtures."""
+    return data_dir is not None and "fixtures" in Path(data_dir).parts
+
+
 def reproduce(spec: TableSpec, ctx: TableContext) -> dict[str, Path]:
     """Build and render ``spec``'s table; return {format: path} of every file written."""
     runs = table_runs(spec, ctx.results_dir)
     built = resolve_builder(spec)(spec, replace(ctx, runs=tuple(runs)))
-    header = header_for(built.runs or runs) if spec.runs is not None else {}
+    used = list(built.runs or runs)
+    setting = paper_setting(spec)
+    fixture = all(is_fixture(r) for r in used) if used else _fixture_dir(ctx.data_dir)
+    cells, reasons = assess(built.cells, setting, used, fixture)
+    header = header_for(used) if spec.runs is not None else {}
     header.update(built.header)
+    if "comparability" not in header and any(c.ours is not None for c in cells):
+        reasons = [*built.reasons, *reasons]
+        if not reasons and any(c.comparable is False and c.ours is not None for c in cells):
+            reasons = [f"the builder {spec.builder} marks cells not comparable (see notes)"]
+        header.update(setting.header(reasons))
     for key, text in (spec.notes or {}).items():  # a note never hides a provenance line
         header[f"{key} (note)" if key in header else key] = text
     if spec.paper is None:  # a user's own table has no paper to be comparable with
@@ -235,13 +288,18 @@ def reproduce(spec: TableSpec, ctx: TableContext) -> dict[str, Path]:
     if degraded:
         header["degraded runs"] = f"{len(degraded)} (see notes): their cells are not trustworthy"
     paths = render(
-        built.cells,
+        cells,
         paper=spec.paper,
         table=spec.id,
         title=spec.title,
         header=header,
         out_dir=Path(ctx.results_dir) / "tables",
-        notes=[*degraded, *built.notes, *reference_notes(spec)],
+        notes=[
+            *degraded,
+            *built.notes,
+            *sameness_notes(cells, built.row_runs),
+            *reference_notes(spec),
+        ],
         show_n=built.show_n,
         corner=built.corner,
     )

@@ -22,26 +22,23 @@ row's cell, the difference ours - reference is tested by episode:
   together), two-sided p = 2 (k + 1) / (B + 1) with k the resampled differences on the smaller
   side of 0 (anti-conservative with very few episodes: the test name is in the notes).
 
-All p-values of the table are adjusted together with Holm's step-down correction
-(``metrics.bootstrap.holm``); a cell is significant when its adjusted p <= alpha. Cells without
-per-episode statistics (MAUVE, Distinct-n, question-session cells) get no test and the notes say
-so.
+Which tests form the table's Holm family, and the notes that document it:
+``tables.family.mark_significance``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from recallbench.metrics.bootstrap import Bootstrap, holm, paired_test, rekeyed
+from recallbench.metrics.bootstrap import Bootstrap, paired_test, rekeyed
 from recallbench.metrics.clusters import ClusterStatistic, pooled
-from recallbench.tables.cell import SIGNIFICANT, Cell
 from recallbench.tables.intervals import Found, stratified_values
 
-__all__ = ["PAIR_KEYS", "Settings", "Tested", "mark_significance", "pair_test", "settings_of"]
+__all__ = ["PAIR_KEYS", "Settings", "Tested", "pair_test", "settings_of"]
 
 PAIR_KEYS: dict[str, Callable[[str], str] | None] = {
     "episode": None,
@@ -246,46 +243,3 @@ class _Pair(ClusterStatistic):
 
     def aligned(self, ids: Sequence[str]) -> _Pair:
         return _Pair(self.wa, self.a.aligned(ids), self.wb, self.b.aligned(ids))
-
-
-def mark_significance(
-    cells: list[Cell], found: Mapping[tuple[str, str, str], Sequence[Found]], settings: Settings
-) -> list[str]:
-    """Set p_value/p_holm/significant on ``cells`` in place; return the notes for the table.
-
-    ``found`` maps (row, column, metric) to the runs' numbers behind each cell.
-    """
-    results: dict[int, Tested] = {}
-    skipped: dict[str, set[str]] = {}
-    for i, cell in enumerate(cells):
-        ref = settings.reference_of(cell.row)
-        if ref is None or cell.ours is None:
-            continue
-        base = found.get((ref, cell.column, cell.metric)) or []
-        if not base:
-            skipped.setdefault("the reference row has no value", set()).add(cell.metric)
-            continue
-        got = pair_test(found.get((cell.row, cell.column, cell.metric)) or [], base, settings)
-        if isinstance(got, str):
-            skipped.setdefault(got, set()).add(cell.metric)
-        else:
-            results[i] = got
-    adjusted = holm([t.p_value for t in results.values()]) if results else []
-    for (i, t), p in zip(results.items(), adjusted, strict=True):
-        cells[i] = replace(
-            cells[i], p_value=t.p_value, p_holm=p, significant=bool(p <= settings.alpha)
-        )
-    return _notes(settings, list(results.values()), skipped)
-
-
-def _notes(settings: Settings, tested: list[Tested], skipped: dict[str, set[str]]) -> list[str]:
-    boot = settings.bootstrap
-    tests = "; ".join(sorted({t.test for t in tested})) or "none"
-    notes = [
-        f"{SIGNIFICANT} = differs from {settings.describe()} "
-        f"(p_holm <= {settings.alpha}): {len(tested)} paired tests by "
-        f"{settings.pair_by} ({tests}), {boot.n_resamples} resamples, seed {boot.seed}, "
-        "Holm-corrected across the table's comparisons (p_value, p_holm in the csv)"
-    ]
-    notes += [f"no test ({why}): {', '.join(sorted(m))}" for why, m in sorted(skipped.items())]
-    return notes

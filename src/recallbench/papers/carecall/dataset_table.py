@@ -10,6 +10,7 @@ data instead of the public sample). Loading is separate from laying out (``table
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from recallbench.datasets import load, require_folder
@@ -109,5 +110,6 @@ def dataset_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         "Episodes": f"{len(episodes):,} ({stats['all'].sessions:,} sessions)",
     }
     notes = ["Source: " + " ".join(reference["source"].split()), *NOTES]
-    cells = table1_cells(stats, reference)
+    # every cell describes all loaded episodes (the whole-dataset check of tables.comparability)
+    cells = [replace(c, episodes=len(episodes)) for c in table1_cells(stats, reference)]
     return BuiltTable(cells, header=header, notes=notes, show_n=False, corner="Statistics")

@@ -77,13 +77,16 @@ def table1_cells(
         n = stats.conversations if stats else None
         for column, metric in (("Avg. Turns", "avg_turns"), ("Avg. Words", "avg_words")):
             ours = getattr(stats, metric) if stats else None
-            cells.append(Cell(label, column, metric, ours, paper.get(metric), n, 1))
+            cells.append(Cell(label, column, metric, ours, paper.get(metric), n, 1, episodes=n))
         setting = SETTINGS.get(key) if stats else None
-        cells.append(Cell(label, "Conv. Setting", "setting", setting, paper.get("setting"), n))
+        cells.append(
+            Cell(label, "Conv. Setting", "setting", setting, paper.get("setting"), n, episodes=n)
+        )
         if alt_tok is not None:
             other = alt.get(key)
             column, metric = f"Avg. Words ({alt_tok} tokens)", f"avg_words_{alt_tok}"
-            cells.append(Cell(label, column, metric, other and other.avg_words, None, n, 1))
+            words = other and other.avg_words
+            cells.append(Cell(label, column, metric, words, None, n, 1, episodes=n))
     return cells
 
 

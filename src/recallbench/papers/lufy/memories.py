@@ -187,6 +187,8 @@ def agreement_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cell
             paper = paper_value(reference, row["label"], column["label"], "agreement")
             n = None if got is None else got[1]
             extra = interval_fields(got[2], scale) if ours is not None else {}
+            if row.get("annotators"):  # the labels' own agreement: no run setting enters it
+                extra["comparable"] = True
             cells.append(
                 Cell(row["label"], column["label"], "agreement", ours, paper, n, 1, **extra)
             )

@@ -1,0 +1,127 @@
+"""The Holm family of a table: which paired tests are corrected together, and the notes.
+
+Every other row is tested against the table's reference row (``tables.significance``). The Holm
+family is every such test that can reach alpha: a paired test by episode on n episodes cannot
+give a two-sided p below ``2^(1 - n)`` (the exact sign-flip bound; with B resamples, nor below
+``2 / (B + 1)``), so a test whose smallest attainable p exceeds alpha (n <= 5 at alpha 0.05)
+keeps its raw ``p_value`` but stays out of the family (no ``p_holm``, no marker): 24 such tests
+on 3 fixture episodes would otherwise multiply every other p by 72 / 48. The family's p-values
+are adjusted together with Holm's step-down correction (``metrics.bootstrap.holm``); a cell is
+significant when its adjusted p <= alpha. The notes name the family (its rows, columns, metrics
+and size) and what was left out and why.
+
+Cells on the project's fixtures (``§``) are never tested: a fixture is a pipeline check, not
+data a claim can rest on. Cells without per-episode statistics (MAUVE, Distinct-n,
+question-session cells) get no test either, and the notes say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from recallbench.metrics.bootstrap import holm
+from recallbench.tables.cell import FIXTURE, SIGNIFICANT, Cell
+from recallbench.tables.intervals import Found
+from recallbench.tables.significance import Settings, Tested, pair_test
+
+__all__ = ["mark_significance", "min_attainable_p"]
+
+
+def min_attainable_p(n_clusters: int, n_resamples: int) -> float:
+    """The smallest two-sided p a paired test by episode can give on ``n_clusters`` episodes.
+
+    Exact sign flips: the observed assignment and its mirror are 2 of the 2^n, so p >= 2^(1-n);
+    a resampled p (permutation or bootstrap, B resamples) is also >= 2 / (B + 1).
+    """
+    return max(2.0 ** (1 - n_clusters), 2.0 / (n_resamples + 1))
+
+
+def _untestable(cell: Cell, base_cell: Cell | None) -> str | None:
+    """Why ``cell`` is not tested against its reference cell at all (None: it is)."""
+    if cell.coverage == FIXTURE or (base_cell is not None and base_cell.coverage == FIXTURE):
+        return "fixture data"
+    return None
+
+
+def mark_significance(
+    cells: list[Cell], found: Mapping[tuple[str, str, str], Sequence[Found]], settings: Settings
+) -> list[str]:
+    """Set p_value/p_holm/significant on ``cells`` in place; return the notes for the table.
+
+    ``found`` maps (row, column, metric) to the runs' numbers behind each cell.
+    """
+    by_key = {(c.row, c.column, c.metric): c for c in cells}
+    results: dict[int, Tested] = {}
+    skipped: dict[str, set[str]] = {}
+    for i, cell in enumerate(cells):
+        ref = settings.reference_of(cell.row)
+        if ref is None or cell.ours is None:
+            continue
+        base = found.get((ref, cell.column, cell.metric)) or []
+        why = _untestable(cell, by_key.get((ref, cell.column, cell.metric)))
+        if why is None and not base:
+            why = "the reference row has no value"
+        if why is None:
+            got = pair_test(found.get((cell.row, cell.column, cell.metric)) or [], base, settings)
+            why = got if isinstance(got, str) else None
+            if why is None:
+                results[i] = got  # type: ignore[assignment]
+        if why is not None:
+            skipped.setdefault(why, set()).add(cell.metric)
+    floor = settings.bootstrap.n_resamples
+    family = {
+        i: t for i, t in results.items() if min_attainable_p(t.n_clusters, floor) <= settings.alpha
+    }
+    adjusted = holm([t.p_value for t in family.values()]) if family else []
+    for (i, t), p in zip(family.items(), adjusted, strict=True):
+        cells[i] = replace(
+            cells[i], p_value=t.p_value, p_holm=p, significant=bool(p <= settings.alpha)
+        )
+    for i, t in results.items():
+        if i not in family:
+            cells[i] = replace(cells[i], p_value=t.p_value)
+    out = [cells[i] for i in family]
+    left = [(cells[i], results[i]) for i in results if i not in family]
+    return _notes(settings, list(family.values()), out, left, skipped)
+
+
+def _names(values: Sequence[str]) -> str:
+    return ", ".join(dict.fromkeys(values))
+
+
+def _notes(
+    settings: Settings,
+    tested: list[Tested],
+    family: list[Cell],
+    left: list[tuple[Cell, Tested]],
+    skipped: dict[str, set[str]],
+) -> list[str]:
+    boot = settings.bootstrap
+    tests = "; ".join(sorted({t.test for t in tested}))
+    if not family:
+        notes = [
+            f"no {SIGNIFICANT} marker: no test against {settings.describe()} entered the Holm "
+            "family (0 paired tests; why below)"
+        ]
+    else:
+        notes = [
+            f"{SIGNIFICANT} = differs from {settings.describe()} "
+            f"(p_holm <= {settings.alpha}): {len(tested)} paired tests by "
+            f"{settings.pair_by} ({tests}), {boot.n_resamples} resamples, seed {boot.seed}, "
+            "Holm-corrected across the table's family (p_value, p_holm in the csv)",
+            f"Holm family ({len(family)} tests): rows {_names([c.row for c in family])} x "
+            f"columns {_names([c.column for c in family])} x metrics "
+            f"{_names([c.metric for c in family])}, each against its reference row",
+        ]
+    if left:
+        ns = sorted({t.n_clusters for _, t in left})
+        floor = min_attainable_p(max(ns), boot.n_resamples)
+        notes.append(
+            f"left out of the Holm family: {len(left)} tests on {', '.join(map(str, ns))} shared "
+            f"episode(s) (columns {_names([c.column for c, _ in left])}): their smallest "
+            f"attainable p (2^(1-n), here >= {floor:.3g}) exceeds alpha = {settings.alpha}, so "
+            "they could never be significant; their raw p_value is in the csv, no p_holm"
+        )
+    notes += [f"no test ({why}): {', '.join(sorted(m))}" for why, m in sorted(skipped.items())]
+    return notes
