@@ -100,11 +100,11 @@ def run(
     sweep's folder and the job resumes (or starts) in ``<resume_dir>/<job>``. A run folder that
     already finished (same config and data) is not run again: a line says so.
     """
-    from recallbench.provenance import describe_code
-    from recallbench.report import print_end_of_run
-    from recallbench.run_record import HealthPolicy, RunInterrupted, describe_problems
-    from recallbench.runner import Runner, default_stamp
-    from recallbench.tracking import WandbLogger
+    from recallbench.run.provenance import describe_code
+    from recallbench.run.record import HealthPolicy, RunInterrupted, describe_problems
+    from recallbench.run.report import print_end_of_run
+    from recallbench.run.runner import Runner, default_stamp
+    from recallbench.run.tracking import WandbLogger
 
     check_run_keys(cfg)
     check_resume_dir(cfg.resume_dir, sweep)
