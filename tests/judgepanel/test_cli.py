@@ -22,7 +22,7 @@ def test_default_panel_offline_says_what_is_unavailable(tiny_run, monkeypatch, c
         "lexical": "rule",
         "extractive:extractive/lufy_c1": "offline twin",
         "extractive:extractive/caim_correctness": "offline twin",
-        "extractive:extractive/teafarm_fig29": "offline twin",
+        "extractive:extractive/teafarm_fig29": "unavailable",  # its twin fits TeaFarm only
         "extractive:extractive/lenient": "unavailable",
         "extractive:extractive/strict": "unavailable",
     }
@@ -31,7 +31,11 @@ def test_default_panel_offline_says_what_is_unavailable(tiny_run, monkeypatch, c
     assert acc["lexical"] == acc["extractive:extractive/lufy_c1"]
     assert acc["extractive:extractive/strict"]["vague"]["value"] is None
     md = (out / "judge_panel.md").read_text()
-    assert "**unavailable**: extractive:extractive/lenient, extractive:extractive/strict" in md
+    assert (
+        "**unavailable**: extractive:extractive/teafarm_fig29, extractive:extractive/lenient" in md
+    )
+    fig29 = next(j for j in panel["judges"] if j["label"].endswith("teafarm_fig29"))
+    assert "for qa runs (its twin fits teafarm)" in fig29["note"]
     assert "n/a" in md.split("extractive:extractive/strict |")[1].splitlines()[0]
     assert str(out) in capsys.readouterr().out
 
@@ -66,3 +70,16 @@ def test_a_folder_without_qa_runs_is_one_line(tmp_path, make_run, capsys):
     with pytest.raises(SystemExit):
         judge_panel_main([str(tmp_path)])
     assert "no finished run of a QA-style protocol" in capsys.readouterr().err
+
+
+def test_an_offline_twin_serves_only_the_protocol_it_was_built_for():
+    from recallbench.judgepanel import VARIANTS, PromptJudge
+    from recallbench.llm import build_llm
+
+    llm = build_llm({"backend": "extractive"}, cache_path=None)
+    fig29, c1 = VARIANTS["teafarm_fig29"], VARIANTS["lufy_c1"]
+    assert PromptJudge(llm, fig29, protocol="teafarm").available
+    assert not PromptJudge(llm, fig29, protocol="qa").available
+    assert not PromptJudge(llm, fig29).available  # protocol unknown: no fit claimed
+    assert PromptJudge(llm, c1, protocol="qa_gvd").available  # C.1's twin: any QA run
+    assert not PromptJudge(llm, VARIANTS["strict"], protocol="qa").available  # no twin at all

@@ -99,7 +99,8 @@ def build_panel_judges(
             llm = build_generator(_llm_node(spec, run_config, cache_dir), cache, "judge.generator")
             llms.append(llm)
             picked = pick_variants(spec.get("variants") or variants)
-            judges += prompt_judges(llm, picked, label)
+            protocol = (run_config.get("protocol") or {}).get("name")
+            judges += prompt_judges(llm, picked, label, protocol)
         else:
             spec.pop("variants", None)
             judges.append(AnswerJudge(build_judge(spec), label))

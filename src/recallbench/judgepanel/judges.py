@@ -5,8 +5,8 @@ the judge is unavailable), whether it called the answer a don't-know, the raw te
 failure. ``AnswerJudge`` wraps a ``judges.Judge`` (lexical, or the LUFY C.1 ``LLMJudge``) with
 its 1 / 0 / 2 labels; ``PromptJudge`` runs a prompt variant (``judgepanel.variants``) on an LLM
 through the normal LLM layer (cached, usage recorded under the variant's task name). On an
-offline backend a variant without an offline twin is unavailable: every verdict is None and
-``describe()`` says why; no rule stands in for an LLM.
+offline backend a variant without an offline twin for the run's protocol is unavailable: every
+verdict is None and ``describe()`` says why; no rule stands in for an LLM.
 
 Judges are built by the cli (``cli/judge_panel.py``) from judge and generator configs and
 handed over as objects.
@@ -72,15 +72,23 @@ class AnswerJudge:
 class PromptJudge:
     """An LLM judging with one prompt variant (``judgepanel.variants``)."""
 
-    def __init__(self, llm: LLMClient, variant: Variant, label: str | None = None) -> None:
+    def __init__(
+        self,
+        llm: LLMClient,
+        variant: Variant,
+        label: str | None = None,
+        protocol: str | None = None,
+    ) -> None:
         self.llm = llm
         self.variant = variant
         self.label = label or f"{llm.backend.name}:{llm.model}/{variant.name}"
+        self.protocol = protocol  # the run's protocol (whether an offline twin fits its items)
 
     @property
     def available(self) -> bool:
-        """False on an offline backend when the variant has no offline twin."""
-        return not (self.llm.backend.offline and self.variant.task.offline is None)
+        """False on an offline backend when the variant has no offline twin for the run's
+        protocol (``Variant.twin_fits``)."""
+        return not self.llm.backend.offline or self.variant.twin_fits(self.protocol)
 
     @property
     def status(self) -> str:
@@ -119,9 +127,12 @@ class PromptJudge:
             out["usage"] = bucket.to_dict()
         out["status"] = self.status
         if not self.available:
+            scope = self.variant.twin_for if self.variant.task.offline is not None else None
             out["note"] = (
                 f"unavailable: the {self.llm.backend.name} backend has no offline twin of "
-                f"prompt {self.variant.name} (an LLM is needed)"
+                f"prompt {self.variant.name}"
+                + (f" for {self.protocol} runs (its twin fits {', '.join(scope)})" if scope else "")
+                + " (an LLM is needed)"
             )
         elif self.llm.backend.offline:
             out["note"] = (
@@ -132,8 +143,12 @@ class PromptJudge:
 
 
 def prompt_judges(
-    llm: LLMClient, variants: Sequence[Variant], label: str | None = None
+    llm: LLMClient,
+    variants: Sequence[Variant],
+    label: str | None = None,
+    protocol: str | None = None,
 ) -> list[PromptJudge]:
-    """One ``PromptJudge`` per variant on ``llm``; labels ``<label>/<variant>``."""
+    """One ``PromptJudge`` per variant on ``llm`` for a run of ``protocol``; labels
+    ``<label>/<variant>``."""
     base = label or f"{llm.backend.name}:{llm.model}"
-    return [PromptJudge(llm, v, f"{base}/{v.name}") for v in variants]
+    return [PromptJudge(llm, v, f"{base}/{v.name}", protocol) for v in variants]

@@ -9,7 +9,11 @@ panel's acceptance rates average) and whether it says "don't know":
   ours from CAIM sec. 4.1.3; 0 / 0.5 / 1 -> that credit). Offline twin: the CAIM lexical
   judge's correctness (coverage of the answer's key tokens, no answer-key keywords here).
 - ``teafarm_fig29``: THEANINE Fig. 29, verbatim (``protocols.teafarm_tasks.JUDGE_TASK``):
-  Correct -> 1, Incorrect -> 0. Offline twin: TeaFarm's lexical verdict.
+  Correct -> 1, Incorrect -> 0. Offline twin: TeaFarm's lexical verdict, on ``teafarm`` runs
+  only (``twin_for``): it weighs the correct answer's words against the counterfactual
+  premise's (the question's words), so on a plain question it rejects every answer that
+  restates the question (measured on a LUFY run: 2% of the answers the lexical judge gives
+  32%); elsewhere it is unavailable offline, like the alternatives.
 - ``lenient`` and ``strict`` (ours, below; sources in ``LENIENT_SOURCE`` / ``STRICT_SOURCE``):
   CORRECT -> 1, WRONG -> 0. No offline twin: on the extractive backend they are unavailable
   (n/a in every table), never imitated by a lexical rule.
@@ -106,6 +110,13 @@ class Variant:
     credit: Callable[[Any], float]
     dont_know: Callable[[Any], bool] | None  # None: the prompt has no don't-know label
     paper: str | None  # whose judge it is (lufy, caim, theanine); None: ours
+    twin_for: tuple[str, ...] | None = None  # protocols its offline twin fits; None: every one
+
+    def twin_fits(self, protocol: str | None) -> bool:
+        """True when the offline twin exists and was built for ``protocol``'s items."""
+        if self.task.offline is None:
+            return False
+        return self.twin_for is None or protocol in self.twin_for
 
     @property
     def source(self) -> str:
@@ -172,7 +183,7 @@ def build_variants() -> dict[str, Variant]:
         ),
         "caim_correctness": Variant("caim_correctness", caim, _caim_fields, float, None, "caim"),
         "teafarm_fig29": Variant(
-            "teafarm_fig29", JUDGE_TASK, _fig29_fields, _binary, None, "theanine"
+            "teafarm_fig29", JUDGE_TASK, _fig29_fields, _binary, None, "theanine", ("teafarm",)
         ),
         "lenient": Variant(
             "lenient",
