@@ -30,13 +30,22 @@ a run folder recorded before ``_target_`` existed) falls back to the group's nam
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig, OmegaConf
 
 from recallbench.errors import ConfigError, DatasetFormatError, UserError, one_line
+
+if TYPE_CHECKING:
+    from recallbench.embed import TextEmbedder
+    from recallbench.judges import Judge
+    from recallbench.judges.caim import CaimJudge
+    from recallbench.llm import LLM, LLMClient
+    from recallbench.memory import MemoryMethod
+    from recallbench.protocols.base import EvalProtocol
+    from recallbench.records import Episode
 
 # Hydra's own keys in a node that ``instantiate`` reads (every other ``_`` key is private)
 HYDRA_KEYS = frozenset({"_target_", "_recursive_", "_convert_", "_partial_", "_args_"})
@@ -53,10 +62,12 @@ LABELS: dict[str, tuple[str, ...]] = {
 DEFAULT_GENERATOR = "recallbench.llm.from_config"
 
 
-def plain(node: Any) -> dict[str, Any]:
-    """A config node as a plain, resolved dict."""
+def plain(node: Any, resolve: bool = True) -> dict[str, Any]:
+    """A config node as a plain dict (its interpolations resolved unless ``resolve`` is False)."""
     if isinstance(node, DictConfig):
-        return OmegaConf.to_container(node, resolve=True)
+        data = OmegaConf.to_container(node, resolve=resolve)
+        # a DictConfig always converts to a dict; its keys are config names (strings)
+        return {str(k): v for k, v in data.items()} if isinstance(data, dict) else {}
     return dict(node or {})
 
 
@@ -115,7 +126,7 @@ def _with_target(node: Any, group: str, by_name: Mapping[str, type], key: str) -
     cfg = plain(node)
     if "_target_" not in cfg:
         name = cfg.get(key)
-        if name not in by_name:
+        if not isinstance(name, str) or name not in by_name:
             raise did_you_mean(f"{group} {key}", str(name), by_name)
         cls = by_name[name]
         cfg["_target_"] = f"{cls.__module__}.{cls.__qualname__}"
@@ -125,7 +136,7 @@ def _with_target(node: Any, group: str, by_name: Mapping[str, type], key: str) -
 # -- the groups -------------------------------------------------------------------------------
 
 
-def build_dataset(node: Any) -> list:
+def build_dataset(node: Any) -> list[Episode]:
     """Load the episodes of a ``conf/dataset`` node: ``_target_(data_dir, **options)``."""
     cfg = plain(node)
     options = dict(cfg.get("options") or {})
@@ -144,14 +155,16 @@ def build_dataset(node: Any) -> list:
     return list(episodes)
 
 
-def build_generator(node: Any, cache_path: str | Path | None, what: str = "generator"):
+def build_generator(node: Any, cache_path: str | Path | None, what: str = "generator") -> LLM:
     """An ``LLM`` from a ``conf/generator`` node (inline nodes without ``_target_`` too)."""
     cfg = plain(node)
     cfg.setdefault("_target_", DEFAULT_GENERATOR)
     return construct(cfg, "generator", what, cache_path=cache_path)
 
 
-def build_embedder(node: Any, cache_dir: str | Path | None = None, what: str = "embedder"):
+def build_embedder(
+    node: Any, cache_dir: str | Path | None = None, what: str = "embedder"
+) -> TextEmbedder:
     """An embedder from a ``conf/embedder`` node; model embedders cache in ``cache_dir``."""
     from recallbench.embed import EMBEDDERS
 
@@ -161,11 +174,12 @@ def build_embedder(node: Any, cache_dir: str | Path | None = None, what: str = "
     return construct(cfg, "embedder", what)
 
 
-def _judge(cfg: dict[str, Any], group: str, run_llm, what: str):
+def _judge(cfg: dict[str, Any], group: str, run_llm: LLMClient | None, what: str) -> Any:
     """Construct a judge node that has a ``_target_``; a class taking ``llm`` gets its own
     ``generator`` (cached at its ``cache_path``), else the run's LLM."""
     if not _wants_llm(cfg["_target_"], what):
         return construct(cfg, group, what)
+    llm: LLMClient
     if cfg.get("generator") is not None:
         llm = build_generator(cfg["generator"], cfg.get("cache_path"), f"{what}.generator")
     elif run_llm is None:
@@ -175,14 +189,16 @@ def _judge(cfg: dict[str, Any], group: str, run_llm, what: str):
     return construct(cfg, group, what, llm=llm)
 
 
-def build_judge(node: Any, llm=None, what: str = "judge"):
+def build_judge(node: Any, llm: LLMClient | None = None, what: str = "judge") -> Judge:
     """A QA judge from a ``conf/judge`` node; an LLM judge gets its LLM injected."""
     from recallbench.judges import JUDGES
 
     return _judge(_with_target(node, "judge", JUDGES, "name"), "judge", llm, what)
 
 
-def build_caim_judge(node: Any, llm=None, what: str = "caim_judge"):
+def build_caim_judge(
+    node: Any, llm: LLMClient | None = None, what: str = "caim_judge"
+) -> CaimJudge:
     """A CAIM judge (``{name: lexical|llm, ...}`` or a ``_target_``); LLM judges get an LLM."""
     from recallbench.judges.caim import CAIM_JUDGES
 
@@ -207,7 +223,13 @@ def _wants_llm(target: str, what: str) -> bool:
     return "llm" in inspect.signature(_target_class(target, what)).parameters
 
 
-def build_protocol(node: Any, seed: int, llm, embedder, cache_dir: str | Path | None = None):
+def build_protocol(
+    node: Any,
+    seed: int,
+    llm: LLMClient,
+    embedder: TextEmbedder,
+    cache_dir: str | Path | None = None,
+) -> EvalProtocol:
     """A protocol from a ``conf/protocol`` node, its model slots built and injected.
 
     ``MODELS`` on the protocol class maps a constructor argument to the group its nested config
@@ -238,7 +260,9 @@ def build_protocol(node: Any, seed: int, llm, embedder, cache_dir: str | Path | 
     return construct(cfg, "protocol", what, seed=seed, **slots)
 
 
-def build_memory_factory(node: Any, llm, embedder):
+def build_memory_factory(
+    node: Any, llm: LLMClient, embedder: TextEmbedder
+) -> Callable[[], MemoryMethod]:
     """A function returning a fresh memory method per episode (``_target_(llm=, embedder=)``)."""
     cfg = plain(node)
     what = f"memory {cfg.get('_target_', '')}".strip()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -26,6 +26,9 @@ from recallbench.cli.build import HYDRA_KEYS, LABELS, plain
 from recallbench.cli.config import check_run_keys
 from recallbench.cli.signatures import check_arguments, check_value, hint
 from recallbench.errors import ConfigError, one_line
+
+if TYPE_CHECKING:
+    from hydra.core.override_parser.types import Override
 
 # Arguments the builders inject (never keys of a config).
 INJECTED = {"memory": {"llm", "embedder"}, "protocol": {"seed"}, "judge": {"llm"}}
@@ -44,7 +47,10 @@ def expand_jobs(argv: list[str]) -> tuple[list[list[str]], bool]:
         raise ConfigError(f"cannot read the command line: {one_line(exc)}") from None
     sweeps = [o for o in parsed if o.is_sweep_override()]
     multirun = any(a in ("-m", "--multirun") for a in argv)
-    first = [_first_value(o) if o.is_sweep_override() else o.input_line for o in parsed]
+    first = [
+        _first_value(o) if o.is_sweep_override() else arg
+        for arg, o in zip(args, parsed, strict=True)
+    ]
     cfg = _compose(first, with_hydra=True)
     multirun = multirun or str(cfg.hydra.get("mode")) == "MULTIRUN"
     if sweeps and not multirun:
@@ -60,7 +66,7 @@ def expand_jobs(argv: list[str]) -> tuple[list[list[str]], bool]:
     return jobs or [first], True
 
 
-def _first_value(override) -> str:
+def _first_value(override: Override) -> str:
     return f"{override.get_key_element()}={next(iter(override.sweep_string_iterator()))}"
 
 
