@@ -19,7 +19,10 @@ CC_DATA_DIR ?= $(if $(wildcard $(DATA_DIR)/conversation_chronicles/*.jsonl),$(DA
 LAMP1_DATA_DIR ?= $(if $(wildcard $(DATA_DIR)/lamp1/user/LaMP_1/dev_outputs.json),$(DATA_DIR),data/fixtures/lamp1_topics)
 # One stamp per make invocation so the jobs of a table share a folder.
 RUN_STAMP := $(shell date +%Y%m%d-%H%M%S)
-GEN_ARGS := generator=$(GENERATOR) $(if $(BASE_URL),generator.base_url=$(BASE_URL)) $(if $(MODEL),generator.model=$(MODEL))
+# A quick look: EPISODES=n samples n episodes (seed 0) in every sweep of a target; ARGS="k=v ..."
+# passes any other Hydra overrides to the sweeps (e.g. ARGS="embedder=hashing").
+EPISODES ?=
+GEN_ARGS := generator=$(GENERATOR) $(if $(BASE_URL),generator.base_url=$(BASE_URL)) $(if $(MODEL),generator.model=$(MODEL)) $(if $(EPISODES),episodes=$(EPISODES))
 CLI := RECALLBENCH_STAMP=$(RUN_STAMP) $(RUN) -m recallbench.cli
 # The one table command, `recallbench-table <experiment>... [KEY=VALUE...]`, spelled through
 # `python -m` so a source checkout works without reinstalling its console scripts.
@@ -32,7 +35,7 @@ define needs_runs
 endef
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-browser test-server golden lint data tables bench clean
+.PHONY: help install test test-browser test-server golden lint data tables bench bench-tables clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -162,6 +165,9 @@ tables: reproduce-table-lufy-1 reproduce-table-lufy-11 reproduce-table-lufy-3 re
 bench: $(STAMP) ## Benchmarks: LLM-layer throughput vs a local stub; offline LUFY Table 11 wall time
 	$(OFFLINE) $(PY) bench/llm_throughput.py
 	$(RUN) bench/lufy_qa.py --data-dir $(DATA_DIR)
+
+bench-tables: $(STAMP) ## Every offline reproduce-* target cold and warm: wall time, shares, LM rate (BENCH_ARGS="--targets lufy-11 carecall-4")
+	$(RUN) bench/tables.py --data-dir $(DATA_DIR) --venv $(VENV) $(BENCH_ARGS)
 
 clean: ## Remove caches and run folders (keeps .venv)
 	rm -rf $(RESULTS)/runs .pytest_cache

@@ -26,6 +26,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+# Before anything imports torch: OpenMP threads that wait for work sleep instead of spinning.
+# On this 2-core machine shared with other processes, spinning threads fight for the cores:
+# SmolLM2 scored 15-17 tokens/s with 2 spinning threads at load ~12 against 38-69 with passive
+# ones (and 30 with one thread). Set OMP_WAIT_POLICY yourself to choose otherwise.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 from omegaconf import DictConfig
 
 from recallbench import CONF_DIR
@@ -108,6 +114,7 @@ def run(
     sweep's folder and the job resumes (or starts) in ``<resume_dir>/<job>``. A run folder that
     already finished (same config and data) is not run again: a line says so.
     """
+    from recallbench.llm.lm_scores import use_score_cache
     from recallbench.run.provenance import describe_code
     from recallbench.run.record import HealthPolicy, RunInterrupted, describe_problems
     from recallbench.run.report import print_end_of_run
@@ -119,6 +126,7 @@ def run(
     paths = cfg.paths
     episodes = build_dataset(cfg.dataset)
     episodes = select_episodes(episodes, cfg.episodes, int(cfg.seed))
+    use_score_cache(Path(paths.cache_dir) / "lm_scores.sqlite")  # LUFY's P, PPL metrics
     llm = build_generator(cfg.generator, Path(paths.cache_dir) / "llm.sqlite")
     embedder = build_embedder(cfg.embedder, paths.cache_dir)
     protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, paths.cache_dir)

@@ -23,14 +23,14 @@ own LLM (or embedder) when the nested config is null. Nothing below ``cli`` buil
 embedder or judge.
 
 A config without ``_target_`` (a generator given inline as ``{backend: openai, model: gpt-4o}``,
-a run folder recorded before ``_target_`` existed) falls back to the group's name-keyed map:
-``llm.from_config`` for generators, ``embed.EMBEDDERS`` by ``kind``, ``judges.JUDGES`` and
-``judges.caim.CAIM_JUDGES`` by ``name``.
+a judge chosen by ``name`` inside a protocol or a table, a run folder recorded before
+``_target_`` existed) gets one: ``llm.from_config`` for generators (which picks the backend),
+else the target its name key names in ``BY_NAME``, the one name-keyed map.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +60,38 @@ LABELS: dict[str, tuple[str, ...]] = {
     "memory": (),
 }
 DEFAULT_GENERATOR = "recallbench.llm.from_config"
+
+# The one name-keyed map: the ``_target_`` of a node that names its class by a key instead.
+# Every config file of conf/embedder and conf/judge carries its own ``_target_``; this map must
+# stay for the nodes that cannot: a CAIM judge chosen by ``name`` inside a protocol config
+# (qa_gvd's ``caim_judge: {name: lexical, ...}``: Hydra merges a command-line node into it, so a
+# ``_target_`` written there would outlive ``name=llm`` and build the wrong class) or in a
+# table's ``raters:``, a judge written inline, and run folders recorded before ``_target_``
+# (their embedder has only ``kind``; LUFY Table 15 rebuilds it). group -> (key, name -> target)
+BY_NAME: dict[str, tuple[str, dict[str, str]]] = {
+    "embedder": (
+        "kind",
+        {
+            "minilm": "recallbench.embed.minilm.MiniLMEmbedder",
+            "openai": "recallbench.embed.openai_embed.OpenAIEmbedder",
+            "hashing": "recallbench.embed.hashing.HashingEmbedder",
+        },
+    ),
+    "judge": (
+        "name",
+        {
+            "lexical": "recallbench.judges.lexical.LexicalJudge",
+            "llm": "recallbench.judges.llm.LLMJudge",
+        },
+    ),
+    "caim_judge": (
+        "name",
+        {
+            "lexical": "recallbench.judges.caim.LexicalCaimJudge",
+            "llm": "recallbench.judges.caim.LLMCaimJudge",
+        },
+    ),
+}
 
 
 def plain(node: Any, resolve: bool = True) -> dict[str, Any]:
@@ -119,17 +151,20 @@ _EXAMPLE = {
 }
 
 
-def _with_target(node: Any, group: str, by_name: Mapping[str, type], key: str) -> dict[str, Any]:
-    """``node`` as a dict that has a ``_target_``: its own, else the class its ``key`` names."""
+def with_target(node: Any, group: str) -> dict[str, Any]:
+    """``node`` as a dict that has a ``_target_``: its own, else the one ``BY_NAME`` gives."""
     from recallbench.errors import did_you_mean
 
     cfg = plain(node)
-    if "_target_" not in cfg:
-        name = cfg.get(key)
-        if not isinstance(name, str) or name not in by_name:
-            raise did_you_mean(f"{group} {key}", str(name), by_name)
-        cls = by_name[name]
-        cfg["_target_"] = f"{cls.__module__}.{cls.__qualname__}"
+    if "_target_" not in cfg and group in BY_NAME:
+        key, targets = BY_NAME[group]
+        if key not in cfg:
+            raise ConfigError(
+                f"{group} config has neither _target_ nor {key!r} (keys: {sorted(cfg)})"
+            )
+        if not isinstance(cfg[key], str) or cfg[key] not in targets:
+            raise did_you_mean(f"{group} {key}", str(cfg[key]), targets)
+        cfg["_target_"] = targets[cfg[key]]
     return cfg
 
 
@@ -166,9 +201,7 @@ def build_embedder(
     node: Any, cache_dir: str | Path | None = None, what: str = "embedder"
 ) -> TextEmbedder:
     """An embedder from a ``conf/embedder`` node; model embedders cache in ``cache_dir``."""
-    from recallbench.embed import EMBEDDERS
-
-    cfg = _with_target(node, "embedder", EMBEDDERS, "kind")
+    cfg = with_target(node, "embedder")
     if cache_dir is not None and cfg.get("kind") != "hashing" and not cfg.get("cache_path"):
         cfg["cache_path"] = str(Path(cache_dir) / "embeddings.sqlite")
     return construct(cfg, "embedder", what)
@@ -191,18 +224,14 @@ def _judge(cfg: dict[str, Any], group: str, run_llm: LLMClient | None, what: str
 
 def build_judge(node: Any, llm: LLMClient | None = None, what: str = "judge") -> Judge:
     """A QA judge from a ``conf/judge`` node; an LLM judge gets its LLM injected."""
-    from recallbench.judges import JUDGES
-
-    return _judge(_with_target(node, "judge", JUDGES, "name"), "judge", llm, what)
+    return _judge(with_target(node, "judge"), "judge", llm, what)
 
 
 def build_caim_judge(
     node: Any, llm: LLMClient | None = None, what: str = "caim_judge"
 ) -> CaimJudge:
     """A CAIM judge (``{name: lexical|llm, ...}`` or a ``_target_``); LLM judges get an LLM."""
-    from recallbench.judges.caim import CAIM_JUDGES
-
-    cfg = _with_target(node or {"name": "lexical"}, "caim_judge", CAIM_JUDGES, "name")
+    cfg = with_target(node or {"name": "lexical"}, "caim_judge")
     return _judge(cfg, "caim_judge", llm, what)
 
 
