@@ -5,6 +5,7 @@
     recallbench-table theanine_table1 [--results DIR] [KEY=VALUE ...]   # its table
     recallbench human-eval export|import carecall_table5 ...            # a human study
     recallbench view results/runs/<tag>/<stamp>[/<job>] [--compare RUN]  # an HTML report
+    recallbench judge-panel results/runs/<tag>/<stamp>/<job> [--judge SPEC ...]  # judge robustness
     recallbench reproduce reproduce-table-lufy-3 [--gen ...] [--args ...]  # make's pattern rule
 
 ``cli`` resolves the config, builds plain objects (episodes, LLM, embedder, memory factory,
@@ -58,6 +59,7 @@ from recallbench.cli.config import (
 )
 from recallbench.cli.help import register_help_resolver
 from recallbench.cli.human_eval import human_eval_main
+from recallbench.cli.judge_panel import judge_panel_main
 from recallbench.cli.reproduce import reproduce_main
 from recallbench.cli.table import render_table, table_main, table_services
 from recallbench.cli.view import view_main
@@ -76,6 +78,7 @@ __all__ = [
     "default_job",
     "main",
     "human_eval_main",
+    "judge_panel_main",
     "render_table",
     "run",
     "select_episodes",
@@ -89,6 +92,7 @@ SUBCOMMANDS = {
     "table": table_main,
     "view": view_main,
     "human-eval": human_eval_main,
+    "judge-panel": judge_panel_main,
     "reproduce": reproduce_main,
 }  # `recallbench <subcommand> ...`
 MAX_JOB = 120  # characters of a run folder name derived from a sweep job's overrides
@@ -219,7 +223,8 @@ def resume_command(run_dir: Path, sweep: bool = False) -> str:
 
 
 def main() -> None:
-    """Console entry point: the Hydra app for runs, or ``recallbench table|view|human-eval ...``."""
+    """Console entry point: the Hydra app for runs, or ``recallbench <subcommand> ...``
+    (``table``, ``view``, ``human-eval``, ``judge-panel``, ``reproduce``)."""
     if (command := SUBCOMMANDS.get(sys.argv[1] if len(sys.argv) > 1 else "")) is not None:
         command(sys.argv[2:])
         return
