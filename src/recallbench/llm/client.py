@@ -37,6 +37,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from recallbench import meter
 from recallbench.errors import ConfigError
 from recallbench.llm.cache import Cache, offline_config_key
 from recallbench.llm.calls import Call, CircuitBreaker, call_key, fields_key
@@ -226,4 +227,5 @@ class LLM:
         return call_key(call, self.backend, self.model, self.cache_scope)
 
     def _execute(self, calls: list[Call], *, progress: bool, desc: str) -> list[TaskResult]:
-        return self._flow.run(calls, progress=progress, desc=desc)
+        with meter.timed("llm_calls"):
+            return self._flow.run(calls, progress=progress, desc=desc)

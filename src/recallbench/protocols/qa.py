@@ -22,12 +22,16 @@ Settings (``conf/protocol/qa*.yaml``): ``judge`` (a ``conf/judge`` mapping), ``s
 after these 1-based sessions; null: all), ``user_index`` (index in ``Episode.speakers`` of the
 person the questions are about; LUFY: -1, the user), ``session_minutes`` (simulated length of a
 session: the probe's ``now``), ``max_tokens``, ``temperature``, ``check_unperturbed``,
-``replay_turns``.
+``replay_turns``; ``oracle_context`` (default false): answer from the question's gold evidence
+turns instead of the method's recall (``protocols.evidence.oracle_recall``, located by
+``evidence``, a ``{mode, scope, threshold}`` mapping of ``protocols.evidence.EvidenceLocator``,
+default ``auto`` in the question's session), recorded in ``meta["oracle"]``: the reader ceiling
+of failure attribution (``analysis.attribution``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
@@ -35,8 +39,9 @@ from recallbench.errors import ConfigError, did_you_mean
 from recallbench.judges import Judge, JudgeItem
 from recallbench.llm.task import PromptTask, TaskResult
 from recallbench.llm.types import LLMClient
-from recallbench.memory import HasAnswerPromptFields, HasRetention, MemoryMethod
+from recallbench.memory import HasAnswerPromptFields, HasRetention, MemoryMethod, replay_recalls
 from recallbench.protocols.base import EvalProtocol
+from recallbench.protocols.evidence import EvidenceLocator, oracle_recall
 from recallbench.protocols.qa_scores import QA_METRICS, score_qa
 from recallbench.protocols.response import EpisodeResult, prompt_hash
 from recallbench.records import (
@@ -119,6 +124,8 @@ class QAProtocol(EvalProtocol):
         check_unperturbed: bool = True,
         replay_turns: bool = True,
         seed: int | None = 0,
+        oracle_context: bool = False,
+        evidence: Mapping[str, Any] | None = None,
     ) -> None:
         if judge is None:
             raise ConfigError(
@@ -139,6 +146,8 @@ class QAProtocol(EvalProtocol):
         )
         self.check_unperturbed = check_unperturbed
         self.replay_turns = replay_turns
+        self.oracle_context = bool(oracle_context)
+        self.locator = EvidenceLocator.of(evidence)
         self._run_llm: LLMClient | None = None
 
     def run_episode(self, episode: Episode, method: MemoryMethod, llm: LLMClient) -> EpisodeResult:
@@ -173,17 +182,7 @@ class QAProtocol(EvalProtocol):
         No reply is generated (the logs hold the real ones): this only lets retrieval-driven
         state (LUFY R1/R2, MemoryBank's recall counts, live writes) evolve as in the study.
         """
-        user = episode.speakers[self.user_index]
-        for j, turn in enumerate(session.turns):
-            if j and turn.speaker != user:
-                query = Query(
-                    episode.episode_id,
-                    session.index,
-                    session.turns[:j],
-                    turn.speaker,
-                    session.start,
-                )
-                method.recall(query)
+        replay_recalls(method, episode, session, episode.speakers[self.user_index])
 
     def _memory_state(
         self, episode: Episode, index: int, method: MemoryMethod, items: list[MemoryItem]
@@ -215,9 +214,14 @@ class QAProtocol(EvalProtocol):
         others = [s for s in episode.speakers if s != user]
         bot = others[0] if others else "the assistant"
         rows, fields = [], []
-        for qa in asked:
-            query = Query(episode.episode_id, index, (), user, now, qa.question)
-            recall: Recall = method.recall(query)
+        queries = [Query(episode.episode_id, index, (), user, now, qa.question) for qa in asked]
+        if not self.oracle_context:
+            method.prefetch(queries)
+        for qa, query in zip(asked, queries, strict=True):
+            oracle = self.locator.locate(episode, qa, user) if self.oracle_context else None
+            recall: Recall = (
+                method.recall(query) if oracle is None else oracle_recall(episode, oracle, now)
+            )
             extra = (
                 method.answer_prompt_fields(query, recall)
                 if isinstance(method, HasAnswerPromptFields)
@@ -242,6 +246,7 @@ class QAProtocol(EvalProtocol):
                     "index": index,
                     "user": user,
                     "episode_id": episode.episode_id,
+                    **({} if oracle is None else {"oracle": oracle.to_dict()}),
                 }
             )
         results = llm.run_many(self.task, fields, progress=False) if fields else []
@@ -280,6 +285,7 @@ class QAProtocol(EvalProtocol):
                         "user": row["user"],
                         "n_recalled": len(recall.items),
                         "judge": verdict.to_dict(),
+                        **({"oracle": row["oracle"]} if "oracle" in row else {}),
                     },
                 )
             )

@@ -28,6 +28,10 @@ Settings (``conf/protocol/response*.yaml``):
   the public data has no such labels, so this lexical proxy stands in (0.3 on the public sample
   marks 10.4% of the bot turns of sessions 2-5; below 0.3 the matches are mostly generic words
   such as 잘 or 예정). The same turns are marked in every memory setting.
+- ``oracle_context`` (default false): replace the method's recall by the turn's gold evidence
+  (``oracle``: a protocol that knows what a reply needs, ``protocols.timerag``'s gold facts),
+  shown through the method's own prompt; the method does not recall at all. The plain response
+  protocol has no gold evidence and refuses it.
 """
 
 from __future__ import annotations
@@ -38,9 +42,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from recallbench.errors import ConfigError
 from recallbench.llm.task import TaskResult
 from recallbench.llm.types import LLMClient, Message
-from recallbench.memory import MemoryMethod
+from recallbench.memory import MemoryMethod, reply_queries
 from recallbench.parallel import ordered_map
 from recallbench.protocols.base import EpisodeResult, EvalProtocol
 from recallbench.records import Episode, MemoryItem, Prediction, Query, Recall, Session, Turn
@@ -100,6 +105,7 @@ class ResponseProtocol(EvalProtocol):
         store_context: bool = False,
         memory_turn_threshold: float | None = None,
         batch_turns: bool = True,
+        oracle_context: bool = False,
     ) -> None:
         if memory_turn_threshold is not None and not 0 < memory_turn_threshold <= 1:
             raise ValueError(
@@ -107,6 +113,7 @@ class ResponseProtocol(EvalProtocol):
             )
         self.store_context = bool(store_context)
         self.batch_turns = bool(batch_turns)
+        self.oracle_context = bool(oracle_context)
         self.memory_turn_threshold = memory_turn_threshold
         self.target_sessions = tuple(int(s) for s in target_sessions)
         self.responder = responder
@@ -127,30 +134,17 @@ class ResponseProtocol(EvalProtocol):
         method.reset(episode)
         for session in episode.sessions:
             if session.index in targets:
-                queries = [
-                    (
-                        turn,
-                        Query(
-                            episode.episode_id,
-                            session.index,
-                            session.turns[:j],
-                            turn.speaker,
-                            session.start,
-                        ),
-                    )
-                    for j, turn in enumerate(session.turns)
-                    if j > 0 and self._responds(turn.speaker)
-                ]
+                queries = reply_queries(episode, session, self._responds)
                 method.prefetch([query for _, query in queries])  # e.g. one batch of query vectors
                 workers = self._turn_workers(llm, len(queries))
                 if workers > 1:  # every recall in order first, then the calls side by side
-                    jobs = [self._recall(method, query) for _, query in queries]
+                    jobs = [self._recall(method, episode, turn, query) for turn, query in queries]
                     done = ordered_map(lambda job: self._generate(method, llm, *job), jobs, workers)
                     generated = [res for _, res in done]
                 else:  # recall and answer turn by turn (offline replies may read the state)
                     generated = [
-                        self._generate(method, llm, *self._recall(method, query))
-                        for _, query in queries
+                        self._generate(method, llm, *self._recall(method, episode, turn, query))
+                        for turn, query in queries
                     ]
                 preds = [
                     self._mark(self._record(turn, query, episode, *out), session)
@@ -188,6 +182,13 @@ class ResponseProtocol(EvalProtocol):
         """Extra records after the method observed ``session`` (default: none)."""
         return []
 
+    def oracle(self, episode: Episode, turn: Turn, query: Query) -> Recall:
+        """The gold evidence of the reply ``turn`` as a recall (``oracle_context``)."""
+        raise ConfigError(
+            f"protocol {self.name} knows no gold evidence for a reply: oracle_context=true "
+            "needs a protocol that does (timerag: the gold facts the reply uses)"
+        )
+
     def _mark(self, pred: Prediction, session: Session) -> Prediction:
         """Add the memory-turn subset (``memory_turn_threshold``) to a prediction's meta."""
         if self.memory_turn_threshold is None:
@@ -206,10 +207,11 @@ class ResponseProtocol(EvalProtocol):
             return 1
         return max(1, min(int(getattr(llm.backend, "concurrency", 1) or 1), n))
 
-    def _recall(self, method: MemoryMethod, query: Query) -> Recalled:
-        """The method's recall and prompt for ``query``, with the time recall took."""
+    def _recall(self, method: MemoryMethod, episode: Episode, turn: Turn, query: Query) -> Recalled:
+        """The method's recall (the oracle's with ``oracle_context``) and prompt for ``query``
+        (the reply ``turn``), with the time recall took."""
         started = time.perf_counter()
-        recall = method.recall(query)
+        recall = self.oracle(episode, turn, query) if self.oracle_context else method.recall(query)
         messages = method.prompt(query, recall)
         return query, recall, messages, time.perf_counter() - started
 

@@ -16,6 +16,12 @@ names its question source (``meta["question_source"]``): the table says which ge
 the questions. With the ``extractive`` backend the generators and the judge are the offline
 twins in ``protocols/_teafarm_offline.py``: a documented no-LLM stand-in, not GPT-4.
 
+Oracle context (``oracle_context: true``, not in the paper): the reply is generated from the
+question's evidence turns instead of the method's recall (the turns of sessions 1..n that carry
+the correct answer's key words, ``protocols.evidence`` with ``evidence`` settings, default
+``answer_turns`` over the history), rendered by the method's own prompt; ``meta["oracle"]``
+records them. Failure attribution reads it as the method's reader ceiling.
+
 Deviations: the paper's step-1 summarization prompt is not printed (ours, or gold summaries);
 the session-(n+1) start is the last session's start plus ``gap_days`` (the paper gives none).
 """
@@ -23,23 +29,24 @@ the session-(n+1) start is the last session's start plus ``gap_days`` (the paper
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.llm.types import LLMClient
 from recallbench.memory import MemoryMethod
 from recallbench.protocols._teafarm_questions import History, Question, QuestionSource
 from recallbench.protocols.base import EvalProtocol
+from recallbench.protocols.evidence import Evidence, EvidenceLocator, oracle_recall
 from recallbench.protocols.response import EpisodeResult, prompt_hash
 from recallbench.protocols.teafarm_tasks import (
     JUDGE_TASK,
     QUESTION_TASK,
     SESSION6_TASK,
 )
-from recallbench.records import Episode, Prediction, Query, Score, Turn
+from recallbench.records import Episode, Prediction, QAItem, Query, Score, Turn
 
 TEAFARM_METRICS = ("success_rate",)
 
@@ -66,6 +73,8 @@ class TeaFarmProtocol(EvalProtocol):
         temperature: float = 0.0,
         question_temperature: float = 0.75,
         seed: int | None = 0,
+        oracle_context: bool = False,
+        evidence: Mapping[str, Any] | None = None,
     ) -> None:
         if summaries not in ("gold", "llm"):
             raise did_you_mean("teafarm summaries", summaries, ("gold", "llm"))
@@ -73,6 +82,8 @@ class TeaFarmProtocol(EvalProtocol):
         self.gap = timedelta(days=float(gap_days))
         self.question_llm, self.judge_llm = question_generator, judge_generator
         self.max_tokens, self.temperature, self.seed = max_tokens, temperature, seed
+        self.oracle_context = bool(oracle_context)
+        self.locator = EvidenceLocator.of(evidence, mode="answer_turns", scope="history")
         t, sampled_seed = float(question_temperature), 0 if seed is None else seed
         self.question_source = QuestionSource(
             summaries,
@@ -123,7 +134,8 @@ class TeaFarmProtocol(EvalProtocol):
         now = last.start + self.gap if last.start else None
         query = Query(episode.episode_id, index, turns, q["responder"], now)
         before = list(method.snapshot())
-        recall = method.recall(query)
+        oracle = self.evidence(episode, history, q) if self.oracle_context else None
+        recall = method.recall(query) if oracle is None else oracle_recall(episode, oracle, now)
         messages = method.prompt(query, recall)
         res = llm.chat(
             messages,
@@ -160,6 +172,7 @@ class TeaFarmProtocol(EvalProtocol):
                 "recall_text": recall.text,
                 "n_recalled": len(recall.items),
                 "memory_changed_by_recall": list(method.snapshot()) != before,
+                **({} if oracle is None else {"oracle": oracle.to_dict()}),
                 "judge": {
                     "correct": bool(verdict.value),
                     "raw": verdict.raw,
@@ -172,6 +185,11 @@ class TeaFarmProtocol(EvalProtocol):
                 },
             },
         )
+
+    def evidence(self, episode: Episode, history: History, q: Question) -> Evidence:
+        """The turns of the history that carry ``q``'s correct answer (``self.locator``)."""
+        qa = QAItem(q["qid"], q["question"], (q["answer"],), history[-1].index)
+        return self.locator.locate(episode, qa, q["responder"], history)
 
     # -- scoring ---------------------------------------------------------------------------
 

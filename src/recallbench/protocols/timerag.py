@@ -27,6 +27,10 @@ Settings (``conf/protocol/response_timerag.yaml``), beyond those of ``response``
   ``gold``: the responding speaker's gold facts known before the session, the same for every
   method. ``nli_max_premises`` caps the pairs per response.
 - ``match_threshold``, ``target_threshold``, ``target_min_overlap``: the matching rules.
+- ``oracle_context`` (not in the paper): each reply is generated from its relevance targets (the
+  gold facts known before the session that the reference reply uses, ``reply_targets``) in
+  place of the method's recall, one fact per line through the method's own prompt; a turn
+  without a target gets an empty memory. Failure attribution reads it as the reader ceiling.
 
 Deviations: the paper does not define the gold facts, the matching, the retrieval target or
 PersonaConsF1 (see ``timerag_scores``), nor which sessions are answered: every session after the
@@ -44,7 +48,16 @@ from recallbench.judges.nli import NLI_TASK, UNAVAILABLE
 from recallbench.llm.types import LLMClient
 from recallbench.protocols import timerag_scores as ts
 from recallbench.protocols.response import ResponseProtocol
-from recallbench.records import Episode, MemoryItem, Prediction, Query, Recall, Score, Session
+from recallbench.records import (
+    Episode,
+    MemoryItem,
+    Prediction,
+    Query,
+    Recall,
+    Score,
+    Session,
+    Turn,
+)
 
 PREMISES = ("paper", "gold")
 
@@ -77,6 +90,22 @@ def known_before(episode: Episode, index: int) -> dict[str, list[str]]:
     if episode.dataset == "persona_chat":  # given personas: known from the start
         return gold_facts(episode, index)
     return {}
+
+
+def reply_targets(
+    episode: Episode,
+    index: int,
+    reference: str,
+    threshold: float = ts.TARGET_THRESHOLD,
+    min_overlap: int = ts.TARGET_MIN_OVERLAP,
+) -> list[tuple[str, str]]:
+    """The (speaker, fact) pairs known before session ``index`` that ``reference`` uses."""
+    known = known_before(episode, index)
+    pairs = [(speaker, fact) for speaker, fs in known.items() for fact in fs]
+    chosen = ts.relevance_targets(
+        [ts.content(f) for _, f in pairs], ts.content(reference), threshold, min_overlap
+    )
+    return [pairs[j] for j in chosen]
 
 
 def _value(item: MemoryItem) -> str:
@@ -112,6 +141,24 @@ class TimeRAGProtocol(ResponseProtocol):
 
     def view(self, episode: Episode) -> Episode:
         return split_single(episode) if self.split_single_session else episode
+
+    def oracle(self, episode: Episode, turn: Turn, query: Query) -> Recall:
+        """The reply's relevance targets as the recall (``oracle_context``)."""
+        targets = reply_targets(
+            episode,
+            query.session_index,
+            turn.text,
+            self.target_threshold,
+            self.target_min_overlap,
+        )
+        items = tuple(
+            MemoryItem(
+                f"oracle/fact{j}", fact, "fact", query.now, (), {"value": fact, "speaker": who}
+            )
+            for j, (who, fact) in enumerate(targets)
+        )
+        info = {"method": "oracle", "evidence": [fact for _, fact in targets]}
+        return Recall(items, "\n".join(i.text for i in items), info)
 
     def annotate(self, pred: Prediction, episode: Episode, query: Query, recall: Recall) -> None:
         names = episode.speakers

@@ -37,7 +37,7 @@ from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.task import PromptTask
 from recallbench.llm.types import LLMClient
-from recallbench.memory._common import query_text
+from recallbench.memory._base import query_text
 from recallbench.memory._llm_common import (
     LLMBaseline,
     ResponseStyle,

@@ -1,0 +1,109 @@
+"""Read what the panel re-scores from a run folder: the run's judged answers and memory lines.
+
+A run of protocol ``qa`` (LUFY), ``qa_gvd`` (GVD / CAIM) or ``teafarm`` (THEANINE) stores one
+prediction per judged answer (``kind`` ``answer`` or ``teafarm``) with the question
+(``meta.question``), the gold answer (``reference``) and the answer (``output``). Answers whose
+gold answer is empty (GVD's unanswerable questions, whose right answer is a refusal) are left
+out and counted: no probe can be built from a gold answer that does not exist. Memory lines
+(distractors of the verbose probes) are the texts of each episode's store after its last
+session (``memory/<episode>.jsonl``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from recallbench.errors import ConfigError, DatasetFormatError
+from recallbench.io import safe_name
+from recallbench.judgepanel.probes import Question
+from recallbench.records import Prediction, read_jsonl
+
+PROTOCOLS = ("qa", "qa_gvd", "teafarm")
+KINDS = {"qa": "answer", "qa_gvd": "answer", "teafarm": "teafarm"}
+
+
+@dataclass(frozen=True)
+class RunAnswer:
+    """One judged answer of the run and the question it answers."""
+
+    pred_id: str
+    episode_id: str
+    session_index: int
+    question: Question
+    answer: str
+
+
+@dataclass(frozen=True)
+class RunItems:
+    """The run's answers, its distinct questions (first ask of each) and what was left out."""
+
+    protocol: str
+    answers: list[RunAnswer]
+    questions: list[Question]
+    skipped_no_reference: int
+
+
+def run_protocol(config: dict, run_dir: Path) -> str:
+    """The protocol name a run was made with; an error unless the panel can re-score it."""
+    name = str((config.get("protocol") or {}).get("name"))
+    if name not in PROTOCOLS:
+        raise ConfigError(
+            f"{run_dir}/config.yaml: protocol {name!r}; judge-panel re-scores runs of a "
+            f"QA-style protocol ({', '.join(PROTOCOLS)})"
+        )
+    return name
+
+
+def _question_id(p: Prediction) -> str:
+    return str(p.meta.get("qa_id") or p.meta.get("qid") or p.pred_id)
+
+
+def read_items(run_dir: Path, protocol: str) -> RunItems:
+    """Read the run's judged answers (module docstring)."""
+    path = run_dir / "predictions.jsonl"
+    if not path.is_file():
+        raise DatasetFormatError(f"{path}: missing; is {run_dir} a finished run folder?")
+    kind = KINDS[protocol]
+    answers: list[RunAnswer] = []
+    questions: dict[str, Question] = {}
+    skipped = 0
+    for p in read_jsonl(path, Prediction):
+        if p.kind != kind:
+            continue
+        if "question" not in p.meta:
+            raise DatasetFormatError(f"{path}: prediction {p.pred_id} has no meta.question")
+        if not (p.reference or "").strip():
+            skipped += 1
+            continue
+        qid = _question_id(p)
+        key = qid if qid.startswith(p.episode_id) else f"{p.episode_id}/{qid}"
+        q = questions.setdefault(
+            key, Question(key, p.episode_id, str(p.meta["question"]), str(p.reference))
+        )
+        answers.append(RunAnswer(p.pred_id, p.episode_id, p.session_index, q, p.output))
+    if not answers:
+        raise DatasetFormatError(
+            f"{path}: no judged {kind!r} prediction with a gold answer to re-score"
+        )
+    return RunItems(protocol, answers, list(questions.values()), skipped)
+
+
+def memory_lines(run_dir: Path, episodes: Sequence[str]) -> dict[str, list[str]]:
+    """Each episode's memory texts after its last session (none when the run kept no store)."""
+    out: dict[str, list[str]] = {}
+    for episode in episodes:
+        path = run_dir / "memory" / f"{safe_name(episode)}.jsonl"
+        if not path.is_file():
+            continue
+        last: dict = {}
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            row = json.loads(line)
+            if not isinstance(row.get("items"), list) or "after_session" not in row:
+                raise DatasetFormatError(f"{path} line {n}: expected after_session and items")
+            if not last or int(row["after_session"]) >= int(last["after_session"]):
+                last = row
+        out[episode] = [str(item.get("text", "")) for item in last.get("items", [])]
+    return out
