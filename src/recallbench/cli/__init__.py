@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 # Before anything imports torch: OpenMP threads that wait for work sleep instead of spinning.
 # On this 2-core machine shared with other processes, spinning threads fight for the cores:
@@ -52,6 +52,7 @@ from recallbench.cli.config import (
     check_run_keys,
     compose_job,
     picked_choices,
+    resolve_workers,
     select_episodes,
     take_verbose_flag,
     user_errors,
@@ -65,9 +66,6 @@ from recallbench.cli.table import render_table, table_main, table_services
 from recallbench.cli.view import view_main
 from recallbench.errors import ConfigError, EndpointDown
 
-if TYPE_CHECKING:
-    from recallbench.llm import LLMClient
-
 __all__ = [
     "EXIT_USER_ERROR",
     "RunKeys",
@@ -80,6 +78,7 @@ __all__ = [
     "human_eval_main",
     "judge_panel_main",
     "render_table",
+    "resolve_workers",
     "run",
     "select_episodes",
     "table_main",
@@ -114,7 +113,7 @@ def run(
     sweep's folder and the job resumes (or starts) in ``<resume_dir>/<job>``. A run folder that
     already finished (same config and data) is not run again: a line says so.
     """
-    from recallbench.cli.plan import plan_meter, planning, report_plan
+    from recallbench.cli.plan import describe_llm, plan_meter, planning, report_plan
     from recallbench.llm.lm_scores import use_score_cache
     from recallbench.llm.meter import Budget, BudgetExceeded, Meter
     from recallbench.run.provenance import describe_code
@@ -223,25 +222,6 @@ def run(
             flush=True,
         )
     return run_dir
-
-
-def describe_llm(llm: Any) -> str:
-    """``backend:model @ endpoint`` of an LLM, for one line of a plan."""
-    endpoint = getattr(llm.backend, "endpoint", None)
-    return f"{llm.backend.name}:{llm.model}" + (f" @ {endpoint}" if endpoint else "")
-
-
-def resolve_workers(value: Any, llm: LLMClient, n_episodes: int) -> int:
-    """Episodes replayed at once: ``auto`` is the generator's concurrency for API backends (whose
-    calls wait on the network) and 1 for in-process models (which compete for the CPU)."""
-    if value in (None, "auto"):
-        concurrency = int(getattr(llm.backend, "concurrency", 1) or 1)
-        workers = concurrency if llm.backend.is_async else 1
-    elif isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-        workers = value
-    else:
-        raise ConfigError(f"workers={value!r}: expected auto or an integer >= 1 (conf/config.yaml)")
-    return max(1, min(workers, n_episodes))
 
 
 def resume_command(run_dir: Path, sweep: bool = False) -> str:

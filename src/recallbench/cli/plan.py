@@ -164,3 +164,9 @@ def print_plan_total() -> None:
     print("\n".join(lines))
     print(f"  wall time ~{_wall(sum(p['wall_s'] for p in plans))}")
     sys.stdout.flush()
+
+
+def describe_llm(llm: Any) -> str:
+    """``backend:model @ endpoint`` of an LLM, for one line of a plan."""
+    endpoint = getattr(llm.backend, "endpoint", None)
+    return f"{llm.backend.name}:{llm.model}" + (f" @ {endpoint}" if endpoint else "")
