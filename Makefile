@@ -35,7 +35,7 @@ define needs_runs
 endef
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-browser test-server golden lint data tables bench bench-tables clean attribution
+.PHONY: help install test test-browser test-server server bench-structured golden lint data tables bench bench-tables clean attribution
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -57,9 +57,19 @@ test: $(STAMP) ## Run the offline test suite (CPU only, no API calls)
 test-browser: $(STAMP) ## The HTML report (recallbench view) in a real headless chromium (apt-get install chromium)
 	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q -m browser tests/view/test_browser.py
 
-test-server: $(STAMP) ## Slow: a REAL llama-cpp-python server (SmolLM2 GGUF) runs THEANINE + LUFY QA slices
-	@$(PY) -c "import llama_cpp.server" 2>/dev/null || $(PY) -m pip install -q -e ".[server]"
-	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q -s -m slow tests/integration/test_real_server.py
+SERVER_SPEC ?= llama-cpp-python[server]>=0.3.36,<0.4
+
+server: $(STAMP) ## Build the real OpenAI-compatible server for test-server (llama.cpp from source: ~6-17 min)
+	@$(PY) -c "import llama_cpp.server" 2>/dev/null || $(PY) -m pip install -q "$(SERVER_SPEC)"
+
+test-server: server ## Slow: a REAL llama-cpp-python server (SmolLM2 GGUF): slices, structured outputs
+	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q -s -m slow tests/integration/
+
+bench-structured: server ## Parse rate free vs structured of every PromptTask family on the real server
+	$(RUN) bench/structured.py --data-dir $(DATA_DIR)
+
+estimate-table-%: $(STAMP) ## Price a table first (plan=true): calls, tokens, cache hits, USD, wall time
+	@$(MAKE) -o $(STAMP) --no-print-directory reproduce-table-$* ARGS="$(ARGS) plan=true" TABLE=true
 
 golden: $(STAMP) ## Slow: every offline reproduce target on the fixtures vs tests/golden/tables (make test runs a fast subset)
 	GOLDEN_VENV=$(abspath $(VENV)) $(PY) tests/golden/golden.py

@@ -53,3 +53,64 @@ def _one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+def _declared_tasks() -> list:
+    """Every PromptTask that declares a reply shape; builders that take a run's state (the
+    ontology's terms, the number of candidates) get what a run starts from."""
+    from recallbench.embed import HashingEmbedder
+    from recallbench.judges import entailment, geval, llm, nli
+    from recallbench.judges._caim_llm import _TEMPLATES, rubric_task
+    from recallbench.llm import LLM, ExtractiveBackend
+    from recallbench.memory import _update, tim
+    from recallbench.memory.caim import Ontology, _controller, _post, _tasks
+    from recallbench.memory.comedy import Comedy
+    from recallbench.memory.lufy._estimators import IMPORTANCE_TASK
+    from recallbench.memory.memochat import MemoChat
+    from recallbench.memory.rsum_llm import RSumLLM
+    from recallbench.memory.theanine._linking import DEFAULT_THRESHOLDS, linking_task
+    from recallbench.memory.theanine._refinement import refinement_task
+    from recallbench.memory.timerag._extractor import EXTRACT_TASK
+    from recallbench.protocols import teafarm_tasks
+
+    emb, offline = HashingEmbedder(), LLM(ExtractiveBackend())
+    known = frozenset(Ontology.load().terms())
+    comedy, memochat = Comedy(offline, emb), MemoChat(offline, emb)
+    tasks = [
+        linking_task(emb, DEFAULT_THRESHOLDS),
+        refinement_task(emb, 5),
+        IMPORTANCE_TASK,
+        llm.QA_JUDGE_TASK,
+        llm.RATING_TASK,
+        nli.NLI_TASK,
+        entailment.ENTAILMENT_TASK,
+        geval.GEVAL_TASK,
+        *(rubric_task(m) for m in _TEMPLATES),
+        _update.operation_task(emb),
+        _controller.INFORMATION_NECESSARY_TASK,
+        _tasks.ONTOLOGY_EXPANSION_TASK,
+        _tasks.select_tags_task(known),
+        _tasks.DATES_TASK,
+        _tasks.relevance_task(("a", "b")),
+        _post.KEY_EVENTS_TASK,
+        _post.thought_task(known),
+        _post.review_task(3),
+        tim.ORGANIZE_TASK,
+        memochat.write_task,
+        memochat.select_task,
+        comedy.session_task,
+        comedy.compress_task,
+        comedy.select_task,
+        RSumLLM(offline, emb).update_task,
+        EXTRACT_TASK,
+        teafarm_tasks.QUESTION_TASK,
+        teafarm_tasks.SESSION6_TASK,
+        teafarm_tasks.JUDGE_TASK,
+    ]
+    return [t for t in tasks if t.reply is not None]
+
+
+@pytest.fixture(scope="session")
+def declared_tasks() -> list:
+    """Every PromptTask with a declared reply shape (``_declared_tasks``)."""
+    return _declared_tasks()

@@ -5,30 +5,20 @@ LUFY QA slice through ``generator=openai``; a rerun of each must send zero reque
 from the LLM cache). SmolLM2-135M is far too small for THEANINE's structured tasks, so their
 replies mostly fail to parse: the run must then say ``degraded`` (never a silent ``finished``).
 
-Slow (the server extra builds llama.cpp from source, ~6 min on 2 cores): ``make test-server``,
-or ``pytest -m slow tests/integration/test_real_server.py`` once ``pip install -e '.[server]'``.
+Slow (the server builds llama.cpp from source, ~6-17 min on 2 cores): ``make test-server``,
+or ``pytest -m slow tests/integration/`` once ``make server`` installed it.
 
-The server runs with llama.cpp's extra CPU buffer types off (``use_extra_bufts=False``, which
-``llama_cpp.server`` has no flag for, hence ``_LAUNCH``). On a CPU with AMX (``-march=native``
-builds enable it), llama.cpp puts Q4_1/Q8_0 weights in its AMX buffer, and any decode of more
-than one token runs ``ggml_backend_amx_mul_mat``. Built by GCC 12 (as here), it dies on its first
-``ldtilecfg``: GCC's ``_tile_loadconfig`` declares only 8 bytes of the 64-byte tile config as
-read, so the stack config's rows/colsb stores are dropped as dead, the loaded config is invalid,
-the CPU raises #GP and the server exits with SIGSEGV (139) without answering. Every chat prompt
-is several tokens, hence "/v1/chat/completions kills the server" (upstream: llama.cpp issue
-20824, PR 26954). Without the extra buffers the weights stay in plain CPU buffers (no AMX, no
-repacking), which costs a 135M model nothing that matters.
+The server (``recallbench.testing.llama_server``) runs with llama.cpp's extra CPU buffer types
+off: see that module for the AMX crash this avoids.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -50,70 +40,16 @@ def _gguf() -> Path:
         pytest.skip(str(exc))
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-# ``python -m llama_cpp.server`` with llama.cpp's extra CPU buffer types (AMX, repacking) off:
-# see the module docstring for the crash this avoids.
-_LAUNCH = """
-import runpy
-import llama_cpp.llama_cpp as lib
-default_params = lib.llama_model_default_params
-def model_params():
-    params = default_params()
-    params.use_extra_bufts = False
-    return params
-lib.llama_model_default_params = model_params
-runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
-"""
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    pytest.importorskip("llama_cpp.server", reason="pip install -e '.[server]' (make test-server)")
-    port = _free_port()
-    # A file, not a pipe: nobody reads the server's stderr while it runs, and a full pipe
-    # would block it.
-    log_path = tmp_path_factory.mktemp("llama_server") / "stderr.log"
-    log = log_path.open("w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            _LAUNCH,
-            "--model",
-            str(_gguf()),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "8192",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-    )
-    base = f"http://127.0.0.1:{port}/v1"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(f"{base}/models", timeout=2).read()
-            break
-        except OSError:
-            assert proc.poll() is None, log_path.read_text()[-3000:]
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        pytest.fail("llama_cpp.server did not answer within 120 s")
-    yield base
-    code = proc.poll()
-    proc.terminate()
-    proc.wait(30)
-    log.close()
-    assert code is None, f"llama_cpp.server died (exit {code}): {log_path.read_text()[-3000:]}"
+    pytest.importorskip("llama_cpp.server", reason="make server (llama-cpp-python[server])")
+    from recallbench.testing.llama_server import LlamaServer
+
+    running = LlamaServer(_gguf(), log_dir=tmp_path_factory.mktemp("llama_server")).start()
+    yield running.base_url
+    alive = running.alive()
+    running.stop()
+    assert alive, f"llama_cpp.server died: {running.log_tail()}"
 
 
 def _run(base: str, tmp: Path, job: str, args: list[str]) -> tuple[dict, dict]:

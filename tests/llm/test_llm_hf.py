@@ -68,3 +68,45 @@ def test_chat_template_and_special_tokens_come_from_the_gguf():
     )
     assert text.endswith("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
     assert text.startswith("<|im_start|>system\nYou are a helpful AI assistant named SmolLM")
+
+
+def test_local_constrained_decoding_keeps_smollm2_in_the_declared_shape():
+    import re
+
+    from recallbench.llm.shapes import Choice, Pattern
+
+    llm = build_llm({"backend": "hf", "structured": "local"}, None)
+    rate = PromptTask(
+        name="rate",
+        template="How important is it that {x}? Give a score from 1 to 10 and a reason.",
+        parse=lambda r: int(r.split("Score: ")[1].split()[0]),
+        max_tokens=24,
+        reply=Pattern(r"Score: ([1-9]|10)\nReason: [^\n]{1,40}"),
+    )
+    res = llm.run(rate, x="my sister is getting married")
+    assert res.failure is None and re.fullmatch(rate.reply.pattern, res.raw), res.raw
+    assert 1 <= res.value <= 10
+    yes_no = PromptTask(
+        name="yn",
+        template="Is Paris in France? Answer yes or no.",
+        max_tokens=4,
+        reply=Choice(("yes", "no")),
+    )
+    assert llm.run(yes_no).raw in ("yes", "no")
+    free = build_llm({"backend": "hf"}, None).run(rate, x="my sister is getting married")
+    assert not re.fullmatch(rate.reply.pattern, free.raw)  # unconstrained: the shape is not kept
+
+
+def test_local_mode_without_lm_format_enforcer_is_a_clear_error(monkeypatch):
+    import sys
+
+    from recallbench.errors import ConfigError
+    from recallbench.llm.backends import enforce
+    from recallbench.llm.shapes import Choice
+
+    monkeypatch.setitem(sys.modules, "lmformatenforcer", None)  # as if not installed
+    monkeypatch.setattr(enforce, "_TABLES", {})
+    llm = build_llm({"backend": "hf", "structured": "local"}, None)
+    task = PromptTask(name="yn", template="Yes?", max_tokens=2, reply=Choice(("yes", "no")))
+    with pytest.raises(ConfigError, match="needs lm-format-enforcer"):
+        llm.run(task)

@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 # Before anything imports torch: OpenMP threads that wait for work sleep instead of spinning.
 # On this 2-core machine shared with other processes, spinning threads fight for the cores:
@@ -52,6 +52,7 @@ from recallbench.cli.config import (
     check_run_keys,
     compose_job,
     picked_choices,
+    resolve_workers,
     select_episodes,
     take_verbose_flag,
     user_errors,
@@ -65,9 +66,6 @@ from recallbench.cli.table import render_table, table_main, table_services
 from recallbench.cli.view import view_main
 from recallbench.errors import ConfigError, EndpointDown
 
-if TYPE_CHECKING:
-    from recallbench.llm import LLMClient
-
 __all__ = [
     "EXIT_USER_ERROR",
     "RunKeys",
@@ -80,6 +78,7 @@ __all__ = [
     "human_eval_main",
     "judge_panel_main",
     "render_table",
+    "resolve_workers",
     "run",
     "select_episodes",
     "table_main",
@@ -106,15 +105,17 @@ def run(
     choices: dict[str, str] | None = None,
     overrides: list[str] | None = None,
     sweep: bool = False,
-) -> Path:
-    """Run one job described by a composed config; return its run folder.
+) -> Path | None:
+    """Run one job described by a composed config; return its run folder (None: a plan).
 
     ``choices`` are the config-group choices (e.g. ``{"memory": "memory_retrieval"}``); tables
     find runs by them. ``sweep``: the job belongs to a multirun, so a ``resume_dir`` names the
     sweep's folder and the job resumes (or starts) in ``<resume_dir>/<job>``. A run folder that
     already finished (same config and data) is not run again: a line says so.
     """
+    from recallbench.cli.plan import describe_llm, plan_meter, planning, report_plan
     from recallbench.llm.lm_scores import use_score_cache
+    from recallbench.llm.meter import Budget, BudgetExceeded, Meter
     from recallbench.run.provenance import describe_code
     from recallbench.run.record import HealthPolicy, RunInterrupted, describe_problems
     from recallbench.run.report import print_end_of_run
@@ -126,12 +127,19 @@ def run(
     paths = cfg.paths
     episodes = build_dataset(cfg.dataset)
     episodes = select_episodes(episodes, cfg.episodes, int(cfg.seed))
+    # one meter for every LLM of the job: the budget, or (plan=true) the dry replay's counts
+    budget = Budget.of(plain(cfg.generator))
+    meter = plan_meter(budget) if planning() else Meter(budget)
     use_score_cache(Path(paths.cache_dir) / "lm_scores.sqlite")  # LUFY's P, PPL metrics
-    llm = build_generator(cfg.generator, Path(paths.cache_dir) / "llm.sqlite")
+    llm = build_generator(cfg.generator, Path(paths.cache_dir) / "llm.sqlite", meter=meter)
     embedder = build_embedder(cfg.embedder, paths.cache_dir)
     protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, paths.cache_dir)
     metrics = list(cfg.metrics.names or cfg.protocol.get("metrics") or [])
-    if cfg.resume_dir:
+    if meter.dry:  # a plan: a throw-away folder, no metrics (no LLM in them), no tracking
+        import tempfile
+
+        run_dir, metrics = Path(tempfile.mkdtemp(prefix="recallbench-plan-run-")) / job, []
+    elif cfg.resume_dir:
         run_dir = Path(cfg.resume_dir) / job if sweep else Path(cfg.resume_dir)
     else:
         run_dir = Path(paths.results_dir) / "runs" / cfg.tag / default_stamp() / job
@@ -149,7 +157,9 @@ def run(
         metrics=metrics,
         config=config,
         progress=bool(cfg.progress),
-        logger=WandbLogger(
+        logger=None
+        if meter.dry
+        else WandbLogger(
             cfg.wandb.project,
             cfg.wandb.mode,
             tags=[cfg.tag],
@@ -160,6 +170,15 @@ def run(
     )
     try:
         runner.run(episodes)
+    except BudgetExceeded as stop:
+        print(
+            f"recallbench: stopped by the budget: {stop.reason}, after "
+            f"{runner.info.get('episodes_done', 0)}/{len(episodes)} episodes (run.json: "
+            f"interrupted); raise it and resume with: {resume_command(run_dir, sweep)}",
+            file=sys.stderr,
+            flush=True,
+        )
+        sys.exit(stop.exit_status)
     except RunInterrupted as stop:
         info = runner.info
         print(
@@ -171,6 +190,14 @@ def run(
         sys.exit(stop.exit_status)
     except EndpointDown as exc:
         raise EndpointDown(f"{exc}; resume with: {resume_command(run_dir, sweep)}") from None
+    if meter.dry:
+        import shutil
+
+        about = f"{len(episodes)} episode(s), generator {describe_llm(llm)}"
+        keep = Path(paths.results_dir) / "plans" / default_stamp()
+        report_plan(meter, job, about, runner.workers, llm, keep)
+        shutil.rmtree(run_dir.parent, ignore_errors=True)
+        return None
     if runner.already_finished:
         print(
             f"recallbench: {run_dir} already {runner.info.get('status')}: nothing to run or "
@@ -195,19 +222,6 @@ def run(
             flush=True,
         )
     return run_dir
-
-
-def resolve_workers(value: Any, llm: LLMClient, n_episodes: int) -> int:
-    """Episodes replayed at once: ``auto`` is the generator's concurrency for API backends (whose
-    calls wait on the network) and 1 for in-process models (which compete for the CPU)."""
-    if value in (None, "auto"):
-        concurrency = int(getattr(llm.backend, "concurrency", 1) or 1)
-        workers = concurrency if llm.backend.is_async else 1
-    elif isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-        workers = value
-    else:
-        raise ConfigError(f"workers={value!r}: expected auto or an integer >= 1 (conf/config.yaml)")
-    return max(1, min(workers, n_episodes))
 
 
 def resume_command(run_dir: Path, sweep: bool = False) -> str:
@@ -245,12 +259,15 @@ def main() -> None:
             multirun = hc.mode == RunMode.MULTIRUN
             job = cfg.job or default_job(cfg, choices, overrides if multirun else [])
             folder = run(cfg, job, picked_choices(choices), overrides, sweep=multirun)
-            if not (sys.stdout.isatty() and sys.stderr.isatty()):
-                print(folder)  # for scripts; a terminal shows it once, under the summary
+            if folder is not None and not (sys.stdout.isatty() and sys.stderr.isatty()):
+                print(folder)  # for scripts; a terminal shows it once (a plan prints its bill)
+
+    from recallbench.cli.plan import PLAN_DIR_ENV, PLAN_ENV, print_plan_total, take_plan_args
 
     register_help_resolver()  # `--help` lists config choices through it (cli/help.py)
     sys.argv = take_verbose_flag(sys.argv)
     with user_errors():
+        sys.argv = take_plan_args(sys.argv)
         check_choices(sys.argv[1:])
         check_command_line(sys.argv[1:])
     # One stamp per invocation: every job of a sweep (sequential, joblib or SLURM workers, which
@@ -258,7 +275,12 @@ def main() -> None:
     os.environ.setdefault("RECALLBENCH_STAMP", time.strftime("%Y%m%d-%H%M%S"))
     os.environ[SWEPT_ENV] = ",".join(swept_keys(sys.argv[1:]))
     os.environ[ARGV_ENV] = shlex.join(sys.argv[1:])
-    _app()
+    try:
+        _app()
+        print_plan_total()
+    finally:
+        os.environ.pop(PLAN_ENV, None)
+        os.environ.pop(PLAN_DIR_ENV, None)
 
 
 def swept_keys(argv: list[str]) -> list[str]:

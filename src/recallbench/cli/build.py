@@ -190,11 +190,18 @@ def build_dataset(node: Any) -> list[Episode]:
     return list(episodes)
 
 
-def build_generator(node: Any, cache_path: str | Path | None, what: str = "generator") -> LLM:
-    """An ``LLM`` from a ``conf/generator`` node (inline nodes without ``_target_`` too)."""
+def build_generator(
+    node: Any, cache_path: str | Path | None, what: str = "generator", meter: Any = None
+) -> LLM:
+    """An ``LLM`` from a ``conf/generator`` node (inline nodes without ``_target_`` too).
+
+    ``meter``: the job's budget and plan counts (``llm.meter``), shared by every LLM of a job:
+    the run's LLM carries it, and the judges' own generators get the same one."""
     cfg = plain(node)
     cfg.setdefault("_target_", DEFAULT_GENERATOR)
-    return construct(cfg, "generator", what, cache_path=cache_path)
+    if meter is None:
+        return construct(cfg, "generator", what, cache_path=cache_path)
+    return construct(cfg, "generator", what, cache_path=cache_path, meter=meter)
 
 
 def build_embedder(
@@ -214,7 +221,8 @@ def _judge(cfg: dict[str, Any], group: str, run_llm: LLMClient | None, what: str
         return construct(cfg, group, what)
     llm: LLMClient
     if cfg.get("generator") is not None:
-        llm = build_generator(cfg["generator"], cfg.get("cache_path"), f"{what}.generator")
+        meter = getattr(run_llm, "meter", None)
+        llm = build_generator(cfg["generator"], cfg.get("cache_path"), f"{what}.generator", meter)
     elif run_llm is None:
         raise ConfigError(f"{what}: no generator configured and no run LLM given")
     else:
@@ -277,7 +285,8 @@ def build_protocol(
         sub = cfg.pop(arg, None)
         slot = f"{what}.{arg}"
         if group == "generator":
-            slots[arg] = llm if sub is None else build_generator(sub, cache, slot)
+            meter = getattr(llm, "meter", None)
+            slots[arg] = llm if sub is None else build_generator(sub, cache, slot, meter)
         elif group == "embedder":
             slots[arg] = embedder if sub is None else build_embedder(sub, cache_dir, slot)
         elif group == "judge":

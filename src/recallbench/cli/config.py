@@ -20,6 +20,7 @@ from omegaconf.errors import ValidationError
 
 from recallbench import CONF_DIR
 from recallbench.errors import ConfigError, ResumeError, UserError, one_line
+from recallbench.llm.types import LLMClient
 
 EXIT_USER_ERROR = 2
 
@@ -168,3 +169,16 @@ def compose_job(overrides: list[str]) -> tuple[DictConfig, dict[str, str]]:
     with open_dict(cfg):
         del cfg["hydra"]
     return cfg, choices
+
+
+def resolve_workers(value: Any, llm: LLMClient, n_episodes: int) -> int:
+    """Episodes replayed at once: ``auto`` is the generator's concurrency for API backends (whose
+    calls wait on the network) and 1 for in-process models (which compete for the CPU)."""
+    if value in (None, "auto"):
+        concurrency = int(getattr(llm.backend, "concurrency", 1) or 1)
+        workers = concurrency if llm.backend.is_async else 1
+    elif isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        workers = value
+    else:
+        raise ConfigError(f"workers={value!r}: expected auto or an integer >= 1 (conf/config.yaml)")
+    return max(1, min(workers, n_episodes))

@@ -15,6 +15,7 @@ from recallbench.judges._caim_lexical import (
     CaimVerdict,
     LexicalCaimJudge,
 )
+from recallbench.llm.shapes import Choice
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.llm.types import LLMClient
 from recallbench.records import MemoryItem
@@ -108,6 +109,7 @@ def rubric_task(metric: str, offline_judge: LexicalCaimJudge | None = None) -> P
         max_tokens=4,
         temperature=0.0,
         source=RUBRIC_SOURCE,
+        reply=Choice(tuple(_token(v) for v in levels)),
     )
 
 

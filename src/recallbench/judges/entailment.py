@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from recallbench.llm.shapes import Choice
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.llm.types import LLMClient
 from recallbench.records import Episode, Prediction, Turn
@@ -75,6 +76,7 @@ ENTAILMENT_TASK = PromptTask(
     max_tokens=8,
     temperature=0.0,
     source=ENTAILMENT_SOURCE,
+    reply=Choice(("Entail", "Neutral", "Contradictory")),
 )
 
 

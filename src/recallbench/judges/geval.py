@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.text import answer_content as content
 from recallbench.text import answer_words as words
@@ -75,4 +76,5 @@ GEVAL_TASK = PromptTask(
     max_tokens=256,
     temperature=0.0,
     source=GEVAL_SOURCE,
+    reply=Pattern(r"Explanation: [^\n]{1,300} Choice: (1|2|tie)"),  # Fig. 26's output format
 )

@@ -21,6 +21,7 @@ from typing import Any
 from recallbench.errors import ConfigError
 from recallbench.judges.base import INCORRECT, LABELS, Judge, JudgeItem, Verdict
 from recallbench.judges.lexical import LexicalJudge
+from recallbench.llm.shapes import Choice, Pattern
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.llm.types import LLMClient
 
@@ -109,6 +110,7 @@ def make_qa_judge_task(
         max_tokens=4,
         temperature=0.0,
         source=QA_JUDGE_SOURCE,
+        reply=Choice(("1", "0", "2")),
     )
 
 
@@ -123,6 +125,7 @@ RATING_TASK = PromptTask(
     max_tokens=256,
     temperature=0.0,
     source=RATING_SOURCE,
+    reply=Pattern(r"Score: [1-5]\nReason: [^\n]{1,300}"),
 )
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from recallbench.llm.shapes import Choice
 from recallbench.llm.task import ParseError, PromptTask
 
 NLI_PROMPT = """Premise: {premise}
@@ -61,4 +62,5 @@ NLI_TASK = PromptTask(
     max_tokens=4,
     temperature=0.0,
     source=NLI_SOURCE,
+    reply=Choice(("entailment", "neutral", "contradiction")),
 )

@@ -1,18 +1,19 @@
 """SQLite cache of LLM replies, shared safely by parallel processes (Hydra multirun jobs).
 
 The key is the sha256 of a canonical JSON of everything that decides a reply: backend, model,
-the full chat messages and every decoding parameter (max_tokens, temperature, seed). For the
-extractive backend the "model" is recallbench's own code, so its key also carries a fingerprint
-of the package's files (``source_fingerprint``) and the configuration bound into the task's
-offline implementation (``offline_config_key``: the arguments of a ``functools.partial``, e.g.
-an offline rule's thresholds), so a sweep over offline settings never reuses another setting's
-replies; replies that depend on files outside the
-package (e.g. a model retrained into results/) are not covered: delete the cache after such a
-change. Values are
+the endpoint that answers (or a ``cache_scope`` name, ``recallbench.llm.client``), the full chat
+messages and every decoding parameter (max_tokens, temperature, seed, the structured-output
+constraint). For the extractive backend the "model" is recallbench's own code, so its key also
+carries a fingerprint of the package's files (``source_fingerprint``) and the configuration
+bound into the task's offline implementation (``offline_config_key``: the arguments of a
+``functools.partial``, e.g. an offline rule's thresholds), so a sweep over offline settings
+never reuses another setting's replies; replies that depend on files outside the package (e.g. a
+model retrained into results/) are not covered: delete the cache after such a change. Values are
 JSON (no pickle): the reply text, its token counts and what it cost when it was made. The
 database runs in WAL mode with a busy timeout, so several processes can read and write the same
-file, and is created under a file lock (``recallbench.io.connect_shared``); a write is one autocommitted ``INSERT OR REPLACE`` (identical keys hold identical values, so
-a race between two writers of the same key is harmless).
+file, and is created under a file lock (``recallbench.io.connect_shared``); a write is one
+autocommitted ``INSERT OR REPLACE`` (identical keys hold identical values, so a race between two
+writers of the same key is harmless).
 """
 
 from __future__ import annotations

@@ -17,11 +17,10 @@ from typing import Any
 
 from recallbench.errors import EndpointDown
 from recallbench.llm.cache import cache_key, source_fingerprint
-from recallbench.llm.task import Message
+from recallbench.llm.task import PARSE_ERRORS, Message
 from recallbench.llm.types import Backend, Decoding
 
-# A parser signals an unparseable reply with one of these (ParseError is a ValueError).
-PARSE_ERRORS = (ValueError, KeyError, IndexError, TypeError)
+__all__ = ["PARSE_ERRORS", "Call", "CircuitBreaker", "call_key", "fields_key"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +38,7 @@ class Call:
     offline_key: str | None = ""
     # The offline implementation's bound configuration (``cache.offline_config_key``).
     offline_config: str = ""
+    attempt: int = 0  # 0: the task's own call; n >= 1: its n-th repair turn (``llm.flow``)
 
 
 def _plain_json(value: Any) -> Any:
@@ -95,8 +95,13 @@ class CircuitBreaker:
             )
 
 
-def call_key(call: Call, backend: Backend, model: str) -> str | None:
-    """The cache key of ``call`` on ``backend``/``model``; None: the call is never cached."""
+def call_key(call: Call, backend: Backend, model: str, scope: str | None = None) -> str | None:
+    """The cache key of ``call`` on ``backend``/``model``; None: the call is never cached.
+
+    A model backend's key names who answers: ``scope`` (``generator.cache_scope``: endpoints
+    that serve the same weights on purpose share replies) or else the backend's endpoint
+    (``base_url``); local models have none (their ``model`` names the weights).
+    """
     params = call.dec.as_dict()
     if backend.offline:  # the offline code is the model; it never samples
         if call.offline_key is None:
@@ -107,4 +112,8 @@ def call_key(call: Call, backend: Backend, model: str) -> str | None:
             params["offline_config"] = call.offline_config
     elif call.dec.temperature > 0 and call.dec.seed is None:
         return None  # unseeded sampling is meant to differ every time: never cached
+    if not backend.offline and scope:
+        params["endpoint"] = f"scope:{scope}"
+    elif not backend.offline and backend.endpoint:
+        params["endpoint"] = backend.endpoint
     return cache_key(backend.name, model, call.messages, params)

@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.llm.backends import ExtractiveBackend, OpenAIBackend
 from recallbench.llm.backends.hf import HFBackend
 from recallbench.llm.cache import Cache
 from recallbench.llm.client import LLM
+from recallbench.llm.meter import Budget, Meter
 from recallbench.llm.prices import Price, PriceTable
 
 # Every key of a generator config and the type of its value (cli.checks checks both before a run).
@@ -36,6 +37,12 @@ KEY_TYPES: dict[str, Any] = {
     "seed": int | None,
     "price_per_1m": list[float] | None,
     "threads": int | None,
+    # YAML reads an unquoted `off` as False: the mode "off" (_structured)
+    "structured": Literal["off", "json_schema", "vllm", "llamacpp", "local", "auto", False] | None,
+    "cache_scope": str | None,
+    "repairs": int | None,
+    "max_usd": float | None,
+    "max_calls": int | None,
     "name": str | None,
     "description": str | None,
 }
@@ -72,12 +79,12 @@ def check_keys(cfg: dict[str, Any]) -> None:
         raise ConfigError(did_you_mean("generator config key", key, KEYS).args[0])
 
 
-def _api_key(cfg: dict[str, Any]) -> str:
+def _api_key(cfg: dict[str, Any], dry: bool = False) -> str:
     env = cfg.get("api_key_env") or "OPENAI_API_KEY"
     key = os.environ.get(env)
     if key:
         return key
-    if cfg.get("base_url"):
+    if cfg.get("base_url") or dry:  # a plan sends nothing: it needs no key
         return NO_KEY
     raise ConfigError(
         f"generator {cfg.get('model')!r} on api.openai.com needs an API key in the environment "
@@ -99,19 +106,36 @@ def _opt(cfg: dict[str, Any], key: str, cast: type) -> Any:
     return None if value is None else cast(value)
 
 
-def from_config(cache_path: str | Path | None = None, **keys: Any) -> LLM:
+def _structured(value: Any) -> str:
+    # YAML reads an unquoted `off` as False: accept it as the mode "off"
+    return "off" if value in (None, False) else str(value)
+
+
+def from_config(
+    cache_path: str | Path | None = None, meter: Meter | None = None, **keys: Any
+) -> LLM:
     """The ``_target_`` of ``conf/generator``: ``build_llm`` with the config's keys as arguments."""
-    return build_llm(keys, cache_path)
+    return build_llm(keys, cache_path, meter)
 
 
-def build_llm(cfg: Any, cache_path: str | Path | None = None) -> LLM:
+def build_llm(cfg: Any, cache_path: str | Path | None = None, meter: Meter | None = None) -> LLM:
     """Return an ``LLM`` for a generator config; ``cache_path`` is the SQLite cache file.
+
+    ``meter``: the job's shared budget and plan counts (``llm.meter``; the cli builds it from
+    the run generator's ``max_usd``/``max_calls``); None: a meter of this config's own budget.
 
     Keys: backend (extractive|openai|hf), model, base_url, api_key_env, temperature and
     max_tokens (null: each task's own value; a number overrides every call), concurrency, rpm,
     tpm, timeout_s, max_retries, context_length, seed (default seed of calls that give none),
     price_per_1m ([input, output] USD for a model missing from the price table), threads (hf:
-    torch threads while generating, default 1; 0 keeps torch's setting).
+    torch threads while generating, default 1; 0 keeps torch's setting), structured (how
+    tasks with a reply shape constrain decoding: off|json_schema|vllm|llamacpp|local|auto, see
+    ``recallbench.llm.structured``; default off, the papers' free-text setting), cache_scope
+    (a name shared by endpoints that serve the same weights on purpose: their replies are cached
+    under it instead of the endpoint, see ``recallbench.llm.client``), repairs (repair turns per
+    unparsed reply, default 0: the papers' protocol; see ``recallbench.llm.flow``), max_usd and
+    max_calls (the budget: a run stops as ``interrupted`` before a request that would pass it;
+    ``recallbench.llm.meter``).
     """
     cfg = _plain(cfg)
     cfg.pop("_target_", None)  # conf/generator's own target: this function (via from_config)
@@ -125,7 +149,7 @@ def build_llm(cfg: Any, cache_path: str | Path | None = None) -> LLM:
             raise ConfigError("generator.model is required for the openai backend")
         backend = OpenAIBackend(
             str(cfg["model"]),
-            api_key=_api_key(cfg),
+            api_key=_api_key(cfg, dry=meter is not None and meter.dry),
             base_url=cfg.get("base_url"),
             concurrency=int(cfg.get("concurrency") or 8),
             rpm=_opt(cfg, "rpm", float),
@@ -148,4 +172,8 @@ def build_llm(cfg: Any, cache_path: str | Path | None = None) -> LLM:
         seed=_opt(cfg, "seed", int),
         temperature=_opt(cfg, "temperature", float),
         max_tokens=_opt(cfg, "max_tokens", int),
+        structured=_structured(cfg.get("structured")),
+        cache_scope=_opt(cfg, "cache_scope", str),
+        repairs=int(cfg.get("repairs") or 0),
+        meter=meter or Meter(Budget.of(cfg)),
     )

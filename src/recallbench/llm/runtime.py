@@ -55,6 +55,12 @@ class Progress:
             cost = "n/a" if totals.cost_unknown_calls else f"${totals.cost_usd:.4f}"
             self.bar.set_postfix(cached=self.cached, failed=self.failed, cost=cost)
 
+    def more(self, n: int) -> None:
+        """``n`` more calls to wait for (repair turns)."""
+        if self.bar is not None:
+            self.bar.total += n
+            self.bar.refresh()
+
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()

@@ -9,10 +9,12 @@ without any LLM through ``offline``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from recallbench.llm.shapes import Shape
 from recallbench.llm.types import Message
 
 Stage = Literal["memory", "answer", "judge", "generate"]
@@ -25,6 +27,10 @@ PARSE_FAILURE = "parse failed"
 
 class ParseError(ValueError):
     """An LLM reply did not have the shape the task's parser expects."""
+
+
+# A parser signals an unparseable reply with one of these (ParseError is a ValueError).
+PARSE_ERRORS = (ValueError, KeyError, IndexError, TypeError)
 
 
 def _identity(text: str) -> str:
@@ -49,6 +55,9 @@ class PromptTask:
         seed: sampling seed (part of the cache key); None uses the generator's ``seed``. A
             sampled call (temperature > 0) without any seed is never cached. Draw several
             samples with ``dataclasses.replace(task, seed=i)``.
+        reply: the shape of the reply (``llm.shapes``: ``Choice``, ``Pattern``, ``JsonReply``),
+            declared next to ``parse``; None for free text. A structured generator mode sends
+            it as a constraint (``llm.structured``); ``parse_reply`` reads both forms.
     """
 
     name: str
@@ -61,6 +70,21 @@ class PromptTask:
     temperature: float = 0.0
     source: str = ""
     seed: int | None = None
+    reply: Shape | None = None
+
+    def parse_reply(self, text: str) -> Any:
+        """Parse a reply in the free-text form or the structured form of ``reply``.
+
+        The structured form is first brought back to the free-text form (``Shape.to_text``),
+        so ``parse`` decides the value of both. A reply neither form explains raises
+        ``ParseError`` naming the expected shape (what the repair turn tells the model).
+        """
+        if self.reply is None:
+            return self.parse(text)
+        try:
+            return self.parse(self.reply.to_text(text))
+        except PARSE_ERRORS as exc:
+            raise ParseError(f"{exc} (expected {self.reply.describe()})") from None
 
     def render(self, **fields: Any) -> list[Message]:
         """Fill the template with ``fields`` and return chat messages."""
@@ -80,7 +104,9 @@ class TaskResult:
 
     ``failure`` is None on success, else starts with ``CALL_FAILURE`` (value = the task's
     fallback, or "" for ``LLM.chat``) or ``PARSE_FAILURE`` (value = the task's fallback).
-    ``cost_usd`` is None when the model has no known price; cache hits cost 0.
+    ``cost_usd`` is None when the model has no known price; cache hits cost 0. ``repairs``: the
+    repair turns this result took (``generator.repairs``); its tokens, latency and cost add up
+    every turn, ``raw`` is the last reply.
     """
 
     value: Any
@@ -93,13 +119,36 @@ class TaskResult:
     cost_usd: float | None = 0.0
     failure: str | None = None
     messages: list[Message] = field(default_factory=list)
+    repairs: int = 0
 
     def usage_dict(self) -> dict[str, Any]:
         """Return this call's usage as a JSON-ready dict (for ``Prediction.usage``)."""
-        return {
+        out: dict[str, Any] = {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "cost_usd": self.cost_usd,
             "latency_s": round(self.latency_s, 6),
             "cached": self.cached,
         }
+        if self.repairs:
+            out["repairs"] = self.repairs
+        return out
+
+
+def unparsed(result: TaskResult) -> bool:
+    """Did ``result``'s reply fail its parser (not the call)?"""
+    return result.failure is not None and result.failure.startswith(PARSE_FAILURE)
+
+
+def merged_turns(before: TaskResult, after: TaskResult) -> TaskResult:
+    """``after`` (a repair turn's result) carrying the usage of every turn so far."""
+    costs = (before.cost_usd, after.cost_usd)
+    cost = None if costs[0] is None or costs[1] is None else costs[0] + costs[1]
+    return dataclasses.replace(
+        after,
+        cached=before.cached and after.cached,
+        prompt_tokens=before.prompt_tokens + after.prompt_tokens,
+        completion_tokens=before.completion_tokens + after.completion_tokens,
+        latency_s=before.latency_s + after.latency_s,
+        cost_usd=cost,
+    )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # type-only: task and usage import this module at run time
+    from recallbench.llm.structured import Structured
     from recallbench.llm.task import PromptTask, TaskResult
     from recallbench.llm.usage import Usage
 
@@ -26,14 +27,25 @@ TOKENS_PER_REPLY = 3
 
 @dataclass(frozen=True)
 class Decoding:
-    """Decoding parameters of one call; all of them are part of the cache key."""
+    """Decoding parameters of one call; all of them are part of the cache key.
+
+    ``structured``: the constraint on the reply's shape (``llm.structured``), None for free text.
+    """
 
     max_tokens: int
     temperature: float
     seed: int | None = None
+    structured: Structured | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"max_tokens": self.max_tokens, "temperature": self.temperature, "seed": self.seed}
+        out: dict[str, Any] = {
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "seed": self.seed,
+        }
+        if self.structured is not None:  # free-text keys stay what they always were
+            out["structured"] = self.structured.as_dict()
+        return out
 
 
 @dataclass(frozen=True)
@@ -55,6 +67,7 @@ class Backend(Protocol):
 
     name: str
     model: str
+    endpoint: str | None  # the server that answers (API backends), part of the cache key
     context_length: int
     local: bool  # True: runs on this machine, costs 0
     offline: bool  # True: no model at all, ``LLM`` uses the task's offline implementation

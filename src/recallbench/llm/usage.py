@@ -1,6 +1,9 @@
 """Usage and cost accounting per task name, per stage and in total.
 
-Every call through ``LLM`` is recorded once. Token counts cover all calls, cache hits included
+Every model call through ``LLM`` is recorded once, repair turns included (``repairs`` counts
+those; ``repaired`` how many of them then parsed; ``parse_failures`` counts only replies that
+stayed unparsed after the last turn, so a reply fixed by a repair turn is not a parse failure).
+Token counts cover all calls, cache hits included
 (they describe the work the run needs); ``cost_usd`` counts only what was spent now (cache hits
 cost 0) while ``cost_usd_without_cache`` is what the same calls cost when nothing is cached, which
 is the figure to compare with a paper's API cost. When a call's price is unknown (a model missing
@@ -35,15 +38,25 @@ class Bucket:
     latency_s: float = 0.0
     failures: int = 0
     parse_failures: int = 0
+    repairs: int = 0
+    repaired: int = 0
 
-    def add(self, result: TaskResult, full_cost: float | None) -> None:
-        """Add one call; ``full_cost`` is its cost had it not been cached (None: unknown)."""
+    def add(
+        self, result: TaskResult, full_cost: float | None, repair: bool = False, final: bool = True
+    ) -> None:
+        """Add one call; ``full_cost`` is its cost had it not been cached (None: unknown).
+
+        ``repair``: the call was a repair turn; ``final``: no repair turn follows it (an
+        unparsed reply that gets one is not yet a parse failure).
+        """
         self.calls += 1
         self.cached_calls += int(result.cached)
         self.prompt_tokens += result.prompt_tokens
         self.completion_tokens += result.completion_tokens
         self.latency_s += result.latency_s
-        if result.failure is not None:
+        self.repairs += int(repair)
+        self.repaired += int(repair and result.failure is None)
+        if result.failure is not None and final:
             is_parse = result.failure.startswith(PARSE_FAILURE)
             self.parse_failures += int(is_parse)
             self.failures += int(not is_parse)
@@ -73,6 +86,8 @@ class Bucket:
             "latency_s": round(self.latency_s, 6),
             "failures": self.failures,
             "parse_failures": self.parse_failures,
+            "repairs": self.repairs,
+            "repaired": self.repaired,
         }
 
 
@@ -86,16 +101,26 @@ class Usage:
         self.unparsed: dict[str, list[str]] = {}  # a few unparsed replies per task, to inspect
         self._lock = threading.Lock()
 
-    def record(self, name: str, stage: str, result: TaskResult, full_cost: float | None) -> None:
-        """Add one call under its task name, its stage and the totals."""
+    def record(
+        self,
+        name: str,
+        stage: str,
+        result: TaskResult,
+        full_cost: float | None,
+        *,
+        repair: bool = False,
+        final: bool = True,
+    ) -> None:
+        """Add one call under its task name, its stage and the totals (``Bucket.add``)."""
         with self._lock:
             for bucket in (
                 self.tasks.setdefault(name, Bucket()),
                 self.stages.setdefault(stage, Bucket()),
                 self.totals,
             ):
-                bucket.add(result, full_cost)
-            if result.failure is not None and result.failure.startswith(PARSE_FAILURE):
+                bucket.add(result, full_cost, repair, final)
+            failed = result.failure is not None and result.failure.startswith(PARSE_FAILURE)
+            if failed and final:
                 samples = self.unparsed.setdefault(name, [])
                 if len(samples) < UNPARSED_SAMPLES:
                     samples.append(result.raw[:UNPARSED_CHARS])

@@ -47,6 +47,7 @@ from typing import Any
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
+from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask, TaskResult
 from recallbench.llm.types import LLMClient
 from recallbench.memory._algorithm1 import algorithm1
@@ -116,6 +117,8 @@ LABELS = ("PASS", "CHANGE", "REPLACE", "APPEND", "DELETE")
 TO_ALGORITHM1 = {"PASS": "P", "CHANGE": "R", "REPLACE": "R", "APPEND": "A", "DELETE": "D"}
 FALLBACK_LABEL = "APPEND"
 OFFLINE_RULES = ("auto", "english", "charngram", "append")
+# The reply shape (structured outputs): the label, then the explanation Fig. 25 asks for.
+OPERATION_REPLY = Pattern(r"Relation: (" + "|".join(LABELS) + r")\nExplanation: [^\n]{1,200}")
 _LABEL = re.compile(r"\b(" + "|".join(LABELS) + r")\b")
 _ECHO = re.compile(r"Example of [\"']\w+[\"']")
 _HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
@@ -202,6 +205,7 @@ def operation_task(
         stage="memory",
         max_tokens=128,
         source=UPDATE_SOURCE,
+        reply=OPERATION_REPLY,
     )
 
 

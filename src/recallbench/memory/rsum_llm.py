@@ -33,6 +33,7 @@ from typing import Any
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
+from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.llm.types import LLMClient
 from recallbench.memory._base import render_history
@@ -178,6 +179,8 @@ class RSumLLM(LLMBaseline):
             stage="memory",
             max_tokens=512,
             source=RSUM_UPDATE_SOURCE,
+            # structured outputs: one sentence per line, at most max_sentences lines
+            reply=Pattern(rf"\n?[^\n]{{3,200}}(\n[^\n]{{3,200}}){{0,{max_sentences - 1}}}"),
         )
         self._pool: list[MemoryItem] = []
         self.version = 0

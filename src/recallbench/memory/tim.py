@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from recallbench.embed.base import TextEmbedder
+from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.llm.types import LLMClient
 from recallbench.memory._base import MemoryMethod, Message, render_history
@@ -136,6 +137,7 @@ ORGANIZE_TASK = PromptTask(
     stage="memory",
     max_tokens=96,
     source=SOURCE,
+    reply=Pattern(r"INSERT|FORGET \d{1,2}|MERGE \d{1,2}: [^\n]{3,300}"),
 )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.protocols._teafarm_offline import (  # noqa: F401 (re-exported)
     counterfactual,
@@ -117,6 +118,18 @@ def parse_verdict(reply: str) -> bool:
     return found[-1].lower() == "correct"
 
 
+# Reply shapes (structured outputs), each the layout its parser reads, lines bounded so that the
+# reply ends within ``max_tokens``: Fig. 27 continues after "[Question 1] {speaker1}:"; Fig. 28
+# writes 10-15 "speaker: text" lines; Fig. 29 ends with "Result: Correct|Incorrect".
+_FIELD = r"[^\[\n]{3,240}"
+QUESTIONS_REPLY = Pattern(
+    rf"{_FIELD}\n\[Answer 1\]{_FIELD}\n\[Question 2\]{_FIELD}\n\[Answer 2\]{_FIELD}"
+)
+SESSION6_REPLY = Pattern(
+    r"([A-Za-z][^:\n]{0,30}: [^\n]{2,160}\n){9,14}[A-Za-z][^:\n]{0,30}: [^\n]{2,160}"
+)
+VERDICT_REPLY = Pattern(r"Evaluation: [^\n]{1,300} Result: (Correct|Incorrect)")
+
 SUMMARY_TASK = PromptTask(
     name="teafarm.summary",
     template=SUMMARY_PROMPT,
@@ -138,6 +151,7 @@ QUESTION_TASK = PromptTask(
     temperature=0.75,
     source=QUESTION_SOURCE,
     seed=0,
+    reply=QUESTIONS_REPLY,
 )
 SESSION6_TASK = PromptTask(
     name="teafarm.session6",
@@ -150,6 +164,7 @@ SESSION6_TASK = PromptTask(
     temperature=0.75,
     source=SESSION6_SOURCE,
     seed=0,
+    reply=SESSION6_REPLY,
 )
 JUDGE_TASK = PromptTask(
     name="judge.teafarm",
@@ -161,4 +176,5 @@ JUDGE_TASK = PromptTask(
     max_tokens=256,
     temperature=0.0,
     source=JUDGE_SOURCE,
+    reply=VERDICT_REPLY,
 )

@@ -76,6 +76,20 @@ def describe_code(info: Mapping[str, Any]) -> str:
     return sha
 
 
+def describe_deviations(info: Mapping[str, Any], generator: Mapping[str, Any]) -> str:
+    """`` (structured outputs: <mode>, repair turns: n; ...)`` when a run (its ``run.json``
+    ``info``, else its generator config) constrained or re-asked its replies: deviations from
+    the papers' free-text, single-call setting; else ""."""
+    recorded = info.get("generator") or {}
+    mode = recorded.get("structured") or generator.get("structured")
+    repairs = recorded.get("repairs") or generator.get("repairs") or 0
+    parts = [f"structured outputs: {mode}"] if mode not in (None, "off", False) else []
+    parts += [f"repair turns: {repairs}"] if repairs else []
+    if not parts:
+        return ""
+    return f" ({', '.join(parts)}; a deviation from the papers' free-text replies)"
+
+
 def package_versions() -> dict[str, str]:
     """Return installed versions of the packages that shape results."""
     found = {"python": platform.python_version()}

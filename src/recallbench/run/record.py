@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from recallbench.io import write_json
 
@@ -62,7 +62,7 @@ def stop_signals_raise() -> Iterator[None]:
         yield
         return
 
-    def handler(signum, _frame):
+    def handler(signum: int, _frame: Any) -> NoReturn:
         raise RunInterrupted(signum)
 
     previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
@@ -98,6 +98,8 @@ NOT_IDENTITY = (
     "generator.timeout_s",
     "generator.max_retries",
     "generator.api_key_env",
+    "generator.max_usd",  # the budget: a resume may raise it
+    "generator.max_calls",
 )
 
 
@@ -195,10 +197,13 @@ class HealthPolicy:
 
 
 def health_problems(usage: Mapping[str, Any], policy: HealthPolicy) -> list[dict[str, Any]]:
-    """Return one entry per task whose parse or transport failure rate passes the policy."""
+    """Return one entry per task whose parse or transport failure rate passes the policy.
+
+    Rates are per task call; repair turns (``generator.repairs``) are extra calls of the same
+    task, so they are not in the denominator."""
     problems = []
     for task, bucket in sorted((usage.get("tasks") or {}).items()):
-        calls = int(bucket.get("calls") or 0)
+        calls = int(bucket.get("calls") or 0) - int(bucket.get("repairs") or 0)
         if not calls:
             continue
         for kind, limit in (

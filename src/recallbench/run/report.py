@@ -1,19 +1,22 @@
 """The end-of-run summary a user reads in the terminal (rich), built from the run folder's files.
 
 Headline metrics with their episode-clustered 95% CI (``summary.json``), LLM calls, cache hits,
-failed calls, unparsed replies and cost summed over every attempt, LM scores and embeddings
-served from a cache and the seconds spent in LM scoring, embeddings, LLM calls and metrics
-(``usage.json``), wall time and status (``run.json``) and the run folder. It reads only what
-the run wrote, so what the terminal shows is what a table or notebook will find.
+failed calls, unparsed replies, repair turns and cost summed over every attempt, LM scores and
+embeddings served from a cache and the seconds spent in LM scoring, embeddings, LLM calls and
+metrics (``usage.json``), wall time and status (``run.json``) and the run folder. It reads only
+what the run wrote, so what the terminal shows is what a table or notebook will find.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recallbench.run.provenance import describe_code
+
+if TYPE_CHECKING:
+    from rich.panel import Panel
 
 HEADLINE = 8  # metrics shown (the rest are in summary.json)
 
@@ -45,10 +48,12 @@ def usage_line(usage: dict[str, Any]) -> str:
     """Calls, cache hits, failures, unparsed replies and cost over every attempt."""
     totals = usage.get("totals") or {}
     cost = totals.get("cost_usd")
+    repairs = totals.get("repairs") or 0
+    fixed = f" · repair turns {repairs} ({totals.get('repaired', 0)} parsed)" if repairs else ""
     return (
         f"calls {totals.get('calls', 0)} · cache hits {totals.get('cached_calls', 0)} · "
-        f"failed {totals.get('failures', 0)} · unparsed {totals.get('parse_failures', 0)} · "
-        f"cost {'unknown' if cost is None else f'${cost:.4f}'}"
+        f"failed {totals.get('failures', 0)} · unparsed {totals.get('parse_failures', 0)}"
+        f"{fixed} · cost {'unknown' if cost is None else f'${cost:.4f}'}"
     )
 
 
@@ -69,7 +74,7 @@ def compute_line(usage: dict[str, Any]) -> str | None:
     return " · ".join(parts) or None
 
 
-def end_of_run(run_dir: Path):
+def end_of_run(run_dir: Path) -> Panel:
     """A rich renderable summarising the run in ``run_dir``."""
     from rich.console import Group
     from rich.panel import Panel

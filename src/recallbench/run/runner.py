@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from recallbench import meter
 from recallbench.errors import ConfigError
 from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
+from recallbench.llm.meter import BudgetExceeded
 from recallbench.llm.types import LLMClient
 from recallbench.memory import MemoryMethod
 from recallbench.metrics.activity import activity_of_run
@@ -114,6 +115,7 @@ class Runner:
             return json.loads(summary_path.read_text(encoding="utf-8"))
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.attempt = int(previous.get("attempt", 0)) + 1
+        self._seed_budget()
         self._metered = meter.snapshot()  # this run's share of the process meters starts here
         info = self.info = {
             "status": "running",
@@ -161,6 +163,10 @@ class Runner:
             if self.logger is not None:
                 self.logger.log_run(self.config, summary, predictions, usage)
             return summary
+        except BudgetExceeded as exc:  # the budget: stopped cleanly, resumable
+            info["status"] = "interrupted"
+            info["reason"] = exc.reason
+            raise
         except (RunInterrupted, KeyboardInterrupt) as exc:
             stop = exc if isinstance(exc, RunInterrupted) else RunInterrupted(signal.SIGINT)
             info["status"] = "interrupted"
@@ -171,12 +177,23 @@ class Runner:
             info["error"] = f"{type(exc).__name__}: {exc}"
             raise
         finally:
+            if (describe := getattr(self.llm, "describe", None)) is not None:
+                info["generator"] = describe()  # incl. the structured mode in force (resolved)
             info["finished_unix"] = time.time()
             info["episodes_done"] = len(list((self.run_dir / "items").glob("*.jsonl")))
             info["predictions_done"] = len(predictions) or self._items_predictions()
             write_run_json(self.run_dir, info)
             if getattr(self.llm, "usage", None) is not None:
                 self._flush_usage()
+
+    def _seed_budget(self) -> None:
+        """A resumed run's budget counts what its earlier attempts sent and spent."""
+        budget = getattr(self.llm, "meter", None)  # llm.meter.Meter (not the process meters)
+        if budget is None or not budget.budget or self.attempt == 1:
+            return
+        totals = summed_usage(self.run_dir).get("totals") or {}
+        sent = int(totals.get("calls") or 0) - int(totals.get("cached_calls") or 0)
+        budget.seed(float(totals.get("cost_usd") or 0.0), sent)
 
     def _items_predictions(self) -> int:
         """How many predictions the finished episodes' item files hold (cheap line count)."""

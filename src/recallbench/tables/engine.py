@@ -26,7 +26,7 @@ from typing import Any
 
 from recallbench.analysis import RunInfo, find_runs, latest_per_job
 from recallbench.errors import ConfigError, DataNotFoundError, did_you_mean
-from recallbench.run.provenance import describe_code
+from recallbench.run.provenance import describe_code, describe_deviations
 from recallbench.run.record import describe_problems
 from recallbench.tables.cell import FEWER, FIXTURE
 from recallbench.tables.comparability import FIXTURE_REASON, Setting, is_fixture
@@ -207,11 +207,12 @@ def header_for(runs: Sequence[RunInfo]) -> dict[str, str]:
     def collect(fn: Callable[[RunInfo], Any]) -> str:
         return ", ".join(sorted({str(fn(r)) for r in runs})) or "n/a"
 
+    records = {r.path: json.loads((r.path / "run.json").read_text()) for r in runs}
+
     def generator(r: RunInfo) -> str:
         gen = r.config.get("generator", {})
-        return f"{gen.get('backend')}:{gen.get('model')}"
-
-    records = {r.path: json.loads((r.path / "run.json").read_text()) for r in runs}
+        label = f"{gen.get('backend')}:{gen.get('model')}"
+        return label + describe_deviations(records[r.path], gen)
 
     def data(r: RunInfo) -> str:
         ds = r.config.get("dataset", {})

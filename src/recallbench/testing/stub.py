@@ -1,10 +1,11 @@
 """A local OpenAI-compatible stub server for tests and benchmarks (127.0.0.1 only).
 
-It serves ``POST /v1/chat/completions`` and ``POST /v1/embeddings`` with deterministic replies,
-a configurable per-request latency and scripted failures (HTTP status with optional
-``Retry-After``, or a stall longer than the client's timeout). It is an asyncio server, so one
-thread holds hundreds of requests in flight while they "think"; it counts requests and the
-maximum number in flight, which is how tests check the client's concurrency bound.
+It serves ``POST /v1/chat/completions``, ``POST /v1/embeddings`` and ``GET /v1/models`` with
+deterministic replies, a configurable per-request latency and scripted failures (HTTP status
+with optional ``Retry-After``, or a stall longer than the client's timeout). It is an asyncio
+server, so one thread holds hundreds of requests in flight while they "think"; it counts
+requests and the maximum number in flight, which is how tests check the client's concurrency
+bound.
 
 Use in-process (``with StubServer(latency_s=0.1) as stub: stub.base_url``) or as a separate
 process (``python -m recallbench.testing.stub --latency 0.1`` prints ``READY <base_url>``), which keeps
@@ -38,6 +39,8 @@ class StubServer:
         reply: request body -> reply text (default: ``default_reply``).
         port: 0 picks a free port.
         embedding_dim: length of ``/v1/embeddings`` vectors unless the request sets ``dimensions``.
+        owned_by: the ``owned_by`` of the model ``GET /v1/models`` lists. ``bodies`` keeps the
+            latest POST bodies, so tests check exactly what each request sent.
     """
 
     def __init__(
@@ -46,7 +49,9 @@ class StubServer:
         reply: Reply | None = None,
         port: int = 0,
         embedding_dim: int = 64,
+        owned_by: str = "stub",
     ) -> None:
+        self.owned_by = owned_by
         self.latency_s = latency_s
         self.reply = reply or default_reply
         self.port = port
@@ -207,6 +212,8 @@ class StubServer:
                 return fault.status, extra, fault.body or {"error": {"message": message}}
             if fault is not None:
                 await asyncio.sleep(fault.stall_s)
+            if method == "GET" and path.endswith("/models"):
+                return 200, {}, {"data": [{"id": "stub", "owned_by": self.owned_by}]}
             body = json.loads(raw or b"{}")
             self.bodies.append(body)
             if self.latency_s > 0:

@@ -13,6 +13,7 @@ class ExtractiveBackend:
     """
 
     name = "extractive"
+    endpoint = None
     local = True
     offline = True
     is_async = False

@@ -206,6 +206,9 @@ def _load_causal_lm(name_or_spec: str) -> tuple[Any, Any]:
 class HFBackend:
     """Generate with a local transformers causal LM through its chat template (CPU, one call at
     a time under a lock). Prompts longer than ``context_length - max_tokens`` keep their end.
+    A call with a reply constraint (``generator.structured: local``) decodes under
+    lm-format-enforcer (``llm/backends/enforce.py``); without that library it is a
+    ``ConfigError`` naming the install command, never unconstrained decoding in silence.
 
     Args:
         model: anything ``load_causal_lm`` accepts (``"smollm2-135m-instruct"`` by default).
@@ -217,6 +220,7 @@ class HFBackend:
     """
 
     name = "hf"
+    endpoint = None  # the weights are named by ``model`` (a converted GGUF is keyed by size+mtime)
     local = True
     offline = False
     is_async = False
@@ -267,6 +271,11 @@ class HFBackend:
             else {"temperature": None, "top_p": None, "top_k": None}
         )
         pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        if dec.structured is not None:  # generator.structured: local (llm/backends/enforce.py)
+            from recallbench.llm.backends.enforce import allowed_tokens_fn
+
+            shape = dec.structured.shape
+            gen["prefix_allowed_tokens_fn"] = allowed_tokens_fn(tok, shape, int(ids.shape[1]))
         with self._lock, torch.inference_mode():
             previous = torch.get_num_threads()
             if self.threads:

@@ -19,6 +19,7 @@ from typing import Any
 
 from recallbench.errors import ConfigError
 from recallbench.llm.backends.gguf import local_token_counter
+from recallbench.llm.structured import request_extras
 from recallbench.llm.types import (
     BackendCallError,
     Completion,
@@ -108,6 +109,7 @@ class OpenAIBackend:
             raise ConfigError(f"generator.concurrency must be >= 1, got {concurrency}")
         self.model = model
         self.base_url = base_url or "https://api.openai.com/v1"
+        self.endpoint = self.base_url.rstrip("/")  # the cache key's endpoint part
         self.concurrency = concurrency
         self.context_length = context_length
         self.timeout_s = timeout_s
@@ -142,6 +144,8 @@ class OpenAIBackend:
         }
         if dec.seed is not None:
             kwargs["seed"] = dec.seed
+        if dec.structured is not None:
+            kwargs.update(request_extras(dec.structured))
         async with self._semaphore:
             if self._rpm is not None:
                 await self._rpm.acquire(1)
@@ -155,7 +159,7 @@ class OpenAIBackend:
                 # (~0.5 ms CPU a call, which caps throughput at high concurrency).
                 client = self._clients[self._next % len(self._clients)]
                 self._next += 1
-                resp = await client.post("/chat/completions", body=kwargs, cast_to=object)
+                resp: Any = await client.post("/chat/completions", body=kwargs, cast_to=object)
             except (
                 openai.AuthenticationError,
                 openai.PermissionDeniedError,
@@ -190,6 +194,26 @@ class OpenAIBackend:
                 f"malformed chat completion from {self.base_url}: expected "
                 f"choices[0].message.content, got {str(resp)[:200]!r}"
             ) from None
+
+    async def aowner(self) -> str | None:
+        """``owned_by`` of the endpoint's first model (``GET /models``; None when it has none).
+
+        Raises ``ConfigError`` when the endpoint does not answer: ``structured: auto`` cannot
+        be resolved, and the user should name the mode."""
+        import openai
+
+        try:
+            page = await self._clients[0].get("/models", cast_to=object)
+        except openai.OpenAIError as exc:
+            raise ConfigError(
+                f"generator.structured=auto: GET {self.base_url}/models failed "
+                f"({type(exc).__name__}: {redact(str(exc))[:160]}); set generator.structured to "
+                "json_schema, vllm or llamacpp"
+            ) from None
+        data = page.get("data") if isinstance(page, dict) else None
+        mine = [m for m in data or [] if isinstance(m, dict) and m.get("id") == self.model]
+        first = (mine or data or [{}])[0]
+        return first.get("owned_by") if isinstance(first, dict) else None
 
     async def aclose(self) -> None:
         for client in self._clients:

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from datetime import date
 
+from recallbench.llm.shapes import Choice
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.memory.caim._dates import resolve_dates
 from recallbench.memory.caim._tasks import SOURCE_A
@@ -105,6 +106,7 @@ def controller_task(name: str, prompt: str, offline: Callable[..., str]) -> Prom
         stage="memory",
         max_tokens=4,
         source=SOURCE_A.format(".1"),
+        reply=Choice(("A", "B")),
     )
 
 

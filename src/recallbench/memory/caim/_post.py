@@ -11,6 +11,7 @@ import json
 import re
 from functools import partial
 
+from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.memory._summarize import extractive_summary
 from recallbench.memory.caim._controller import FIRST_PERSON
@@ -26,6 +27,7 @@ from recallbench.memory.caim._tasks import (
     STM_SUMMARY_PROMPT,
     THOUGHT_PROMPT,
     parse_tags,
+    tags_pattern,
 )
 from recallbench.text import words
 
@@ -61,6 +63,15 @@ _PRESENT = frozenset(
     miss wish own practice read watch cook bake run swim write paint study teach collect go
     repair recommend suggest fix visit""".split()
 )
+# Reply shapes (structured outputs), each the layout its parser reads, lengths bounded so that a
+# reply ends within ``max_tokens``.
+_ISO = r"\d{4}-\d{2}-\d{2}"
+_PIECE = rf"[^;,\n]{{3,120}};{_ISO}"
+KEY_EVENTS_REPLY = Pattern(rf"NONE|{_PIECE}(,{_PIECE}){{0,7}}")
+_REVIEW_LINE = (
+    rf"\[\d{{1,3}}(,\d{{1,3}}){{0,9}}\] {tags_pattern(frozenset())} \| [^|\n]{{3,200}} \| {_ISO}"
+)
+REVIEW_REPLY = Pattern(rf"{_REVIEW_LINE}(\n{_REVIEW_LINE}){{0,9}}")
 _TOKEN = re.compile(r"[\w'\u2019]+|[^\w\s]")
 
 
@@ -161,6 +172,7 @@ KEY_EVENTS_TASK = PromptTask(
     stage="memory",
     max_tokens=1024,
     source=SOURCE_A.format(".3"),
+    reply=KEY_EVENTS_REPLY,
 )
 
 
@@ -204,6 +216,7 @@ def thought_task(known: frozenset[str]) -> PromptTask:
         stage="memory",
         max_tokens=128,
         source=SOURCE_OURS,
+        reply=Pattern(rf"{tags_pattern(known)} \| [^|\n]{{3,200}} \| {_ISO}"),
     )
 
 
@@ -258,6 +271,7 @@ def review_task(n: int) -> PromptTask:
         stage="memory",
         max_tokens=1024,
         source=SOURCE_OURS,
+        reply=REVIEW_REPLY,
     )
 
 

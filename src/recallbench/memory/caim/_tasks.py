@@ -18,6 +18,7 @@ import re
 from datetime import date
 from functools import partial
 
+from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.memory.caim._dates import resolve_dates
 from recallbench.memory.caim._ontology import (
@@ -106,6 +107,24 @@ RECOMMEND = frozenset("recommend recommended suggest suggested try should advise
 FILLERS = frozenset("really just actually very so pretty quite totally definitely".split())
 
 
+# Reply shapes (structured outputs), each the layout its parser reads. The expansion is "OK" or
+# a one-line 3-level ontology of single lower-case words (the prompt's rules), bounded to the new
+# part (up to 3 categories x 3 subcategories x 5 tags): the method merges the reply into its
+# ontology (a union), so the known terms need not be written out again.
+_WORD = r'"[a-z]+"'
+_TAGS = rf"\[{_WORD}(, ?{_WORD}){{0,4}}\]"
+_CATEGORY = rf"{_WORD}: ?\{{{_WORD}: ?{_TAGS}(, ?{_WORD}: ?{_TAGS}){{0,2}}\}}"
+EXPANSION_REPLY = Pattern(rf"OK|\{{{_CATEGORY}(, ?{_CATEGORY}){{0,2}}\}}")
+DATES_REPLY = Pattern(r"NONE|\d{4}-\d{2}-\d{2}(,\d{4}-\d{2}-\d{2}){0,9}")
+RELEVANCE_REPLY = Pattern(r"(\[\d{1,3}\](, ?\[\d{1,3}\]){0,19})?")
+
+
+def tags_pattern(known: frozenset[str], most: int = 3) -> str:
+    """Regex of 1-``most`` comma-separated tags: ontology terms when known, else any words."""
+    tag = "(" + "|".join(sorted(known)) + ")" if known else "[a-z]+"  # sorted: a stable key
+    return f"{tag}(,{tag}){{0,{most - 1}}}"
+
+
 def _letters(reply: str) -> str:
     return reply.strip().strip("'\"` ")
 
@@ -148,6 +167,7 @@ ONTOLOGY_EXPANSION_TASK = PromptTask(
     stage="memory",
     max_tokens=4096,
     source=SOURCE_A.format(".2"),
+    reply=EXPANSION_REPLY,
 )
 
 
@@ -182,6 +202,7 @@ def select_tags_task(known: frozenset[str]) -> PromptTask:
         stage="memory",
         max_tokens=16,
         source=SOURCE_A.format(".2"),
+        reply=Pattern(tags_pattern(known)),
     )
 
 
@@ -209,6 +230,7 @@ DATES_TASK = PromptTask(
     stage="memory",
     max_tokens=128,
     source=SOURCE_OURS,
+    reply=DATES_REPLY,
 )
 
 
@@ -282,4 +304,5 @@ def relevance_task(thoughts: tuple[str, ...]) -> PromptTask:
         stage="memory",
         max_tokens=512,
         source=SOURCE_A.format(".2"),
+        reply=RELEVANCE_REPLY,
     )

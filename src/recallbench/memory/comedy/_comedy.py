@@ -38,6 +38,7 @@ from functools import partial
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
+from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import PromptTask
 from recallbench.llm.types import LLMClient
 from recallbench.memory._base import query_text, render_history
@@ -91,6 +92,14 @@ COMEDY_RESPONSE_PROMPT = (
     "{speaker}'s next response: natural, short, and consistent with the memory where it is "
     "relevant.\n\nCompressive memory:\n{memory}\n\nCurrent conversation:\n{dialogue}\n\n{speaker}:"
 )
+# Reply shapes (structured outputs), each the layout its parser reads, lines bounded so that a
+# reply ends within ``max_tokens``.
+_LINE = r"[^\n]{3,200}"
+SESSION_REPLY = Pattern(r"No memory|[A-Z][^\n]{5,200}(\n[A-Z][^\n]{5,200}){0,11}")
+COMPRESS_REPLY = Pattern(
+    rf"Events:\n(- {_LINE}\n){{1,10}}Portraits:\n(- {_LINE}\n){{1,4}}Relationship: {_LINE}"
+)
+SELECT_REPLY = Pattern(r"none|\d{1,2}(, ?\d{1,2}){0,9}")
 SOURCES = {
     "session": "reconstruction after Chen et al. 2024 sec. 3 (task 1)",
     "compress": "reconstruction after Chen et al. 2024 sec. 3 (task 2)",
@@ -149,6 +158,7 @@ class Comedy(LLMBaseline):
             "memory",
             384,
             source=SOURCES["session"],
+            reply=SESSION_REPLY,
         )
         self._offline_compress = compress
         self.compress_task = PromptTask(
@@ -160,6 +170,7 @@ class Comedy(LLMBaseline):
             "memory",
             768,
             source=SOURCES["compress"],
+            reply=COMPRESS_REPLY,
         )
         self.select_task = PromptTask(
             "comedy.select",
@@ -168,6 +179,7 @@ class Comedy(LLMBaseline):
             stage="answer",
             max_tokens=32,
             source=SOURCES["select"],
+            reply=SELECT_REPLY,
         )
         self._session: list[MemoryItem] = []
         self._compressed: list[MemoryItem] = []

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from recallbench.errors import ConfigError
+from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.memory.lufy._tasks import lexical_importance
 from recallbench.text import words
@@ -60,6 +61,7 @@ IMPORTANCE_TASK = PromptTask(
     stage="memory",
     max_tokens=96,
     source=IMPORTANCE_SOURCE,
+    reply=Pattern(r"Score: ([1-9]|10)\nReason: [^\n]{1,200}"),  # what Fig. 1 asks for
 )  #  (fallback 5: the released IPE.py's value when a rating fails)
 
 SurpriseFn = Callable[[Sequence[str], Sequence[str]], list[float]]

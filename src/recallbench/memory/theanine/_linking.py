@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from recallbench.embed.base import TextEmbedder
+from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.text import content_words, porter_stem
 
@@ -84,6 +85,9 @@ _FEEL = re.compile(
     r"\b(?:feels?|felt|happy|glad|sad|excited|worried|proud|upset|angry|nervous|relieved|"
     r"scared|afraid|disappointed|grateful)\b"
 )
+# The reply shape (structured outputs): Fig. 22's own two-line output, the explanation bounded
+# so that the label fits in ``max_tokens``.
+LINKING_REPLY = Pattern(r"- Explanation: [^\n]{1,240}\n- Relation: (" + "|".join(LABELS) + ")")
 CONNECTIVES = {
     "Changed": "Later, this changed:",
     "Cause": "This caused:",
@@ -180,4 +184,5 @@ def linking_task(embedder: TextEmbedder, thresholds: Mapping[str, float]) -> Pro
         stage="memory",
         max_tokens=128,
         source=LINKING_SOURCE,
+        reply=LINKING_REPLY,
     )

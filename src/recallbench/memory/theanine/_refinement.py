@@ -8,6 +8,7 @@ from functools import partial
 from typing import Any
 
 from recallbench.embed.base import TextEmbedder
+from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.memory.theanine._linking import CONNECTIVES
 
@@ -35,6 +36,12 @@ REFINEMENT_PROMPT = (
     "Your Outputs (only the transformed timelines):"
 )
 REFINEMENT_SOURCE = "THEANINE (Ong et al., NAACL 2025) App. H Fig. 23, verbatim"
+
+
+# The reply shape (structured outputs): the transformed timeline as one paragraph that starts
+# with a word (what ``parse_refinement`` needs: some text, not an echoed header), bounded so
+# that it ends within ``max_tokens``.
+REFINEMENT_REPLY = Pattern(r"[A-Za-z\"'(\[][^\n]{0,900}")
 
 
 # --- context-aware refinement (Fig. 23) ------------------------------------------------------
@@ -118,4 +125,5 @@ def refinement_task(embedder: TextEmbedder, max_events: int) -> PromptTask:
         stage="answer",
         max_tokens=256,
         source=REFINEMENT_SOURCE,
+        reply=REFINEMENT_REPLY,
     )

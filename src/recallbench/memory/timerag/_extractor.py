@@ -10,7 +10,11 @@ a comparison needs an LLM.
 from __future__ import annotations
 
 import json
+from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from recallbench.llm.shapes import JsonReply
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.memory.timerag._writer import Candidate, candidates, canonical
 
@@ -29,6 +33,25 @@ EXTRACT_PROMPT = (
         "Answer [] when there is none.",
     ),
 )
+
+
+class _Fact(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    slot_type: str = Field(max_length=60)
+    value: str = Field(max_length=120)
+    polarity: Literal["+", "-"]
+    confidence: float = Field(ge=0, le=1)
+
+
+class FactList(BaseModel):
+    """The extraction reply as a JSON object (strict mode wants an object, not a list)."""
+
+    model_config = ConfigDict(extra="forbid")
+    facts: list[_Fact] = Field(max_length=8)
+
+
+# The reply shape (structured outputs), rendered back to the list the prompt asks for.
+EXTRACT_REPLY = JsonReply(FactList, render=lambda obj: json.dumps(obj["facts"]))
 
 
 def parse_extraction(reply: str) -> list[Candidate]:
@@ -82,4 +105,5 @@ EXTRACT_TASK = PromptTask(
     stage="memory",
     max_tokens=256,
     source="recallbench (TimeRAG-Memory prints no extraction prompt)",
+    reply=EXTRACT_REPLY,
 )

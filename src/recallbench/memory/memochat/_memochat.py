@@ -29,30 +29,31 @@ Deviations:
 
 from __future__ import annotations
 
-import json
-import re
-from collections import Counter
 from dataclasses import replace
 from functools import partial
 from typing import Any
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
-from recallbench.llm.task import ParseError, PromptTask
+from recallbench.llm.task import PromptTask
 from recallbench.llm.types import LLMClient
 from recallbench.memory._base import query_text
 from recallbench.memory._llm_common import (
     LLMBaseline,
     ResponseStyle,
     choose_options,
-    load_json,
     parse_options,
     render_options,
 )
-from recallbench.memory._summarize import extractive_summary
+from recallbench.memory.memochat._memos import (
+    MEMOS_REPLY,
+    SELECT_REPLY,
+    number_lines,
+    offline_memos,
+    offline_select,
+    parse_memos,
+)
 from recallbench.records import MemoryItem, Query, Recall, Session
-from recallbench.text import content_words
-from recallbench.text import crude_stem as stem
 
 # Reconstruction after Lu et al. (2023) sec. 3 "memo writing" (see Deviations).
 MEMO_WRITE_PROMPT = (
@@ -88,96 +89,6 @@ MEMO_RESPONSE_PROMPT = (
     "Related evidence:\n{memory}\n\nRecent dialogue:\n{dialogue}\n\n{speaker}:"
 )
 MEMO_RESPONSE_SOURCE = "reconstruction after Lu et al. 2023 sec. 3 (response with memos)"
-
-_NUMBERED = re.compile(r"^\((\d+)\)\s*([^:]+):\s*(.*)$")
-
-
-def number_lines(session: Session) -> str:
-    """Render ``session`` as ``(n) speaker: text`` lines, numbered from 1."""
-    return "\n".join(f"({n}) {t.speaker}: {t.text}" for n, t in enumerate(session.turns, 1))
-
-
-def _line_number(value: Any) -> int:
-    found = re.search(r"\d+", str(value))
-    if found is None:
-        raise ValueError(value)
-    return int(found.group())
-
-
-def parse_memos(reply: str) -> tuple[dict[str, Any], ...]:
-    """Parse a memo-writing reply into ``{topic, summary, start, end}`` dicts.
-
-    Tolerates code fences and prose around the JSON, single quotes, trailing commas, an object
-    wrapping the list (``{"memos": [...]}``), a single memo object and line numbers given as
-    strings; elements without a topic or a line number are dropped. Raises ParseError when no
-    memo is left.
-    """
-    data = load_json(reply)
-    if isinstance(data, dict) and "topic" not in data:
-        data = next((v for v in data.values() if isinstance(v, list)), [])
-    elements = [data] if isinstance(data, dict) else data if isinstance(data, list) else []
-    memos = []
-    for el in elements:
-        if not isinstance(el, dict) or not str(el.get("topic") or "").strip():
-            continue
-        try:
-            start, end = _line_number(el.get("start")), _line_number(el.get("end"))
-        except ValueError:
-            continue
-        summary = str(el.get("summary") or "").strip()
-        memos.append(
-            {"topic": str(el["topic"]).strip(), "summary": summary, "start": start, "end": end}
-        )
-    if not memos:
-        raise ParseError(f"no memo with topic and line range in reply {reply[:80]!r}")
-    return tuple(memos)
-
-
-def _topic(lines: list[str], topic_words: int) -> str:
-    found = [w for line in lines for w in content_words(line)]
-    counts = Counter(stem(w) for w in found)
-    first = {}
-    for i, w in enumerate(found):
-        first.setdefault(stem(w), (i, w))
-    ranked = sorted(first, key=lambda s: (-counts[s], -len(first[s][1]), first[s][0]))
-    return ", ".join(first[s][1] for s in ranked[:topic_words])
-
-
-def offline_memos(*, dialogue: str, min_turns: int = 2, topic_words: int = 3, **_: Any) -> str:
-    """Offline memo writing: lexical topic segmentation of the numbered ``dialogue``.
-
-    A turn that shares no stemmed content word with the running segment opens a new segment
-    once that segment has ``min_turns`` turns. Returns the JSON an LLM would give.
-    """
-    rows = [m.groups() for m in map(_NUMBERED.match, dialogue.splitlines()) if m]
-    segments: list[list[tuple[str, str, str]]] = []
-    seen: set[str] = set()
-    for row in rows:
-        words_ = {stem(w) for w in content_words(row[2])}
-        if not segments or (len(segments[-1]) >= min_turns and not words_ & seen):
-            segments.append([])
-            seen = set()
-        segments[-1].append(row)
-        seen |= words_
-    memos = []
-    for seg in segments:
-        lines = [f"{speaker.strip()}: {text}" for _, speaker, text in seg]
-        summary = extractive_summary(dialogue="\n".join(lines), max_sentences=2)
-        memos.append(
-            {
-                "topic": _topic([text for *_, text in seg], topic_words) or "small talk",
-                "summary": " ".join(summary.splitlines()),
-                "start": int(seg[0][0]),
-                "end": int(seg[-1][0]),
-            }
-        )
-    return json.dumps(memos)
-
-
-def offline_select(*, query: str, option_texts: list[str], max_selected: int, **_: Any) -> str:
-    """Offline memo selection: options sharing stemmed content words with ``query``, as ``N#M``."""
-    chosen = choose_options(query, option_texts, max_selected)
-    return "#".join(str(i + 1) for i in chosen) if chosen else str(len(option_texts) + 1)
 
 
 class MemoChat(LLMBaseline):
@@ -223,6 +134,7 @@ class MemoChat(LLMBaseline):
             "memory",
             768,
             source=MEMO_WRITE_SOURCE,
+            reply=MEMOS_REPLY,
         )
         self.select_task = PromptTask(
             "memochat.select_memos",
@@ -231,6 +143,7 @@ class MemoChat(LLMBaseline):
             stage="answer",
             max_tokens=32,
             source=MEMO_SELECT_SOURCE,
+            reply=SELECT_REPLY,
         )
         self._memos: list[MemoryItem] = []
 
@@ -240,7 +153,7 @@ class MemoChat(LLMBaseline):
     def _write(self, session: Session) -> None:
         if not session.turns:
             return
-        fields = {
+        fields: dict[str, Any] = {
             "n_lines": len(session.turns),
             "speakers": " and ".join(self.speakers),
             "dialogue": number_lines(session),

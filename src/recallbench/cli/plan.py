@@ -1,0 +1,172 @@
+"""A price before the run: ``recallbench ... plan=true`` replays every job dry and prints its bill.
+
+    recallbench -m experiment=lufy_table11 generator=openai generator.model=gpt-4o-mini plan=true
+    recallbench ... plan=true plan_latency_s=1.5      # wall time at 1.5 s per call
+    make estimate-table-lufy-11 GENERATOR=openai MODEL=gpt-4o-mini
+
+Each job is built exactly as a run (same configs, same cache), then replayed with a dry meter
+(``recallbench.llm.meter``): nothing is sent, calls the cache holds are answered from it, every
+other call is counted. Per job and in total it prints, per model and task: calls, how many the
+cache already holds, how many repeat a call an earlier batch of the plan sends (hits by then;
+an estimate where prompts hold earlier replies), the prompt tokens to send, the completion
+tokens (estimated from the
+offline stand-in's reply, and bounded by ``max_tokens``), dollars at the model's price
+(``llm.prices``, or ``generator.price_per_1m``), and the wall time at the job's concurrency for
+a given latency per call. Nothing is written to ``results/runs``; each job's plan is kept as
+``results/plans/<stamp>/<job>.json`` (to set beside the bill the real run then writes in its
+``usage.json``).
+
+With ``generator.structured=auto`` the plan still asks the endpoint which mode it takes (one
+``GET /models``, part of every cache key); name the mode to plan without the server.
+
+``plan`` and ``plan_latency_s`` are not config keys (a plan makes no run): they are taken off the
+command line before Hydra reads it and reach the jobs (also in other processes) through the
+environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from recallbench.errors import ConfigError
+from recallbench.llm.meter import Budget, Meter, PlanRow
+
+PLAN_ENV = "RECALLBENCH_PLAN"  # latency per call in seconds; set: plan mode
+PLAN_DIR_ENV = "RECALLBENCH_PLAN_DIR"  # where jobs leave their plans for the total
+DEFAULT_LATENCY_S = 2.0  # a short chat completion of gpt-4o-mini / gpt-3.5 class models
+
+
+def take_plan_args(argv: list[str]) -> list[str]:
+    """Strip ``plan=...`` and ``plan_latency_s=...`` from ``argv``; remember them."""
+    plan, latency, rest = False, DEFAULT_LATENCY_S, []
+    for arg in argv:
+        key, _, value = arg.partition("=")
+        if key == "plan":
+            if value.lower() not in ("true", "false"):
+                raise ConfigError(f"plan={value!r}: expected plan=true or plan=false")
+            plan = value.lower() == "true"
+        elif key == "plan_latency_s":
+            try:
+                latency = float(value)
+            except ValueError:
+                raise ConfigError(f"plan_latency_s={value!r}: expected seconds") from None
+        else:
+            rest.append(arg)
+    if plan:
+        os.environ[PLAN_ENV] = str(latency)
+        os.environ.setdefault(PLAN_DIR_ENV, tempfile.mkdtemp(prefix="recallbench-plan-"))
+    return rest
+
+
+def planning() -> bool:
+    return bool(os.environ.get(PLAN_ENV))
+
+
+def plan_meter(budget: Budget) -> Meter:
+    """A dry meter that knows the cache keys the plan's earlier jobs will have sent."""
+    meter = Meter(budget, dry=True)
+    folder = os.environ.get(PLAN_DIR_ENV)
+    keys = Path(folder) / "keys.txt" if folder else None
+    if keys is not None and keys.exists():
+        meter.planned = set(keys.read_text().split())
+    return meter
+
+
+def _usd(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def _table(rows: dict[tuple[str, str], PlanRow]) -> tuple[list[str], PlanRow]:
+    head = (
+        f"  {'model':<22} {'task':<34} {'calls':>7} {'cached':>7} {'repeats':>8} {'to send':>8} "
+        f"{'prompt tok':>11} {'completion tok est/max':>23} {'USD est / max':>19}"
+    )
+    lines, total = [head], PlanRow()
+    for (model, task), row in sorted(rows.items()):
+        total.add(row)
+        lines.append(_line(model[-22:], task, row))
+    lines.append(_line("", "total", total))
+    return lines, total
+
+
+def _line(model: str, task: str, row: PlanRow) -> str:
+    completion = f"{row.completion_tokens:,} / {row.completion_max:,}"
+    usd = f"{_usd(row.usd)} / {_usd(row.usd_max)}"
+    return (
+        f"  {model:<22} {task:<34} {row.calls:>7,} {row.cached:>7,} {row.repeats:>8,} "
+        f"{row.calls - row.cached - row.repeats:>8,} "
+        f"{row.prompt_tokens:>11,} {completion:>23} {usd:>19}"
+    )
+
+
+def _wall(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+def report_plan(
+    meter: Meter, job: str, about: str, workers: int, llm: Any, keep: Path
+) -> dict[str, Any]:
+    """Print one job's plan, keep it as JSON in the folder ``keep`` and leave it for the total."""
+    latency = float(os.environ.get(PLAN_ENV) or DEFAULT_LATENCY_S)
+    lines, total = _table(meter.rows)
+    wall = meter.wall_s(latency, workers)
+    print(f"plan {job}: {about}", flush=True)
+    print("\n".join(lines))
+    print(f"  wall time ~{_wall(wall)} at {latency:g} s per call ({workers} episode(s) at once)")
+    budget = llm.meter.budget
+    if budget.max_usd is not None:
+        fits = total.usd_max is not None and total.usd_max <= budget.max_usd
+        print(f"  budget generator.max_usd={budget.max_usd:g}: {'fits' if fits else 'may stop'}")
+    if getattr(llm, "_flow", None) is not None and llm._flow.repairs:
+        print(f"  not counted: up to {llm._flow.repairs} repair turn(s) per unparsed reply")
+    plan = {
+        "job": job,
+        "about": about,
+        "latency_s": latency,
+        "wall_s": wall,
+        "rows": [{"model": m, "task": t, **r.to_dict()} for (m, t), r in meter.rows.items()],
+    }
+    keep.mkdir(parents=True, exist_ok=True)
+    (keep / f"{job}.json").write_text(json.dumps(plan, indent=1))
+    folder = os.environ.get(PLAN_DIR_ENV)
+    if folder:
+        (Path(folder) / f"{len(list(Path(folder).glob('*.json'))):04d}.json").write_text(
+            json.dumps(plan)
+        )
+        (Path(folder) / "keys.txt").write_text("\n".join(sorted(meter.planned)))
+    return plan
+
+
+def print_plan_total() -> None:
+    """After every job: the total over the jobs' plans (when there was more than one)."""
+    folder = os.environ.pop(PLAN_DIR_ENV, None)
+    if not folder:
+        return
+    plans = [json.loads(p.read_text()) for p in sorted(Path(folder).glob("*.json"))]
+    shutil.rmtree(folder, ignore_errors=True)
+    if len(plans) < 2:
+        return
+    rows: dict[tuple[str, str], PlanRow] = {}
+    for plan in plans:
+        for r in plan["rows"]:
+            key = (r.pop("model"), r.pop("task"))
+            rows.setdefault(key, PlanRow()).add(PlanRow(**r))
+    lines, _ = _table(rows)
+    print(f"plan total over {len(plans)} jobs (run one after another):")
+    print("\n".join(lines))
+    print(f"  wall time ~{_wall(sum(p['wall_s'] for p in plans))}")
+    sys.stdout.flush()
+
+
+def describe_llm(llm: Any) -> str:
+    """``backend:model @ endpoint`` of an LLM, for one line of a plan."""
+    endpoint = getattr(llm.backend, "endpoint", None)
+    return f"{llm.backend.name}:{llm.model}" + (f" @ {endpoint}" if endpoint else "")
