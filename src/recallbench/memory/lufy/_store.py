@@ -217,11 +217,8 @@ class LufyFamilyMemory(MemoryMethod):
             self._forget(store.assessed_at)
 
     def prefetch(self, queries: Sequence[Query]) -> None:
-        """Embed in one batch what recalling ``queries`` in order will embed one text at a time
-        (the pairs written live, the retrieval texts), so each recall finds its vectors in the
-        embedder's cache. Changes nothing beyond the floating-point noise of batching."""
-        texts = recall_texts(self.store, queries, self.recent_turns, self.live_writes)
-        if texts:
+        """Embed in one batch what the recalls of ``queries`` embed one by one (``recall_texts``)."""
+        if texts := recall_texts(self.store, queries, self.recent_turns, self.live_writes):
             self.embedder.encode(texts)
 
     def recall(self, query: Query) -> Recall:
