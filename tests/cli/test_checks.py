@@ -98,3 +98,26 @@ def test_a_value_of_the_wrong_type_names_key_value_and_type(group, choice):
 )
 def test_fits(value, annotation, ok):
     assert fits(value, annotation) is ok
+
+
+def test_a_judge_chosen_by_name_inside_a_protocol_is_checked_against_its_class():
+    """qa_gvd's ``caim_judge: {name: lexical, ...}`` has no ``_target_``: the name picks it."""
+    cfg, _ = compose_job(["protocol=qa_gvd", "dataset=gvd"])
+    check_config(cfg)
+    for key, value, expected in [
+        (
+            "treshold",
+            0.5,
+            r"protocol.caim_judge.treshold=0.5: no such key. Did you mean 'threshold'",
+        ),
+        ("fuzzy", "abc", r"protocol.caim_judge.fuzzy='abc': expected"),
+    ]:
+        bad = copy.deepcopy(cfg)
+        with open_dict(bad):
+            bad.protocol.caim_judge[key] = value
+        with pytest.raises(ConfigError, match=expected):
+            check_config(bad)
+    bad = copy.deepcopy(cfg)
+    bad.protocol.caim_judge.name = "lexcal"
+    with pytest.raises(KeyError, match="unknown caim_judge name 'lexcal'. Did you mean 'lexical'"):
+        check_config(bad)

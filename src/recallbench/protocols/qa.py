@@ -35,7 +35,7 @@ from recallbench.errors import ConfigError, did_you_mean
 from recallbench.judges import Judge, JudgeItem
 from recallbench.llm.task import PromptTask, TaskResult
 from recallbench.llm.types import LLMClient
-from recallbench.memory import HasAnswerPromptFields, HasRetention, MemoryMethod
+from recallbench.memory import HasAnswerPromptFields, HasRetention, MemoryMethod, replay_recalls
 from recallbench.protocols.base import EvalProtocol
 from recallbench.protocols.qa_scores import QA_METRICS, score_qa
 from recallbench.protocols.response import EpisodeResult, prompt_hash
@@ -173,15 +173,7 @@ class QAProtocol(EvalProtocol):
         No reply is generated (the logs hold the real ones): this only lets retrieval-driven
         state (LUFY R1/R2, MemoryBank's recall counts, live writes) evolve as in the study.
         """
-        user = episode.speakers[self.user_index]
-        queries = [
-            Query(episode.episode_id, session.index, session.turns[:j], turn.speaker, session.start)
-            for j, turn in enumerate(session.turns)
-            if j and turn.speaker != user
-        ]
-        method.prefetch(queries)  # e.g. one batch of the vectors the recalls embed
-        for query in queries:
-            method.recall(query)
+        replay_recalls(method, episode, session, episode.speakers[self.user_index])
 
     def _memory_state(
         self, episode: Episode, index: int, method: MemoryMethod, items: list[MemoryItem]

@@ -141,7 +141,7 @@ class LufyFamilyMemory(MemoryMethod):
             raise ConfigError(
                 f"{type(self).__name__}: no retrieval threshold for embedder "
                 f"{getattr(embedder, 'name', '?')!r}: conf/memory/_cosine_cut.yaml has no calibrated "
-                "cut-off for its scale. Measure one (python -m recallbench.papers.lufy.calibration "
+                "cut-off for its scale. Measure one (python scripts/calibrate_cosine.py "
                 "<embedder>) and set memory.threshold=<cosine>"
             )
         if not -1.0 <= threshold <= 1.0:
