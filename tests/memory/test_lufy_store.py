@@ -200,10 +200,10 @@ def test_sessions_without_start_are_consecutive_days(llm, embedder, episode):
 
 @pytest.mark.parametrize("cls", [NaiveRAG, MemoryBank])
 def test_prefetch_embeds_a_sessions_recalls_in_one_batch_and_changes_nothing(llm, cls):
-    from recallbench.embed.hashing import HashingEmbedder
+    from recallbench.embed import HashingEmbedder
 
     episode = make_episode([SESSION_1, SESSION_2])
-    plain_emb, fetched_emb = (HashingEmbedder(dim=256) for _ in "ab")
+    plain_emb, fetched_emb = HashingEmbedder(dim=256), HashingEmbedder(dim=256)
     plain = cls(llm, plain_emb, threshold=0.2, recent_turns=1)
     fetched = cls(llm, fetched_emb, threshold=0.2, recent_turns=1)
     plain.reset(episode)

@@ -54,7 +54,8 @@ def recall_texts(
     store: EntryStore, queries: Sequence[Query], recent_turns: int, live_writes: bool
 ) -> list[str]:
     """Every text that recalling ``queries`` in order embeds (pairs written live, then the
-    retrieval texts), each once: what ``prefetch`` embeds in one batch."""
+    retrieval texts), each once: what ``prefetch`` embeds in one batch, so each recall finds its
+    vectors in the embedder's cache (nothing changes beyond the float noise of batching)."""
     texts: list[str] = []
     for query in queries:
         if query.question is None and live_writes:

@@ -217,8 +217,7 @@ class LufyFamilyMemory(MemoryMethod):
             self._forget(store.assessed_at)
 
     def prefetch(self, queries: Sequence[Query]) -> None:
-        """Embed in one batch what recalling ``queries`` will embed one text at a time (live
-        pairs, retrieval texts): each recall finds its vectors in the embedder's cache."""
+        """Embed in one batch what the recalls of ``queries`` embed one by one (``recall_texts``)."""
         if texts := recall_texts(self.store, queries, self.recent_turns, self.live_writes):
             self.embedder.encode(texts)
 
