@@ -88,13 +88,16 @@ def run(
     choices: dict[str, str] | None = None,
     overrides: list[str] | None = None,
     sweep: bool = False,
+    episodes: list | None = None,
 ) -> Path:
     """Run one job described by a composed config; return its run folder.
 
     ``choices`` are the config-group choices (e.g. ``{"memory": "memory_retrieval"}``); tables
     find runs by them. ``sweep``: the job belongs to a multirun, so a ``resume_dir`` names the
     sweep's folder and the job resumes (or starts) in ``<resume_dir>/<job>``. A run folder that
-    already finished (same config and data) is not run again: a line says so.
+    already finished (same config and data) is not run again: a line says so. ``episodes``:
+    the dataset already loaded and sampled (``recallbench matrix`` loads each dataset once for
+    all its methods); None loads ``cfg.dataset`` and samples ``cfg.episodes``.
     """
     from recallbench.provenance import describe_code
     from recallbench.report import print_end_of_run
@@ -105,8 +108,9 @@ def run(
     check_run_keys(cfg)
     check_resume_dir(cfg.resume_dir, sweep)
     paths = cfg.paths
-    episodes = build_dataset(cfg.dataset)
-    episodes = select_episodes(episodes, cfg.episodes, int(cfg.seed))
+    if episodes is None:
+        episodes = build_dataset(cfg.dataset)
+        episodes = select_episodes(episodes, cfg.episodes, int(cfg.seed))
     llm = build_generator(cfg.generator, Path(paths.cache_dir) / "llm.sqlite")
     embedder = build_embedder(cfg.embedder, paths.cache_dir)
     protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, paths.cache_dir)

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
+from recallbench.datasets import needs
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.judges import Judge, JudgeItem
 from recallbench.llm.task import PromptTask, TaskResult
@@ -140,6 +141,10 @@ class QAProtocol(EvalProtocol):
         self.check_unperturbed = check_unperturbed
         self.replay_turns = replay_turns
         self._run_llm: LLMClient | None = None
+
+    def needs(self) -> frozenset[str]:
+        """Questions with gold answers to judge against."""
+        return frozenset({needs.QA_ITEMS, needs.QA_ANSWERS})
 
     def run_episode(self, episode: Episode, method: MemoryMethod, llm: LLMClient) -> EpisodeResult:
         """Replay ``episode`` through ``method``, asking and judging after every session."""

@@ -1,0 +1,221 @@
+"""``recallbench-matrix``: every memory method on every paper's setting, then the matrix tables.
+
+    python -m recallbench.cli.matrix [--plan-only] [--settings KEY,..] [--methods NAME,..] [KEY=VALUE ...]
+
+Reads the ``matrix:`` block of ``conf/experiment/matrix.yaml`` (``cli.matrix_plan``), plans
+every (setting, method) cell (runnable, or unavailable with the reason derived from what the
+method and protocol need and what the sampled data provides), runs the runnable cells one by
+one in this process (each dataset loaded and sampled once for all its methods), and renders
+the table experiments the block lists (``tables.matrix``). The plan, with each cell's status
+(``unavailable``, ``finished``, ``failed`` and why), is ``<results>/runs/<tag>/plan.json``:
+the tables read it to mark the cells that have no run. KEY=VALUE overrides go to every job
+(``paths.data_dir=...``, ``generator=openai``). A cell that raises is recorded as failed with
+its error line and the matrix goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from recallbench.cli import run
+from recallbench.cli.build import (
+    build_dataset,
+    build_embedder,
+    build_generator,
+    build_memory_factory,
+    build_protocol,
+)
+from recallbench.cli.checks import check_config
+from recallbench.cli.config import compose_job, select_episodes, user_errors
+from recallbench.cli.matrix_plan import Method, Setting, matrix_block, methods_of, settings_of
+from recallbench.cli.table import render_table
+from recallbench.datasets.needs import missing, provided
+from recallbench.errors import DataNotFoundError, DatasetFormatError, one_line
+from recallbench.io import write_json
+
+__all__ = ["job_overrides", "matrix_main", "plan_matrix", "plan_path", "run_matrix"]
+
+EXPERIMENT = "matrix"
+
+
+def plan_path(results_dir: str | Path, tag: str) -> Path:
+    """Where the plan of the matrix with ``tag`` is written."""
+    return Path(results_dir) / "runs" / tag / "plan.json"
+
+
+def job_overrides(setting: Setting, method: str, tag: str, extra: Sequence[str]) -> list[str]:
+    """The overrides of the job of one cell."""
+    episodes = "null" if setting.episodes is None else str(setting.episodes)
+    return [
+        *setting.overrides,
+        f"memory={method}",
+        f"episodes={episodes}",
+        f"tag={tag}",
+        f"job={setting.key}-{method}",
+        *extra,
+    ]
+
+
+def _selector(cfg: Any, choices: dict[str, str], setting: Setting) -> dict[str, Any]:
+    """How the tables find the column's runs: its dataset, protocol and the values it sets."""
+    return {"dataset": choices["dataset"], "protocol": choices["protocol"], **setting.values}
+
+
+def _setting_entry(setting: Setting, cfg: Any, choices: dict[str, str]) -> dict[str, Any]:
+    metrics = list(cfg.metrics.get("names") or cfg.protocol.get("metrics") or [])
+    return {
+        "key": setting.key,
+        "label": setting.label,
+        "selector": _selector(cfg, choices, setting),
+        "place": dict(setting.place),
+        "episodes_asked": setting.episodes,
+        "metrics": metrics,
+        "dataset": str(cfg.dataset.name),
+        "protocol": str(cfg.protocol.name),
+    }
+
+
+def _plan_setting(setting, methods, tag, extra) -> tuple[dict[str, Any], dict[str, Any], list]:
+    """Plan one column: its entry, each method's cell, and its sampled episodes."""
+    cfg, choices = compose_job(job_overrides(setting, methods[0].memory, tag, extra))
+    entry = _setting_entry(setting, cfg, choices)
+    cells: dict[str, Any] = {}
+    try:
+        episodes = select_episodes(build_dataset(cfg.dataset), cfg.episodes, int(cfg.seed))
+    except (DataNotFoundError, DatasetFormatError) as exc:
+        reason = f"no data: {one_line(exc)}"
+        entry["facts"], entry["episodes"] = [], 0
+        return entry, {m.memory: {"status": "unavailable", "reason": reason} for m in methods}, []
+    facts = provided(episodes)
+    entry["facts"], entry["episodes"] = sorted(facts), len(episodes)
+    llm = build_generator(cfg.generator, None)
+    embedder = build_embedder({"_target_": "recallbench.embed.hashing.HashingEmbedder"})
+    protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, None)
+    for m in methods:
+        job_cfg, _ = compose_job(job_overrides(setting, m.memory, tag, extra))
+        check_config(job_cfg)  # a wrong key fails before any run, naming it
+        method = build_memory_factory(job_cfg.memory, llm, embedder)()
+        lacking = missing(method.needs() | protocol.needs(), facts)
+        reason = (
+            f"needs {', '.join(lacking)} ({entry['dataset']} sample has none)"
+            if lacking
+            else protocol.refuses(method)
+        )
+        cells[m.memory] = {"status": "unavailable", "reason": reason} if reason else {}
+        cells[m.memory]["job"] = f"{setting.key}-{m.memory}"
+    return entry, cells, episodes
+
+
+def plan_matrix(
+    block: dict[str, Any],
+    tag: str,
+    extra: Sequence[str],
+    settings: Sequence[Setting],
+    methods: Sequence[Method],
+) -> tuple[dict[str, Any], dict[str, list]]:
+    """The plan (methods, settings, cells) and each setting's sampled episodes."""
+    plan: dict[str, Any] = {
+        "tag": tag,
+        "reference": str(block.get("reference") or methods[0].memory),
+        "methods": [{"memory": m.memory, "label": m.label} for m in methods],
+        "settings": [],
+        "cells": {},
+    }
+    episodes: dict[str, list] = {}
+    for setting in settings:
+        entry, cells, eps = _plan_setting(setting, methods, tag, extra)
+        plan["settings"].append(entry)
+        plan["cells"][setting.key] = cells
+        episodes[setting.key] = eps
+    return plan, episodes
+
+
+def run_matrix(
+    plan: dict[str, Any],
+    episodes: dict[str, list],
+    settings: Sequence[Setting],
+    methods: Sequence[Method],
+    extra: Sequence[str],
+    path: Path,
+) -> None:
+    """Run every planned cell; record each outcome (and its seconds) in the plan file."""
+    for setting in settings:
+        for m in methods:
+            cell = plan["cells"][setting.key][m.memory]
+            if cell.get("status") == "unavailable":
+                continue
+            overrides = job_overrides(setting, m.memory, plan["tag"], extra)
+            started = time.monotonic()
+            try:
+                cfg, choices = compose_job(overrides)
+                folder = run(cfg, cell["job"], choices, overrides, episodes=episodes[setting.key])
+                cell.update(status="finished", run=str(folder))
+            except Exception as exc:  # one cell's error must not stop the matrix: record it
+                cell.update(status="failed", reason=f"failed: {one_line(exc)}")
+                print(f"recallbench-matrix: {cell['job']}: {cell['reason']}", file=sys.stderr)
+            cell["seconds"] = round(time.monotonic() - started, 1)
+            write_json(path, plan)
+
+
+def _pick(items: Sequence[Any], attr: str, wanted: str | None, what: str) -> list[Any]:
+    if not wanted:
+        return list(items)
+    names = set(wanted.split(","))
+    if unknown := names - {getattr(i, attr) for i in items}:
+        raise DataNotFoundError(f"--{what}: unknown {sorted(unknown)}")
+    return [i for i in items if getattr(i, attr) in names]
+
+
+def reports_any(plan: dict[str, Any], table: str) -> bool:
+    """Whether a setting of ``plan`` reports a metric of the table experiment ``table``
+    (a quality-vs-cost table: its ``quality`` metrics)."""
+    from recallbench.tables import load_spec
+
+    spec = load_spec(table)
+    wanted = set(spec.option("quality", None) or spec.metrics or ())
+    return any(wanted & set(s["metrics"]) for s in plan["settings"])
+
+
+def matrix_main(argv: list[str] | None = None) -> None:
+    """Console entry point: plan, run and tabulate the cross-paper matrix."""
+    parser = argparse.ArgumentParser(prog="recallbench-matrix", description=__doc__)
+    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE")
+    parser.add_argument("--experiment", default=EXPERIMENT, help="the experiment with matrix:")
+    parser.add_argument("--plan-only", action="store_true", help="write the plan, run nothing")
+    parser.add_argument("--settings", help="only these setting keys (comma-separated)")
+    parser.add_argument("--methods", help="only these methods (comma-separated)")
+    ns = parser.parse_args(argv)
+    with user_errors("recallbench-matrix"):
+        cfg, _ = compose_job([f"experiment={ns.experiment}", *ns.overrides])
+        where = f"conf/experiment/{ns.experiment}.yaml"
+        block, tag = matrix_block(cfg, where), str(cfg.tag)
+        os.environ.setdefault("RECALLBENCH_STAMP", time.strftime("%Y%m%d-%H%M%S"))
+        settings = _pick(settings_of(block, where), "key", ns.settings, "settings")
+        methods = _pick(methods_of(block, where), "memory", ns.methods, "methods")
+        started = time.monotonic()
+        plan, episodes = plan_matrix(block, tag, ns.overrides, settings, methods)
+        path = plan_path(cfg.paths.results_dir, tag)
+        plan["planned_s"] = round(time.monotonic() - started, 1)
+        write_json(path, plan)
+        print(f"recallbench-matrix: plan {path}", file=sys.stderr)
+        if ns.plan_only:
+            return
+        run_matrix(plan, episodes, settings, methods, ns.overrides, path)
+        plan["total_s"] = round(time.monotonic() - started, 1)
+        write_json(path, plan)
+        for table in block.get("tables") or []:
+            if not reports_any(plan, str(table)):
+                print(f"recallbench-matrix: {table}: no planned setting reports its metrics")
+                continue
+            for file in render_table(str(table), list(ns.overrides)).values():
+                print(file)
+
+
+if __name__ == "__main__":
+    matrix_main(sys.argv[1:])
