@@ -58,7 +58,7 @@ class Setting:
     overrides: tuple[str, ...]
     episodes: int | None
     place: Mapping[str, Any] = field(default_factory=dict)  # value/session of its cells
-    values: Mapping[str, Any] = field(default_factory=dict)  # dotted config values it sets
+    values: Mapping[str, Any] = field(default_factory=dict)  # dataset.* values that select it
 
 
 def matrix_block(cfg: Any, where: str) -> dict[str, Any]:
@@ -88,11 +88,19 @@ def every_method(conf_dir: Path = CONF_DIR) -> list[str]:
 
 def methods_of(block: Mapping[str, Any], where: str) -> list[Method]:
     """The rows: ``methods`` (null: every method), labelled by ``labels``."""
-    names = block.get("methods") or every_method()
+    labels = block.get("labels") or {}
+    # every method: in the order of ``labels`` (the reference first), the rest after
+    names = block.get("methods") or sorted(
+        every_method(),
+        key=lambda n: (
+            n != block.get("reference"),
+            list(labels).index(n) if n in labels else len(labels),
+            n,
+        ),
+    )
     known = {p.stem for p in (CONF_DIR / "memory").glob("*.yaml") if not p.stem.startswith("_")}
     if unknown := [n for n in names if n not in known]:
         raise ConfigError(f"{where}: matrix.methods: no conf/memory config {unknown}")
-    labels = block.get("labels") or {}
     return [Method(str(n), str(labels.get(n, n))) for n in names]
 
 
@@ -147,7 +155,7 @@ def settings_of(block: Mapping[str, Any], where: str) -> list[Setting]:
         if missing:
             raise ConfigError(f"{where}: matrix.settings[{i}]: missing {missing} (or a slice)")
         overrides = (f"experiment={entry['experiment']}", *entry.get("overrides", ()))
-        values = dict(o.split("=", 1) for o in overrides if "." in o.split("=", 1)[0])
+        values = dict(o.split("=", 1) for o in overrides if o.startswith("dataset."))
         out.append(
             Setting(
                 key=str(entry["key"]),
