@@ -16,6 +16,7 @@ its error line and the matrix goes on.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -63,8 +64,13 @@ def job_overrides(setting: Setting, method: str, tag: str, extra: Sequence[str])
 
 
 def _selector(cfg: Any, choices: dict[str, str], setting: Setting) -> dict[str, Any]:
-    """How the tables find the column's runs: its dataset, protocol and the values it sets."""
-    return {"dataset": choices["dataset"], "protocol": choices["protocol"], **setting.values}
+    """How the tables find the column's runs: its dataset, protocol and the scalar dataset
+    values it sets (LUFY's logs; a list value such as GVD's users does not select)."""
+    from omegaconf import OmegaConf
+
+    values = {k: OmegaConf.select(cfg, k) for k in setting.values}
+    scalars = {k: v for k, v in values.items() if isinstance(v, str | int | float | bool)}
+    return {"dataset": choices["dataset"], "protocol": choices["protocol"], **scalars}
 
 
 def _setting_entry(setting: Setting, cfg: Any, choices: dict[str, str]) -> dict[str, Any]:
@@ -172,6 +178,25 @@ def _pick(items: Sequence[Any], attr: str, wanted: str | None, what: str) -> lis
     return [i for i in items if getattr(i, attr) in names]
 
 
+def merged(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    """``new`` over an earlier plan of the same tag: a partial run (--settings, --methods)
+    replaces the cells it planned and keeps the others (and their settings and methods)."""
+    if not old or old.get("tag") != new["tag"]:
+        return new
+    methods = {m["memory"]: m for m in [*old["methods"], *new["methods"]]}
+    settings = {s["key"]: s for s in [*old["settings"], *new["settings"]]}
+    cells = {k: dict(v) for k, v in old["cells"].items()}
+    for key, row in new["cells"].items():
+        cells.setdefault(key, {}).update(row)
+    return {
+        **old,
+        **new,
+        "methods": list(methods.values()),
+        "settings": list(settings.values()),
+        "cells": cells,
+    }
+
+
 def reports_any(plan: dict[str, Any], table: str) -> bool:
     """Whether a setting of ``plan`` reports a metric of the table experiment ``table``
     (a quality-vs-cost table: its ``quality`` metrics)."""
@@ -202,6 +227,8 @@ def matrix_main(argv: list[str] | None = None) -> None:
         plan, episodes = plan_matrix(block, tag, ns.overrides, settings, methods)
         path = plan_path(cfg.paths.results_dir, tag)
         plan["planned_s"] = round(time.monotonic() - started, 1)
+        earlier = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        plan = merged(earlier, plan)
         write_json(path, plan)
         print(f"recallbench-matrix: plan {path}", file=sys.stderr)
         if ns.plan_only:
