@@ -224,6 +224,11 @@ def main() -> None:
             choices = hc.runtime.choices
             if reason := table_only(choices.get("experiment"), cfg.get("table")):
                 raise ConfigError(reason)
+            if cfg.get("matrix") is not None:  # conf/experiment/matrix.yaml: not one sweep
+                raise ConfigError(
+                    f"experiment {choices.get('experiment')} is a matrix of settings, not a "
+                    "sweep: run it with `python -m recallbench.cli.matrix` (make matrix)"
+                )
             overrides = list(hc.overrides.task)
             multirun = hc.mode == RunMode.MULTIRUN
             job = cfg.job or default_job(cfg, choices, overrides if multirun else [])
