@@ -84,21 +84,21 @@ def test_a_partial_plan_keeps_the_other_cells(plan):
 
 
 def test_a_small_matrix_on_fixtures(tmp_path, capsys):
-    matrix_main(
-        [
-            "--settings",
-            "msc_theanine",
-            "--methods",
-            "no_memory,gold_memory,naive_rag",
-            f"paths.data_dir={FIXTURES}",
-            f"paths.results_dir={tmp_path}",
-            "embedder=hashing",
-            "metrics.names=[rouge_l]",
-            "progress=false",
-        ]
-    )
+    argv = [
+        "--settings",
+        "msc_theanine",
+        "--methods",
+        "no_memory,gold_memory,naive_rag",
+        f"paths.data_dir={FIXTURES}",
+        f"paths.results_dir={tmp_path}",
+        "embedder=hashing",
+        "metrics.names=[rouge_l]",
+        "progress=false",
+    ]
+    matrix_main(argv)
     plan = json.loads((tmp_path / "runs" / "matrix" / "plan.json").read_text())
-    assert plan["cells"]["msc_theanine"]["naive_rag"]["status"] == "finished"
+    cell = plan["cells"]["msc_theanine"]["naive_rag"]
+    assert cell["status"] == "finished" and "reused" not in cell
     with (tmp_path / "tables" / "matrix_rouge_l.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     assert [r["row"] for r in rows] == ["No memory", "Gold memory", "Naive RAG"]
@@ -111,3 +111,8 @@ def test_a_small_matrix_on_fixtures(tmp_path, capsys):
     assert "MSC (THEANINE): 2 (asked 2)" in md  # the episodes sampled, in the header
     assert (tmp_path / "tables" / "matrix_cost.png").is_file()
     assert "matrix_f1: no planned setting reports its metrics" in capsys.readouterr().out
+    matrix_main(["--methods", "naive_rag", *argv[2:]])  # again: the finished cell is reused
+    again = json.loads((tmp_path / "runs" / "matrix" / "plan.json").read_text())
+    reused = again["cells"]["msc_theanine"]["naive_rag"]
+    assert reused["reused"] is True and reused["run"] == cell["run"]
+    assert again["cells"]["msc_theanine"]["no_memory"]["status"] == "finished"  # kept

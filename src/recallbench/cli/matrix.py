@@ -142,6 +142,49 @@ def plan_matrix(
     return plan, episodes
 
 
+def finished_run(results_dir: str | Path, tag: str, job: str, digest: str) -> Path | None:
+    """The newest usable run of ``job`` under ``tag`` made with the same config (its hash)."""
+    from recallbench.run_record import USABLE
+
+    for folder in sorted(Path(results_dir, "runs", tag).glob(f"*/{job}"), reverse=True):
+        info = folder / "run.json"
+        record = json.loads(info.read_text(encoding="utf-8")) if info.is_file() else {}
+        if record.get("status") in USABLE and record.get("config_hash") == digest:
+            return folder
+    return None
+
+
+def _digest(cfg: Any, job: str, choices: dict[str, str], overrides: list[str]) -> str:
+    """The config hash ``run`` records for this job (``run_record.config_hash``)."""
+    from omegaconf import OmegaConf
+
+    from recallbench.run_record import config_hash
+
+    config = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(config, dict)  # a composed app config is a mapping
+    return config_hash({**config, "job": job, "choices": choices, "overrides": overrides})
+
+
+def _run_cell(plan, cell, setting, memory, episodes, extra, rerun: bool) -> None:
+    overrides = job_overrides(setting, memory, plan["tag"], extra)
+    started = time.monotonic()
+    try:
+        cfg, choices = compose_job(overrides)
+        digest = _digest(cfg, cell["job"], choices, overrides)
+        done = (
+            None if rerun else finished_run(cfg.paths.results_dir, plan["tag"], cell["job"], digest)
+        )
+        if done is not None:  # the same cell finished before: make matrix resumes
+            cell.update(status="finished", run=str(done), reused=True)
+            return
+        folder = run(cfg, cell["job"], choices, overrides, episodes=episodes)
+        cell.update(status="finished", run=str(folder))
+    except Exception as exc:  # one cell's error must not stop the matrix: record it
+        cell.update(status="failed", reason=f"failed: {one_line(exc)}")
+        print(f"recallbench-matrix: {cell['job']}: {cell['reason']}", file=sys.stderr)
+    cell["seconds"] = round(time.monotonic() - started, 1)
+
+
 def run_matrix(
     plan: dict[str, Any],
     episodes: dict[str, list],
@@ -149,23 +192,17 @@ def run_matrix(
     methods: Sequence[Method],
     extra: Sequence[str],
     path: Path,
+    rerun: bool = False,
 ) -> None:
-    """Run every planned cell; record each outcome (and its seconds) in the plan file."""
-    for setting in settings:
-        for m in methods:
+    """Run every planned cell, method by method (the reference first) over every setting, so
+    an interrupted matrix has whole rows; a cell that finished before with the same config is
+    reused unless ``rerun``. Each outcome (and its seconds) goes to the plan file."""
+    for m in methods:
+        for setting in settings:
             cell = plan["cells"][setting.key][m.memory]
             if cell.get("status") == "unavailable":
                 continue
-            overrides = job_overrides(setting, m.memory, plan["tag"], extra)
-            started = time.monotonic()
-            try:
-                cfg, choices = compose_job(overrides)
-                folder = run(cfg, cell["job"], choices, overrides, episodes=episodes[setting.key])
-                cell.update(status="finished", run=str(folder))
-            except Exception as exc:  # one cell's error must not stop the matrix: record it
-                cell.update(status="failed", reason=f"failed: {one_line(exc)}")
-                print(f"recallbench-matrix: {cell['job']}: {cell['reason']}", file=sys.stderr)
-            cell["seconds"] = round(time.monotonic() - started, 1)
+            _run_cell(plan, cell, setting, m.memory, episodes[setting.key], extra, rerun)
             write_json(path, plan)
 
 
@@ -215,6 +252,7 @@ def matrix_main(argv: list[str] | None = None) -> None:
     parser.add_argument("--plan-only", action="store_true", help="write the plan, run nothing")
     parser.add_argument("--settings", help="only these setting keys (comma-separated)")
     parser.add_argument("--methods", help="only these methods (comma-separated)")
+    parser.add_argument("--rerun", action="store_true", help="rerun cells that finished before")
     ns = parser.parse_args(argv)
     with user_errors("recallbench-matrix"):
         cfg, _ = compose_job([f"experiment={ns.experiment}", *ns.overrides])
@@ -233,7 +271,7 @@ def matrix_main(argv: list[str] | None = None) -> None:
         print(f"recallbench-matrix: plan {path}", file=sys.stderr)
         if ns.plan_only:
             return
-        run_matrix(plan, episodes, settings, methods, ns.overrides, path)
+        run_matrix(plan, episodes, settings, methods, ns.overrides, path, ns.rerun)
         plan["total_s"] = round(time.monotonic() - started, 1)
         write_json(path, plan)
         for table in block.get("tables") or []:
