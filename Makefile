@@ -32,7 +32,7 @@ define needs_runs
 endef
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-browser test-server lint data tables bench clean
+.PHONY: help install test test-browser test-server golden lint data tables bench clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -57,6 +57,9 @@ test-browser: $(STAMP) ## The HTML report (recallbench view) in a real headless 
 test-server: $(STAMP) ## Slow: a REAL llama-cpp-python server (SmolLM2 GGUF) runs THEANINE + LUFY QA slices
 	@$(PY) -c "import llama_cpp.server" 2>/dev/null || $(PY) -m pip install -q -e ".[server]"
 	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q -s -m slow tests/integration/test_real_server.py
+
+golden: $(STAMP) ## Slow: every offline reproduce target on the fixtures vs tests/golden/tables (make test runs a fast subset)
+	GOLDEN_VENV=$(abspath $(VENV)) $(PY) tests/golden/golden.py
 
 lint: $(STAMP) ## ruff check + format check + the import contract + mypy (pyproject [tool.importlinter], [tool.mypy])
 	$(VENV)/bin/ruff check src tests scripts bench

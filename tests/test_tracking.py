@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from recallbench.records import Prediction
-from recallbench.tracking import WandbLogger
+from recallbench.run.tracking import WandbLogger
 
 SUMMARY = {"metrics": {"rouge_l": {"value": 0.25, "n": 2, "ci95": [0.1, 0.4]}}}
 PREDS = [Prediction("e/s3/t1/response", "e", 3, "response", "h", "hi", reference="hey")]

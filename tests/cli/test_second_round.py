@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from recallbench.provenance import git_state
+from recallbench.run.provenance import git_state
 
 FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures"
 
@@ -189,12 +189,12 @@ def test_diff_hash_follows_the_content_of_the_change(repo):
 
 def test_a_run_on_a_dirty_tree_says_so(run_cli, monkeypatch, tmp_path, repo):
     """The project's tree is whatever it is; a copy of the package in a dirty repo is not."""
-    import recallbench.provenance as provenance
+    import recallbench.run.provenance as provenance
 
     monkeypatch.setenv("RECALLBENCH_DATA_DIR", str(FIXTURES))
     (repo / "src" / "mine.py").write_text("y = 2\n")
     real = provenance.git_state
-    monkeypatch.setattr("recallbench.runner.git_state", lambda: real(repo))
+    monkeypatch.setattr("recallbench.run.runner.git_state", lambda: real(repo))
     outcome = run_cli(*MSC, "job=j", "tag=t")
     assert outcome.status == 0, outcome.err
     (line,) = [ln for ln in outcome.error_lines if "warning" in ln]

@@ -170,7 +170,7 @@ def test_stop_signal_then_resume(signum, stub, reference, tmp_path):
 def test_kill_9_then_resume_repeats_at_most_the_call_in_flight(stub, reference, tmp_path):
     """``kill -9`` gives no chance to write anything: the record stays ``running`` and is stale;
     a resume finishes from the finished items and the LLM cache with the reference predictions."""
-    from recallbench.run_record import is_stale
+    from recallbench.run.record import is_stale
 
     ref_predictions, ref_requests, _, _ = reference
     results, cache = tmp_path / "r", tmp_path / "c"

@@ -26,7 +26,7 @@ from recallbench.memory import MemoryMethod
 from recallbench.protocols.gvd_scores import rescore_run, storage_stats
 from recallbench.protocols.qa_gvd import GVDQAProtocol
 from recallbench.records import MemoryItem, Prediction, Query, Recall, Session
-from recallbench.runner import Runner
+from recallbench.run.runner import Runner
 
 DAY = datetime(2023, 4, 28)
 

@@ -158,7 +158,7 @@ def test_runner_calls_the_hooks_declared_on_eval_protocol(protocol, tmp_path):
     """The runner calls ``prepare``, ``run_extra`` and ``score`` directly: the defaults give no
     extra file and no extra method; an override's items are scored with the episode's."""
     from recallbench.memory.no_memory import NoMemory
-    from recallbench.runner import Runner
+    from recallbench.run.runner import Runner
 
     llm = build_llm({"backend": "extractive"}, cache_path=None)
     built: list[MemoryMethod] = []

@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 from recallbench.analysis.runs import find_runs
-from recallbench.run_record import USABLE
+from recallbench.run.record import USABLE
 
 ENV = "RECALLBENCH_RESULTS_DIR"
 

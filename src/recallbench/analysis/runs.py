@@ -2,7 +2,7 @@
 
 A run is keyed by ``(tag, stamp, job)`` (``RunInfo.key``): job names repeat across tags and
 stamps. ``status`` is run.json's, except that a ``running`` record whose process is gone reads
-``stale`` (``run_record.is_stale``). ``find_runs(finished=True)`` keeps the usable statuses,
+``stale`` (``run.record.is_stale``). ``find_runs(finished=True)`` keeps the usable statuses,
 ``finished`` and ``degraded``; ``runs_in`` finds the runs under any folder (a run, a sweep, a
 tag, a results folder); ``find_results_dir`` finds the project's results from wherever the
 caller runs (a notebook's kernel runs in ``notebooks/``).
@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from recallbench.run_record import USABLE, is_stale
+from recallbench.run.record import USABLE, is_stale
 
 
 @dataclass(frozen=True)

@@ -99,11 +99,11 @@ def run(
     the dataset already loaded and sampled (``recallbench matrix`` loads each dataset once for
     all its methods); None loads ``cfg.dataset`` and samples ``cfg.episodes``.
     """
-    from recallbench.provenance import describe_code
-    from recallbench.report import print_end_of_run
-    from recallbench.run_record import HealthPolicy, RunInterrupted, describe_problems
-    from recallbench.runner import Runner, default_stamp
-    from recallbench.tracking import WandbLogger
+    from recallbench.run.provenance import describe_code
+    from recallbench.run.record import HealthPolicy, RunInterrupted, describe_problems
+    from recallbench.run.report import print_end_of_run
+    from recallbench.run.runner import Runner, default_stamp
+    from recallbench.run.tracking import WandbLogger
 
     check_run_keys(cfg)
     check_resume_dir(cfg.resume_dir, sweep)

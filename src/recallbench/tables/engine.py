@@ -26,8 +26,8 @@ from typing import Any
 
 from recallbench.analysis import RunInfo, find_runs, latest_per_job
 from recallbench.errors import ConfigError, DataNotFoundError, did_you_mean
-from recallbench.provenance import describe_code
-from recallbench.run_record import describe_problems
+from recallbench.run.provenance import describe_code
+from recallbench.run.record import describe_problems
 from recallbench.tables.cell import FEWER, FIXTURE
 from recallbench.tables.comparability import FIXTURE_REASON, Setting, is_fixture
 from recallbench.tables.figure import parse_figure, render_figure

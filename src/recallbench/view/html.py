@@ -18,7 +18,7 @@ from markupsafe import Markup
 
 from recallbench import __version__
 from recallbench.analysis.frames import override_columns
-from recallbench.run_record import describe_problems
+from recallbench.run.record import describe_problems
 from recallbench.view.compare import Comparison
 from recallbench.view.load import RunFiles
 from recallbench.view.timeline import Entry, EpisodeView, episode_views

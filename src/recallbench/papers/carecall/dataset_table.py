@@ -17,7 +17,7 @@ from recallbench.datasets import load, require_folder
 from recallbench.datasets.carecall import DEFAULT_FILE
 from recallbench.datasets.stats import TOKENIZER_NOTES, CareCallStats, carecall_stats
 from recallbench.errors import did_you_mean
-from recallbench.provenance import episodes_sha256
+from recallbench.run.provenance import episodes_sha256
 from recallbench.tables import (
     BuiltTable,
     Cell,

@@ -17,7 +17,7 @@ from typing import Any
 from recallbench.datasets import FOLDERS, load, require_folder, try_load
 from recallbench.datasets.stats import TOKENIZER_NOTES, ConversationStats, conversation_stats
 from recallbench.errors import did_you_mean
-from recallbench.provenance import episodes_sha256
+from recallbench.run.provenance import episodes_sha256
 from recallbench.tables import (
     BuiltTable,
     Cell,

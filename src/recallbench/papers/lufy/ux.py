@@ -27,8 +27,8 @@ from typing import Any
 from recallbench.datasets import load
 from recallbench.memory import render_history
 from recallbench.papers.lufy.runs import lufy_reference, paper_value
-from recallbench.provenance import episodes_sha256
 from recallbench.records import Episode
+from recallbench.run.provenance import episodes_sha256
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec, data_label
 
 Values = dict[str, dict[int, list[float]]]  # user -> session index -> values

@@ -4,7 +4,7 @@ Run folder ``results/runs/<tag>/<stamp>/<job>/``::
 
     config.yaml        the resolved config (no secrets: API keys live only in the environment)
     run.json           git sha, package versions, dataset sha256, status (written in a finally),
-                       attempt, pid, host, heartbeat (``run_record``)
+                       attempt, pid, host, heartbeat (``run.record``)
     items/<ep>.jsonl   predictions of each finished episode (resume skips these episodes)
     predictions.jsonl  all predictions          scores.jsonl   per-item metric values
     summary.json       per metric: corpus value, item mean, n, per session, and episode-clustered
@@ -40,10 +40,9 @@ from recallbench.memory import MemoryMethod
 from recallbench.metrics.activity import activity_of_run
 from recallbench.parallel import ordered_map
 from recallbench.protocols.base import EvalProtocol
-from recallbench.provenance import episodes_sha256, git_state, package_versions
 from recallbench.records import Episode, MemoryItem, Prediction, read_jsonl, write_jsonl
-from recallbench.resume import previous_info, refuse_foreign
-from recallbench.run_record import (
+from recallbench.run.provenance import episodes_sha256, git_state, package_versions
+from recallbench.run.record import (
     USABLE,
     HealthPolicy,
     RunInterrupted,
@@ -53,9 +52,10 @@ from recallbench.run_record import (
     summed_usage,
     write_run_json,
 )
+from recallbench.run.resume import previous_info, refuse_foreign
 
 if TYPE_CHECKING:
-    from recallbench.tracking import WandbLogger
+    from recallbench.run.tracking import WandbLogger
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ class Runner:
     def run(self, episodes: Sequence[Episode]) -> dict[str, Any]:
         """Run every episode (skipping finished ones), score, and write the run folder.
 
-        The record stays honest whatever happens (``run_record``): SIGTERM/SIGINT leave
+        The record stays honest whatever happens (``run.record``): SIGTERM/SIGINT leave
         ``interrupted`` with the counts done and re-raise ``RunInterrupted``; an error leaves
         ``failed``; a finished run whose tasks failed to parse too often is ``degraded``. Usage is
         written per attempt and summed over attempts into ``usage.json``.

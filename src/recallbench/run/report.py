@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from recallbench.provenance import describe_code
+from recallbench.run.provenance import describe_code
 
 HEADLINE = 8  # metrics shown (the rest are in summary.json)
 

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from recallbench.errors import ResumeError
-from recallbench.run_record import config_diff
+from recallbench.run.record import config_diff
 
 
 def previous_info(run_dir: Path) -> dict:
