@@ -144,7 +144,7 @@ def plan_matrix(
 
 def finished_run(results_dir: str | Path, tag: str, job: str, digest: str) -> Path | None:
     """The newest usable run of ``job`` under ``tag`` made with the same config (its hash)."""
-    from recallbench.run_record import USABLE
+    from recallbench.run.record import USABLE
 
     for folder in sorted(Path(results_dir, "runs", tag).glob(f"*/{job}"), reverse=True):
         info = folder / "run.json"
@@ -155,10 +155,10 @@ def finished_run(results_dir: str | Path, tag: str, job: str, digest: str) -> Pa
 
 
 def _digest(cfg: Any, job: str, choices: dict[str, str], overrides: list[str]) -> str:
-    """The config hash ``run`` records for this job (``run_record.config_hash``)."""
+    """The config hash ``run`` records for this job (``run.record.config_hash``)."""
     from omegaconf import OmegaConf
 
-    from recallbench.run_record import config_hash
+    from recallbench.run.record import config_hash
 
     config = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(config, dict)  # a composed app config is a mapping
