@@ -167,7 +167,7 @@ def _digest(cfg: Any, job: str, choices: dict[str, str], overrides: list[str]) -
 
 def _run_cell(plan, cell, setting, memory, episodes, extra, rerun: bool) -> None:
     overrides = job_overrides(setting, memory, plan["tag"], extra)
-    started = time.monotonic()
+    started, cpu = time.monotonic(), time.process_time()
     try:
         cfg, choices = compose_job(overrides)
         digest = _digest(cfg, cell["job"], choices, overrides)
@@ -182,7 +182,10 @@ def _run_cell(plan, cell, setting, memory, episodes, extra, rerun: bool) -> None
     except Exception as exc:  # one cell's error must not stop the matrix: record it
         cell.update(status="failed", reason=f"failed: {one_line(exc)}")
         print(f"recallbench-matrix: {cell['job']}: {cell['reason']}", file=sys.stderr)
+    # wall-clock seconds, and this process's CPU seconds (what a shared machine's load does
+    # not inflate; torch's threads count, so CPU seconds can exceed the wall clock)
     cell["seconds"] = round(time.monotonic() - started, 1)
+    cell["cpu_seconds"] = round(time.process_time() - cpu, 1)
 
 
 def run_matrix(
@@ -261,7 +264,7 @@ def matrix_main(argv: list[str] | None = None) -> None:
         os.environ.setdefault("RECALLBENCH_STAMP", time.strftime("%Y%m%d-%H%M%S"))
         settings = _pick(settings_of(block, where), "key", ns.settings, "settings")
         methods = _pick(methods_of(block, where), "memory", ns.methods, "methods")
-        started = time.monotonic()
+        started, cpu = time.monotonic(), time.process_time()
         plan, episodes = plan_matrix(block, tag, ns.overrides, settings, methods)
         path = plan_path(cfg.paths.results_dir, tag)
         plan["planned_s"] = round(time.monotonic() - started, 1)
@@ -273,6 +276,7 @@ def matrix_main(argv: list[str] | None = None) -> None:
             return
         run_matrix(plan, episodes, settings, methods, ns.overrides, path, ns.rerun)
         plan["total_s"] = round(time.monotonic() - started, 1)
+        plan["total_cpu_s"] = round(time.process_time() - cpu, 1)
         write_json(path, plan)
         for table in block.get("tables") or []:
             if not reports_any(plan, str(table)):
