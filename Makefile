@@ -19,7 +19,10 @@ CC_DATA_DIR ?= $(if $(wildcard $(DATA_DIR)/conversation_chronicles/*.jsonl),$(DA
 LAMP1_DATA_DIR ?= $(if $(wildcard $(DATA_DIR)/lamp1/user/LaMP_1/dev_outputs.json),$(DATA_DIR),data/fixtures/lamp1_topics)
 # One stamp per make invocation so the jobs of a table share a folder.
 RUN_STAMP := $(shell date +%Y%m%d-%H%M%S)
-GEN_ARGS := generator=$(GENERATOR) $(if $(BASE_URL),generator.base_url=$(BASE_URL)) $(if $(MODEL),generator.model=$(MODEL))
+# A quick look: EPISODES=n samples n episodes (seed 0) in every sweep of a target; ARGS="k=v ..."
+# passes any other Hydra overrides to the sweeps (e.g. ARGS="embedder=hashing").
+EPISODES ?=
+GEN_ARGS := generator=$(GENERATOR) $(if $(BASE_URL),generator.base_url=$(BASE_URL)) $(if $(MODEL),generator.model=$(MODEL)) $(if $(EPISODES),episodes=$(EPISODES))
 CLI := RECALLBENCH_STAMP=$(RUN_STAMP) $(RUN) -m recallbench.cli
 # The one table command, `recallbench-table <experiment>... [KEY=VALUE...]`, spelled through
 # `python -m` so a source checkout works without reinstalling its console scripts.
@@ -32,10 +35,10 @@ define needs_runs
 endef
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-browser test-server golden lint data tables bench clean
+.PHONY: help install test test-browser test-server golden lint data tables bench bench-tables clean
 
 help: ## List every target
-	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | \
+	@grep -hE '^[a-zA-Z0-9_%-]+:.*?## ' $(MAKEFILE_LIST) | \
 	  awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-32s\033[0m %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml
@@ -70,52 +73,29 @@ lint: $(STAMP) ## ruff check + format check + the import contract + mypy (pyproj
 data: $(STAMP) ## Download the public datasets into DATA_DIR (needs internet)
 	$(PY) scripts/download_data.py --out $(DATA_DIR)
 
-reproduce-table-lufy-1: $(STAMP) ## LUFY Table 1: average turns and words per conversation
-	$(TABLE) lufy_table1
+# Every reproduce-table-<paper>-<n> / reproduce-figure-<paper>-<n> without an explicit rule below:
+# the experiment's sweep (when it has one), the runs its table reads (when missing: their target
+# first), then its table (recallbench reproduce; `--dry-run` prints the steps). The rules below are
+# the reproductions that differ: two datasets, several tables from one sweep, a data folder of their own.
+REPRODUCE = RECALLBENCH_STAMP=$(RUN_STAMP) $(RUN) -m recallbench.cli reproduce --judge $(JUDGE) \
+	--make "$(MAKE) -o $(STAMP)" --gen "$(GEN_ARGS)" --args "$(ARGS)"
+
+reproduce-table-%: $(STAMP) ## Any paper table conf/experiment/<paper>_table<n>.yaml (make reproduce-list)
+	$(REPRODUCE) $@
+
+reproduce-figure-%: $(STAMP) ## Any paper figure conf/experiment/<paper>_figure<n>.yaml
+	$(REPRODUCE) $@
+
+reproduce-list: $(STAMP) ## Every table and figure a reproduce-* target makes, with its title
+	@$(RUN) -m recallbench.cli reproduce --list
 
 reproduce-table-lufy-11: $(STAMP) ## LUFY Table 11 (+16-18): QA P/R/F1 per session (JUDGE=lexical|llm)
 	$(CLI) experiment=lufy_table11 judge=$(JUDGE) $(GEN_ARGS) $(ARGS)
 	$(TABLE) lufy_table11 lufy_table16 lufy_table17 lufy_table18
 
-reproduce-table-lufy-3: $(STAMP) ## LUFY Table 3: retained memories and retention rate per session
-	$(call needs_runs,lufy_table11,reproduce-table-lufy-11)
-	$(TABLE) lufy_table3
-
-reproduce-table-lufy-12: $(STAMP) ## LUFY Table 12: system-human agreement on memory importance
-	$(call needs_runs,lufy_table11,reproduce-table-lufy-11)
-	$(TABLE) lufy_table12
-
-reproduce-table-lufy-15: $(STAMP) ## LUFY Table 15: top-k rank of the memory that answers each question
-	$(call needs_runs,lufy_table11,reproduce-table-lufy-11)
-	$(TABLE) lufy_table15
-
-reproduce-table-lufy-13: $(STAMP) ## LUFY Table 13: ablations (-A, -P, -L, -R1, -R2) QA P/R/F1
-	$(CLI) experiment=lufy_table13 judge=$(JUDGE) $(GEN_ARGS) $(ARGS)
-	$(TABLE) lufy_table13
-
-reproduce-table-lufy-14: $(STAMP) ## LUFY Table 14: ablations' system-human agreement
-	$(call needs_runs,lufy_table13,reproduce-table-lufy-13)
-	$(TABLE) lufy_table14
-
-reproduce-table-lufy-10: $(STAMP) ## LUFY Table 10: VADER sentiment of user utterances per system and session
-	$(TABLE) lufy_table10
-
-reproduce-table-lufy-8: $(STAMP) ## LUFY Table 8: LLM user-experience rating (Fig. 6 prompt; n/a offline)
-	$(TABLE) lufy_table8 $(GEN_ARGS) $(ARGS)
-
-reproduce-table-lufy-7: $(STAMP) ## LUFY Table 7: subjective evaluation of the released logs from imported ratings (recallbench human-eval)
-	$(TABLE) lufy_table7
-
-reproduce-figure-lufy-8: $(STAMP) ## LUFY Fig. 8: episode-related utterances per conversation (App. C.2 prompt; needs GENERATOR/MODEL, n/a offline)
-	$(TABLE) lufy_figure8 $(GEN_ARGS)
-
 reproduce-table-lufy-2: $(STAMP) ## LUFY Table 2: strength weights refitted by Levenberg-Marquardt (slow: ~45 min)
 	$(RUN) scripts/fit_lufy_weights.py --data-dir $(DATA_DIR) --out $(RESULTS)/fits/lufy_table2.json
 	$(TABLE) lufy_table2
-
-reproduce-figure-lufy-11: $(STAMP) ## LUFY App. D / Fig. 11: QA F1 by cosine threshold (Hydra multirun + plot)
-	$(CLI) experiment=lufy_figure11 judge=$(JUDGE) $(GEN_ARGS) $(ARGS)
-	$(TABLE) lufy_figure11
 
 reproduce-lufy-cross: $(STAMP) ## Beyond LUFY: every LUFY-family method on every system's logs (QA P/R/F1)
 	$(CLI) experiment=lufy_cross judge=$(JUDGE) $(GEN_ARGS) $(ARGS)
@@ -127,21 +107,10 @@ matrix: $(STAMP) ## Cross-paper matrix: every memory method x every paper's sett
 lufy-arousal: $(STAMP) ## Train (and cache) the LUFY arousal regressor on EmoBank; prints held-out Pearson r
 	$(RUN) scripts/train_arousal.py --data-dir $(DATA_DIR)
 
-reproduce-table-carecall-1: $(STAMP) ## CareCall Table 1: CareCall_mem dataset statistics
-	$(TABLE) carecall_table1
-
 reproduce-table-theanine-1: $(STAMP) ## THEANINE Table 1: memory baselines on MSC + CC (GENERATOR=openai BASE_URL=.. MODEL=..)
 	$(CLI) experiment=theanine_table1 dataset=msc $(GEN_ARGS) $(ARGS)
 	$(CLI) experiment=theanine_table1 dataset=cc dataset.data_dir=$(CC_DATA_DIR) $(GEN_ARGS) $(ARGS)
 	$(TABLE) theanine_table1
-
-reproduce-table-theanine-9: $(STAMP) ## THEANINE Table 9: per-session results (reuses Table 1 runs when present)
-	$(call needs_runs,theanine_table1,reproduce-table-theanine-1)
-	$(TABLE) theanine_table9
-
-reproduce-figure-theanine-5: $(STAMP) ## THEANINE Fig. 5: G-Eval head-to-head on the Table 1 runs (judge: GENERATOR/MODEL)
-	$(call needs_runs,theanine_table1,reproduce-table-theanine-1)
-	$(TABLE) theanine_figure5 $(GEN_ARGS)
 
 reproduce-table-theanine-2: $(STAMP) ## THEANINE Table 2: ablations (linking, refinement, shuffled timelines)
 	$(CLI) experiment=theanine_table2 dataset=msc $(GEN_ARGS) $(ARGS)
@@ -172,57 +141,13 @@ reproduce-table-carecall-5: $(STAMP) ## CareCall Tables 5/8/9 + Fig. 3: human ev
 	$(TABLE) carecall_table8
 	$(TABLE) carecall_table9
 
-reproduce-table-carecall-3: $(STAMP) ## CareCall Table 3: set F1 of Algorithm 1 and pairwise accuracy (offline rules)
-	$(CLI) experiment=carecall_table3 $(GEN_ARGS) $(ARGS)
-	$(TABLE) carecall_table3
-
-reproduce-table-carecall-2: $(STAMP) ## CareCall Table 2: operation shares (derived from the stored memories)
-	$(call needs_runs,carecall_table3,reproduce-table-carecall-3)
-	$(TABLE) carecall_table2
-
-reproduce-table-carecall-6: $(STAMP) ## CareCall Table 6: context types (no memory / history / memory grounded), session 2
-	$(CLI) experiment=carecall_table6 $(GEN_ARGS) $(ARGS)
-	$(TABLE) carecall_table6
-
-reproduce-table-carecall-4: $(STAMP) ## CareCall Table 4: PPL/BLEU-1/2/F1 per session, 5 memory settings
-	$(CLI) experiment=carecall_table4 $(GEN_ARGS) $(ARGS)
-	$(TABLE) carecall_table4
-
 reproduce-table-caim-3: $(STAMP) ## CAIM Table 3: CAIM vs MemoryBank vs TiM on GVD (ANSWER_KEY=path; default: shipped key)
 	$(CLI) experiment=caim_table3 dataset.options.answer_key=$(if $(ANSWER_KEY),$(abspath $(ANSWER_KEY)),default) $(GEN_ARGS) $(ARGS)
 	$(TABLE) caim_table3
 
-reproduce-table-caim-2: $(STAMP) ## CAIM Table 2: inter-rater agreement of CAIM judges on the Table 3 answers
-	$(call needs_runs,caim_table3,reproduce-table-caim-3)
-	$(TABLE) caim_table2
-
-reproduce-table-caim-4: $(STAMP) ## CAIM Table 4: LTM entries and words (reuses the Table 3 runs)
-	$(call needs_runs,caim_table3,reproduce-table-caim-3)
-	$(TABLE) caim_table4
-
 reproduce-table-caim-5: $(STAMP) ## CAIM Table 5: ablation of Memory Controller and Relevance Filter (ANSWER_KEY=...)
 	$(CLI) experiment=caim_table5 dataset.options.answer_key=$(if $(ANSWER_KEY),$(abspath $(ANSWER_KEY)),default) $(GEN_ARGS) $(ARGS)
 	$(TABLE) caim_table5
-
-reproduce-table-timerag-6: $(STAMP) ## TimeRAG Table VI: ROUGE-L/BERTScore/ContradRate/PersonaConsF1, 4 methods on MSC + Persona-Chat
-	$(CLI) experiment=timerag_table6 $(GEN_ARGS) $(ARGS)
-	$(TABLE) timerag_table6
-
-reproduce-table-timerag-4: $(STAMP) ## TimeRAG Table IV: memory writing P/R/F1 (reuses the Table VI runs)
-	$(call needs_runs,timerag_table6,reproduce-table-timerag-6)
-	$(TABLE) timerag_table4
-
-reproduce-table-timerag-5: $(STAMP) ## TimeRAG Table V: retrieval Recall@1/5 and MRR (reuses the Table VI runs)
-	$(call needs_runs,timerag_table6,reproduce-table-timerag-6)
-	$(TABLE) timerag_table5
-
-reproduce-table-timerag-11: $(STAMP) ## TimeRAG Table XI: context tokens and latency per turn (reuses the Table VI runs)
-	$(call needs_runs,timerag_table6,reproduce-table-timerag-6)
-	$(TABLE) timerag_table11
-
-reproduce-figure-timerag-4: $(STAMP) ## TimeRAG Fig. 4: Recall@5 per MSC session (reuses the Table VI runs)
-	$(call needs_runs,timerag_table6,reproduce-table-timerag-6)
-	$(TABLE) timerag_figure4
 
 reproduce-table-timerag-7: $(STAMP) ## TimeRAG Table VII: LaMP-1 citation identification from memory-built profiles (offline: synthetic fixture)
 	$(CLI) experiment=timerag_table7 dataset.data_dir=$(abspath $(LAMP1_DATA_DIR)) $(GEN_ARGS) $(ARGS)
@@ -232,14 +157,6 @@ reproduce-table-timerag-8: $(STAMP) ## TimeRAG Table VIII: ablations (time decay
 	$(CLI) experiment=timerag_table8 $(GEN_ARGS) $(ARGS)
 	$(CLI) experiment=timerag_table8 protocol=lamp1 hydra.sweeper.params.dataset=lamp1 dataset.data_dir=$(abspath $(LAMP1_DATA_DIR)) $(GEN_ARGS) $(ARGS)
 	$(TABLE) timerag_table8
-
-reproduce-table-timerag-9: $(STAMP) ## TimeRAG Table IX: MSC by decay rate lambda (Hydra sweep)
-	$(CLI) experiment=timerag_table9 $(GEN_ARGS) $(ARGS)
-	$(TABLE) timerag_table9
-
-reproduce-figure-timerag-3: $(STAMP) ## TimeRAG Fig. 3: MSC writing precision/recall by confidence threshold tau (Hydra sweep)
-	$(CLI) experiment=timerag_figure3 $(GEN_ARGS) $(ARGS)
-	$(TABLE) timerag_figure3
 
 reproduce-figure-timerag-5: $(STAMP) ## TimeRAG Fig. 5: MSC and LaMP-1 by memory budget (Hydra sweeps)
 	$(CLI) experiment=timerag_figure5 $(GEN_ARGS) $(ARGS)
@@ -251,6 +168,9 @@ tables: reproduce-table-lufy-1 reproduce-table-lufy-11 reproduce-table-lufy-3 re
 bench: $(STAMP) ## Benchmarks: LLM-layer throughput vs a local stub; offline LUFY Table 11 wall time
 	$(OFFLINE) $(PY) bench/llm_throughput.py
 	$(RUN) bench/lufy_qa.py --data-dir $(DATA_DIR)
+
+bench-tables: $(STAMP) ## Every offline reproduce-* target cold and warm: wall time, shares, LM rate (BENCH_ARGS="--targets lufy-11 carecall-4")
+	$(RUN) bench/tables.py --data-dir $(DATA_DIR) --venv $(VENV) $(BENCH_ARGS)
 
 clean: ## Remove caches and run folders (keeps .venv)
 	rm -rf $(RESULTS)/runs .pytest_cache

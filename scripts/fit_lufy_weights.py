@@ -20,8 +20,11 @@ import json
 import sys
 from pathlib import Path
 
+from omegaconf import OmegaConf
+
+from recallbench import CONF_DIR
+from recallbench.cli.build import build_embedder
 from recallbench.datasets import load
-from recallbench.embed import build_embedder
 from recallbench.io import write_json
 from recallbench.llm import build_llm
 from recallbench.memory.lufy import EMOBANK_RELPATH, METRICS, PAPER_WEIGHTS, Lufy
@@ -51,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="write the result as JSON here")
     args = parser.parse_args(argv)
 
-    embedder = build_embedder({"kind": args.embedder})
+    embedder = build_embedder(OmegaConf.load(CONF_DIR / "embedder" / f"{args.embedder}.yaml"))
     llm = build_llm({"backend": args.generator}, cache_path=None)
     emobank = str(Path(args.data_dir) / EMOBANK_RELPATH)
     lufy = Lufy(

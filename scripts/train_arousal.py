@@ -16,7 +16,10 @@ import json
 import sys
 from pathlib import Path
 
-from recallbench.embed import build_embedder
+from omegaconf import OmegaConf
+
+from recallbench import CONF_DIR
+from recallbench.cli.build import build_embedder
 from recallbench.memory.lufy import (
     EMOBANK_RELPATH,
     cache_file,
@@ -34,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="retrain even if cached")
     args = parser.parse_args(argv)
     path = Path(args.data_dir) / EMOBANK_RELPATH
-    embedder = build_embedder({"kind": args.embedder})
+    embedder = build_embedder(OmegaConf.load(CONF_DIR / "embedder" / f"{args.embedder}.yaml"))
     if args.force:
         data = read_emobank(path)
         model = train_arousal(embedder, data)

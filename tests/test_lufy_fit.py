@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from recallbench.datasets import load
-from recallbench.embed import build_embedder
+from recallbench.embed import HashingEmbedder
 from recallbench.llm import build_llm
 from recallbench.memory.lufy import EMOBANK_RELPATH, Lufy
 from recallbench.memory.naive_rag import NaiveRAG
@@ -95,7 +95,7 @@ def test_calibrate_min_max():
 
 def test_collect_pairs_on_fixture(fixtures_dir):
     llm = build_llm({"backend": "extractive"}, cache_path=None)
-    emb = build_embedder({"kind": "hashing", "dim": 256})
+    emb = HashingEmbedder(dim=256)
     lufy = Lufy(llm, emb, surprise="unigram", emobank_path=str(fixtures_dir / EMOBANK_RELPATH))
     episodes = load("lufy", fixtures_dir)
     table = collect_pairs(episodes, lufy, NaiveRAG(llm, emb, threshold=0.3))

@@ -35,7 +35,7 @@ MAX_SLOT = 60
 VERBATIM = [
     ("theanine.md", "recallbench.memory.theanine._linking", "LINKING_PROMPT"),  # Fig. 22
     ("theanine.md", "recallbench.memory.theanine._refinement", "REFINEMENT_PROMPT"),  # Fig. 23
-    ("theanine.md", "recallbench.memory._common", "THEANINE_RESPONSE_PROMPT"),  # Fig. 24
+    ("theanine.md", "recallbench.memory._prompts", "THEANINE_RESPONSE_PROMPT"),  # Fig. 24
     ("theanine.md", "recallbench.memory._update", "UPDATE_PROMPT"),  # Fig. 25
     ("theanine.md", "recallbench.judges.geval", "GEVAL_PROMPT"),  # Fig. 26
     ("theanine.md", "recallbench.protocols.teafarm_tasks", "QUESTION_PROMPT"),  # Fig. 27

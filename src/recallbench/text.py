@@ -45,6 +45,7 @@ from recallbench.errors import did_you_mean
 __all__ = [
     "ANSWER_STOPWORDS",
     "DIALOGUE_STOPWORDS",
+    "NUMBER_WORDS",
     "STEMMERS",
     "STOPWORDS",
     "TOKENIZERS",
@@ -101,7 +102,8 @@ ANSWER_STOPWORDS = frozenset(
     not no nor yes oh ok okay well really much many some any all each both own same other such
     s t d ll m re ve don doesn didn isn wasn aren weren won haven hasn hadn couldn wouldn""".split()
 )
-_UNITS = {
+# English number words below twenty (also the "<n> days ago" of CAIM's date resolution)
+NUMBER_WORDS = {
     "zero": 0,
     "one": 1,
     "two": 2,
@@ -145,10 +147,10 @@ def _number_words(tokens: list[str]) -> list[str]:
     while i < len(tokens):
         w = tokens[i]
         i += 1
-        if w in _UNITS or w in _TENS:
-            value = _TENS.get(w, _UNITS.get(w, 0))
-            if w in _TENS and i < len(tokens) and 0 < _UNITS.get(tokens[i], 0) < 10:
-                value += _UNITS[tokens[i]]
+        if w in NUMBER_WORDS or w in _TENS:
+            value = _TENS.get(w, NUMBER_WORDS.get(w, 0))
+            if w in _TENS and i < len(tokens) and 0 < NUMBER_WORDS.get(tokens[i], 0) < 10:
+                value += NUMBER_WORDS[tokens[i]]
                 i += 1
             if i < len(tokens) and tokens[i] in _SCALES:
                 value *= _SCALES[tokens[i]]

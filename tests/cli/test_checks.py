@@ -100,6 +100,29 @@ def test_fits(value, annotation, ok):
     assert fits(value, annotation) is ok
 
 
+def test_a_judge_chosen_by_name_inside_a_protocol_is_checked_against_its_class():
+    """qa_gvd's ``caim_judge: {name: lexical, ...}`` has no ``_target_``: the name picks it."""
+    cfg, _ = compose_job(["protocol=qa_gvd", "dataset=gvd"])
+    check_config(cfg)
+    for key, value, expected in [
+        (
+            "treshold",
+            0.5,
+            r"protocol.caim_judge.treshold=0.5: no such key. Did you mean 'threshold'",
+        ),
+        ("fuzzy", "abc", r"protocol.caim_judge.fuzzy='abc': expected"),
+    ]:
+        bad = copy.deepcopy(cfg)
+        with open_dict(bad):
+            bad.protocol.caim_judge[key] = value
+        with pytest.raises(ConfigError, match=expected):
+            check_config(bad)
+    bad = copy.deepcopy(cfg)
+    bad.protocol.caim_judge.name = "lexcal"
+    with pytest.raises(KeyError, match="unknown caim_judge name 'lexcal'. Did you mean 'lexical'"):
+        check_config(bad)
+
+
 def _matrix_jobs() -> list[list[str]]:
     """The jobs of conf/experiment/matrix.yaml: every setting with the reference method, every
     method with the first setting (each override list as `recallbench-matrix` composes it)."""

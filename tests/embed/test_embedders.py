@@ -8,13 +8,8 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
-from recallbench.cli.build import build_embedder as cli_build_embedder
-from recallbench.embed import (
-    EMBEDDERS,
-    EmbeddingCache,
-    HashingEmbedder,
-    build_embedder,
-)
+from recallbench.cli.build import BY_NAME, build_embedder
+from recallbench.embed import EmbeddingCache, HashingEmbedder
 from recallbench.embed.hashing import features
 from recallbench.errors import ConfigError
 
@@ -124,14 +119,16 @@ def test_minilm_batches_match_single_calls(minilm):
 
 @pytest.mark.parametrize("path", sorted(CONF.glob("*.yaml")), ids=lambda p: p.stem)
 def test_every_embedder_config_builds(path, monkeypatch):
-    cfg = OmegaConf.load(path)
-    assert cfg.kind in EMBEDDERS
-    if cfg.kind == "openai":
-        monkeypatch.setenv(cfg.api_key_env, "sk-test")
-        cfg.base_url = "http://127.0.0.1:9/v1"  # never contacted: building makes no request
-    emb = cli_build_embedder(cfg)  # by its _target_, as a run builds it
-    assert type(emb) is EMBEDDERS[cfg.kind]  # the kind label names the class _target_ builds
-    assert type(build_embedder(cfg)) is type(emb)  # by kind (run folders recorded before _target_)
+    cfg = OmegaConf.to_container(OmegaConf.load(path))
+    if cfg["kind"] == "openai":
+        monkeypatch.setenv(cfg["api_key_env"], "sk-test")
+        cfg["base_url"] = "http://127.0.0.1:9/v1"  # never contacted: building makes no request
+    emb = build_embedder(cfg)  # by its _target_, as a run builds it
+    # the kind label names the class _target_ builds, so a run folder recorded before _target_
+    # (kind only) rebuilds the same embedder
+    assert cfg["_target_"] == BY_NAME["embedder"][1][cfg["kind"]]
+    legacy = {k: v for k, v in cfg.items() if k != "_target_"}
+    assert type(build_embedder(legacy)) is type(emb)
     assert emb.dim in (256, 384, 1536)
     assert isinstance(emb.name, str) and emb.name
 
@@ -139,7 +136,7 @@ def test_every_embedder_config_builds(path, monkeypatch):
 def test_build_embedder_errors():
     with pytest.raises(KeyError, match="Did you mean 'hashing'"):
         build_embedder({"kind": "hashin"})
-    with pytest.raises(ConfigError, match="no 'kind'"):
+    with pytest.raises(ConfigError, match="neither _target_ nor 'kind'"):
         build_embedder({"dim": 3})
-    with pytest.raises(ConfigError, match="bad config keys"):
+    with pytest.raises(ConfigError, match="embedder: .*HashingEmbedder.*colour"):
         build_embedder({"kind": "hashing", "colour": "red"})

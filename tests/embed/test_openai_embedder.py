@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from recallbench.embed import OpenAIEmbedder, build_embedder
+from recallbench.embed import OpenAIEmbedder
 from recallbench.errors import ConfigError
 
 KEY_ENV = "RECALLBENCH_TEST_EMBED_KEY"
@@ -77,8 +77,9 @@ def stub(monkeypatch) -> Iterator[str]:
 
 
 def _embedder(base_url: str, **kw) -> OpenAIEmbedder:
-    cfg = {"kind": "openai", "model": "text-embedding-3-small", "base_url": base_url}
-    return build_embedder({**cfg, "api_key_env": KEY_ENV, "max_retries": 0, **kw})
+    return OpenAIEmbedder(
+        "text-embedding-3-small", base_url=base_url, api_key_env=KEY_ENV, max_retries=0, **kw
+    )
 
 
 def test_openai_embedder_batches_normalizes_and_caches(stub, tmp_path):

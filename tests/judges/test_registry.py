@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from recallbench.cli.build import build_judge
+from recallbench.cli.build import BY_NAME, build_judge
 from recallbench.errors import ConfigError
-from recallbench.judges import JUDGES, LexicalJudge, LLMJudge, Verdict
+from recallbench.judges import LexicalJudge, LLMJudge, Verdict
 from recallbench.llm import build_llm
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "judge"
@@ -17,14 +17,17 @@ CONF = Path(__file__).resolve().parents[2] / "conf" / "judge"
 
 def test_every_judge_config_builds():
     names = sorted(p.stem for p in CONF.glob("*.yaml"))
-    assert names == sorted(JUDGES)
+    by_name = BY_NAME["judge"][1]
+    assert names == sorted(by_name)  # a judge written inline by name finds every config's class
     llm = build_llm({"backend": "extractive"})
     for path in CONF.glob("*.yaml"):
         cfg = yaml.safe_load(path.read_text())
         cfg.pop("cache_path", None)  # an interpolation outside a composed config
+        assert cfg["_target_"] == by_name[cfg["name"]]
         judge = build_judge(cfg, llm=llm)
-        assert isinstance(judge, JUDGES[cfg["name"]])
         assert judge.judge("Who?", "Zoe", "Zoe").label == 1
+        inline = {k: v for k, v in cfg.items() if k != "_target_"}
+        assert type(build_judge(inline, llm=llm)) is type(judge)
 
 
 def test_unknown_judge_and_bad_keys():

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from recallbench.embed import build_embedder
+from recallbench.embed import HashingEmbedder
 from recallbench.llm import build_llm
 from recallbench.records import Episode, QAItem, Query, Session, Turn
 
@@ -97,7 +97,7 @@ def llm():
 @pytest.fixture(scope="session")
 def embedder():
     """The deterministic hashing embedder (conf/embedder/hashing.yaml)."""
-    return build_embedder({"kind": "hashing", "dim": 256})
+    return HashingEmbedder(dim=256)
 
 
 @pytest.fixture

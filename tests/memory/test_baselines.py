@@ -11,12 +11,9 @@ import pytest
 
 from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.llm.task import ParseError
-from recallbench.memory._common import (
-    THEANINE_RESPONSE_PROMPT,
-    attribute,
-    extractive_summary,
-    parse_sentences,
-)
+from recallbench.memory._gold import attribute
+from recallbench.memory._prompts import THEANINE_RESPONSE_PROMPT
+from recallbench.memory._summarize import extractive_summary, parse_sentences
 from recallbench.memory.all_memories import AllMemories
 from recallbench.memory.full_history import FullHistory
 from recallbench.memory.gold_memory import GoldMemory

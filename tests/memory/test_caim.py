@@ -188,6 +188,7 @@ DATE_TABLE = [
     ("the last time we talked", ["2023-04-28"]),  # today's session is not "last time"
     ("two days ago", ["2023-05-04"]),
     ("3 days ago", ["2023-05-03"]),
+    ("fifteen days ago", ["2023-04-21"]),  # the number words of recallbench.text
     ("a week ago", ["2023-04-29"]),
     ("a few days ago", ["2023-05-02", "2023-05-03", "2023-05-04"]),
     ("last night", ["2023-05-05"]),

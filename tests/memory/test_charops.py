@@ -134,3 +134,18 @@ def test_defaults_are_the_documented_fit_on_the_real_sample(real_data_dir):
     fitted, f1 = fit_charngram(data)
     assert len(data) == 35
     assert fitted == CHARNGRAM_DEFAULTS and f1 == pytest.approx(0.893, abs=5e-4)
+
+
+def test_fit_script_prints_the_fit_of_the_file(fixtures_dir, capsys):
+    """``scripts/fit_charngram.py``: the fixture's 3 episodes have 4 session transitions."""
+    import runpy
+    from pathlib import Path
+
+    from recallbench.datasets import carecall
+
+    script = Path(__file__).parents[2] / "scripts" / "fit_charngram.py"
+    assert runpy.run_path(str(script))["main"]([str(fixtures_dir)]) == 0
+    fitted, f1 = fit_charngram(transitions(carecall.load(fixtures_dir)))
+    assert capsys.readouterr().out == (
+        f"4 transitions of 3 episodes: {fitted} mean set F1 {f1:.3f}\n"
+    )

@@ -46,9 +46,9 @@ def arousal(embedder):
 
 @pytest.fixture(scope="module")
 def embedder():
-    from recallbench.embed import build_embedder
+    from recallbench.embed import HashingEmbedder
 
-    return build_embedder({"kind": "hashing", "dim": 256})
+    return HashingEmbedder(dim=256)
 
 
 def lufy(llm, embedder, arousal, **params):

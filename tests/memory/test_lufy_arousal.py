@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from recallbench.embed import build_embedder
+from recallbench.embed import HashingEmbedder, MiniLMEmbedder
 from recallbench.errors import DatasetFormatError
 from recallbench.memory.lufy import (
     EMOBANK_RELPATH,
@@ -22,7 +22,7 @@ HEADER = "id,split,V,A,D,text\n"
 
 @pytest.fixture(scope="module")
 def hashing():
-    return build_embedder({"kind": "hashing", "dim": 256})
+    return HashingEmbedder(dim=256)
 
 
 @pytest.fixture
@@ -56,7 +56,7 @@ def test_train_predict_save_load(emobank, hashing, tmp_path):
     again = ArousalModel.load(path)
     assert again.embedder_name == model.embedder_name and again.alpha == model.alpha
     assert np.allclose(again.coef, model.coef) and again.info == model.info
-    other = build_embedder({"kind": "hashing", "dim": 64})
+    other = HashingEmbedder(dim=64)
     with pytest.raises(ValueError, match="hashing-256"):
         model.predict(["x"], other)
 
@@ -106,6 +106,6 @@ def test_real_emobank_hashing(real_data_dir, hashing):
 @pytest.mark.slow
 def test_real_emobank_minilm(real_data_dir, tmp_path):
     """Held-out r of the default arousal model (MiniLM + ridge) on EmoBank test (measured: 0.434)."""
-    minilm = build_embedder({"kind": "minilm"})
+    minilm = MiniLMEmbedder()
     model = train_arousal(minilm, real_data_dir / EMOBANK_RELPATH)
     assert model.info["pearson_test"] > 0.35

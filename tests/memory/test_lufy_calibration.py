@@ -97,8 +97,8 @@ def test_lufy_alpha_follows_the_embedder_config(stem, llm, embedder):
 )
 def test_threshold_is_calibrated_for_the_embedder(stem, real_data_dir, llm):
     """The declared cut-off retrieves for some replies and the declared band top is measured."""
+    from recallbench.cli.build import build_embedder
     from recallbench.datasets import load
-    from recallbench.embed import build_embedder
 
     cfg = embedder_cfg(stem)
     threshold, top = declared(stem)
@@ -113,3 +113,19 @@ def test_threshold_is_calibrated_for_the_embedder(stem, real_data_dir, llm):
     rate = profile.retrieval_rate(threshold)
     assert RATE_RANGE[0] <= rate <= RATE_RANGE[1], (stem, threshold, rate)
     assert profile.band_top(threshold) == pytest.approx(top, abs=0.05), stem
+
+
+def test_calibration_script_prints_rates_per_threshold(fixtures_dir, capsys):
+    """``scripts/calibrate_cosine.py``: one line per threshold 0.30 .. 0.90, rates in [0, 1]."""
+    import runpy
+
+    script = Path(__file__).parents[2] / "scripts" / "calibrate_cosine.py"
+    main = runpy.run_path(str(script))["main"]
+    assert main(["hashing", "--data-dir", str(fixtures_dir)]) == 0
+    head, *lines = capsys.readouterr().out.splitlines()
+    assert head.startswith("hashing-256: ") and " replies " in head  # name-dim
+    assert [line.split(":")[0] for line in lines] == [
+        f"threshold {t / 100:.2f}" for t in range(30, 95, 5)
+    ]
+    rates = [float(line.split("retrieval rate ")[1].split(",")[0]) for line in lines]
+    assert all(0 <= r <= 1 for r in rates) and rates == sorted(rates, reverse=True)

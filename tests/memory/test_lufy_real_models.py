@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from lufy_scenarios import HARVARD, SESSION_1, SESSION_2, make_episode, pair_id, replay
 
-from recallbench.embed import build_embedder
+from recallbench.embed import MiniLMEmbedder
 from recallbench.memory.lufy import EMOBANK_RELPATH, Lufy
 from recallbench.memory.memorybank import MemoryBank
 
@@ -16,7 +16,7 @@ CACHE = Path(__file__).resolve().parents[2] / "results" / "cache"
 
 @pytest.mark.slow
 def test_harvard_with_default_models(real_data_dir, llm):
-    minilm = build_embedder({"kind": "minilm"})
+    minilm = MiniLMEmbedder()
     emobank = str(real_data_dir / EMOBANK_RELPATH)  # surprise: the default SmolLM2 perplexity
     ours = Lufy(llm, minilm, threshold=0.5, emobank_path=emobank, arousal_cache_dir=str(CACHE))
     bank = MemoryBank(llm, minilm, threshold=0.5)

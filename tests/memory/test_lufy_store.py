@@ -196,3 +196,34 @@ def test_sessions_without_start_are_consecutive_days(llm, embedder, episode):
     replay(method, undated)
     kept = [i for i in method.snapshot() if i.kind == "summary" and i.attrs["retained"]]
     assert kept and kept[0].created == episode.sessions[1].start - timedelta(0)
+
+
+@pytest.mark.parametrize("cls", [NaiveRAG, MemoryBank])
+def test_prefetch_embeds_a_sessions_recalls_in_one_batch_and_changes_nothing(llm, cls):
+    from recallbench.embed import build_embedder
+
+    episode = make_episode([SESSION_1, SESSION_2])
+    plain_emb, fetched_emb = (build_embedder({"kind": "hashing", "dim": 256}) for _ in "ab")
+    plain = cls(llm, plain_emb, threshold=0.2, recent_turns=1)
+    fetched = cls(llm, fetched_emb, threshold=0.2, recent_turns=1)
+    plain.reset(episode)
+    fetched.reset(episode)
+    for session in episode.sessions:
+        queries = [
+            Query(episode.episode_id, session.index, session.turns[:j], BOT, session.start)
+            for j, turn in enumerate(session.turns)
+            if j and turn.speaker == BOT
+        ]
+        fetched.prefetch(queries)
+        batches = fetched_emb.cache_info.batches
+        for query in queries:
+            assert fetched.recall(query) == plain.recall(query)
+        assert fetched_emb.cache_info.batches == batches  # every recall found its vectors
+        probes = [probe(episode, "What does the user like?", session.index)]
+        fetched.prefetch(probes)
+        assert fetched.recall(probes[0]) == plain.recall(probes[0])
+        plain.observe(session)
+        fetched.observe(session)
+        assert fetched.snapshot() == plain.snapshot()
+    assert any(i.kind == "utterance_pair" for i in plain.snapshot())
+    assert plain_emb.cache_info.batches > fetched_emb.cache_info.batches

@@ -342,7 +342,7 @@ def test_dynamic_k_matches_theanine_collected_count(llm, embedder):
 @pytest.mark.slow
 def test_smollm2_completes_every_phase_on_one_msc_episode(real_data_dir):
     from recallbench.datasets import msc
-    from recallbench.embed import build_embedder
+    from recallbench.embed import MiniLMEmbedder
     from recallbench.llm import build_llm
     from recallbench.protocols.response import ResponseProtocol
 
@@ -354,7 +354,7 @@ def test_smollm2_completes_every_phase_on_one_msc_episode(real_data_dir):
         64  # smoke run: the path end to end, not quality (256-token replies: >15 min)
     )
     llm = build_llm(cfg, None)
-    method = Theanine(llm, build_embedder({"kind": "minilm"}), max_sentences=4)
+    method = Theanine(llm, MiniLMEmbedder(), max_sentences=4)
     started = time.perf_counter()
     result = ResponseProtocol(target_sessions=(3,), max_tokens=64).run_episode(episode, method, llm)
     elapsed = time.perf_counter() - started

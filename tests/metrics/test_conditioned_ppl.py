@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from recallbench.embed import build_embedder
+from recallbench.embed import HashingEmbedder
 from recallbench.llm import build_llm
 from recallbench.memory.gold_memory import GoldMemory
 from recallbench.memory.no_memory import NoMemory
@@ -46,7 +46,7 @@ def _predictions(method):
 
 def test_ppl_of_a_reply_that_copies_memory_drops_when_the_memory_is_in_the_prompt(smollm2):
     llm = build_llm({"backend": "extractive"}, cache_path=None)
-    embedder = build_embedder({"kind": "hashing", "dim": 64})
+    embedder = HashingEmbedder(dim=64)
     with_memory = _predictions(
         GoldMemory(llm, embedder, gold_key="memory", prompt_style="carecall")
     )

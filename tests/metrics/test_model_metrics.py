@@ -7,6 +7,7 @@ import random
 import pytest
 import torch
 
+from recallbench import meter
 from recallbench.embed import HashingEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.perplexity import token_nll
@@ -141,8 +142,9 @@ def test_perplexity_metric_is_token_weighted_and_memoized(smollm2):
     )
     assert min(items[:2]) < result.value < max(items[:2])
     assert "SmolLM2-135M" in result.meta["model"]
-    assert len(metric._memo) == 3
-    metric.compute(["x"], [FLUENT])
-    assert len(metric._memo) == 3
+    before = meter.snapshot()
+    metric.compute(["x"], [FLUENT])  # scored above: remembered, not computed again
+    counts = meter.delta(before)["lm_scores"]
+    assert counts["memory_hits"] == 1 and counts.get("computed", 0) == 0
     with pytest.raises(ValueError, match="one reference per item"):
         metric.compute(["x"], [["a", "b"]])

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from recallbench.cli.build import build_embedder
 from recallbench.datasets import lamp1
-from recallbench.embed import build_embedder
 from recallbench.errors import ConfigError
 from recallbench.llm import build_llm
 from recallbench.memory.full_history import FullHistory

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from recallbench.datasets import carecall, memory_pairs
-from recallbench.embed import build_embedder
+from recallbench.embed import HashingEmbedder
 from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.llm import build_llm
 from recallbench.memory.memory_retrieval import MemoryRetrieval
@@ -23,7 +23,7 @@ def llm():
 
 @pytest.fixture(scope="module")
 def embedder():
-    return build_embedder({"kind": "hashing", "dim": 256})
+    return HashingEmbedder(dim=256)
 
 
 @pytest.fixture(scope="module")

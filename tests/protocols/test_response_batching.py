@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from recallbench.datasets import msc
-from recallbench.embed import build_embedder
+from recallbench.embed import HashingEmbedder
 from recallbench.llm import build_llm
 from recallbench.memory.memory_retrieval import MemoryRetrieval
 from recallbench.protocols.response import ResponseProtocol
@@ -28,7 +28,7 @@ def _replay(stub: StubServer, episode, batch: bool):
         {"backend": "openai", "model": "stub", "base_url": stub.base_url, "concurrency": 8},
         cache_path=None,
     )
-    embedder = build_embedder({"kind": "hashing", "dim": 256})
+    embedder = HashingEmbedder(dim=256)
     stub.reset_stats()
     try:
         protocol = ResponseProtocol(target_sessions=[2, 3], batch_turns=batch)

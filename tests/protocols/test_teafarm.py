@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 from recallbench.cli.build import build_protocol
 from recallbench.datasets import teabag
 from recallbench.datasets.teabag import read_teabag
-from recallbench.embed import build_embedder
+from recallbench.embed import HashingEmbedder
 from recallbench.llm import LLM, Completion, ParseError, build_llm
 from recallbench.memory.no_memory import NoMemory
 from recallbench.memory.session_summaries import SessionSummaries
@@ -61,7 +61,7 @@ def make_episode(dataset: str = "msc") -> Episode:
 
 
 def embedder():
-    return build_embedder({"kind": "hashing", "dim": 64})
+    return HashingEmbedder(dim=64)
 
 
 class ScriptedBackend:

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from recallbench.embed import build_embedder
+from recallbench.embed import HashingEmbedder
 from recallbench.llm import build_llm
 from recallbench.memory.no_memory import NoMemory
 from recallbench.memory.timerag import TimeRAG
@@ -153,7 +153,7 @@ def offline():
 
 @pytest.fixture(scope="module")
 def embedder():
-    return build_embedder({"kind": "hashing", "dim": 256})
+    return HashingEmbedder(dim=256)
 
 
 def _run(protocol, method, llm):

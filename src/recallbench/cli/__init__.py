@@ -5,6 +5,7 @@
     recallbench-table theanine_table1 [--results DIR] [KEY=VALUE ...]   # its table
     recallbench human-eval export|import carecall_table5 ...            # a human study
     recallbench view results/runs/<tag>/<stamp>[/<job>] [--compare RUN]  # an HTML report
+    recallbench reproduce reproduce-table-lufy-3 [--gen ...] [--args ...]  # make's pattern rule
 
 ``cli`` resolves the config, builds plain objects (episodes, LLM, embedder, memory factory,
 protocol) and hands them to ``Runner``, or the model factories a table builder needs to
@@ -20,10 +21,17 @@ import os
 import shlex
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from omegaconf import DictConfig, OmegaConf
+# Before anything imports torch: OpenMP threads that wait for work sleep instead of spinning.
+# On this 2-core machine shared with other processes, spinning threads fight for the cores:
+# SmolLM2 scored 15-17 tokens/s with 2 spinning threads at load ~12 against 38-69 with passive
+# ones (and 30 with one thread). Set OMP_WAIT_POLICY yourself to choose otherwise.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from omegaconf import DictConfig
 
 from recallbench import CONF_DIR
 from recallbench.cli.build import (
@@ -32,6 +40,7 @@ from recallbench.cli.build import (
     build_generator,
     build_memory_factory,
     build_protocol,
+    plain,
 )
 from recallbench.cli.checks import check_command_line
 from recallbench.cli.config import (
@@ -49,9 +58,13 @@ from recallbench.cli.config import (
 )
 from recallbench.cli.help import register_help_resolver
 from recallbench.cli.human_eval import human_eval_main
+from recallbench.cli.reproduce import reproduce_main
 from recallbench.cli.table import render_table, table_main, table_services
 from recallbench.cli.view import view_main
 from recallbench.errors import ConfigError, EndpointDown
+
+if TYPE_CHECKING:
+    from recallbench.llm import LLMClient
 
 __all__ = [
     "EXIT_USER_ERROR",
@@ -76,6 +89,7 @@ SUBCOMMANDS = {
     "table": table_main,
     "view": view_main,
     "human-eval": human_eval_main,
+    "reproduce": reproduce_main,
 }  # `recallbench <subcommand> ...`
 MAX_JOB = 120  # characters of a run folder name derived from a sweep job's overrides
 SWEPT_ENV = "RECALLBENCH_SWEPT"  # keys the command line sweeps (read by jobs in other processes)
@@ -99,6 +113,7 @@ def run(
     the dataset already loaded and sampled (``recallbench matrix`` loads each dataset once for
     all its methods); None loads ``cfg.dataset`` and samples ``cfg.episodes``.
     """
+    from recallbench.llm.lm_scores import use_score_cache
     from recallbench.run.provenance import describe_code
     from recallbench.run.record import HealthPolicy, RunInterrupted, describe_problems
     from recallbench.run.report import print_end_of_run
@@ -111,6 +126,7 @@ def run(
     if episodes is None:
         episodes = build_dataset(cfg.dataset)
         episodes = select_episodes(episodes, cfg.episodes, int(cfg.seed))
+    use_score_cache(Path(paths.cache_dir) / "lm_scores.sqlite")  # LUFY's P, PPL metrics
     llm = build_generator(cfg.generator, Path(paths.cache_dir) / "llm.sqlite")
     embedder = build_embedder(cfg.embedder, paths.cache_dir)
     protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, paths.cache_dir)
@@ -119,7 +135,7 @@ def run(
         run_dir = Path(cfg.resume_dir) / job if sweep else Path(cfg.resume_dir)
     else:
         run_dir = Path(paths.results_dir) / "runs" / cfg.tag / default_stamp() / job
-    config: dict[str, Any] = OmegaConf.to_container(cfg, resolve=True)
+    config = plain(cfg)
     config["job"] = job
     config["choices"] = dict(choices or {})
     config["overrides"] = list(overrides or [])
@@ -181,7 +197,7 @@ def run(
     return run_dir
 
 
-def resolve_workers(value: Any, llm, n_episodes: int) -> int:
+def resolve_workers(value: Any, llm: LLMClient, n_episodes: int) -> int:
     """Episodes replayed at once: ``auto`` is the generator's concurrency for API backends (whose
     calls wait on the network) and 1 for in-process models (which compete for the CPU)."""
     if value in (None, "auto"):
@@ -261,7 +277,7 @@ def swept_keys(argv: list[str]) -> list[str]:
     return sorted({o.get_key_element().lstrip("+~") for o in parsed if o.is_sweep_override()})
 
 
-def default_job(cfg: DictConfig, choices, overrides: list[str]) -> str:
+def default_job(cfg: DictConfig, choices: Mapping[str, Any], overrides: list[str]) -> str:
     """``<dataset>-<memory>-<generator>``, plus the swept values of a sweep job.
 
     Jobs of one sweep that share their group choices (``memory.k=2,6``) would share a folder;

@@ -23,20 +23,29 @@ own LLM (or embedder) when the nested config is null. Nothing below ``cli`` buil
 embedder or judge.
 
 A config without ``_target_`` (a generator given inline as ``{backend: openai, model: gpt-4o}``,
-a run folder recorded before ``_target_`` existed) falls back to the group's name-keyed map:
-``llm.from_config`` for generators, ``embed.EMBEDDERS`` by ``kind``, ``judges.JUDGES`` and
-``judges.caim.CAIM_JUDGES`` by ``name``.
+a judge chosen by ``name`` inside a protocol or a table, a run folder recorded before
+``_target_`` existed) gets one: ``llm.from_config`` for generators (which picks the backend),
+else the target its name key names in ``BY_NAME``, the one name-keyed map.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig, OmegaConf
 
 from recallbench.errors import ConfigError, DatasetFormatError, UserError, one_line
+
+if TYPE_CHECKING:
+    from recallbench.embed import TextEmbedder
+    from recallbench.judges import Judge
+    from recallbench.judges.caim import CaimJudge
+    from recallbench.llm import LLM, LLMClient
+    from recallbench.memory import MemoryMethod
+    from recallbench.protocols.base import EvalProtocol
+    from recallbench.records import Episode
 
 # Hydra's own keys in a node that ``instantiate`` reads (every other ``_`` key is private)
 HYDRA_KEYS = frozenset({"_target_", "_recursive_", "_convert_", "_partial_", "_args_"})
@@ -52,11 +61,45 @@ LABELS: dict[str, tuple[str, ...]] = {
 }
 DEFAULT_GENERATOR = "recallbench.llm.from_config"
 
+# The one name-keyed map: the ``_target_`` of a node that names its class by a key instead.
+# Every config file of conf/embedder and conf/judge carries its own ``_target_``; this map must
+# stay for the nodes that cannot: a CAIM judge chosen by ``name`` inside a protocol config
+# (qa_gvd's ``caim_judge: {name: lexical, ...}``: Hydra merges a command-line node into it, so a
+# ``_target_`` written there would outlive ``name=llm`` and build the wrong class) or in a
+# table's ``raters:``, a judge written inline, and run folders recorded before ``_target_``
+# (their embedder has only ``kind``; LUFY Table 15 rebuilds it). group -> (key, name -> target)
+BY_NAME: dict[str, tuple[str, dict[str, str]]] = {
+    "embedder": (
+        "kind",
+        {
+            "minilm": "recallbench.embed.minilm.MiniLMEmbedder",
+            "openai": "recallbench.embed.openai_embed.OpenAIEmbedder",
+            "hashing": "recallbench.embed.hashing.HashingEmbedder",
+        },
+    ),
+    "judge": (
+        "name",
+        {
+            "lexical": "recallbench.judges.lexical.LexicalJudge",
+            "llm": "recallbench.judges.llm.LLMJudge",
+        },
+    ),
+    "caim_judge": (
+        "name",
+        {
+            "lexical": "recallbench.judges.caim.LexicalCaimJudge",
+            "llm": "recallbench.judges.caim.LLMCaimJudge",
+        },
+    ),
+}
 
-def plain(node: Any) -> dict[str, Any]:
-    """A config node as a plain, resolved dict."""
+
+def plain(node: Any, resolve: bool = True) -> dict[str, Any]:
+    """A config node as a plain dict (its interpolations resolved unless ``resolve`` is False)."""
     if isinstance(node, DictConfig):
-        return OmegaConf.to_container(node, resolve=True)
+        data = OmegaConf.to_container(node, resolve=resolve)
+        # a DictConfig always converts to a dict; its keys are config names (strings)
+        return {str(k): v for k, v in data.items()} if isinstance(data, dict) else {}
     return dict(node or {})
 
 
@@ -108,24 +151,27 @@ _EXAMPLE = {
 }
 
 
-def _with_target(node: Any, group: str, by_name: Mapping[str, type], key: str) -> dict[str, Any]:
-    """``node`` as a dict that has a ``_target_``: its own, else the class its ``key`` names."""
+def with_target(node: Any, group: str) -> dict[str, Any]:
+    """``node`` as a dict that has a ``_target_``: its own, else the one ``BY_NAME`` gives."""
     from recallbench.errors import did_you_mean
 
     cfg = plain(node)
-    if "_target_" not in cfg:
-        name = cfg.get(key)
-        if name not in by_name:
-            raise did_you_mean(f"{group} {key}", str(name), by_name)
-        cls = by_name[name]
-        cfg["_target_"] = f"{cls.__module__}.{cls.__qualname__}"
+    if "_target_" not in cfg and group in BY_NAME:
+        key, targets = BY_NAME[group]
+        if key not in cfg:
+            raise ConfigError(
+                f"{group} config has neither _target_ nor {key!r} (keys: {sorted(cfg)})"
+            )
+        if not isinstance(cfg[key], str) or cfg[key] not in targets:
+            raise did_you_mean(f"{group} {key}", str(cfg[key]), targets)
+        cfg["_target_"] = targets[cfg[key]]
     return cfg
 
 
 # -- the groups -------------------------------------------------------------------------------
 
 
-def build_dataset(node: Any) -> list:
+def build_dataset(node: Any) -> list[Episode]:
     """Load the episodes of a ``conf/dataset`` node: ``_target_(data_dir, **options)``."""
     cfg = plain(node)
     options = dict(cfg.get("options") or {})
@@ -144,28 +190,29 @@ def build_dataset(node: Any) -> list:
     return list(episodes)
 
 
-def build_generator(node: Any, cache_path: str | Path | None, what: str = "generator"):
+def build_generator(node: Any, cache_path: str | Path | None, what: str = "generator") -> LLM:
     """An ``LLM`` from a ``conf/generator`` node (inline nodes without ``_target_`` too)."""
     cfg = plain(node)
     cfg.setdefault("_target_", DEFAULT_GENERATOR)
     return construct(cfg, "generator", what, cache_path=cache_path)
 
 
-def build_embedder(node: Any, cache_dir: str | Path | None = None, what: str = "embedder"):
+def build_embedder(
+    node: Any, cache_dir: str | Path | None = None, what: str = "embedder"
+) -> TextEmbedder:
     """An embedder from a ``conf/embedder`` node; model embedders cache in ``cache_dir``."""
-    from recallbench.embed import EMBEDDERS
-
-    cfg = _with_target(node, "embedder", EMBEDDERS, "kind")
+    cfg = with_target(node, "embedder")
     if cache_dir is not None and cfg.get("kind") != "hashing" and not cfg.get("cache_path"):
         cfg["cache_path"] = str(Path(cache_dir) / "embeddings.sqlite")
     return construct(cfg, "embedder", what)
 
 
-def _judge(cfg: dict[str, Any], group: str, run_llm, what: str):
+def _judge(cfg: dict[str, Any], group: str, run_llm: LLMClient | None, what: str) -> Any:
     """Construct a judge node that has a ``_target_``; a class taking ``llm`` gets its own
     ``generator`` (cached at its ``cache_path``), else the run's LLM."""
     if not _wants_llm(cfg["_target_"], what):
         return construct(cfg, group, what)
+    llm: LLMClient
     if cfg.get("generator") is not None:
         llm = build_generator(cfg["generator"], cfg.get("cache_path"), f"{what}.generator")
     elif run_llm is None:
@@ -175,18 +222,16 @@ def _judge(cfg: dict[str, Any], group: str, run_llm, what: str):
     return construct(cfg, group, what, llm=llm)
 
 
-def build_judge(node: Any, llm=None, what: str = "judge"):
+def build_judge(node: Any, llm: LLMClient | None = None, what: str = "judge") -> Judge:
     """A QA judge from a ``conf/judge`` node; an LLM judge gets its LLM injected."""
-    from recallbench.judges import JUDGES
-
-    return _judge(_with_target(node, "judge", JUDGES, "name"), "judge", llm, what)
+    return _judge(with_target(node, "judge"), "judge", llm, what)
 
 
-def build_caim_judge(node: Any, llm=None, what: str = "caim_judge"):
+def build_caim_judge(
+    node: Any, llm: LLMClient | None = None, what: str = "caim_judge"
+) -> CaimJudge:
     """A CAIM judge (``{name: lexical|llm, ...}`` or a ``_target_``); LLM judges get an LLM."""
-    from recallbench.judges.caim import CAIM_JUDGES
-
-    cfg = _with_target(node or {"name": "lexical"}, "caim_judge", CAIM_JUDGES, "name")
+    cfg = with_target(node or {"name": "lexical"}, "caim_judge")
     return _judge(cfg, "caim_judge", llm, what)
 
 
@@ -207,7 +252,13 @@ def _wants_llm(target: str, what: str) -> bool:
     return "llm" in inspect.signature(_target_class(target, what)).parameters
 
 
-def build_protocol(node: Any, seed: int, llm, embedder, cache_dir: str | Path | None = None):
+def build_protocol(
+    node: Any,
+    seed: int,
+    llm: LLMClient,
+    embedder: TextEmbedder,
+    cache_dir: str | Path | None = None,
+) -> EvalProtocol:
     """A protocol from a ``conf/protocol`` node, its model slots built and injected.
 
     ``MODELS`` on the protocol class maps a constructor argument to the group its nested config
@@ -238,7 +289,9 @@ def build_protocol(node: Any, seed: int, llm, embedder, cache_dir: str | Path | 
     return construct(cfg, "protocol", what, seed=seed, **slots)
 
 
-def build_memory_factory(node: Any, llm, embedder):
+def build_memory_factory(
+    node: Any, llm: LLMClient, embedder: TextEmbedder
+) -> Callable[[], MemoryMethod]:
     """A function returning a fresh memory method per episode (``_target_(llm=, embedder=)``)."""
     cfg = plain(node)
     what = f"memory {cfg.get('_target_', '')}".strip()

@@ -18,17 +18,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from recallbench.cli.build import HYDRA_KEYS, LABELS, plain
+from recallbench.cli.build import HYDRA_KEYS, LABELS, plain, with_target
 from recallbench.cli.config import check_run_keys
 from recallbench.cli.signatures import check_arguments, check_value, hint
 from recallbench.errors import ConfigError, one_line
 
+if TYPE_CHECKING:
+    from hydra.core.override_parser.types import Override
+
 # Arguments the builders inject (never keys of a config).
-INJECTED = {"memory": {"llm", "embedder"}, "protocol": {"seed"}, "judge": {"llm"}}
+INJECTED = {
+    "memory": {"llm", "embedder"},
+    "protocol": {"seed"},
+    "judge": {"llm"},
+    "caim_judge": {"llm"},
+}
 
 
 def expand_jobs(argv: list[str]) -> tuple[list[list[str]], bool]:
@@ -44,7 +52,10 @@ def expand_jobs(argv: list[str]) -> tuple[list[list[str]], bool]:
         raise ConfigError(f"cannot read the command line: {one_line(exc)}") from None
     sweeps = [o for o in parsed if o.is_sweep_override()]
     multirun = any(a in ("-m", "--multirun") for a in argv)
-    first = [_first_value(o) if o.is_sweep_override() else o.input_line for o in parsed]
+    first = [
+        _first_value(o) if o.is_sweep_override() else arg
+        for arg, o in zip(args, parsed, strict=True)
+    ]
     cfg = _compose(first, with_hydra=True)
     multirun = multirun or str(cfg.hydra.get("mode")) == "MULTIRUN"
     if sweeps and not multirun:
@@ -60,7 +71,7 @@ def expand_jobs(argv: list[str]) -> tuple[list[list[str]], bool]:
     return jobs or [first], True
 
 
-def _first_value(override) -> str:
+def _first_value(override: Override) -> str:
     return f"{override.get_key_element()}={next(iter(override.sweep_string_iterator()))}"
 
 
@@ -135,7 +146,7 @@ def check_config(cfg: DictConfig) -> None:
     _check_generator(config.get("generator") or {}, "generator")
     _check_target(config.get("embedder") or {}, "embedder", "embedder")
     if config.get("judge"):
-        _check_judge(config["judge"], "judge")
+        _check_judge(config["judge"], "judge", "judge")
     _check_dataset(config.get("dataset") or {})
     _check_protocol(config.get("protocol") or {})
 
@@ -155,10 +166,12 @@ def _check_target(
     check_arguments(fn, arguments, where, INJECTED.get(group, set()))
 
 
-def _check_judge(node: Mapping[str, Any], where: str) -> None:
+def _check_judge(node: Mapping[str, Any], group: str, where: str) -> None:
+    """A judge node: its generator's keys, and its own against the class it builds (the one
+    its ``_target_`` names, or for a judge chosen by ``name`` inline, ``build.BY_NAME``'s)."""
     if node.get("generator"):
         _check_generator(node["generator"], f"{where}.generator")
-    _check_target(node, "judge", where)
+    _check_target(with_target(node, group), group, where)
 
 
 def _check_dataset(node: Mapping[str, Any]) -> None:
@@ -179,7 +192,7 @@ def _check_protocol(node: Mapping[str, Any]) -> None:
         if group == "generator":
             _check_generator(sub, f"protocol.{arg}")
         elif group in ("judge", "caim_judge"):
-            _check_judge(sub, f"protocol.{arg}")
+            _check_judge(sub, group, f"protocol.{arg}")
         else:
             _check_target(sub, group, f"protocol.{arg}")
     _check_target(node, "protocol", "protocol", skip=frozenset(slots))

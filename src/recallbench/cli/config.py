@@ -10,9 +10,10 @@ import contextlib
 import os
 import random
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ValidationError
@@ -151,7 +152,7 @@ def check_choices(argv: list[str]) -> None:
                 raise did_you_mean(f"{key} choice", name, options)
 
 
-def picked_choices(choices) -> dict[str, str]:
+def picked_choices(choices: Mapping[str, Any]) -> dict[str, str]:
     """Keep the config-group choices a run is identified by (drop Hydra's own and unset ones)."""
     return {k: v for k, v in choices.items() if v is not None and not k.startswith("hydra")}
 

@@ -22,20 +22,29 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from recallbench import CONF_DIR
+from recallbench.cli.build import plain
 from recallbench.cli.config import compose_job, user_errors
 from recallbench.errors import ConfigError
+
+if TYPE_CHECKING:
+    from recallbench.humaneval import Study, Unit
+    from recallbench.tables import TableSpec
 
 __all__ = ["export_study", "human_eval_main", "import_study"]
 
 KEYS = (("study", "STUDY"), ("units", "units"))  # table.human keys and their defaults
 
 
-def _study(experiment: str, overrides: list[str]):
+def _study(
+    experiment: str, overrides: list[str]
+) -> tuple[DictConfig, TableSpec, dict[str, Any], Study, Callable[..., list[Unit]]]:
     """Compose ``experiment``; return its config, table spec, human block and study module."""
     from recallbench.tables import load_spec
 
@@ -93,7 +102,7 @@ def export_study(experiment: str, overrides: list[str], seed: int, out: Path | N
     cfg, spec, human, study, make_units = _study(experiment, overrides)
     results = Path(cfg.paths.results_dir)
     runs = _runs(results, human.get("runs"))
-    ctx = TableContext(results, Path(cfg.paths.data_dir), tuple(runs), OmegaConf.to_container(cfg))
+    ctx = TableContext(results, Path(cfg.paths.data_dir), tuple(runs), plain(cfg, resolve=False))
     units = make_units(spec, ctx)
     folder = study_dir(results, study)
     paths = export_sheet(study, units, out or folder / "to_annotators", folder / "key.csv", seed)

@@ -49,16 +49,17 @@ def parameters(fn: Callable[..., Any]) -> tuple[dict[str, inspect.Parameter], di
     params: dict[str, inspect.Parameter] = {}
     hints: dict[str, Any] = {}
     inits = [fn]
-    if isinstance(fn, type) and getattr(fn, "KEYWORDS_TO", None) is not None:
+    keywords_to = getattr(fn, "KEYWORDS_TO", None) if isinstance(fn, type) else None
+    if isinstance(fn, type) and keywords_to is not None:
         # a class that hands its ``**keys`` to another callable (TimeRAG's Policy) says so
-        inits = [fn.__dict__["__init__"], fn.KEYWORDS_TO]
+        inits = [fn.__dict__["__init__"], keywords_to]
     elif isinstance(fn, type):
         inits = [c.__dict__["__init__"] for c in fn.__mro__ if "__init__" in c.__dict__]
     for init in inits:
         if init is object.__init__:
             return params, hints, True
         if isinstance(init, type):  # a dataclass that takes the keys
-            init = init.__init__
+            init = inspect.getattr_static(init, "__init__")
         own = inspect.signature(init).parameters
         for name, param in own.items():
             if param.kind not in (param.VAR_KEYWORD, param.VAR_POSITIONAL):

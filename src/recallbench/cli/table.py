@@ -9,23 +9,44 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from omegaconf import DictConfig, OmegaConf
 
-from recallbench.cli.build import build_caim_judge, build_embedder, build_generator, build_judge
+from recallbench.cli.build import (
+    build_caim_judge,
+    build_embedder,
+    build_generator,
+    build_judge,
+    plain,
+)
 from recallbench.cli.config import compose_job, user_errors
 from recallbench.errors import ConfigError
 
+if TYPE_CHECKING:
+    from recallbench.embed import TextEmbedder
+    from recallbench.judges import Judge
+    from recallbench.judges.caim import CaimJudge
+    from recallbench.llm import LLM
 
-def table_services(cfg: DictConfig) -> dict[str, Callable[..., Any]]:
+
+class TableServices(TypedDict):
+    """The model factories of a ``tables.TableContext`` (its ``make_*`` fields)."""
+
+    make_llm: Callable[[], LLM]
+    make_judge: Callable[[], Judge]
+    make_caim_judge: Callable[..., CaimJudge]
+    make_embedder: Callable[..., TextEmbedder]
+
+
+def table_services(cfg: DictConfig) -> TableServices:
     """Return the model factories a table builder may call, from the composed config."""
     cache_dir = Path(cfg.paths.cache_dir)
 
-    def make_llm():
+    def make_llm() -> LLM:
         return build_generator(cfg.generator, cache_dir / "llm.sqlite")
 
-    def make_judge():
+    def make_judge() -> Judge:
         if cfg.get("judge") is None:
             raise ConfigError("this table needs a judge: add judge=<name> (conf/judge)")
         return build_judge(cfg.judge, make_llm())
@@ -50,7 +71,7 @@ def render_table(experiment: str, overrides: list[str]) -> dict[str, Path]:
     ctx = TableContext(
         results_dir=Path(cfg.paths.results_dir),
         data_dir=Path(cfg.paths.data_dir),
-        config=OmegaConf.to_container(cfg, resolve=True),
+        config=plain(cfg),
         **table_services(cfg),
     )
     return reproduce(spec, ctx)

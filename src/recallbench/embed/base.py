@@ -20,6 +20,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from recallbench import meter
 from recallbench.embed.cache import EmbeddingCache
 
 
@@ -85,6 +86,14 @@ class Embedder(ABC):
         """Return an (n, dim) float32 matrix of L2-normalized rows, one per text, in order."""
         if isinstance(texts, str):
             raise TypeError("encode takes a list of texts, got a single str; wrap it in a list")
+        with meter.timed("embeddings"):
+            before = self.cache_info.to_dict()
+            out = self._encode(texts)
+            for field, n in self.cache_info.to_dict().items():
+                meter.count(f"embeddings.{field}", n - before[field])
+        return out
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         todo: dict[str, list[int]] = {}
         for i, text in enumerate(texts):

@@ -26,7 +26,6 @@ __all__ = [
     "CORRECT",
     "DONT_KNOW",
     "INCORRECT",
-    "JUDGES",
     "LABELS",
     "Judge",
     "JudgeItem",
@@ -34,5 +33,3 @@ __all__ = [
     "LexicalJudge",
     "Verdict",
 ]
-
-JUDGES: dict[str, type[Judge]] = {"lexical": LexicalJudge, "llm": LLMJudge}

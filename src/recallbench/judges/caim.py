@@ -64,7 +64,6 @@ from recallbench.judges._caim_llm import (
 )
 
 __all__ = [
-    "CAIM_JUDGES",
     "CAIM_METRICS",
     "COHERENCE_PROMPT",
     "CaimJudge",
@@ -84,9 +83,6 @@ __all__ = [
     "render_memories",
     "rubric_task",
 ]
-
-
-CAIM_JUDGES = {"lexical": LexicalCaimJudge, "llm": LLMCaimJudge}  # name -> class (cli.build)
 
 
 class CaimJudge(Protocol):

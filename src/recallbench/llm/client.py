@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from recallbench import meter
 from recallbench.llm.cache import Cache, offline_config_key
 from recallbench.llm.calls import PARSE_ERRORS, Call, CircuitBreaker, call_key, fields_key
 from recallbench.llm.prices import PriceTable
@@ -188,6 +189,10 @@ class LLM:
         return None if self.cache is None else call_key(call, self.backend, self.model)
 
     def _execute(self, calls: list[Call], *, progress: bool, desc: str) -> list[TaskResult]:
+        with meter.timed("llm_calls"):
+            return self._execute_timed(calls, progress=progress, desc=desc)
+
+    def _execute_timed(self, calls: list[Call], *, progress: bool, desc: str) -> list[TaskResult]:
         self.breaker.check()
         done = Progress(self.usage, len(calls), desc, progress)
         results: list[TaskResult | None] = []

@@ -40,6 +40,11 @@ KEY_TYPES: dict[str, Any] = {
     "description": str | None,
 }
 KEYS = set(KEY_TYPES)
+# The generator's backend is chosen by name, not by a ``_target_`` of its own: the three share
+# one builder (the LLM wrapper, its cache, prices, seed and the API-key rule) and a generator is
+# written inline by its backend wherever a model is configured (``judge.generator='{backend:
+# openai, model: gpt-4o}'``, a CAIM judge's or a table rater's ``generator``), which a
+# ``_target_`` per backend would turn into a class path in every one of them.
 BACKENDS = ("extractive", "openai", "hf")
 # A local server (vLLM, Ollama, llama.cpp) ignores the key; the client still wants a string.
 NO_KEY = "no-key-needed"

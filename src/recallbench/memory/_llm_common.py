@@ -19,7 +19,8 @@ from recallbench.errors import ConfigError
 from recallbench.llm.task import ParseError
 from recallbench.llm.types import LLMClient
 from recallbench.memory._base import Message, render_history
-from recallbench.memory._common import BaselineMethod, response_messages
+from recallbench.memory._baseline import BaselineMethod
+from recallbench.memory._prompts import response_messages
 from recallbench.records import Query
 from recallbench.text import content_words
 from recallbench.text import crude_stem as stem

@@ -18,7 +18,7 @@ Deviations:
 
 from __future__ import annotations
 
-from recallbench.memory._common import render_flat
+from recallbench.memory._baseline import render_flat
 from recallbench.memory.session_summaries import SessionSummaries
 from recallbench.records import MemoryItem
 

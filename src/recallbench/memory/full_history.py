@@ -23,7 +23,8 @@ from __future__ import annotations
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.types import LLMClient
-from recallbench.memory._common import BaselineMethod, PromptStyle, response_messages
+from recallbench.memory._baseline import BaselineMethod
+from recallbench.memory._prompts import PromptStyle, response_messages
 from recallbench.records import MemoryItem, Query, Recall, Session, Turn
 
 

@@ -28,7 +28,10 @@ from recallbench.datasets import needs
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.llm.types import LLMClient
-from recallbench.memory._common import BaselineMethod, PromptStyle, query_text, render_flat, top_k
+from recallbench.memory._base import query_text
+from recallbench.memory._baseline import BaselineMethod, render_flat
+from recallbench.memory._prompts import PromptStyle
+from recallbench.memory._retrieval import top_k
 from recallbench.records import Episode, MemoryItem, Query, Recall
 
 

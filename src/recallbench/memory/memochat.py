@@ -40,7 +40,7 @@ from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.llm.types import LLMClient
-from recallbench.memory._common import extractive_summary, query_text
+from recallbench.memory._base import query_text
 from recallbench.memory._llm_common import (
     LLMBaseline,
     ResponseStyle,
@@ -49,6 +49,7 @@ from recallbench.memory._llm_common import (
     parse_options,
     render_options,
 )
+from recallbench.memory._summarize import extractive_summary
 from recallbench.records import MemoryItem, Query, Recall, Session
 from recallbench.text import content_words
 from recallbench.text import crude_stem as stem

@@ -29,7 +29,8 @@ from typing import Any
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.types import LLMClient
-from recallbench.memory._common import query_text, top_k
+from recallbench.memory._base import query_text
+from recallbench.memory._retrieval import top_k
 from recallbench.memory._update import MemoryUpdater
 from recallbench.memory.all_memories import AllMemories
 from recallbench.records import MemoryItem, Query

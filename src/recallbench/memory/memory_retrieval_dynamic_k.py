@@ -28,7 +28,8 @@ from typing import Any
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.llm.types import LLMClient
-from recallbench.memory._common import query_text, top_k
+from recallbench.memory._base import query_text
+from recallbench.memory._retrieval import top_k
 from recallbench.memory.memory_retrieval import MemoryRetrieval
 from recallbench.memory.theanine import Theanine
 from recallbench.records import Episode, MemoryItem, Query, Session

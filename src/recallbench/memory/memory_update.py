@@ -6,16 +6,13 @@ character n-gram rule in ``_charops``; see their docstrings for the paper, the l
 the deviations. This module is also the public face of the memory-operation building blocks
 (``transitions``, ``set_f1``, ``fit_charngram``, ...) for the ``memory_ops`` protocol.
 
-Refit the character n-gram rule's defaults (``CHARNGRAM_DEFAULTS``) on a CareCall_mem file::
-
-    python -m recallbench.memory.memory_update fit-charngram <data_dir> [file]
+Refit the character n-gram rule's defaults (``CHARNGRAM_DEFAULTS``) on a CareCall_mem file:
+``python scripts/fit_charngram.py <data_dir> [file]``.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from recallbench.embed.base import TextEmbedder
@@ -80,23 +77,3 @@ class MemoryUpdate(AllMemories):
         self._updater = MemoryUpdater(
             llm, embedder, thresholds, offline_rule=offline_rule, charngram=charngram
         )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``fit-charngram <data_dir> [file]``: print the fitted thresholds and their set F1."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) not in (2, 3) or args[0] != "fit-charngram":
-        print(__doc__.split("Refit")[1].strip(), file=sys.stderr)
-        return 2
-    from recallbench.datasets import carecall
-
-    data_dir = Path(args[1])
-    episodes = carecall.load(data_dir, args[2]) if len(args) == 3 else carecall.load(data_dir)
-    data = transitions(episodes)
-    fitted, f1 = fit_charngram(data)
-    print(f"{len(data)} transitions of {len(episodes)} episodes: {fitted} mean set F1 {f1:.3f}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -14,7 +14,7 @@ Deviations:
 
 from __future__ import annotations
 
-from recallbench.memory._common import BaselineMethod
+from recallbench.memory._baseline import BaselineMethod
 from recallbench.records import MemoryItem, Query, Recall
 
 

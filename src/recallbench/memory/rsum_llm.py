@@ -36,7 +36,6 @@ from recallbench.errors import ConfigError
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.llm.types import LLMClient
 from recallbench.memory._base import render_history
-from recallbench.memory._common import extractive_summary
 from recallbench.memory._llm_common import (
     LLMBaseline,
     ResponseStyle,
@@ -44,6 +43,7 @@ from recallbench.memory._llm_common import (
     jaccard,
     trace,
 )
+from recallbench.memory._summarize import extractive_summary
 from recallbench.records import MemoryItem, Query, Recall, Session
 from recallbench.text import words
 

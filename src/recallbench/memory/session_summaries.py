@@ -5,9 +5,9 @@ Paper: Ong et al., "Towards Lifelong Dialogue Agents via Timeline-based Memory M
 summarizes the conversation into memory sentences, the raw memories of every THEANINE baseline
 (sec. 3.2). The session-summary memory follows Xu et al., "Beyond Goldfish Memory" (MSC), ACL 2022.
 
-Implemented: the summarization as a PromptTask (stage ``memory``, ``_common.SUMMARY_PROMPT``) with
+Implemented: the summarization as a PromptTask (stage ``memory``, ``_summarize.SUMMARY_PROMPT``) with
 an extractive offline twin (first-person, non-question sentences of a speaker:
-``_common.extractive_summary``), or ``source: gold`` to use the dataset's own per-session
+``_summarize.extractive_summary``), or ``source: gold`` to use the dataset's own per-session
 ``Session.gold["summary"]`` (list of sentences: CareCall, CC), ``["persona_session"]`` (MSC facts
 revealed in the session) or ``["persona"]`` ({speaker: [facts]}). Memory
 sentences become MemoryItems (kind ``summary``, or ``fact`` for gold personas) with
@@ -35,14 +35,10 @@ from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.types import LLMClient
 from recallbench.memory._base import render_history
-from recallbench.memory._common import (
-    GOLD_SUMMARY_KEYS,
-    BaselineMethod,
-    PromptStyle,
-    attribute,
-    gold_sentences,
-    summary_task,
-)
+from recallbench.memory._baseline import BaselineMethod
+from recallbench.memory._gold import GOLD_SUMMARY_KEYS, attribute, gold_sentences
+from recallbench.memory._prompts import PromptStyle
+from recallbench.memory._summarize import summary_task
 from recallbench.records import MemoryItem, Query, Recall, Session
 from recallbench.text import normalize_sentence
 

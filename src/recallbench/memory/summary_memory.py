@@ -15,7 +15,7 @@ Deviations:
 from __future__ import annotations
 
 from recallbench.llm.types import Message
-from recallbench.memory._common import response_messages
+from recallbench.memory._prompts import response_messages
 from recallbench.memory.rsum_llm import RSumLLM
 from recallbench.records import Query, Recall
 

@@ -9,13 +9,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from recallbench.llm.perplexity import (
-    DEFAULT_LM_NAME,
-    capped_ppl,
-    perplexity,
-    resolve_lm,
-    token_nll,
-)
+from recallbench.llm.lm_scores import score_pairs
+from recallbench.llm.perplexity import DEFAULT_LM_NAME, capped_ppl, causal_lm, perplexity
 from recallbench.metrics.base import Metric, MetricResult, Reference, check_inputs, mean
 
 __all__ = ["PerplexityMetric", "perplexity"]
@@ -50,9 +45,9 @@ class PerplexityMetric(Metric):
         self.model = model
         self.tokenizer = tokenizer
         self.cap = cap
-        # (text, context) -> (NLL, tokens): summaries score the same references overall and
-        # again per session; the model is deterministic, so each pair is scored once.
-        self._memo: dict[tuple[str, str | None], tuple[float, int]] = {}
+        # Summaries score the same references overall, per session and per subset: each
+        # (model, context, text) is computed once (``llm.lm_scores``: memory, then the disk
+        # cache shared by every run), so the repeats cost a lookup.
 
     def compute(
         self,
@@ -69,16 +64,12 @@ class PerplexityMetric(Metric):
         if not any(t.strip() for t in texts):
             meta["model"] = DEFAULT_LM_NAME if self.model is None else str(self.model)
             return MetricResult(0.0, [0.0] * len(texts), meta)
-        lm, tok, meta["model"] = resolve_lm(self.model, self.tokenizer)
+        lm = causal_lm(self.model, self.tokenizer)
+        meta["model"] = lm.name
         ctxs = list(contexts) if contexts is not None else [None] * len(texts)
         if len(ctxs) != len(texts):
             raise ValueError(f"{self.name}: {len(texts)} references but {len(ctxs)} contexts")
-        pairs = list(zip(texts, ctxs, strict=True))
-        todo = list(dict.fromkeys(p for p in pairs if p not in self._memo))
-        if todo:
-            fresh = token_nll([t for t, _ in todo], [c for _, c in todo], model=lm, tokenizer=tok)
-            self._memo.update(zip(todo, fresh, strict=True))
-        nlls = [self._memo[p] for p in pairs]
+        nlls = score_pairs(lm, texts, ctxs)
         items = [capped_ppl(nll, n, self.cap) for nll, n in nlls]
         total_n = sum(n for _, n in nlls)
         value = capped_ppl(sum(nll for nll, _ in nlls), total_n, self.cap)

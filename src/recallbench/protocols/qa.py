@@ -36,7 +36,7 @@ from recallbench.errors import ConfigError, did_you_mean
 from recallbench.judges import Judge, JudgeItem
 from recallbench.llm.task import PromptTask, TaskResult
 from recallbench.llm.types import LLMClient
-from recallbench.memory import HasAnswerPromptFields, HasRetention, MemoryMethod
+from recallbench.memory import HasAnswerPromptFields, HasRetention, MemoryMethod, replay_recalls
 from recallbench.protocols.base import EvalProtocol
 from recallbench.protocols.qa_scores import QA_METRICS, score_qa
 from recallbench.protocols.response import EpisodeResult, prompt_hash
@@ -178,17 +178,7 @@ class QAProtocol(EvalProtocol):
         No reply is generated (the logs hold the real ones): this only lets retrieval-driven
         state (LUFY R1/R2, MemoryBank's recall counts, live writes) evolve as in the study.
         """
-        user = episode.speakers[self.user_index]
-        for j, turn in enumerate(session.turns):
-            if j and turn.speaker != user:
-                query = Query(
-                    episode.episode_id,
-                    session.index,
-                    session.turns[:j],
-                    turn.speaker,
-                    session.start,
-                )
-                method.recall(query)
+        replay_recalls(method, episode, session, episode.speakers[self.user_index])
 
     def _memory_state(
         self, episode: Episode, index: int, method: MemoryMethod, items: list[MemoryItem]
@@ -220,8 +210,9 @@ class QAProtocol(EvalProtocol):
         others = [s for s in episode.speakers if s != user]
         bot = others[0] if others else "the assistant"
         rows, fields = [], []
-        for qa in asked:
-            query = Query(episode.episode_id, index, (), user, now, qa.question)
+        queries = [Query(episode.episode_id, index, (), user, now, qa.question) for qa in asked]
+        method.prefetch(queries)
+        for qa, query in zip(asked, queries, strict=True):
             recall: Recall = method.recall(query)
             extra = (
                 method.answer_prompt_fields(query, recall)

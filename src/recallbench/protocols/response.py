@@ -41,7 +41,7 @@ from typing import Any
 from recallbench.datasets import needs
 from recallbench.llm.task import TaskResult
 from recallbench.llm.types import LLMClient, Message
-from recallbench.memory import MemoryMethod
+from recallbench.memory import MemoryMethod, reply_queries
 from recallbench.parallel import ordered_map
 from recallbench.protocols.base import EpisodeResult, EvalProtocol
 from recallbench.records import Episode, MemoryItem, Prediction, Query, Recall, Session, Turn
@@ -132,20 +132,7 @@ class ResponseProtocol(EvalProtocol):
         method.reset(episode)
         for session in episode.sessions:
             if session.index in targets:
-                queries = [
-                    (
-                        turn,
-                        Query(
-                            episode.episode_id,
-                            session.index,
-                            session.turns[:j],
-                            turn.speaker,
-                            session.start,
-                        ),
-                    )
-                    for j, turn in enumerate(session.turns)
-                    if j > 0 and self._responds(turn.speaker)
-                ]
+                queries = reply_queries(episode, session, self._responds)
                 method.prefetch([query for _, query in queries])  # e.g. one batch of query vectors
                 workers = self._turn_workers(llm, len(queries))
                 if workers > 1:  # every recall in order first, then the calls side by side

@@ -1,9 +1,10 @@
 """The end-of-run summary a user reads in the terminal (rich), built from the run folder's files.
 
 Headline metrics with their episode-clustered 95% CI (``summary.json``), LLM calls, cache hits,
-failed calls, unparsed replies and cost summed over every attempt (``usage.json``), wall time and
-status (``run.json``) and the run folder. It reads only what the run wrote, so what the terminal
-shows is what a table or notebook will find.
+failed calls, unparsed replies and cost summed over every attempt, LM scores and embeddings
+served from a cache and the seconds spent in LM scoring, embeddings, LLM calls and metrics
+(``usage.json``), wall time and status (``run.json``) and the run folder. It reads only what
+the run wrote, so what the terminal shows is what a table or notebook will find.
 """
 
 from __future__ import annotations
@@ -51,6 +52,23 @@ def usage_line(usage: dict[str, Any]) -> str:
     )
 
 
+def compute_line(usage: dict[str, Any]) -> str | None:
+    """LM scores and embeddings (how many came from a cache) and where the time went."""
+    compute = usage.get("compute") or {}
+    parts = []
+    for what, label in (("lm_scores", "LM scores"), ("embeddings", "embeddings")):
+        c = compute.get(what) or {}
+        hits = c.get("memory_hits", 0) + c.get("disk_hits", 0)
+        total = hits + c.get("computed", c.get("misses", 0))
+        if total:
+            parts.append(f"{label} {total} ({hits} cached)")
+    seconds = compute.get("seconds") or {}
+    spent = [f"{k.replace('_', ' ')} {v:.1f} s" for k, v in seconds.items() if v >= 0.05]
+    if spent:
+        parts.append("time: " + ", ".join(spent))
+    return " · ".join(parts) or None
+
+
 def end_of_run(run_dir: Path):
     """A rich renderable summarising the run in ``run_dir``."""
     from rich.console import Group
@@ -76,6 +94,8 @@ def end_of_run(run_dir: Path):
         usage_line(usage),
         f"code {describe_code(info)}",
     ]
+    if line := compute_line(usage):
+        lines.append(line)
     if summary.get("failed_calls_not_scored"):
         lines.append(f"{summary['failed_calls_not_scored']} failed calls left out of the scores")
     return Panel(Group(table, *lines), title="run summary", expand=False)

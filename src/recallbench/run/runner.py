@@ -11,7 +11,9 @@ Run folder ``results/runs/<tag>/<stamp>/<job>/``::
                        bootstrap 95% CIs of every value (``metrics.bootstrap``); ``memory``:
                        what the memory did per session (``metrics.activity``)
     usage.json         LLM usage and cost per task, per stage and in total, summed over the
-                       attempts in usage/attempt-<n>.json
+                       attempts in usage/attempt-<n>.json; ``compute``: seconds spent in LM
+                       scoring, embeddings, LLM calls and metrics, and the LM-score and
+                       embedding cache hits (``recallbench.meter``)
     memory/<ep>.jsonl  the memory store after every session
     episodes/<ep>.json the episode as replayed (dialogue, questions): what ``recallbench view``
                        shows beside the predictions, so a run folder explains itself offline
@@ -33,6 +35,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from recallbench import meter
 from recallbench.errors import ConfigError
 from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
 from recallbench.llm.types import LLMClient
@@ -91,6 +94,7 @@ class Runner:
         self.attempt = 1
         self.info: dict[str, Any] = {}
         self.already_finished = False  # run() found this folder's run finished: nothing done
+        self._metered = meter.snapshot()
 
     def run(self, episodes: Sequence[Episode]) -> dict[str, Any]:
         """Run every episode (skipping finished ones), score, and write the run folder.
@@ -110,6 +114,7 @@ class Runner:
             return json.loads(summary_path.read_text(encoding="utf-8"))
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.attempt = int(previous.get("attempt", 0)) + 1
+        self._metered = meter.snapshot()  # this run's share of the process meters starts here
         info = self.info = {
             "status": "running",
             "attempt": self.attempt,
@@ -141,7 +146,8 @@ class Runner:
                         "and the protocol's options)"
                     )
                 write_jsonl(self.run_dir / "predictions.jsonl", predictions)
-                scores, summary = self.protocol.score(predictions, self.metrics)
+                with meter.timed("metrics"):
+                    scores, summary = self.protocol.score(predictions, self.metrics)
             write_jsonl(self.run_dir / "scores.jsonl", scores)
             summary["n_episodes"] = len(episodes)
             summary["n_predictions"] = len(predictions)
@@ -181,9 +187,8 @@ class Runner:
 
     def _flush_usage(self) -> dict:
         """Write this attempt's usage and the sum over attempts (``usage.json``); return the sum."""
-        write_json(
-            self.run_dir / "usage" / f"attempt-{self.attempt}.json", self.llm.usage.to_dict()
-        )
+        usage = {**self.llm.usage.to_dict(), "compute": meter.delta(self._metered)}
+        write_json(self.run_dir / "usage" / f"attempt-{self.attempt}.json", usage)
         total = summed_usage(self.run_dir)
         write_json(self.run_dir / "usage.json", total)
         return total

@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from recallbench.records import Prediction
+
+if TYPE_CHECKING:
+    from wandb.sdk.wandb_run import Run
 
 MAX_TABLE_ROWS = 5000
 
@@ -28,7 +32,7 @@ class WandbLogger:
         self,
         project: str = "recallbench",
         mode: str | None = None,
-        tags=(),
+        tags: Iterable[str] = (),
         *,
         verbose: bool = False,
     ) -> None:
@@ -37,7 +41,9 @@ class WandbLogger:
         self.tags = list(tags)
         self.verbose = verbose
 
-    def log_run(self, config: dict, summary: dict, predictions: Sequence[Prediction], usage: dict):
+    def log_run(
+        self, config: dict, summary: dict, predictions: Sequence[Prediction], usage: dict
+    ) -> None:
         """Log a finished run; does nothing when the mode is ``disabled``."""
         if self.mode == "disabled":
             return
@@ -46,7 +52,8 @@ class WandbLogger:
         with _weave_hint_off(not self.verbose):
             run = wandb.init(
                 project=self.project,
-                mode=self.mode,
+                # wandb.init's Literal lists 4 modes; its Settings also take the legacy dryrun/run
+                mode=self.mode,  # type: ignore[arg-type]
                 config=config,
                 tags=self.tags,
                 name=config.get("job"),
@@ -62,7 +69,14 @@ class WandbLogger:
             }
             flat.update({f"usage/{k}": v for k, v in usage.get("totals", {}).items()})
             run.log(flat)
-            columns = ["pred_id", "episode_id", "session", "kind", "output", "reference"]
+            columns: list[str | int] = [
+                "pred_id",
+                "episode_id",
+                "session",
+                "kind",
+                "output",
+                "reference",
+            ]
             table = wandb.Table(columns=columns)
             for p in list(predictions)[:MAX_TABLE_ROWS]:
                 table.add_data(
@@ -94,7 +108,7 @@ def _weave_hint_off(quiet: bool) -> Iterator[None]:
         os.environ.pop("WANDB_DISABLE_WEAVE", None)
 
 
-def where_logged(run) -> str:
+def where_logged(run: Run) -> str:
     """One line: the run's page, or its offline folder and the command that uploads it."""
     if run.offline:
         folder = run.settings.sync_dir

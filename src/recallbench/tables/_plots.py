@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recallbench.tables.cell import Cell
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 AXES = ("rows", "columns", "metrics")
@@ -40,22 +43,34 @@ def at(points: Sequence[Point], positions: Mapping[str, float]) -> list[float]:
     return [positions[p.x] for p in points]
 
 
+def ys(points: Sequence[Point]) -> list[float]:
+    """Our values of ``points`` (a point without one is left out)."""
+    return [p.y for p in points if p.y is not None]
+
+
+def papers(points: Sequence[Point]) -> list[float]:
+    """The paper's values of ``points`` (a point without one is left out)."""
+    return [p.paper for p in points if p.paper is not None]
+
+
 Colors = Mapping[str, str]
 
 
-def line(ax, series: Mapping[str, list[Point]], positions: Mapping[str, float], colors: Colors):
+def line(
+    ax: Axes, series: Mapping[str, list[Point]], positions: Mapping[str, float], colors: Colors
+) -> None:
     for name, points in series.items():
         color = colors[name]
         ours = [p for p in points if p.y is not None]
         if ours:
-            ax.plot(at(ours, positions), [p.y for p in ours], "-o", color=color, label=name)
+            ax.plot(at(ours, positions), ys(ours), "-o", color=color, label=name)
             band = [p for p in ours if p.lo is not None and p.hi is not None]
             if band:
                 xs = at(band, positions)
                 ax.fill_between(
                     xs,
-                    [p.lo for p in band],
-                    [p.hi for p in band],
+                    [p.lo for p in band if p.lo is not None],
+                    [p.hi for p in band if p.hi is not None],
                     color=color,
                     alpha=0.2,
                     linewidth=0,
@@ -64,7 +79,7 @@ def line(ax, series: Mapping[str, list[Point]], positions: Mapping[str, float], 
         if paper:
             ax.plot(
                 at(paper, positions),
-                [p.paper for p in paper],
+                papers(paper),
                 "--o",
                 color=color,
                 mfc="none",
@@ -72,7 +87,9 @@ def line(ax, series: Mapping[str, list[Point]], positions: Mapping[str, float], 
             )
 
 
-def bar(ax, series: Mapping[str, list[Point]], positions: Mapping[str, float], colors: Colors):
+def bar(
+    ax: Axes, series: Mapping[str, list[Point]], positions: Mapping[str, float], colors: Colors
+) -> None:
     width = 0.8 / max(1, len(series))
     for i, (name, points) in enumerate(series.items()):
         color = colors[name]
@@ -82,7 +99,7 @@ def bar(ax, series: Mapping[str, list[Point]], positions: Mapping[str, float], c
         if paper:
             ax.scatter(
                 [positions[p.x] + shift for p in paper],
-                [p.paper for p in paper],
+                papers(paper),
                 marker="D",
                 facecolors="none",
                 edgecolors=color,
@@ -93,13 +110,13 @@ def bar(ax, series: Mapping[str, list[Point]], positions: Mapping[str, float], c
             continue
         centers = [x + shift for x in at(ours, positions)]
         errors = [
-            [p.y - p.lo if p.lo is not None else 0.0 for p in ours],
-            [p.hi - p.y if p.hi is not None else 0.0 for p in ours],
+            [p.y - p.lo if p.y is not None and p.lo is not None else 0.0 for p in ours],
+            [p.hi - p.y if p.y is not None and p.hi is not None else 0.0 for p in ours],
         ]
         has_ci = any(p.lo is not None for p in ours)
         ax.bar(
             centers,
-            [p.y for p in ours],
+            ys(ours),
             width,
             color=color,
             label=name,
@@ -109,7 +126,7 @@ def bar(ax, series: Mapping[str, list[Point]], positions: Mapping[str, float], c
 
 
 def stacked(
-    ax, series: Mapping[str, list[Point]], positions: Mapping[str, float], colors: Colors
+    ax: Axes, series: Mapping[str, list[Point]], positions: Mapping[str, float], colors: Colors
 ) -> None:
     """Horizontal bars of the series stacked per category (win / tie / loss); paper below."""
     left = dict.fromkeys(positions, 0.0)
@@ -119,19 +136,20 @@ def stacked(
         ours = [p for p in points if p.y is not None]
         ax.barh(
             at(ours, positions),
-            [p.y for p in ours],
+            ys(ours),
             0.4,
             left=[left[p.x] for p in ours],
             color=color,
             label=name,
         )
         for p in ours:
-            left[p.x] += p.y
+            if p.y is not None:
+                left[p.x] += p.y
         paper = [p for p in points if p.paper is not None]
         if paper:
             ax.barh(
                 [positions[p.x] + 0.4 for p in paper],
-                [p.paper for p in paper],
+                papers(paper),
                 0.25,
                 left=[paper_left[p.x] for p in paper],
                 color=color,
@@ -140,20 +158,26 @@ def stacked(
                 label=f"{name} (paper)",
             )
             for p in paper:
-                paper_left[p.x] += p.paper
+                if p.paper is not None:
+                    paper_left[p.x] += p.paper
 
 
 def _half_widths(cells: Sequence[Cell]) -> list[list[float]] | None:
     """Error-bar half widths [below, above] of the cells' intervals (None: no interval)."""
-    if any(c.ci_low is None or c.ci_high is None or number(c.ours) is None for c in cells):
-        return None
-    return [
-        [float(c.ours) - float(c.ci_low) for c in cells],
-        [float(c.ci_high) - float(c.ours) for c in cells],
-    ]
+    below: list[float] = []
+    above: list[float] = []
+    for c in cells:
+        ours = number(c.ours)
+        if ours is None or c.ci_low is None or c.ci_high is None:
+            return None
+        below.append(ours - float(c.ci_low))
+        above.append(float(c.ci_high) - ours)
+    return [below, above]
 
 
-def scatter(ax, cells: Sequence[Cell], x: str, series: str, x_metric: str, y_metric: str) -> None:
+def scatter(
+    ax: Axes, cells: Sequence[Cell], x: str, series: str, x_metric: str, y_metric: str
+) -> None:
     """One curve per series: (x_metric, y_metric) per x label, joined in label order, with
     both intervals as error bars; labels of coinciding points are joined ("0.4/0.5")."""
     by: dict[str, dict[str, dict[str, Cell]]] = {}

@@ -27,6 +27,7 @@ import csv
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeGuard
 
 __all__ = [
     "CSV_COLUMNS",
@@ -112,11 +113,11 @@ class Cell:
         return None
 
 
-def _is_int(value: Value) -> bool:
+def _is_int(value: Value) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: Value) -> bool:
+def _is_number(value: Value) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

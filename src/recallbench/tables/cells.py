@@ -47,7 +47,7 @@ Options (``table:`` keys besides the schema's):
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,7 +83,9 @@ def entry_number(entry: Mapping[str, Any], column: Mapping[str, Any], field: str
     return None if found is None else (found.value, found.n)
 
 
-def _layout(rows, columns, metrics, by_metric: bool):
+def _layout(
+    rows: Sequence[Entry], columns: Sequence[Entry], metrics: Iterable[str], by_metric: bool
+) -> Iterator[tuple[Entry, Entry, str]]:
     """Yield (row, column, metric) in display order (metric blocks first when ``by_metric``)."""
     if by_metric:
         return ((r, c, m) for m in metrics for r in rows for c in columns)
@@ -97,6 +99,8 @@ def summary_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cell],
 
 
 Key = tuple[str, str, str]  # (row, column, metric) labels of a cell
+Entry = Mapping[str, Any]  # a row or column of the spec (its label and run selector)
+Summaries = dict[str, dict[str, Any]]  # summary.json per run folder, read once
 
 
 @dataclass
@@ -114,7 +118,13 @@ class _Built:
     reference: Mapping[str, Any] = field(default_factory=dict)  # the paper's values
 
 
-def _read(runs, metric, column, field_name, summaries) -> list[tuple[RunInfo, Found]]:
+def _read(
+    runs: Sequence[RunInfo],
+    metric: str,
+    column: Entry,
+    field_name: str,
+    summaries: Summaries,
+) -> list[tuple[RunInfo, Found]]:
     """The (run, number) pairs of ``metric`` the runs give for ``column``."""
     out = []
     for run in runs:
@@ -127,12 +137,14 @@ def _read(runs, metric, column, field_name, summaries) -> list[tuple[RunInfo, Fo
     return out
 
 
-def _detail(run: RunInfo, metric: str, summaries) -> str:
+def _detail(run: RunInfo, metric: str, summaries: Summaries) -> str:
     meta = summaries[str(run.path)].get("metrics", {}).get(metric, {}).get("meta") or {}
     return str(meta.get("featurizer") or meta.get("model") or "")
 
 
-def _real_only(pairs, column: str, out: _Built) -> list[tuple[RunInfo, Found]]:
+def _real_only(
+    pairs: list[tuple[RunInfo, Found]], column: str, out: _Built
+) -> list[tuple[RunInfo, Found]]:
     """Leave fixture runs out of a cell that also pools real data (noted per column/dataset)."""
     real = [(r, f) for r, f in pairs if not is_fixture(r) and f.n > 0]
     if not real or len(real) == len([p for p in pairs if p[1].n > 0]):
@@ -151,7 +163,7 @@ def _cells(spec: TableSpec, runs: Sequence[RunInfo]) -> _Built:
     columns, metrics = spec.need("columns"), spec.need("metrics")
     field_name = str(spec.option("value", "value"))
     style = str(spec.option("column_label", "{column}"))
-    summaries: dict[str, dict] = {}
+    summaries: Summaries = {}
     out = _Built(setting=paper_setting(spec), reference=reference_values(spec))
     for row, column, metric in _layout(rows, columns, metrics, "{metric}" in style):
         matched = select(select(runs, selector(row)), selector(column))
@@ -166,7 +178,16 @@ def _cells(spec: TableSpec, runs: Sequence[RunInfo]) -> _Built:
     return out
 
 
-def _cell(spec, row, column, metric, style, pairs, summaries, out: _Built) -> Cell:
+def _cell(
+    spec: TableSpec,
+    row: Entry,
+    column: Entry,
+    metric: str,
+    style: str,
+    pairs: list[tuple[RunInfo, Found]],
+    summaries: Summaries,
+    out: _Built,
+) -> Cell:
     """One cell from the (run, number) pairs behind it; its reasons go to ``out``."""
     setting = out.setting
     found = [f for _, f in pairs]
@@ -176,7 +197,8 @@ def _cell(spec, row, column, metric, style, pairs, summaries, out: _Built) -> Ce
     label, scale = mspec.get("label", metric), mspec.get("scale", 1)
     sources = [r for r, f in pairs if f.n > 0]
     episodes = [f.episodes for f in found if f.n > 0]
-    clusters = sum(episodes) if episodes and None not in episodes else None
+    known = [e for e in episodes if e is not None]
+    clusters = sum(known) if episodes and len(known) == len(episodes) else None
     detail = ", ".join(sorted({d for r in sources if (d := _detail(r, metric, summaries))}))
     reasons = setting.reasons(sources, metric, detail, label)
     out.reasons += reasons

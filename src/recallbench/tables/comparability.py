@@ -148,8 +148,8 @@ class Setting:
         name = metric if metric in self.metrics else label
         spec = self.metrics.get(name) if name is not None else None
         if spec is not None and metric not in (spec.get("is") or []):
-            ours = f"{metric} on {detail}" if detail else metric
-            out.append(f"{ours} vs the paper's {spec.get('what', 'implementation')}")
+            used = f"{metric} on {detail}" if detail else metric
+            out.append(f"{used} vs the paper's {spec.get('what', 'implementation')}")
         return list(dict.fromkeys(out))
 
     def data_reasons(self, episodes: int | None, column: str, row: str | None = None) -> list[str]:
@@ -206,10 +206,11 @@ class Setting:
         if self.episodes is not None:
             shown = self.episodes
             if isinstance(shown, Mapping):
-                shown = ", ".join(
+                out["paper episodes"] = ", ".join(
                     f"{k}: {'not given' if v is None else v}" for k, v in shown.items()
                 )
-            out["paper episodes"] = str(shown)
+            else:
+                out["paper episodes"] = str(shown)
             if self.episodes_note:
                 out["paper episodes"] += f" ({self.episodes_note})"
         elif self.episodes_note:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from recallbench.io import atomic_path
@@ -140,7 +141,7 @@ def caption(header: Mapping[str, str], width: int = 120) -> str:
     return "\n".join(textwrap.fill(fact, width) for fact in facts)
 
 
-def _axes_for(fig: Figure, n: int):
+def _axes_for(fig: Figure, n: int) -> list[Axes]:
     cols = min(n, 3)
     rows = (n + cols - 1) // cols
     fig.set_size_inches(4.6 * cols, 3.4 * rows + 0.9)
@@ -198,7 +199,7 @@ def _pareto_axes(fig: Figure, cells: Sequence[Cell], spec: FigureSpec) -> list:
 
 
 def _panel(
-    ax, name: str, series: Mapping[str, list[Point]], spec: FigureSpec, colors: Colors
+    ax: Axes, name: str, series: Mapping[str, list[Point]], spec: FigureSpec, colors: Colors
 ) -> None:
     labels = list(dict.fromkeys(p.x for points in series.values() for p in points))
     numeric = _numeric(labels) and spec.kind == "line"

@@ -63,9 +63,10 @@ def entry_found(
 ) -> Found | None:
     """Return what a column reads from one metric's summary entry (None: absent)."""
     if "subset" in column:  # a subset of the items (CareCall's memory turns)
-        entry = (entry.get("subsets") or {}).get(str(column["subset"]))
-        if entry is None:
+        subset = (entry.get("subsets") or {}).get(str(column["subset"]))
+        if subset is None:
             return None
+        entry = subset
     why = str(entry.get("ci_note") or "")
     for key, part in PLACES:
         if key in column:
@@ -86,6 +87,7 @@ def entry_found(
         return None
     n = int(entry.get("n", 0))
     episodes = entry.get("n_clusters")
+    stat: ClusterStatistic | None
     if field == "value":
         ci, stat = _ci(entry.get("ci95")), statistic_from_entry(entry)
     elif field == "session_mean":
@@ -107,7 +109,7 @@ def stratified_values(
     constant = sum(w * s.value() for w, s in parts if len(s.ids) < 2)
     free = [(w, s) for w, s in parts if len(s.ids) >= 2]
 
-    def statistic(*idx: np.ndarray, axis: int = -1) -> np.ndarray:
+    def statistic(*idx: np.ndarray, axis: int = -1) -> np.ndarray | float:
         return constant + sum(w * s.values(i) for (w, s), i in zip(free, idx, strict=True))
 
     statistic.vectorized = all(s.vectorized for _, s in free)  # type: ignore[attr-defined]

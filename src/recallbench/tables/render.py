@@ -71,7 +71,13 @@ class _Grid:
     text: Callable[[Cell], str] = format_cell  # a cell's text (ours only: a user's own table)
 
     @classmethod
-    def build(cls, cells: Sequence[Cell], show_n: bool, corner: str, text=format_cell) -> _Grid:
+    def build(
+        cls,
+        cells: Sequence[Cell],
+        show_n: bool,
+        corner: str,
+        text: Callable[[Cell], str] = format_cell,
+    ) -> _Grid:
         seen: set[tuple[str, str, str]] = set()
         per_pair: dict[tuple[str, str], int] = {}
         for cell in cells:

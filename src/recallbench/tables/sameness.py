@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from recallbench.analysis import RunInfo
@@ -94,6 +95,9 @@ def flat_spread(values: Values, rtol: float = RTOL) -> tuple[float, tuple[str, s
     return worst if seen else None
 
 
+ActivityCache = dict[Path, dict[str, Any] | None]  # a run folder's activity_of, once per folder
+
+
 def activity_of(run: RunInfo) -> dict[str, Any] | None:
     """A run's memory activity: its summary's ``memory`` entry, else recomputed from the folder."""
     summary_path = run.path / "summary.json"
@@ -107,7 +111,7 @@ def activity_of(run: RunInfo) -> dict[str, Any] | None:
     return activity_of_run(run.path, preds)
 
 
-def describe_activity(runs: Sequence[RunInfo], cache: dict[Any, Any] | None = None) -> str:
+def describe_activity(runs: Sequence[RunInfo], cache: ActivityCache | None = None) -> str:
     """What the memory of ``runs`` did, summed over them, in one phrase."""
     cache = {} if cache is None else cache
     totals = dict.fromkeys(("episodes", *COUNTS), 0)
@@ -141,7 +145,9 @@ def describe_activity(runs: Sequence[RunInfo], cache: dict[Any, Any] | None = No
     )
 
 
-def _evidence(rows: Sequence[str], row_runs: Mapping[str, Sequence[RunInfo]], cache) -> str:
+def _evidence(
+    rows: Sequence[str], row_runs: Mapping[str, Sequence[RunInfo]], cache: ActivityCache
+) -> str:
     texts = {r: describe_activity(row_runs[r], cache) for r in rows if row_runs.get(r)}
     if not texts:
         return "no runs map to these rows, so no memory activity to show"
@@ -156,7 +162,7 @@ def sameness_notes(
 ) -> list[str]:
     """Notes on identical rows and a flat sweep, each with the memory activity behind them."""
     values = _values(cells)
-    cache: dict[Any, Any] = {}
+    cache: ActivityCache = {}
     notes = []
     groups = identical_groups(values)
     if (flat := flat_spread(values, rtol)) is not None:

@@ -104,7 +104,10 @@ def settings_of(spec: Any) -> Settings | None:
     return Settings(reference, pair_by, float(extra.get("alpha", 0.05)), boot)
 
 
-def _strata(found: Sequence[Found]) -> dict[str, tuple[float, ClusterStatistic]] | None:
+Strata = dict[str, tuple[float, ClusterStatistic]]  # dataset -> (weight, statistic)
+
+
+def _strata(found: Sequence[Found]) -> Strata | None:
     weighted = [f for f in found if f.n > 0]
     if not weighted or any(f.stat is None for f in weighted):
         return None
@@ -137,7 +140,9 @@ def pair_test(a: Sequence[Found], b: Sequence[Found], settings: Settings) -> Tes
     return _stratified(sa, sb, settings, key)
 
 
-def _stratified(sa, sb, settings: Settings, key) -> Tested | str:
+def _stratified(
+    sa: Strata, sb: Strata, settings: Settings, key: Callable[[str], str] | None
+) -> Tested | str:
     """Paired test over the runs' shared episodes, dataset by dataset (pooled cells)."""
     pairs, clusters = [], 0
     for name in sorted(sa):
@@ -171,8 +176,9 @@ def _stratified_permutation(pairs: Sequence[_Pair], settings: Settings) -> float
     """
     from scipy import stats as st
 
-    pooled_stats = [pooled(p.a, p.b) for p in pairs]
-    if any(ps is None for ps in pooled_stats):
+    maybe_pooled = [pooled(p.a, p.b) for p in pairs]
+    pooled_stats = [ps for ps in maybe_pooled if ps is not None]
+    if len(pooled_stats) < len(maybe_pooled):
         return None
     sizes = [len(p.ids) for p in pairs]
     total, offsets = sum(sizes), np.cumsum([0, *sizes])
@@ -181,9 +187,9 @@ def _stratified_permutation(pairs: Sequence[_Pair], settings: Settings) -> float
         local[o : o + n] = np.arange(n)
         local[total + o : total + o + n] = n + np.arange(n)
 
-    def side(idx: np.ndarray, weights: Sequence[float]) -> np.ndarray:
+    def side(idx: np.ndarray, weights: Sequence[float]) -> np.ndarray | float:
         return sum(
-            w * ps.values(local[idx[..., o : o + n]])  # type: ignore[union-attr]
+            w * ps.values(local[idx[..., o : o + n]])
             for w, ps, n, o in zip(weights, pooled_stats, sizes, offsets, strict=False)
         )
 
@@ -191,7 +197,7 @@ def _stratified_permutation(pairs: Sequence[_Pair], settings: Settings) -> float
         (np.arange(total), np.arange(total, 2 * total)),
         lambda x, y, axis=-1: side(x, [p.wa for p in pairs]) - side(y, [p.wb for p in pairs]),
         permutation_type="samples",
-        vectorized=all(ps.vectorized for ps in pooled_stats),  # type: ignore[union-attr]
+        vectorized=all(ps.vectorized for ps in pooled_stats),
         n_resamples=settings.bootstrap.n_resamples,
         alternative="two-sided",
         rng=np.random.default_rng(settings.bootstrap.seed),

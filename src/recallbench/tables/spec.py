@@ -35,7 +35,7 @@ folders directly, by tag or by folder (one value or a list; both keys may be giv
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,6 +120,9 @@ def selector(entry: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in entry.items() if k not in PLACE_KEYS | FLAG_KEYS}
 
 
+Fail = Callable[[str, str], TableSpecError]  # (key, message) -> the error naming the file
+
+
 def experiment_path(experiment: str, conf_dir: Path = CONF_DIR) -> Path:
     """Return ``conf/experiment/<experiment>.yaml`` ("did you mean" when it does not exist)."""
     path = Path(conf_dir) / "experiment" / f"{experiment}.yaml"
@@ -130,12 +133,11 @@ def experiment_path(experiment: str, conf_dir: Path = CONF_DIR) -> Path:
 
 def _raw(path: Path) -> dict[str, Any]:
     cfg = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
-    return cfg if isinstance(cfg, dict) else {}
+    # an experiment file is a mapping of config keys (strings); anything else reads as empty
+    return {str(k): v for k, v in cfg.items()} if isinstance(cfg, dict) else {}
 
 
-def load_spec(
-    experiment: str, table: Mapping[str, Any] | None = None, conf_dir: Path = CONF_DIR
-) -> TableSpec:
+def load_spec(experiment: str, table: object = None, conf_dir: Path = CONF_DIR) -> TableSpec:
     """Read and validate the ``table:`` block of an experiment.
 
     ``table`` is the block as composed by the command (overrides applied); None reads it from
@@ -149,7 +151,7 @@ def load_spec(
     return parse_spec(experiment, path, block, raw.get("tag"), conf_dir)
 
 
-def table_only(experiment: str, table: Mapping[str, Any] | None) -> str | None:
+def table_only(experiment: str | None, table: Mapping[str, Any] | None) -> str | None:
     """Explain why ``experiment`` cannot start a run (its table reads other runs or none)."""
     if not isinstance(table, Mapping) or "runs" not in table or table["runs"] == experiment:
         return None
@@ -186,6 +188,8 @@ def parse_spec(
     if not isinstance(block, Mapping):
         raise TableSpecError(f"{path}: table: expected a mapping, got {type(block).__name__}")
     _check_head(block, fail)
+    runs: str | None
+    tag: str | None
     if isinstance(block.get("runs"), Mapping):  # a user's table of tagged runs or folders
         tags, folders = parse_sources(block["runs"], fail)
         runs, tag = describe_sources(block["runs"]), (tags[0] if tags else None)
@@ -212,7 +216,7 @@ def parse_spec(
     )
 
 
-def _check_head(block: Mapping[str, Any], fail) -> None:
+def _check_head(block: Mapping[str, Any], fail: Fail) -> None:
     """Check ``paper``, ``title``, ``id`` and ``builder`` (and that ``kind`` is gone).
 
     Without ``paper`` the table is the user's own: any ``id`` made of letters, digits, ``-_.``.
@@ -238,7 +242,13 @@ def _check_head(block: Mapping[str, Any], fail) -> None:
         raise fail("builder", f"expected a dotted path module.function, got {builder!r}")
 
 
-def _runs(experiment, block, own_tag, conf_dir, fail) -> tuple[str | None, str | None]:
+def _runs(
+    experiment: str,
+    block: Mapping[str, Any],
+    own_tag: str | None,
+    conf_dir: Path,
+    fail: Fail,
+) -> tuple[str | None, str | None]:
     """Return (experiment whose runs are read, their tag) from ``runs:``."""
     if "runs" not in block or block["runs"] == experiment:
         return experiment, str(own_tag or experiment)
@@ -266,7 +276,9 @@ def _selector_keys(conf_dir: Path) -> list[str]:
     return sorted({*groups, *ALIASES} - NOT_SELECTORS)
 
 
-def _entries(block, key: str, groups: list[str], fail) -> tuple[dict[str, Any], ...]:
+def _entries(
+    block: Mapping[str, Any], key: str, groups: list[str], fail: Fail
+) -> tuple[dict[str, Any], ...]:
     value = block.get(key)
     if value is None:
         return ()
@@ -289,7 +301,7 @@ def _entries(block, key: str, groups: list[str], fail) -> tuple[dict[str, Any], 
     return tuple(dict(entry) for entry in value)
 
 
-def _metrics(value: Any, fail) -> dict[str, dict[str, Any]]:
+def _metrics(value: Any, fail: Fail) -> dict[str, dict[str, Any]]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -312,7 +324,7 @@ def _metrics(value: Any, fail) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _notes(value: Any, fail) -> dict[str, str]:
+def _notes(value: Any, fail: Fail) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):

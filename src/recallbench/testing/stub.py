@@ -278,8 +278,13 @@ def main(argv: list[str] | None = None) -> None:
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
+
+    def stop_when_stdin_closes() -> None:
+        sys.stdin.read()
+        stop.set()
+
     if args.until_stdin_closes:
-        threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+        threading.Thread(target=stop_when_stdin_closes, daemon=True).start()
     stub = StubServer(latency_s=args.latency, port=args.port).start()
     print(f"READY {stub.base_url}", flush=True)
     try:

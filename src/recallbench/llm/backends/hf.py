@@ -125,6 +125,36 @@ def converted_dir(name_or_spec: str) -> Path | None:
     return target
 
 
+def model_identity(name_or_spec: str = SMOLLM2) -> dict[str, Any]:
+    """Return what identifies the weights ``load_causal_lm(name_or_spec)`` loads, without
+    loading them: the name, the GGUF file (its quantization is in the name) and size, or a local
+    folder's weight files (size, mtime), or a cached hub model's commit; and the dtype it loads
+    in. Keys of cached scores (``recallbench.llm.score_cache``) are built from it."""
+    name, gguf = _resolve(_ALIASES.get(name_or_spec, name_or_spec))
+    if gguf is not None:  # dequantized to float32 by _convert_model
+        return {"model": name, "gguf": gguf.name, "bytes": gguf.stat().st_size, "dtype": "float32"}
+    folder = Path(name_or_spec)
+    if not folder.is_dir():
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(name_or_spec, "config.json")
+        if not isinstance(found, str):
+            raise ConfigError(f"causal LM {name_or_spec!r}: not a local folder nor in the HF cache")
+        folder = Path(found).parent  # .../snapshots/<commit>
+        ident: dict[str, Any] = {"model": name_or_spec, "revision": folder.name}
+    else:
+        weights = sorted(p for p in folder.iterdir() if p.suffix in (".safetensors", ".bin"))
+        ident = {"model": str(folder.resolve())}
+        ident["weights"] = [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in weights]
+    import json
+
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    ident["dtype"] = str(config.get("dtype") or config.get("torch_dtype") or "float32")
+    if config.get("quantization_config"):
+        ident["quantization"] = config["quantization_config"]
+    return ident
+
+
 def load_tokenizer(name_or_spec: str = SMOLLM2) -> Any:
     """Return the transformers tokenizer of a model (the embedded one by default), memoized."""
     with _LOAD_LOCK:

@@ -11,7 +11,7 @@ Understood (case-insensitive): ISO ``2023-05-04`` / ``2023/05/04``; US ``5/4`` a
 ``May 4th``, ``May 4``, ``4 May``, ``the 4th of May``, ``May the 4th`` (optional year; a date
 without a year is the latest such date on or before ``now``); ``today``, ``tonight``, ``this
 morning|afternoon|evening``; ``yesterday``, ``last night``, ``the day before yesterday``;
-``tomorrow``; ``<n> days|weeks ago`` (digits, number words, ``a``, ``a couple of``), ``a few days
+``tomorrow``; ``<n> days|weeks ago`` (digits, number words one to nineteen, ``a``, ``a couple of``), ``a few days
 ago`` (2-4 days back); ``last week`` (the previous Monday-Sunday week), ``this week``,
 ``last weekend``, ``this weekend``, ``last month``, ``this month`` (only days up to ``now``);
 ``<weekday>`` (latest on or before today), ``last <weekday>`` (latest before today); ``our
@@ -26,27 +26,17 @@ import re
 from collections.abc import Iterable, Sequence
 from datetime import date, datetime, timedelta
 
+from recallbench.text import NUMBER_WORDS
+
 MONTHS = (
     {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
     | {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
     | {"sept": 9}
 )
 WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
-NUMBERS = {
+NUMBERS = {word: n for word, n in NUMBER_WORDS.items() if n} | {
     "a": 1,
     "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
     "a couple of": 2,
     "couple of": 2,
     "a couple": 2,

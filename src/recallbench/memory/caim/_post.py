@@ -12,7 +12,7 @@ import re
 from functools import partial
 
 from recallbench.llm.task import ParseError, PromptTask
-from recallbench.memory._common import extractive_summary
+from recallbench.memory._summarize import extractive_summary
 from recallbench.memory.caim._controller import FIRST_PERSON
 from recallbench.memory.caim._ontology import Ontology
 from recallbench.memory.caim._tasks import (
@@ -272,7 +272,7 @@ def parse_summary(reply: str) -> str:
 
 
 def offline_stm_summary(dialogue: str, **_: object) -> str:
-    """The extractive summary of ``_common`` (self-disclosing sentences), else the dialogue."""
+    """The extractive summary of ``_summarize`` (self-disclosing sentences), else the dialogue."""
     return extractive_summary(dialogue=dialogue) or dialogue
 
 

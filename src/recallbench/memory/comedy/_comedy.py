@@ -13,7 +13,7 @@ Implemented: ``COMEDY_SESSION_TASK`` (stage ``memory``) per observed session (it
 session memory after each session into items of kind ``event`` and ``profile`` (role
 ``portrait`` or ``relation``); ``COMEDY_SELECT_TASK`` (stage ``answer``) picks compressed items
 for the recent context (``select: false`` shows the whole compressive memory, as COMEDY itself
-does). Offline twins: extractive first-person sentences (``_common.extractive_summary``);
+does). Offline twins: extractive first-person sentences (``_summarize.extractive_summary``);
 compression = those sentences in the third person, cut to ``event_words`` words, newer replacing
 similar older ones, preference/emotion statements ranked by recurrence across sessions as the
 portrait, a relationship line from counts; selection by shared stemmed content words.
@@ -40,8 +40,7 @@ from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.task import PromptTask
 from recallbench.llm.types import LLMClient
-from recallbench.memory._base import render_history
-from recallbench.memory._common import extractive_summary, query_text
+from recallbench.memory._base import query_text, render_history
 from recallbench.memory._llm_common import (
     LLMBaseline,
     ResponseStyle,
@@ -50,6 +49,7 @@ from recallbench.memory._llm_common import (
     render_options,
     trace,
 )
+from recallbench.memory._summarize import extractive_summary
 from recallbench.memory.comedy._offline import (
     offline_compress,
     offline_select,

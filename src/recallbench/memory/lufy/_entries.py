@@ -130,6 +130,12 @@ def user_pairs(turns: tuple[Turn, ...] | list[Turn], user: str) -> list[Pair]:
     return out
 
 
+def pair_text(pair: Pair) -> str:
+    """The text of an utterance-pair memory: the turn before (if any), then the user's turn."""
+    user_turn, context = pair
+    return render_history([context, user_turn] if context else [user_turn])
+
+
 def write_pairs(
     store: EntryStore, embedder: TextEmbedder, pairs: list[Pair], index: int, at: datetime
 ) -> None:
@@ -140,7 +146,7 @@ def write_pairs(
     entries = []
     for user_turn, context in fresh:
         store.known.add(user_turn.turn_id)
-        text = render_history([context, user_turn] if context else [user_turn])
+        text = pair_text((user_turn, context))
         ids = (user_turn.turn_id, context.turn_id) if context else (user_turn.turn_id,)
         entry = store.new_entry("utterance_pair", f"pair:{user_turn.turn_id}", text, at, index, ids)
         entry.user_text, entry.context_text = user_turn.text, context.text if context else ""

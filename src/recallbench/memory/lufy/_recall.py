@@ -9,7 +9,7 @@ what the answerer sees: LUFY Fig. 4 (``RESPONSE_PROMPT``, verbatim) and the QA p
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -17,9 +17,9 @@ import numpy as np
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.memory._base import Message, render_history
-from recallbench.memory.lufy._entries import Entry, EntryStore
+from recallbench.memory.lufy._entries import Entry, EntryStore, pair_text, user_pairs
 from recallbench.memory.lufy._tasks import NO_INFO, bullets
-from recallbench.records import Query, Recall
+from recallbench.records import Query, Recall, Turn
 
 # LUFY Fig. 4 ("Prompt for generating chatbot responses"), verbatim; the placeholders
 # {key\_summary}, {recent\_utterances}, {related\_memory} are unescaped for str.format.
@@ -36,6 +36,32 @@ RESPONSE_PROMPT = (
     "- Memory Relevant to Current Conversation: {related_memory}"
 )
 RESPONSE_SOURCE = "LUFY (Sumida et al. 2024) Fig. 4, verbatim"
+
+
+def retrieval_text(query: Query) -> str:
+    """The text a recall retrieves with: the question of a probe, else the last turn."""
+    if query.question is not None:
+        return query.question
+    return query.history[-1].text if query.history else ""
+
+
+def live_history(query: Query, recent_turns: int) -> tuple[Turn, ...]:
+    """The turns of a non-probe query whose pairs a live-writing recall writes first."""
+    return query.history[: max(len(query.history) - recent_turns, 0)]
+
+
+def recall_texts(
+    store: EntryStore, queries: Sequence[Query], recent_turns: int, live_writes: bool
+) -> list[str]:
+    """Every text that recalling ``queries`` in order embeds (pairs written live, then the
+    retrieval texts), each once: what ``prefetch`` embeds in one batch."""
+    texts: list[str] = []
+    for query in queries:
+        if query.question is None and live_writes:
+            pairs = user_pairs(live_history(query, recent_turns), store.user)
+            texts += [pair_text(p) for p in pairs if p[0].turn_id not in store.known]
+        texts.append(retrieval_text(query))
+    return [t for t in dict.fromkeys(texts) if t.strip()]
 
 
 Ranked = tuple[Entry, float, float]  # (entry, cosine, cosine + bonus), best first

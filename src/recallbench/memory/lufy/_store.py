@@ -49,6 +49,7 @@ Deviations:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -69,8 +70,11 @@ from recallbench.memory.lufy._entries import (
 from recallbench.memory.lufy._recall import (
     answer_fields,
     count_retrievals,
+    live_history,
     recall_info,
+    recall_texts,
     response_messages,
+    retrieval_text,
     retrieve,
 )
 from recallbench.records import Episode, MemoryItem, Query, Recall, Session
@@ -137,7 +141,7 @@ class LufyFamilyMemory(MemoryMethod):
             raise ConfigError(
                 f"{type(self).__name__}: no retrieval threshold for embedder "
                 f"{getattr(embedder, 'name', '?')!r}: conf/memory/_cosine_cut.yaml has no calibrated "
-                "cut-off for its scale. Measure one (python -m recallbench.papers.lufy.calibration "
+                "cut-off for its scale. Measure one (python scripts/calibrate_cosine.py "
                 "<embedder>) and set memory.threshold=<cosine>"
             )
         if not -1.0 <= threshold <= 1.0:
@@ -212,6 +216,14 @@ class LufyFamilyMemory(MemoryMethod):
         if self.forgetting:
             self._forget(store.assessed_at)
 
+    def prefetch(self, queries: Sequence[Query]) -> None:
+        """Embed in one batch what recalling ``queries`` in order will embed one text at a time
+        (the pairs written live, the retrieval texts), so each recall finds its vectors in the
+        embedder's cache. Changes nothing beyond the floating-point noise of batching."""
+        texts = recall_texts(self.store, queries, self.recent_turns, self.live_writes)
+        if texts:
+            self.embedder.encode(texts)
+
     def recall(self, query: Query) -> Recall:
         """Retrieve the top-2 memories; update R1/R2 unless ``query`` is a probe.
 
@@ -222,15 +234,14 @@ class LufyFamilyMemory(MemoryMethod):
         store, probe = self.store, query.question is not None
         now = query.now or store.clock or EPOCH
         if not probe and self.live_writes:
-            done = query.history[: max(len(query.history) - self.recent_turns, 0)]
+            done = live_history(query, self.recent_turns)
             write_pairs(
                 store, self.embedder, user_pairs(done, store.user), query.session_index, now
             )
-        text = query.question if probe else (query.history[-1].text if query.history else "")
         ranked = retrieve(
             store,
             self.embedder,
-            text or "",
+            retrieval_text(query),
             now,
             threshold=self.threshold,
             top_k=self.top_k,

@@ -18,8 +18,8 @@ from typing import Any, Literal
 from recallbench.embed.base import TextEmbedder
 from recallbench.llm.task import PromptTask
 from recallbench.llm.types import LLMClient
-from recallbench.memory._base import render_history
-from recallbench.memory._common import query_text, top_k
+from recallbench.memory._base import query_text, render_history
+from recallbench.memory._retrieval import top_k
 from recallbench.memory.theanine._graph import MemoryGraph
 from recallbench.memory.theanine._refinement import render_timeline
 from recallbench.records import MemoryItem, Query

@@ -19,7 +19,7 @@ Implemented:
   n = 1 timeline sampled per retrieved memory with a seeded RNG keyed by the test instance
   (II-1); each timeline refined for D with the Fig. 23 prompt (task
   ``theanine.refine_timeline``) (II-2).
-- Phase III (``prompt``): the Fig. 24 response prompt (``_common.THEANINE_RESPONSE_PROMPT``)
+- Phase III (``prompt``): the Fig. 24 response prompt (``_prompts.THEANINE_RESPONSE_PROMPT``)
   with the refined timelines as Memory.
 - Snapshots: every memory item carries ``attrs`` ``component`` (id of the component's oldest
   memory), ``edges_in``/``edges_out`` (``{"from"|"to": id, "relation": label}``), ``session``.
@@ -51,8 +51,8 @@ Offline twins (``extractive`` backend):
 
 Deviations:
 - Embedder: the configured one (MiniLM offline), not text-embedding-3-small.
-- The paper prints no summarization prompt: the shared ``_common.SUMMARY_PROMPT`` is ours.
-- Origin dialogue of a memory: the turns it was attributed to (``_common.attribute``), as in the
+- The paper prints no summarization prompt: the shared ``_summarize.SUMMARY_PROMPT`` is ours.
+- Origin dialogue of a memory: the turns it was attributed to (``_gold.attribute``), as in the
   paper's linking examples (Fig. 16-18 "Contextual Background"), else its whole session.
 - When the component's oldest memory has no directed path to the retrieved memory (two roots
   joined later), the timeline starts at the retrieved memory's oldest ancestor instead; the paper
@@ -73,7 +73,8 @@ from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.types import LLMClient
 from recallbench.memory._base import render_history
-from recallbench.memory._common import PromptStyle, top_k
+from recallbench.memory._prompts import PromptStyle
+from recallbench.memory._retrieval import top_k
 from recallbench.memory.session_summaries import SessionSummaries
 from recallbench.memory.theanine._graph import MemoryGraph
 from recallbench.memory.theanine._linking import (

@@ -11,8 +11,8 @@ import numpy as np
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.types import LLMClient, Message
-from recallbench.memory._base import MemoryMethod
-from recallbench.memory._common import TIMERAG_SYSTEM, TIMERAG_USER, query_text, response_messages
+from recallbench.memory._base import MemoryMethod, query_text
+from recallbench.memory._prompts import TIMERAG_SYSTEM, TIMERAG_USER, response_messages
 from recallbench.memory.timerag._extractor import EXTRACT_TASK
 from recallbench.memory.timerag._profile import profile_candidates
 from recallbench.memory.timerag._records import MemoryRecord
@@ -21,7 +21,7 @@ from recallbench.memory.timerag._writer import Candidate, candidates, deletion_r
 from recallbench.records import Episode, MemoryItem, Query, Recall, Session, Turn
 from recallbench.text import tokenize
 
-# Sec. 3.5, verbatim (defined in memory._common, shared with baselines' prompt_style: timerag).
+# Sec. 3.5, verbatim (defined in memory._prompts, shared with baselines' prompt_style: timerag).
 SYSTEM, USER = TIMERAG_SYSTEM, TIMERAG_USER
 SOURCE = "TimeRAG-Memory sec. 3.5, verbatim"
 SIM_TEXTS = ("value", "record")

@@ -9,7 +9,7 @@ data instead of the public sample). Loading is separate from laying out (``table
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -53,9 +53,13 @@ NOTES = [
 ]
 
 
-def _session_cells(stats: Mapping[str, CareCallStats], values: Mapping, indices) -> list[Cell]:
+def _session_cells(
+    stats: Mapping[str, CareCallStats],
+    values: Mapping[str, Mapping[str, Any]],
+    indices: Sequence[int],
+) -> list[Cell]:
     everything, paper_all = stats.get("all"), values.get("all", {})
-    sessions = everything and everything.sessions
+    sessions = everything.sessions if everything else None
     cells = [Cell("Sessions", MAIN, "sessions", sessions, paper_all.get("sessions"), sessions)]
     for k in indices:
         group = stats.get(f"session_{k}")
@@ -79,7 +83,9 @@ def table1_cells(stats: Mapping[str, CareCallStats], reference: Mapping[str, Any
             group = stats.get(key)
             ours = getattr(group, metric) if group else None
             paper = values.get(key, {}).get(metric)
-            cells.append(Cell(label, column, metric, ours, paper, group and group.sessions, digits))
+            cells.append(
+                Cell(label, column, metric, ours, paper, group.sessions if group else None, digits)
+            )
     for key, column in groups[1:]:
         n = stats[key].sessions if key in stats else None
         cells.append(Cell("Sessions", column, "sessions", n, None, n))
@@ -92,9 +98,10 @@ def dataset_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     if tokenizer not in TOKENIZER_NOTES:
         raise spec.error("tokenizer", str(did_you_mean("tokenizer", tokenizer, TOKENIZER_NOTES)))
     options = dict(spec.option("options", {}))
-    require_folder(ctx.data_dir, "carecall", f"{spec.experiment} (make reproduce-table-carecall-1)")
+    data_dir = ctx.need_data_dir()
+    require_folder(data_dir, "carecall", f"{spec.experiment} (make reproduce-table-carecall-1)")
     reference = reference_table("carecall", spec.id)
-    episodes = load("carecall", ctx.data_dir, **options)
+    episodes = load("carecall", data_dir, **options)
     stats = carecall_stats(episodes, tokenizer)
     header = {
         "Generator": "none (dataset statistics)",
@@ -104,7 +111,7 @@ def dataset_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
             "carecall_mem",
             {"file": options.get("file", DEFAULT_FILE), **options},
             episodes_sha256(episodes),
-            ctx.data_dir,
+            data_dir,
         ),
         "Words": f"tokenizer '{tokenizer}' = {TOKENIZER_NOTES[tokenizer]}",
         "Episodes": f"{len(episodes):,} ({stats['all'].sessions:,} sessions)",

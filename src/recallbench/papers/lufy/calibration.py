@@ -17,15 +17,14 @@ of the user's utterance with every stored memory. From it:
 
 A threshold is calibrated when it retrieves for some but not most replies (MiniLM: 0.5 retrieves
 for about one reply in four; 0.8 for none) and the declared band top is the measured one. The
-test ``tests/test_lufy_calibration.py`` checks every embedder config that runs offline; API
-embedders are checked when their key is set (marker ``api``).
+test ``tests/memory/test_lufy_calibration.py`` checks every embedder config that runs offline; API
+embedders are checked when their key is set (marker ``api``). The command line:
 
-    python -m recallbench.papers.lufy.calibration minilm [--data-dir ../shared/data]
+    python scripts/calibrate_cosine.py minilm --data-dir ../shared/data
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,7 +32,8 @@ import numpy as np
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.llm.types import LLMClient
-from recallbench.records import Episode, Query
+from recallbench.memory import replay_recalls
+from recallbench.records import Episode
 
 RATE_RANGE = (0.1, 0.5)  # a calibrated threshold retrieves for some replies, not most
 BAND_QUANTILE = 0.95
@@ -76,43 +76,7 @@ def cosine_profile(
         method.reset(episode)
         user = episode.speakers[-1]
         for session in episode.sessions:
-            for j, turn in enumerate(session.turns):
-                if j and turn.speaker != user:
-                    query = Query(
-                        episode.episode_id,
-                        session.index,
-                        session.turns[:j],
-                        turn.speaker,
-                        session.start,
-                    )
-                    queries.append(np.asarray(method.recall(query).info["cosine"], dtype=float))
+            for recall in replay_recalls(method, episode, session, user):
+                queries.append(np.asarray(recall.info["cosine"], dtype=float))
             method.observe(session)
     return CosineProfile(getattr(embedder, "name", type(embedder).__name__), tuple(queries))
-
-
-def main(argv: list[str] | None = None) -> None:
-    """CLI: print an embedder config's cosine profile on the LUFY dataset."""
-    from omegaconf import OmegaConf
-
-    from recallbench import CONF_DIR
-    from recallbench.datasets import load
-    from recallbench.embed import build_embedder
-    from recallbench.llm.config import build_llm
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("embedder", help="a conf/embedder stem")
-    parser.add_argument("--data-dir", default="data/downloaded")
-    parser.add_argument("--system", default="Naive RAG")
-    args = parser.parse_args(argv)
-    cfg = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "embedder" / f"{args.embedder}.yaml"))
-    embedder = build_embedder(cfg)
-    episodes = load("lufy", args.data_dir, system=args.system)
-    profile = cosine_profile(embedder, episodes, build_llm({"backend": "extractive"}))
-    print(f"{profile.embedder}: {len(profile.queries)} replies", profile.best_match_quantiles())
-    for t in np.arange(0.3, 0.95, 0.05):
-        top = profile.band_top(t)
-        print(f"threshold {t:.2f}: retrieval rate {profile.retrieval_rate(t):.3f}, band top {top}")
-
-
-if __name__ == "__main__":
-    main()

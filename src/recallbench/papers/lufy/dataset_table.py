@@ -17,6 +17,7 @@ from typing import Any
 from recallbench.datasets import FOLDERS, load, require_folder, try_load
 from recallbench.datasets.stats import TOKENIZER_NOTES, ConversationStats, conversation_stats
 from recallbench.errors import did_you_mean
+from recallbench.records import Episode
 from recallbench.run.provenance import episodes_sha256
 from recallbench.tables import (
     BuiltTable,
@@ -82,10 +83,10 @@ def table1_cells(
         cells.append(
             Cell(label, "Conv. Setting", "setting", setting, paper.get("setting"), n, episodes=n)
         )
-        if alt_tok is not None:
+        if alt is not None and alt_tok is not None:
             other = alt.get(key)
             column, metric = f"Avg. Words ({alt_tok} tokens)", f"avg_words_{alt_tok}"
-            words = other and other.avg_words
+            words = other.avg_words if other else None
             cells.append(Cell(label, column, metric, words, None, n, 1, episodes=n))
     return cells
 
@@ -95,11 +96,16 @@ def dataset_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     tokenizer = str(spec.option("tokenizer", "word"))
     if tokenizer not in TOKENIZER_NOTES:
         raise spec.error("tokenizer", str(did_you_mean("tokenizer", tokenizer, TOKENIZER_NOTES)))
-    data_dir = ctx.data_dir
+    data_dir = ctx.need_data_dir()
     require_folder(data_dir, "lufy", f"{spec.experiment} (make reproduce-table-lufy-1)")
     reference = reference_table("lufy", spec.id)
     other = "whitespace" if tokenizer == "word" else "word"
-    loaded, alt, missing, hashes = {}, {}, {}, {}
+    loaded: dict[str, ConversationStats] = {}
+    alt: dict[str, ConversationStats] = {}
+    missing: dict[str, str] = {}
+    hashes: dict[str, str] = {}
+    episodes: list[Episode] | None
+    why: str | None
     for name in FOLDERS:
         if name == "lufy":
             episodes, why = load("lufy", data_dir, **dict(spec.option("options", {}))), None

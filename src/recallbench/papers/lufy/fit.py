@@ -31,8 +31,9 @@ from typing import Any
 import numpy as np
 from scipy.optimize import least_squares
 
+from recallbench.memory import replay_recalls
 from recallbench.memory.lufy import METRICS, PAPER_WEIGHTS, Lufy, LufyFamilyMemory
-from recallbench.records import Episode, Query
+from recallbench.records import Episode
 
 S_FLOOR = 1e-3
 
@@ -170,16 +171,7 @@ def replay_pairs(episodes: Iterable[Episode], replay: LufyFamilyMemory) -> list[
         replay.reset(episode)
         for session in episode.sessions:
             key_summary = replay.key_summary()
-            for j, turn in enumerate(session.turns):
-                if j and turn.speaker != replay.user:
-                    query = Query(
-                        episode.episode_id,
-                        session.index,
-                        session.turns[:j],
-                        turn.speaker,
-                        session.start,
-                    )
-                    replay.recall(query)
+            replay_recalls(replay, episode, session, replay.user)
             replay.observe(session)
             turns = {t.turn_id: t for t in session.turns}
             for item in replay.snapshot():

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from recallbench.analysis import RunInfo, select
+from recallbench.metrics.clusters import ClusterStatistic
 from recallbench.papers.lufy.intervals import (
     agreement_statistic,
     interval_fields,
@@ -33,6 +34,8 @@ from recallbench.tables.spec import selector
 # -- Table 12 / 14: system-human agreement -------------------------------------------------
 
 Labels = dict[str, dict[str, int]]  # user turn id -> {annotator: 0/1}
+# a column's (value, n, statistic that recomputes the value from resampled episodes)
+CellValue = tuple[float, int, ClusterStatistic | None]
 
 
 def session_labels(episode: Episode) -> dict[int, Labels]:
@@ -47,7 +50,9 @@ def session_labels(episode: Episode) -> dict[int, Labels]:
     return out
 
 
-def selected_turns(items_by_session: dict[int, list[MemoryItem]], labels: dict[int, Labels]):
+def selected_turns(
+    items_by_session: dict[int, list[MemoryItem]], labels: dict[int, Labels]
+) -> dict[int, set[str]]:
     """Return {session: user turn ids the system kept} for the pairs written in that session.
 
     The system's binary label of a session's utterance is "retained right after that session's
@@ -152,7 +157,7 @@ def _row_values(row: dict, columns: Sequence[dict], records: dict[int, list]) ->
         fn: Callable = lambda recs: annotator_agreement([lab for lab, _ in recs])  # noqa: E731
     else:
         fn = random_agreement if row.get("random") else system_agreement
-    per_session = {}
+    per_session: dict[str, CellValue | None] = {}
     for column in columns:
         if "session" not in column:
             continue
@@ -164,7 +169,7 @@ def _row_values(row: dict, columns: Sequence[dict], records: dict[int, list]) ->
         stat = agreement_statistic([e for e, _ in tagged], recs, lambda rs: fn(rs)[0])
         per_session[column["label"]] = (*fn(recs), stat)
     values = [v for v in per_session.values() if v is not None]
-    average = None
+    average: CellValue | None = None
     if values:
         mean = sum(v[0] for v in values) / len(values)
         average = (mean, sum(v[1] for v in values), mean_statistic([v[2] for v in values]))

@@ -22,7 +22,7 @@ Builders (``table.builder``, ``runs: null``: the logs under DATA_DIR): ``sentime
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recallbench.datasets import load
 from recallbench.memory import render_history
@@ -30,6 +30,10 @@ from recallbench.papers.lufy.runs import lufy_reference, paper_value
 from recallbench.records import Episode
 from recallbench.run.provenance import episodes_sha256
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec, data_label
+
+if TYPE_CHECKING:
+    from recallbench.judges.llm import LLMJudge
+    from recallbench.metrics.stats import TTest
 
 Values = dict[str, dict[int, list[float]]]  # user -> session index -> values
 POSITIVE, NEGATIVE = 0.05, -0.05
@@ -61,7 +65,7 @@ def sentiment_values(episodes: Sequence[Episode], analyzer: Any = None) -> Value
 
 
 def rating_values(
-    episodes: Sequence[Episode], judge, samples: int = 1, temperature: float = 0.0
+    episodes: Sequence[Episode], judge: LLMJudge, samples: int = 1, temperature: float = 0.0
 ) -> tuple[Values, int]:
     """Rate every session with the Fig. 6 prompt; return the scores and unparseable count."""
     keys, items = [], []
@@ -98,7 +102,7 @@ def _user_means(values: Values, sessions: Sequence[int]) -> dict[str, float]:
     return out
 
 
-def significance(target: Values, other: Values, sessions: Sequence[int]):
+def significance(target: Values, other: Values, sessions: Sequence[int]) -> TTest:
     """Paired t-test of per-user means (target vs other) over users present in both."""
     from recallbench.metrics.stats import paired_ttest
 
@@ -125,9 +129,12 @@ def ux_cells(spec: TableSpec, per_row: dict[str, Values | None]) -> tuple[list[C
     return cells, _ttest_notes(spec, per_row, columns)
 
 
-def _ttest_notes(spec: TableSpec, per_row: dict[str, Values | None], columns) -> list[str]:
+def _ttest_notes(
+    spec: TableSpec, per_row: dict[str, Values | None], columns: Sequence[tuple[str, list[int]]]
+) -> list[str]:
     target = spec.option("compare", None)
-    if not target or per_row.get(target) is None:
+    reference = per_row.get(target) if target else None
+    if not target or reference is None:
         return []
     notes, better = [], []
     for label, sessions in columns:
@@ -137,7 +144,7 @@ def _ttest_notes(spec: TableSpec, per_row: dict[str, Values | None], columns) ->
         for row, values in per_row.items():
             if row == target or values is None:
                 continue
-            test = significance(per_row[target], values, sessions)
+            test = significance(reference, values, sessions)
             wins += test.t > 0 and test.p < 0.05
             parts.append(f"vs {row}: t={test.t:.2f}, p={test.p:.3g}, n={test.n}")
         notes.append(f"{target} {label} paired t-test " + "; ".join(parts))
@@ -153,7 +160,8 @@ def _ttest_notes(spec: TableSpec, per_row: dict[str, Values | None], columns) ->
 def _logs(spec: TableSpec, ctx: TableContext) -> dict[str, list[Episode]]:
     """Load each row's conversation logs (``logs: <system>``) from the data root."""
     return {
-        row["label"]: load("lufy", ctx.data_dir, system=row["logs"]) for row in spec.need("rows")
+        row["label"]: load("lufy", ctx.need_data_dir(), system=row["logs"])
+        for row in spec.need("rows")
     }
 
 

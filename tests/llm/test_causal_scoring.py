@@ -1,0 +1,148 @@
+"""Shared-prefix and batched scoring equal one plain forward pass per text (real SmolLM2)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from recallbench.llm.causal_scoring import common_prefix, plan, sequence_nll
+from recallbench.llm.lm_scores import sequences
+from recallbench.llm.perplexity import load_default_lm, token_nll
+
+# A CareCall-like session: each turn's prompt is the previous one plus two turns, so the
+# sequences share long prefixes (the shared-prefix path), and the replies differ in length.
+TURNS = [
+    "user: Hi, how are you today?",
+    "system: I'm fine, thanks. Did you sleep well?",
+    "user: Not really, my back hurts again since Sunday.",
+    "system: I'm sorry to hear that. Did you see a doctor?",
+    "user: Yes, last Tuesday. He gave me some pills and told me to rest.",
+    "system: Good. Are they helping?",
+    "user: A little. I also walk every morning now, about twenty minutes.",
+    "system: That's great! Walking is good for your back.",
+]
+HEAD = "Continue the conversation as system. Reply with system's next utterance only.\n\nCurrent session:\n"
+TOL = 2e-4  # nats per sequence: float32 matrix products of other shapes round differently
+
+
+@pytest.fixture(scope="module")
+def lm():
+    return load_default_lm()
+
+
+def _session() -> tuple[list[str], list[str]]:
+    texts, contexts = [], []
+    for i in range(1, len(TURNS), 2):
+        contexts.append(HEAD + "\n".join(TURNS[:i]) + "\nsystem:")
+        texts.append(TURNS[i].removeprefix("system: "))
+    return texts, contexts
+
+
+def _plain(model, ids: list[int], n: int, dtype=torch.float64) -> float:
+    """The reference: one forward pass over the whole sequence, full logits, log-softmax in
+    ``dtype``, summed exactly."""
+    x = torch.tensor([ids])
+    with torch.inference_mode():
+        logits = model(input_ids=x).logits[0].to(dtype)
+    first = len(ids) - n - 1
+    logp = torch.log_softmax(logits[first:-1], dim=-1)
+    return -math.fsum(logp.gather(1, x[0, first + 1 :, None])[:, 0].double().tolist())
+
+
+def test_common_prefix_matches_a_plain_loop():
+    pairs = [((1, 2, 3), (1, 2, 4)), ((1, 2), (1, 2, 3)), ((5,), (6,)), ((), (1,)), ((7,) * 9,) * 2]
+    for a, b in pairs:
+        naive = next(
+            (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+        )
+        assert common_prefix(a, b) == naive
+
+
+def test_plan_chains_long_shared_prefixes_and_dedupes():
+    base = tuple(range(100, 140))
+    seqs = [(base + (1, 2), 2), (base + (3, 4, 5), 3), ((9, 8, 7), 2), (base + (1, 2), 2)]
+    got = plan(seqs, min_shared=32)
+    assert [[(s, shared) for s, shared in chain] for chain in got.chains] == [
+        [((base + (1, 2), 2), 0), ((base + (3, 4, 5), 3), 40)]
+    ]
+    assert got.singles == [((9, 8, 7), 2)]
+    assert plan(seqs, min_shared=41).chains == []
+
+
+def test_shared_prefix_path_equals_one_pass_per_text(lm):
+    model, tok = lm
+    texts, contexts = _session()
+    seqs = [s for s in sequences(texts, contexts, tok, 8192) if s]
+    assert len(plan([(tuple(i), n) for i, n in seqs], 32).chains[0]) == len(seqs)  # one chain
+    shared = sequence_nll(model, seqs, min_shared=32)
+    for (ids, n), value in zip(seqs, shared, strict=True):
+        assert value == pytest.approx(_plain(model, ids, n), abs=TOL)
+
+
+def test_shared_prefix_reaching_into_the_text_and_exact_prefixes(lm):
+    model, tok = lm
+    ctx = HEAD + "\n".join(TURNS[:3]) + "\nsystem:"
+    # the second text extends the first: their common prefix covers the first's text, and one
+    # whole sequence is a prefix of the other
+    texts = ["I'm sorry to hear that.", "I'm sorry to hear that. Did you see a doctor?"]
+    seqs = [s for s in sequences(texts, [ctx, ctx], tok, 8192) if s]
+    assert seqs[1][0][: len(seqs[0][0])] == seqs[0][0]
+    got = sequence_nll(model, seqs, min_shared=8)
+    assert got == pytest.approx([_plain(model, ids, n) for ids, n in seqs], abs=TOL)
+
+
+def test_batching_does_not_change_values(lm):
+    model, tok = lm
+    texts = [
+        "Hi.",
+        "I am going to the store to buy some milk and bread.",
+        "Yes!",
+        "We adopted a cat.",
+    ]
+    contexts = [None, "Hello! Any plans today?", "A long day at work is finally over.", "News?"]
+    seqs = [s for s in sequences(texts, contexts, tok, 8192) if s]
+    reference = [_plain(model, ids, n) for ids, n in seqs]
+    for rows, budget in ((1, 4096), (2, 4096), (4, 4096), (4, 40)):
+        got = sequence_nll(model, seqs, min_shared=0, max_rows=rows, token_budget=budget)
+        assert got == pytest.approx(reference, abs=TOL), (rows, budget)
+    # alone (one row, no padding) the scorer IS a plain pass: float32 log-softmax, float64 sum
+    alone = sequence_nll(model, seqs, min_shared=0, max_rows=1)
+    assert alone == [_plain(model, ids, n, torch.float32) for ids, n in seqs]
+
+
+def test_truncation_to_the_window_keeps_the_text_end_of_the_context(lm):
+    model, tok = lm
+    window = 12
+    (ids, n), (short, m) = sequences(
+        ["one two three four five six", "hi"], ["a b c d e f g h i j", "ok"], tok, window
+    )
+    text_ids = tok("one two three four five six", add_special_tokens=False)["input_ids"]
+    ctx_ids = tok("a b c d e f g h i j\n", add_special_tokens=False)["input_ids"]
+    assert len(ids) == window and n == len(text_ids)
+    assert ids[1:] == ctx_ids[-(window - 1 - n) :] + text_ids  # context cut from the left
+    ((long_ids, k),) = sequences([" ".join(["word"] * 40)], [None], tok, window)
+    assert len(long_ids) == window and k == window - 1  # text cut from the right
+    assert short[-m:] == tok("hi", add_special_tokens=False)["input_ids"]
+    got = sequence_nll(model, [(ids, n), (long_ids, k)])
+    assert got == pytest.approx([_plain(model, ids, n), _plain(model, long_ids, k)], abs=TOL)
+
+
+def test_token_nll_of_a_session_equals_per_text_values(lm):
+    model, tok = lm
+    texts, contexts = _session()
+    together = token_nll(texts, contexts, model=model, tokenizer=tok)
+    alone = [
+        token_nll([t], [c], model=model, tokenizer=tok)[0]
+        for t, c in zip(texts, contexts, strict=True)
+    ]
+    assert [n for _, n in together] == [n for _, n in alone]
+    assert [v for v, _ in together] == pytest.approx([v for v, _ in alone], abs=TOL)
+    assert all(math.isfinite(v) and v > 0 for v, _ in together)
+
+
+def test_bad_requests_are_refused(lm):
+    model, _ = lm
+    with pytest.raises(ValueError, match="trailing tokens"):
+        sequence_nll(model, [([1, 2], 2)])
