@@ -37,7 +37,7 @@ from recallbench.cli.config import compose_job, select_episodes, user_errors
 from recallbench.cli.matrix_plan import Method, Setting, matrix_block, methods_of, settings_of
 from recallbench.cli.table import render_table
 from recallbench.datasets.needs import missing, provided
-from recallbench.errors import DataNotFoundError, DatasetFormatError, one_line
+from recallbench.errors import ConfigError, DataNotFoundError, DatasetFormatError, one_line
 from recallbench.io import write_json
 
 __all__ = ["job_overrides", "matrix_main", "plan_matrix", "plan_path", "run_matrix"]
@@ -87,7 +87,9 @@ def _setting_entry(setting: Setting, cfg: Any, choices: dict[str, str]) -> dict[
     }
 
 
-def _plan_setting(setting, methods, tag, extra) -> tuple[dict[str, Any], dict[str, Any], list]:
+def _plan_setting(
+    setting: Setting, methods: Sequence[Method], tag: str, extra: Sequence[str]
+) -> tuple[dict[str, Any], dict[str, Any], list]:
     """Plan one column: its entry, each method's cell, and its sampled episodes."""
     cfg, choices = compose_job(job_overrides(setting, methods[0].memory, tag, extra))
     entry = _setting_entry(setting, cfg, choices)
@@ -95,9 +97,9 @@ def _plan_setting(setting, methods, tag, extra) -> tuple[dict[str, Any], dict[st
     try:
         episodes = select_episodes(build_dataset(cfg.dataset), cfg.episodes, int(cfg.seed))
     except (DataNotFoundError, DatasetFormatError) as exc:
-        reason = f"no data: {one_line(exc)}"
+        absent = f"no data: {one_line(exc)}"
         entry["facts"], entry["episodes"] = [], 0
-        return entry, {m.memory: {"status": "unavailable", "reason": reason} for m in methods}, []
+        return entry, {m.memory: {"status": "unavailable", "reason": absent} for m in methods}, []
     facts = provided(episodes)
     entry["facts"], entry["episodes"] = sorted(facts), len(episodes)
     llm = build_generator(cfg.generator, None)
@@ -108,7 +110,7 @@ def _plan_setting(setting, methods, tag, extra) -> tuple[dict[str, Any], dict[st
         check_config(job_cfg)  # a wrong key fails before any run, naming it
         method = build_memory_factory(job_cfg.memory, llm, embedder)()
         lacking = missing(method.needs() | protocol.needs(), facts)
-        reason = (
+        reason: str | None = (
             f"needs {', '.join(lacking)} ({entry['dataset']} sample has none)"
             if lacking
             else protocol.refuses(method)
@@ -160,12 +162,22 @@ def _digest(cfg: Any, job: str, choices: dict[str, str], overrides: list[str]) -
 
     from recallbench.run.record import config_hash
 
-    config = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(config, dict)  # a composed app config is a mapping
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    if not isinstance(resolved, dict):
+        raise ConfigError(f"job {job}: the composed config is not a mapping")
+    config = {str(k): v for k, v in resolved.items()}
     return config_hash({**config, "job": job, "choices": choices, "overrides": overrides})
 
 
-def _run_cell(plan, cell, setting, memory, episodes, extra, rerun: bool) -> None:
+def _run_cell(
+    plan: dict[str, Any],
+    cell: dict[str, Any],
+    setting: Setting,
+    memory: str,
+    episodes: list,
+    extra: Sequence[str],
+    rerun: bool,
+) -> None:
     overrides = job_overrides(setting, memory, plan["tag"], extra)
     started, cpu = time.monotonic(), time.process_time()
     try:

@@ -69,7 +69,7 @@ def matrix_block(cfg: Any, where: str) -> dict[str, Any]:
     value = OmegaConf.to_container(block, resolve=True) if OmegaConf.is_config(block) else block
     if not isinstance(value, dict) or not value.get("settings"):
         raise ConfigError(f"{where}: matrix.settings: expected a non-empty list of settings")
-    return value
+    return {str(k): v for k, v in value.items()}
 
 
 def every_method(conf_dir: Path = CONF_DIR) -> list[str]:

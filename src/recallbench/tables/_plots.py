@@ -219,7 +219,7 @@ def scatter(
                 )
 
 
-def pareto(ax, cells: Sequence[Cell], label: str, x_metric: str, y_metric: str) -> None:
+def pareto(ax: Any, cells: Sequence[Cell], label: str, x_metric: str, y_metric: str) -> None:
     """Quality (``y_metric``) against a cost (``x_metric``), one point per ``label`` part (a
     method); the Pareto-efficient points (no other point at most as costly and at least as
     good, strictly better in one) filled and joined by the frontier's step line."""

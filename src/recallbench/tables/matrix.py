@@ -85,7 +85,8 @@ def explain_empty(
     """Give each cell without a value its short reason; return the cells and a note per reason."""
     key_of = {s["label"]: s["key"] for s in settings}
     memory_of = {m["label"]: m["memory"] for m in plan["methods"]}
-    out, where = [], {}  # reason -> "row @ column" of its cells
+    out: list[Cell] = []
+    where: dict[str, dict[str, set[str]]] = {}  # reason -> row -> the columns of its cells
     for cell in cells:
         column = cell.column if cell.column in key_of else None
         if cell.ours is not None or column is None:
@@ -151,7 +152,13 @@ def _quality_metric(setting: Mapping[str, Any], quality: Sequence[str]) -> str |
     return next((m for m in quality if m in setting["metrics"]), None)
 
 
-def _cost_cells(spec, plan, settings, runs, quality_cells) -> list[Cell]:
+def _cost_cells(
+    spec: TableSpec,
+    plan: Mapping[str, Any],
+    settings: Sequence[Mapping[str, Any]],
+    runs: Sequence[RunInfo],
+    quality_cells: Sequence[Cell],
+) -> list[Cell]:
     """Per (method, setting): the quality cell, then the write and answer tokens per episode."""
     labels = spec.need("metrics")
     columns = {c["label"]: c for c in _columns(settings)}
