@@ -111,6 +111,9 @@ reproduce-lufy-cross: $(STAMP) ## Beyond LUFY: every LUFY-family method on every
 	$(CLI) experiment=lufy_cross judge=$(JUDGE) $(GEN_ARGS) $(ARGS)
 	$(TABLE) lufy_cross
 
+matrix: $(STAMP) ## Cross-paper matrix: every memory method x every paper's setting (episodes sampled), tables per measure + quality-vs-cost Pareto plots
+	RECALLBENCH_STAMP=$(RUN_STAMP) $(RUN) -m recallbench.cli.matrix $(GEN_ARGS) $(ARGS)
+
 lufy-arousal: $(STAMP) ## Train (and cache) the LUFY arousal regressor on EmoBank; prints held-out Pearson r
 	$(RUN) scripts/train_arousal.py --data-dir $(DATA_DIR)
 

@@ -121,3 +121,24 @@ def test_a_judge_chosen_by_name_inside_a_protocol_is_checked_against_its_class()
     bad.protocol.caim_judge.name = "lexcal"
     with pytest.raises(KeyError, match="unknown caim_judge name 'lexcal'. Did you mean 'lexical'"):
         check_config(bad)
+
+
+def _matrix_jobs() -> list[list[str]]:
+    """The jobs of conf/experiment/matrix.yaml: every setting with the reference method, every
+    method with the first setting (each override list as `recallbench-matrix` composes it)."""
+    from recallbench.cli.matrix import job_overrides
+    from recallbench.cli.matrix_plan import matrix_block, methods_of, settings_of
+
+    cfg, _ = compose_job(["experiment=matrix"])
+    block = matrix_block(cfg, "matrix.yaml")
+    settings, methods = settings_of(block, "matrix"), methods_of(block, "matrix")
+    reference = str(block["reference"])
+    jobs = [job_overrides(s, reference, "matrix", []) for s in settings]
+    return jobs + [job_overrides(settings[0], m.memory, "matrix", []) for m in methods]
+
+
+@pytest.mark.parametrize("overrides", _matrix_jobs(), ids=lambda o: o[-1].split("=", 1)[1])
+def test_every_matrix_job_passes_the_checks(overrides):
+    cfg, choices = compose_job(overrides)
+    check_config(cfg)
+    assert choices["memory"] == overrides[-4].split("=", 1)[1]

@@ -22,9 +22,7 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 # Before anything imports torch: OpenMP threads that wait for work sleep instead of spinning.
 # On this 2-core machine shared with other processes, spinning threads fight for the cores:
@@ -46,14 +44,17 @@ from recallbench.cli.build import (
 from recallbench.cli.checks import check_command_line
 from recallbench.cli.config import (
     EXIT_USER_ERROR,
+    SWEPT_ENV,
     RunKeys,
     check_choices,
     check_resume_dir,
     check_run_keys,
     compose_job,
+    default_job,
     picked_choices,
     resolve_workers,
     select_episodes,
+    swept_keys,
     take_verbose_flag,
     user_errors,
     verbose_errors,
@@ -94,8 +95,6 @@ SUBCOMMANDS = {
     "judge-panel": judge_panel_main,
     "reproduce": reproduce_main,
 }  # `recallbench <subcommand> ...`
-MAX_JOB = 120  # characters of a run folder name derived from a sweep job's overrides
-SWEPT_ENV = "RECALLBENCH_SWEPT"  # keys the command line sweeps (read by jobs in other processes)
 ARGV_ENV = "RECALLBENCH_ARGV"  # the command line, for resume commands printed by jobs in workers
 
 
@@ -105,13 +104,16 @@ def run(
     choices: dict[str, str] | None = None,
     overrides: list[str] | None = None,
     sweep: bool = False,
+    episodes: list | None = None,
 ) -> Path | None:
     """Run one job described by a composed config; return its run folder (None: a plan).
 
     ``choices`` are the config-group choices (e.g. ``{"memory": "memory_retrieval"}``); tables
     find runs by them. ``sweep``: the job belongs to a multirun, so a ``resume_dir`` names the
     sweep's folder and the job resumes (or starts) in ``<resume_dir>/<job>``. A run folder that
-    already finished (same config and data) is not run again: a line says so.
+    already finished (same config and data) is not run again: a line says so. ``episodes``:
+    the dataset already loaded and sampled (``recallbench matrix`` loads each dataset once for
+    all its methods); None loads ``cfg.dataset`` and samples ``cfg.episodes``.
     """
     from recallbench.cli.plan import describe_llm, plan_meter, planning, report_plan
     from recallbench.llm.lm_scores import use_score_cache
@@ -125,8 +127,9 @@ def run(
     check_run_keys(cfg)
     check_resume_dir(cfg.resume_dir, sweep)
     paths = cfg.paths
-    episodes = build_dataset(cfg.dataset)
-    episodes = select_episodes(episodes, cfg.episodes, int(cfg.seed))
+    if episodes is None:
+        episodes = build_dataset(cfg.dataset)
+        episodes = select_episodes(episodes, cfg.episodes, int(cfg.seed))
     # one meter for every LLM of the job: the budget, or (plan=true) the dry replay's counts
     budget = Budget.of(plain(cfg.generator))
     meter = plan_meter(budget) if planning() else Meter(budget)
@@ -255,6 +258,11 @@ def main() -> None:
             choices = hc.runtime.choices
             if reason := table_only(choices.get("experiment"), cfg.get("table")):
                 raise ConfigError(reason)
+            if cfg.get("matrix") is not None:  # conf/experiment/matrix.yaml: not one sweep
+                raise ConfigError(
+                    f"experiment {choices.get('experiment')} is a matrix of settings, not a "
+                    "sweep: run it with `python -m recallbench.cli.matrix` (make matrix)"
+                )
             overrides = list(hc.overrides.task)
             multirun = hc.mode == RunMode.MULTIRUN
             job = cfg.job or default_job(cfg, choices, overrides if multirun else [])
@@ -281,47 +289,3 @@ def main() -> None:
     finally:
         os.environ.pop(PLAN_ENV, None)
         os.environ.pop(PLAN_DIR_ENV, None)
-
-
-def swept_keys(argv: list[str]) -> list[str]:
-    """The config keys a command line sweeps (``memory.k=2,6``, ``seed=range(3)``)."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    args = [a for a in argv if "=" in a and not a.startswith("-")]
-    try:
-        parsed = OverridesParser.create().parse_overrides(args)
-    except Exception:  # Hydra reports a malformed override itself, with its position
-        return []
-    return sorted({o.get_key_element().lstrip("+~") for o in parsed if o.is_sweep_override()})
-
-
-def default_job(cfg: DictConfig, choices: Mapping[str, Any], overrides: list[str]) -> str:
-    """``<dataset>-<memory>-<generator>``, plus the swept values of a sweep job.
-
-    Jobs of one sweep that share their group choices (``memory.k=2,6``) would share a folder;
-    the values of the swept keys that are not group choices tell them apart
-    (``msc-memory_retrieval-extractive-memory.k_2``). Constant overrides (``episodes=5``) do not
-    enter the name, so a rerun with other constants replaces the older runs of its cells in
-    tables (newest run per job) instead of being pooled with them. Names longer than
-    ``MAX_JOB`` keep a hash of the swept values instead.
-    """
-    import hashlib
-
-    from hydra.core.hydra_config import HydraConfig
-
-    from recallbench.io import safe_name
-
-    base = f"{cfg.dataset.name}-{choices['memory']}-{choices['generator']}"
-    swept = set(filter(None, os.environ.get(SWEPT_ENV, "").split(",")))
-    swept |= set(HydraConfig.get().sweeper.get("params") or {})
-    extras = sorted(
-        o
-        for o in overrides
-        if (key := o.split("=", 1)[0].lstrip("+~")) in swept and key not in set(choices)
-    )
-    if not extras:
-        return base
-    name = safe_name(f"{base}-{'-'.join(extras)}")
-    if len(name) > MAX_JOB:
-        name = f"{base}-{hashlib.sha256(','.join(extras).encode()).hexdigest()[:10]}"
-    return name

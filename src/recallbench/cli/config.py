@@ -182,3 +182,51 @@ def resolve_workers(value: Any, llm: LLMClient, n_episodes: int) -> int:
     else:
         raise ConfigError(f"workers={value!r}: expected auto or an integer >= 1 (conf/config.yaml)")
     return max(1, min(workers, n_episodes))
+
+
+MAX_JOB = 120  # characters of a run folder name derived from a sweep job's overrides
+SWEPT_ENV = "RECALLBENCH_SWEPT"  # keys the command line sweeps (read by jobs in other processes)
+
+
+def swept_keys(argv: list[str]) -> list[str]:
+    """The config keys a command line sweeps (``memory.k=2,6``, ``seed=range(3)``)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    args = [a for a in argv if "=" in a and not a.startswith("-")]
+    try:
+        parsed = OverridesParser.create().parse_overrides(args)
+    except Exception:  # Hydra reports a malformed override itself, with its position
+        return []
+    return sorted({o.get_key_element().lstrip("+~") for o in parsed if o.is_sweep_override()})
+
+
+def default_job(cfg: DictConfig, choices: Mapping[str, Any], overrides: list[str]) -> str:
+    """``<dataset>-<memory>-<generator>``, plus the swept values of a sweep job.
+
+    Jobs of one sweep that share their group choices (``memory.k=2,6``) would share a folder;
+    the values of the swept keys that are not group choices tell them apart
+    (``msc-memory_retrieval-extractive-memory.k_2``). Constant overrides (``episodes=5``) do not
+    enter the name, so a rerun with other constants replaces the older runs of its cells in
+    tables (newest run per job) instead of being pooled with them. Names longer than
+    ``MAX_JOB`` keep a hash of the swept values instead.
+    """
+    import hashlib
+
+    from hydra.core.hydra_config import HydraConfig
+
+    from recallbench.io import safe_name
+
+    base = f"{cfg.dataset.name}-{choices['memory']}-{choices['generator']}"
+    swept = set(filter(None, os.environ.get(SWEPT_ENV, "").split(",")))
+    swept |= set(HydraConfig.get().sweeper.get("params") or {})
+    extras = sorted(
+        o
+        for o in overrides
+        if (key := o.split("=", 1)[0].lstrip("+~")) in swept and key not in set(choices)
+    )
+    if not extras:
+        return base
+    name = safe_name(f"{base}-{'-'.join(extras)}")
+    if len(name) > MAX_JOB:
+        name = f"{base}-{hashlib.sha256(','.join(extras).encode()).hexdigest()[:10]}"
+    return name

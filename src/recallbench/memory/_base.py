@@ -65,6 +65,15 @@ class MemoryMethod(ABC):
                 f"was reset for {current!r}"
             )
 
+    def needs(self) -> frozenset[str]:
+        """The facts about the data this method needs beyond dialogue turns (default: none).
+
+        Words of ``recallbench.datasets.needs`` (``dated sessions``, ``gold memory`` ...): the
+        cross-paper matrix marks a dataset that does not provide them unavailable for the method,
+        with the missing facts as the reason, instead of running it into an error.
+        """
+        return frozenset()
+
     @abstractmethod
     def observe(self, session: Session) -> None:
         """Take in a finished session: summarize, write, link, update, forget."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from recallbench.datasets import needs
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.llm.types import LLMClient
@@ -61,6 +62,10 @@ class GoldMemory(BaselineMethod):
         self.k = k
         self.context_turns = int(context_turns)
         self._gold: dict[int, tuple[str, Any, tuple[str, ...]]] = {}
+
+    def needs(self) -> frozenset[str]:
+        """The dataset's own memory of every session (``Session.gold[gold_key]``)."""
+        return frozenset({needs.gold(self.gold_key)})
 
     def reset(self, episode: Episode) -> None:
         """Start ``episode``; keep each session's gold memory list (and nothing else of it)."""

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
+from recallbench.datasets import needs
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.types import LLMClient
@@ -110,6 +111,10 @@ class SessionSummaries(BaselineMethod):
         self._updater: MemoryUpdater | None = None
         self._items: list[MemoryItem] = []
         self.summary_failures = 0
+
+    def needs(self) -> frozenset[str]:
+        """``source: gold`` reads the dataset's per-session summaries or personas."""
+        return frozenset({needs.gold(self.gold_key)}) if self.source == "gold" else frozenset()
 
     @property
     def updater(self) -> MemoryUpdater | None:

@@ -49,6 +49,14 @@ class EvalProtocol(ABC):
     name: ClassVar[str]
     MODELS: ClassVar[dict[str, str]] = {}
 
+    def needs(self) -> frozenset[str]:
+        """The facts about the data this protocol needs (``recallbench.datasets.needs``; none)."""
+        return frozenset()
+
+    def refuses(self, method: MemoryMethod) -> str | None:
+        """Why this protocol cannot evaluate ``method`` (an ability it lacks); None: it can."""
+        return None
+
     def prepare(self, episodes: Sequence[Episode]) -> None:  # noqa: B027 (optional hook)
         """Fit anything the protocol needs from the episodes before replay (default: nothing)."""
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from recallbench.datasets import memory_pairs
+from recallbench.datasets import memory_pairs, needs
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.llm.types import LLMClient
 from recallbench.memory import HasUpdater, MemoryMethod
@@ -125,6 +125,16 @@ class MemoryOpsProtocol(EvalProtocol):
                 {"fold": fold, "thresholds": fitted, "train_f1": f1, "test_episodes": tested}
             )
             self._thresholds.update(dict.fromkeys(tested, fitted))
+
+    def needs(self) -> frozenset[str]:
+        """The gold memory before every session (the M -> M' transitions)."""
+        return frozenset({needs.gold("memory")})
+
+    def refuses(self, method: MemoryMethod) -> str | None:
+        """A method without a memory updater (``HasUpdater``) has no operations to score."""
+        if isinstance(method, HasUpdater):
+            return None
+        return f"{type(method).__name__} has no memory updater (HasUpdater)"
 
     def _updater(self, method: MemoryMethod, episode_id: str | None) -> MemoryUpdater | None:
         if not isinstance(method, HasUpdater):

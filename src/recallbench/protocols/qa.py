@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
+from recallbench.datasets import needs
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.judges import Judge, JudgeItem
 from recallbench.llm.task import PromptTask, TaskResult
@@ -149,6 +150,10 @@ class QAProtocol(EvalProtocol):
         self.oracle_context = bool(oracle_context)
         self.locator = EvidenceLocator.of(evidence)
         self._run_llm: LLMClient | None = None
+
+    def needs(self) -> frozenset[str]:
+        """Questions with gold answers to judge against."""
+        return frozenset({needs.QA_ITEMS, needs.QA_ANSWERS})
 
     def run_episode(self, episode: Episode, method: MemoryMethod, llm: LLMClient) -> EpisodeResult:
         """Replay ``episode`` through ``method``, asking and judging after every session."""

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, ClassVar
 
+from recallbench.datasets import needs
 from recallbench.errors import did_you_mean
 from recallbench.judges import Judge
 from recallbench.judges.caim import CaimItem, CaimJudge, LexicalCaimJudge
@@ -51,6 +52,10 @@ class GVDQAProtocol(QAProtocol):
         self._caim: CaimJudge = caim_judge if caim_judge is not None else LexicalCaimJudge()
         self.keyed_only = bool(keyed_only)
         self._episode: Episode | None = None
+
+    def needs(self) -> frozenset[str]:
+        """Protocol ``qa``'s needs; with ``keyed_only`` an answer key (GVD ships none)."""
+        return super().needs() | ({needs.QA_KEY} if self.keyed_only else set())
 
     def run_episode(self, episode: Episode, method: MemoryMethod, llm: LLMClient) -> EpisodeResult:
         """Replay ``episode`` as protocol ``qa`` does, scoring every answer with CAIM's metrics."""

@@ -42,6 +42,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from recallbench.datasets import needs
 from recallbench.errors import ConfigError
 from recallbench.llm.task import TaskResult
 from recallbench.llm.types import LLMClient, Message
@@ -120,6 +121,10 @@ class ResponseProtocol(EvalProtocol):
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.seed = seed
+
+    def needs(self) -> frozenset[str]:
+        """The first target session (an episode without one gives no response to score)."""
+        return frozenset({needs.session(min(self.target_sessions))})
 
     def targets(self, episode: Episode) -> list[int]:
         """Return the target session indices this episode actually has."""

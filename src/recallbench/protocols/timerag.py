@@ -139,6 +139,10 @@ class TimeRAGProtocol(ResponseProtocol):
         self.target_threshold = float(target_threshold)
         self.target_min_overlap = int(target_min_overlap)
 
+    def needs(self) -> frozenset[str]:
+        """A one-session episode is split in two when ``split_single_session``: no need."""
+        return frozenset() if self.split_single_session else super().needs()
+
     def view(self, episode: Episode) -> Episode:
         return split_single(episode) if self.split_single_session else episode
 

@@ -217,3 +217,43 @@ def scatter(
                 ax.annotate(
                     "/".join(lbls), (px, py), textcoords="offset points", xytext=(3, 3), fontsize=7
                 )
+
+
+def pareto(ax: Any, cells: Sequence[Cell], label: str, x_metric: str, y_metric: str) -> None:
+    """Quality (``y_metric``) against a cost (``x_metric``), one point per ``label`` part (a
+    method); the Pareto-efficient points (no other point at most as costly and at least as
+    good, strictly better in one) filled and joined by the frontier's step line."""
+    from recallbench.analysis.pareto import pareto_front
+
+    by: dict[str, dict[str, float]] = {}
+    for cell in cells:
+        if (value := number(cell.ours)) is not None:
+            by.setdefault(part(cell, label), {})[cell.metric] = value
+    points = {
+        k: (m[x_metric], m[y_metric]) for k, m in by.items() if x_metric in m and y_metric in m
+    }
+    if not points:
+        return
+    efficient = pareto_front(points)
+    for name, (x, y) in points.items():
+        on = efficient[name]
+        ax.scatter(
+            [x],
+            [y],
+            s=30,
+            color="tab:red" if on else "white",
+            zorder=3,
+            edgecolors="tab:red" if on else "tab:gray",
+        )
+        ax.annotate(name, (x, y), textcoords="offset points", xytext=(3, 3), fontsize=6)
+    front = sorted(p for name, p in points.items() if efficient[name])
+    if len(front) > 1:
+        ax.step(
+            [p[0] for p in front],
+            [p[1] for p in front],
+            where="post",
+            color="tab:red",
+            linewidth=1,
+            alpha=0.7,
+            label="Pareto frontier",
+        )

@@ -312,7 +312,7 @@ def reproduce(spec: TableSpec, ctx: TableContext) -> dict[str, Path]:
         paths |= render_figure(
             built.cells,
             fig_spec,
-            stem=f"{spec.paper}_{spec.id}",
+            stem=f"{spec.paper}_{spec.id}" if spec.paper else spec.id,  # own table: its id
             title=spec.title,
             header=header,
             out_dir=Path(ctx.results_dir) / "tables",

@@ -5,7 +5,7 @@ A table experiment whose ``table:`` block has a ``figure:`` mapping also gets
 (Agg, no pyplot state) from the same cells the table shows:
 
     figure:
-      kind: line            # line | bar | stacked | scatter
+      kind: line            # line | bar | stacked | scatter | pareto
       x: rows               # rows | columns: which cell label is the x axis (numbers when
                             # every label parses as one, else categories)
       series: metrics       # rows | columns | metrics: one line / bar group member each
@@ -16,6 +16,11 @@ A table experiment whose ``table:`` block has a ``figure:`` mapping also gets
       x_metric: Recall      # scatter only: the metric labels on the two axes (a PR curve:
       y_metric: Precision   # one point per x label, joined in x order)
       file: lufy_figure11   # optional file stem (default <paper>_<id>)
+
+``kind: pareto`` (the cross-paper matrix's quality vs cost) draws one point per row (method)
+at (``x_metric``, ``y_metric``) in one panel per ``panels`` label and per x metric
+(``x_metric`` may list several, comma-separated: one row of panels each), the Pareto-efficient
+points filled and joined by the frontier (``analysis.pareto.pareto_front``).
 
 Our values are solid lines with markers (bars), their 95% intervals bands (error bars); the
 paper's values, where the reference gives them, are drawn beside ours in the same colour, dashed
@@ -45,6 +50,7 @@ from recallbench.tables._plots import (
     bar,
     line,
     number,
+    pareto,
     part,
     scatter,
     stacked,
@@ -53,7 +59,7 @@ from recallbench.tables.cell import Cell
 
 __all__ = ["FigureSpec", "caption", "draw", "figure_data", "parse_figure", "render_figure"]
 
-KINDS = ("line", "bar", "stacked", "scatter")
+KINDS = ("line", "bar", "stacked", "scatter", "pareto")
 CAPTION_KEYS = ("generator", "judge", "embedder", "data", "episodes", "comparability")
 
 
@@ -88,10 +94,12 @@ def parse_figure(value: Any) -> FigureSpec:
         if got is not None and got not in AXES:
             raise ValueError(f"{key}: expected one of {AXES}, got {got!r}")
     used = [spec.x, spec.series, spec.panels]
-    if spec.kind != "scatter" and len({u for u in used if u}) < len([u for u in used if u]):
+    if spec.kind not in ("scatter", "pareto") and len({u for u in used if u}) < len(
+        [u for u in used if u]
+    ):
         raise ValueError(f"x, series and panels must name different axes, got {used}")
-    if spec.kind == "scatter" and not (spec.x_metric and spec.y_metric):
-        raise ValueError("a scatter figure needs x_metric and y_metric")
+    if spec.kind in ("scatter", "pareto") and not (spec.x_metric and spec.y_metric):
+        raise ValueError(f"a {spec.kind} figure needs x_metric and y_metric")
     return spec
 
 
@@ -143,7 +151,9 @@ def _axes_for(fig: Figure, n: int) -> list[Axes]:
 def draw(cells: Sequence[Cell], spec: FigureSpec, title: str, caption_text: str = "") -> Figure:
     """Return the matplotlib Figure of ``cells`` under ``spec`` (module docstring)."""
     fig = Figure(dpi=120)
-    if spec.kind == "scatter":
+    if spec.kind == "pareto":
+        axes = _pareto_axes(fig, cells, spec)
+    elif spec.kind == "scatter":
         (ax,) = _axes_for(fig, 1)
         scatter(ax, cells, spec.x, spec.series, spec.x_metric, spec.y_metric)
         ax.set_xlabel(spec.x_label or spec.x_metric)
@@ -167,6 +177,25 @@ def draw(cells: Sequence[Cell], spec: FigureSpec, title: str, caption_text: str 
         fig.text(0.01, 0.0, caption_text, fontsize=6, color="dimgray", va="top", ha="left")
     fig.tight_layout()
     return fig
+
+
+def _pareto_axes(fig: Figure, cells: Sequence[Cell], spec: FigureSpec) -> list:
+    """One panel per (x metric, ``panels`` label): quality against that cost."""
+    costs = [m.strip() for m in spec.x_metric.split(",") if m.strip()]
+    names = list(dict.fromkeys(part(c, spec.panels) for c in cells))
+    fig.set_size_inches(3.6 * max(1, len(names)), 3.0 * len(costs) + 0.9)
+    axes = []
+    for i, cost in enumerate(costs):
+        for j, name in enumerate(names):
+            ax = fig.add_subplot(len(costs), max(1, len(names)), i * len(names) + j + 1)
+            pareto(
+                ax, [c for c in cells if part(c, spec.panels) == name], spec.x, cost, spec.y_metric
+            )
+            ax.set_xlabel(f"{cost} ({spec.x_label})" if spec.x_label else cost, fontsize=7)
+            ax.set_ylabel(spec.y_label or spec.y_metric, fontsize=7)
+            ax.set_title(name, fontsize=7)
+            axes.append((ax, name))
+    return axes
 
 
 def _panel(

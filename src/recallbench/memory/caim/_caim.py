@@ -38,6 +38,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
+from recallbench.datasets import needs
 from recallbench.embed.base import TextEmbedder
 from recallbench.llm.types import LLMClient
 from recallbench.memory._base import MemoryMethod, Message, render_history
@@ -115,6 +116,10 @@ class CAIM(MemoryMethod):
         self.ltm = LongTermMemory(self._initial.copy())
 
     # -- contract ---------------------------------------------------------------------------
+
+    def needs(self) -> frozenset[str]:
+        """CAIM dates every thought and resolves time references: dated sessions."""
+        return frozenset({needs.DATED})
 
     def reset(self, episode: Episode) -> None:
         """Start ``episode`` with an empty LTM and the initial ontology."""

@@ -1,0 +1,302 @@
+"""``recallbench-matrix``: every memory method on every paper's setting, then the matrix tables.
+
+    python -m recallbench.cli.matrix [--plan-only] [--settings KEY,..] [--methods NAME,..] [KEY=VALUE ...]
+
+Reads the ``matrix:`` block of ``conf/experiment/matrix.yaml`` (``cli.matrix_plan``), plans
+every (setting, method) cell (runnable, or unavailable with the reason derived from what the
+method and protocol need and what the sampled data provides), runs the runnable cells one by
+one in this process (each dataset loaded and sampled once for all its methods), and renders
+the table experiments the block lists (``tables.matrix``). The plan, with each cell's status
+(``unavailable``, ``finished``, ``failed`` and why), is ``<results>/runs/<tag>/plan.json``:
+the tables read it to mark the cells that have no run. KEY=VALUE overrides go to every job
+(``paths.data_dir=...``, ``generator=openai``). A cell that raises is recorded as failed with
+its error line and the matrix goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from recallbench.cli import run
+from recallbench.cli.build import (
+    build_dataset,
+    build_embedder,
+    build_generator,
+    build_memory_factory,
+    build_protocol,
+)
+from recallbench.cli.checks import check_config
+from recallbench.cli.config import compose_job, select_episodes, user_errors
+from recallbench.cli.matrix_plan import Method, Setting, matrix_block, methods_of, settings_of
+from recallbench.cli.table import render_table
+from recallbench.datasets.needs import missing, provided
+from recallbench.errors import ConfigError, DataNotFoundError, DatasetFormatError, one_line
+from recallbench.io import write_json
+
+__all__ = ["job_overrides", "matrix_main", "plan_matrix", "plan_path", "run_matrix"]
+
+EXPERIMENT = "matrix"
+
+
+def plan_path(results_dir: str | Path, tag: str) -> Path:
+    """Where the plan of the matrix with ``tag`` is written."""
+    return Path(results_dir) / "runs" / tag / "plan.json"
+
+
+def job_overrides(setting: Setting, method: str, tag: str, extra: Sequence[str]) -> list[str]:
+    """The overrides of the job of one cell."""
+    episodes = "null" if setting.episodes is None else str(setting.episodes)
+    return [
+        *setting.overrides,
+        f"memory={method}",
+        f"episodes={episodes}",
+        f"tag={tag}",
+        f"job={setting.key}-{method}",
+        *extra,
+    ]
+
+
+def _selector(cfg: Any, choices: dict[str, str], setting: Setting) -> dict[str, Any]:
+    """How the tables find the column's runs: its dataset, protocol and the scalar dataset
+    values it sets (LUFY's logs; a list value such as GVD's users does not select)."""
+    from omegaconf import OmegaConf
+
+    values = {k: OmegaConf.select(cfg, k) for k in setting.values}
+    scalars = {k: v for k, v in values.items() if isinstance(v, str | int | float | bool)}
+    return {"dataset": choices["dataset"], "protocol": choices["protocol"], **scalars}
+
+
+def _setting_entry(setting: Setting, cfg: Any, choices: dict[str, str]) -> dict[str, Any]:
+    metrics = list(cfg.metrics.get("names") or cfg.protocol.get("metrics") or [])
+    return {
+        "key": setting.key,
+        "label": setting.label,
+        "selector": _selector(cfg, choices, setting),
+        "place": dict(setting.place),
+        "episodes_asked": setting.episodes,
+        "metrics": metrics,
+        "dataset": str(cfg.dataset.name),
+        "protocol": str(cfg.protocol.name),
+    }
+
+
+def _plan_setting(
+    setting: Setting, methods: Sequence[Method], tag: str, extra: Sequence[str]
+) -> tuple[dict[str, Any], dict[str, Any], list]:
+    """Plan one column: its entry, each method's cell, and its sampled episodes."""
+    cfg, choices = compose_job(job_overrides(setting, methods[0].memory, tag, extra))
+    entry = _setting_entry(setting, cfg, choices)
+    cells: dict[str, Any] = {}
+    try:
+        episodes = select_episodes(build_dataset(cfg.dataset), cfg.episodes, int(cfg.seed))
+    except (DataNotFoundError, DatasetFormatError) as exc:
+        absent = f"no data: {one_line(exc)}"
+        entry["facts"], entry["episodes"] = [], 0
+        return entry, {m.memory: {"status": "unavailable", "reason": absent} for m in methods}, []
+    facts = provided(episodes)
+    entry["facts"], entry["episodes"] = sorted(facts), len(episodes)
+    llm = build_generator(cfg.generator, None)
+    embedder = build_embedder({"_target_": "recallbench.embed.hashing.HashingEmbedder"})
+    protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, None)
+    for m in methods:
+        job_cfg, _ = compose_job(job_overrides(setting, m.memory, tag, extra))
+        check_config(job_cfg)  # a wrong key fails before any run, naming it
+        method = build_memory_factory(job_cfg.memory, llm, embedder)()
+        lacking = missing(method.needs() | protocol.needs(), facts)
+        reason: str | None = (
+            f"needs {', '.join(lacking)} ({entry['dataset']} sample has none)"
+            if lacking
+            else protocol.refuses(method)
+        )
+        cells[m.memory] = {"status": "unavailable", "reason": reason} if reason else {}
+        cells[m.memory]["job"] = f"{setting.key}-{m.memory}"
+    return entry, cells, episodes
+
+
+def plan_matrix(
+    block: dict[str, Any],
+    tag: str,
+    extra: Sequence[str],
+    settings: Sequence[Setting],
+    methods: Sequence[Method],
+) -> tuple[dict[str, Any], dict[str, list]]:
+    """The plan (methods, settings, cells) and each setting's sampled episodes."""
+    plan: dict[str, Any] = {
+        "tag": tag,
+        "reference": str(block.get("reference") or methods[0].memory),
+        "methods": [{"memory": m.memory, "label": m.label} for m in methods],
+        "settings": [],
+        "cells": {},
+    }
+    episodes: dict[str, list] = {}
+    for setting in settings:
+        entry, cells, eps = _plan_setting(setting, methods, tag, extra)
+        plan["settings"].append(entry)
+        plan["cells"][setting.key] = cells
+        episodes[setting.key] = eps
+    return plan, episodes
+
+
+def finished_run(results_dir: str | Path, tag: str, job: str, digest: str) -> Path | None:
+    """The newest usable run of ``job`` under ``tag`` made with the same config (its hash)."""
+    from recallbench.run.record import USABLE
+
+    for folder in sorted(Path(results_dir, "runs", tag).glob(f"*/{job}"), reverse=True):
+        info = folder / "run.json"
+        record = json.loads(info.read_text(encoding="utf-8")) if info.is_file() else {}
+        if record.get("status") in USABLE and record.get("config_hash") == digest:
+            return folder
+    return None
+
+
+def _digest(cfg: Any, job: str, choices: dict[str, str], overrides: list[str]) -> str:
+    """The config hash ``run`` records for this job (``run.record.config_hash``)."""
+    from omegaconf import OmegaConf
+
+    from recallbench.run.record import config_hash
+
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    if not isinstance(resolved, dict):
+        raise ConfigError(f"job {job}: the composed config is not a mapping")
+    config = {str(k): v for k, v in resolved.items()}
+    return config_hash({**config, "job": job, "choices": choices, "overrides": overrides})
+
+
+def _run_cell(
+    plan: dict[str, Any],
+    cell: dict[str, Any],
+    setting: Setting,
+    memory: str,
+    episodes: list,
+    extra: Sequence[str],
+    rerun: bool,
+) -> None:
+    overrides = job_overrides(setting, memory, plan["tag"], extra)
+    started, cpu = time.monotonic(), time.process_time()
+    try:
+        cfg, choices = compose_job(overrides)
+        digest = _digest(cfg, cell["job"], choices, overrides)
+        done = (
+            None if rerun else finished_run(cfg.paths.results_dir, plan["tag"], cell["job"], digest)
+        )
+        if done is not None:  # the same cell finished before: make matrix resumes
+            cell.update(status="finished", run=str(done), reused=True)
+            return
+        folder = run(cfg, cell["job"], choices, overrides, episodes=episodes)
+        cell.update(status="finished", run=str(folder))
+    except Exception as exc:  # one cell's error must not stop the matrix: record it
+        cell.update(status="failed", reason=f"failed: {one_line(exc)}")
+        print(f"recallbench-matrix: {cell['job']}: {cell['reason']}", file=sys.stderr)
+    # wall-clock seconds, and this process's CPU seconds (what a shared machine's load does
+    # not inflate; torch's threads count, so CPU seconds can exceed the wall clock)
+    cell["seconds"] = round(time.monotonic() - started, 1)
+    cell["cpu_seconds"] = round(time.process_time() - cpu, 1)
+
+
+def run_matrix(
+    plan: dict[str, Any],
+    episodes: dict[str, list],
+    settings: Sequence[Setting],
+    methods: Sequence[Method],
+    extra: Sequence[str],
+    path: Path,
+    rerun: bool = False,
+) -> None:
+    """Run every planned cell, method by method (the reference first) over every setting, so
+    an interrupted matrix has whole rows; a cell that finished before with the same config is
+    reused unless ``rerun``. Each outcome (and its seconds) goes to the plan file."""
+    for m in methods:
+        for setting in settings:
+            cell = plan["cells"][setting.key][m.memory]
+            if cell.get("status") == "unavailable":
+                continue
+            _run_cell(plan, cell, setting, m.memory, episodes[setting.key], extra, rerun)
+            write_json(path, plan)
+
+
+def _pick(items: Sequence[Any], attr: str, wanted: str | None, what: str) -> list[Any]:
+    if not wanted:
+        return list(items)
+    names = set(wanted.split(","))
+    if unknown := names - {getattr(i, attr) for i in items}:
+        raise DataNotFoundError(f"--{what}: unknown {sorted(unknown)}")
+    return [i for i in items if getattr(i, attr) in names]
+
+
+def merged(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    """``new`` over an earlier plan of the same tag: a partial run (--settings, --methods)
+    replaces the cells it planned and keeps the others (and their settings and methods)."""
+    if not old or old.get("tag") != new["tag"]:
+        return new
+    methods = {m["memory"]: m for m in [*old["methods"], *new["methods"]]}
+    settings = {s["key"]: s for s in [*old["settings"], *new["settings"]]}
+    cells = {k: dict(v) for k, v in old["cells"].items()}
+    for key, row in new["cells"].items():
+        cells.setdefault(key, {}).update(row)
+    return {
+        **old,
+        **new,
+        "methods": list(methods.values()),
+        "settings": list(settings.values()),
+        "cells": cells,
+    }
+
+
+def reports_any(plan: dict[str, Any], table: str) -> bool:
+    """Whether a setting of ``plan`` reports a metric of the table experiment ``table``
+    (a quality-vs-cost table: its ``quality`` metrics)."""
+    from recallbench.tables import load_spec
+
+    spec = load_spec(table)
+    wanted = set(spec.option("quality", None) or spec.metrics or ())
+    return any(wanted & set(s["metrics"]) for s in plan["settings"])
+
+
+def matrix_main(argv: list[str] | None = None) -> None:
+    """Console entry point: plan, run and tabulate the cross-paper matrix."""
+    parser = argparse.ArgumentParser(prog="recallbench-matrix", description=__doc__)
+    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE")
+    parser.add_argument("--experiment", default=EXPERIMENT, help="the experiment with matrix:")
+    parser.add_argument("--plan-only", action="store_true", help="write the plan, run nothing")
+    parser.add_argument("--settings", help="only these setting keys (comma-separated)")
+    parser.add_argument("--methods", help="only these methods (comma-separated)")
+    parser.add_argument("--rerun", action="store_true", help="rerun cells that finished before")
+    ns = parser.parse_args(argv)
+    with user_errors("recallbench-matrix"):
+        cfg, _ = compose_job([f"experiment={ns.experiment}", *ns.overrides])
+        where = f"conf/experiment/{ns.experiment}.yaml"
+        block, tag = matrix_block(cfg, where), str(cfg.tag)
+        os.environ.setdefault("RECALLBENCH_STAMP", time.strftime("%Y%m%d-%H%M%S"))
+        settings = _pick(settings_of(block, where), "key", ns.settings, "settings")
+        methods = _pick(methods_of(block, where), "memory", ns.methods, "methods")
+        started, cpu = time.monotonic(), time.process_time()
+        plan, episodes = plan_matrix(block, tag, ns.overrides, settings, methods)
+        path = plan_path(cfg.paths.results_dir, tag)
+        plan["planned_s"] = round(time.monotonic() - started, 1)
+        earlier = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        plan = merged(earlier, plan)
+        write_json(path, plan)
+        print(f"recallbench-matrix: plan {path}", file=sys.stderr)
+        if ns.plan_only:
+            return
+        run_matrix(plan, episodes, settings, methods, ns.overrides, path, ns.rerun)
+        plan["total_s"] = round(time.monotonic() - started, 1)
+        plan["total_cpu_s"] = round(time.process_time() - cpu, 1)
+        write_json(path, plan)
+        for table in block.get("tables") or []:
+            if not reports_any(plan, str(table)):
+                print(f"recallbench-matrix: {table}: no planned setting reports its metrics")
+                continue
+            for file in render_table(str(table), list(ns.overrides)).values():
+                print(file)
+
+
+if __name__ == "__main__":
+    matrix_main(sys.argv[1:])

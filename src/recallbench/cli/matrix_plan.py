@@ -1,0 +1,177 @@
+"""The cross-paper matrix's plan: which method runs on which setting, and why a cell cannot.
+
+``conf/experiment/matrix.yaml`` holds a ``matrix:`` block::
+
+    matrix:
+      reference: no_memory     # the method every other is tested against, per setting
+      methods: null            # null: every memory method (module stem = config stem)
+      labels: {lufy: LUFY}     # optional row labels (default: the config stem)
+      settings:                # the columns: a paper's setting each
+        - {slice: lufy_cross, episodes: 2}        # one column per column of that table
+        - {key: msc_theanine, label: "MSC (THEANINE)", experiment: theanine_table1,
+           overrides: [dataset=msc], episodes: 3}
+      tables: [matrix_f1, ...] # the table experiments `recallbench matrix` renders at the end
+
+A setting composes ``experiment=<experiment>`` (a paper's sweep: its dataset, protocol, judge,
+embedder and metrics) with its ``overrides``; a ``slice`` setting takes the columns of that
+experiment's table (each column's run-selecting keys become overrides, e.g. LUFY's ``logs``),
+so ``lufy_cross`` is the matrix's LUFY slice rather than a copy of it. A cell is unavailable
+when the dataset's files are absent, when the method or the protocol needs a fact about the
+data the sampled episodes do not provide (``MemoryMethod.needs``, ``EvalProtocol.needs``,
+``datasets.needs.provided``), or when the protocol refuses the method (``refuses``): the reason
+is derived from the code and the data, never typed per cell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from recallbench import CONF_DIR
+from recallbench.analysis.runs import ALIASES
+from recallbench.errors import ConfigError
+from recallbench.io import safe_name
+
+__all__ = ["Method", "Setting", "every_method", "matrix_block", "methods_of", "settings_of"]
+
+PLACE = ("value", "session", "qsession", "subset")  # column keys that say where a cell reads
+
+
+@dataclass(frozen=True)
+class Method:
+    """A row: a memory config and its label."""
+
+    memory: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A column: the overrides of its jobs, how many episodes, where its cells read."""
+
+    key: str
+    label: str
+    overrides: tuple[str, ...]
+    episodes: int | None
+    place: Mapping[str, Any] = field(default_factory=dict)  # value/session of its cells
+    values: Mapping[str, Any] = field(default_factory=dict)  # dataset.* values that select it
+
+
+def matrix_block(cfg: Any, where: str) -> dict[str, Any]:
+    """The ``matrix:`` mapping of a composed config (an error naming ``where`` when absent)."""
+    block = cfg.get("matrix") if cfg is not None else None
+    if block is None:
+        raise ConfigError(f"{where}: no 'matrix:' block (see recallbench.cli.matrix_plan)")
+    value = OmegaConf.to_container(block, resolve=True) if OmegaConf.is_config(block) else block
+    if not isinstance(value, dict) or not value.get("settings"):
+        raise ConfigError(f"{where}: matrix.settings: expected a non-empty list of settings")
+    return {str(k): v for k, v in value.items()}
+
+
+def every_method(conf_dir: Path = CONF_DIR) -> list[str]:
+    """Every memory method: the config whose stem is its ``_target_``'s module (or package)."""
+    out = []
+    for path in sorted((Path(conf_dir) / "memory").glob("*.yaml")):
+        if path.stem.startswith("_"):
+            continue
+        cfg = OmegaConf.load(path)  # a base config names its own _target_ (variants do not)
+        target = str(cfg.get("_target_", "")) if isinstance(cfg, DictConfig) else ""
+        parts = target.split(".")
+        if len(parts) >= 4 and parts[:2] == ["recallbench", "memory"] and parts[2] == path.stem:
+            out.append(path.stem)
+    return out
+
+
+def methods_of(block: Mapping[str, Any], where: str) -> list[Method]:
+    """The rows: ``methods`` (null: every method), labelled by ``labels``."""
+    labels = block.get("labels") or {}
+    # every method: in the order of ``labels`` (the reference first), the rest after
+    names = block.get("methods") or sorted(
+        every_method(),
+        key=lambda n: (
+            n != block.get("reference"),
+            list(labels).index(n) if n in labels else len(labels),
+            n,
+        ),
+    )
+    known = {p.stem for p in (CONF_DIR / "memory").glob("*.yaml") if not p.stem.startswith("_")}
+    if unknown := [n for n in names if n not in known]:
+        raise ConfigError(f"{where}: matrix.methods: no conf/memory config {unknown}")
+    return [Method(str(n), str(labels.get(n, n))) for n in names]
+
+
+def _quote(value: Any) -> str:
+    text = str(value)
+    return text if text.replace("_", "").replace("-", "").isalnum() else repr(text)
+
+
+def _slice(entry: Mapping[str, Any], where: str, default_episodes: int | None) -> list[Setting]:
+    """One setting per column of the table of experiment ``entry['slice']``."""
+    name = str(entry["slice"])
+    path = Path(CONF_DIR) / "experiment" / f"{name}.yaml"
+    if not path.is_file():
+        raise ConfigError(f"{where}: matrix.settings: slice {name!r}: no {path}")
+    table = OmegaConf.to_container(OmegaConf.load(path)).get("table") or {}  # type: ignore[union-attr]
+    columns = table.get("columns") or []
+    if not columns:
+        raise ConfigError(f"{where}: matrix.settings: slice {name!r}: its table has no columns")
+    out = []
+    for column in columns:
+        selects = {k: v for k, v in column.items() if k != "label" and k not in PLACE}
+        values = {ALIASES.get(k, k): v for k, v in selects.items()}
+        label = f"{entry.get('label', name)}: {column['label']}"
+        out.append(
+            Setting(
+                key=safe_name(f"{name}-{'-'.join(str(v) for v in values.values())}"),
+                label=label,
+                overrides=(
+                    f"experiment={name}",
+                    *(f"{k}={_quote(v)}" for k, v in values.items()),
+                    *entry.get("overrides", ()),
+                ),
+                episodes=entry.get("episodes", default_episodes),
+                place={k: column[k] for k in PLACE if k in column},
+                values={k: v for k, v in values.items() if "." in k},
+            )
+        )
+    return out
+
+
+def settings_of(block: Mapping[str, Any], where: str) -> list[Setting]:
+    """The columns of the matrix (slices expanded); keys and labels are unique."""
+    default = block.get("episodes")
+    out: list[Setting] = []
+    for i, entry in enumerate(block["settings"]):
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"{where}: matrix.settings[{i}]: expected a mapping, got {entry!r}")
+        if "slice" in entry:
+            out += _slice(entry, where, default)
+            continue
+        missing = [k for k in ("key", "label", "experiment") if k not in entry]
+        if missing:
+            raise ConfigError(f"{where}: matrix.settings[{i}]: missing {missing} (or a slice)")
+        overrides = (f"experiment={entry['experiment']}", *entry.get("overrides", ()))
+        values = dict(o.split("=", 1) for o in overrides if o.startswith("dataset."))
+        out.append(
+            Setting(
+                key=str(entry["key"]),
+                label=str(entry["label"]),
+                overrides=overrides,
+                episodes=entry.get("episodes", default),
+                place={k: entry[k] for k in PLACE if k in entry},
+                values=values,
+            )
+        )
+    _unique(out, where)
+    return out
+
+
+def _unique(settings: Sequence[Setting], where: str) -> None:
+    for attr in ("key", "label"):
+        seen = [getattr(s, attr) for s in settings]
+        if dupes := sorted({x for x in seen if seen.count(x) > 1}):
+            raise ConfigError(f"{where}: matrix.settings: {attr} {dupes} appear twice")

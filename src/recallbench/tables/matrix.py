@@ -1,0 +1,222 @@
+"""The cross-paper matrix tables: methods x settings per measure, and quality vs cost.
+
+``recallbench-matrix`` (``cli/matrix.py``) writes ``<results>/runs/<tag>/plan.json``: the
+methods (rows), the settings (columns: label, how its runs are selected, where its cells read,
+the metrics its protocol reports, the facts its sampled data provides) and every cell's status
+(``unavailable``/``failed`` with a reason, ``finished``). A matrix table names that tag::
+
+    table:
+      id: matrix_f1
+      title: "..."
+      runs: {tag: matrix}
+      builder: recallbench.tables.matrix.matrix_table
+      metrics: {f1: {label: F1, scale: 100, digits: 1}}
+
+and gets one row per method, one column per setting whose protocol reports one of its
+metrics, the cells from THE summary-cell builder (``tables.cells``: value, 95% interval,
+paired test by episode against the plan's reference method, Holm-corrected across the table),
+and, where a cell has no run, ``n/a: <why>`` (the short reason; the notes give each reason in
+full with its cells). The header states the episodes sampled per setting.
+
+``matrix_cost`` gives, per method and setting, the setting's quality measure (the first of the
+``quality:`` option's metrics the setting reports) and the tokens spent per episode writing
+memory (usage.json stage ``memory``) and answering (stage ``answer``; judging is evaluation,
+not the agent): a figure of kind ``pareto`` draws quality against each cost per setting.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from recallbench.analysis import RunInfo, select
+from recallbench.errors import DataNotFoundError
+from recallbench.tables.cell import Cell
+from recallbench.tables.cells import summary_table
+from recallbench.tables.engine import BuiltTable, TableContext
+from recallbench.tables.spec import TableSpec
+
+__all__ = ["load_plan", "matrix_cost", "matrix_table", "short_reason"]
+
+NOT_RUN = "not run (no finished run of this cell; run `make matrix`)"
+STAGES = {"write": "memory", "answer": "answer"}  # cost metric -> usage.json stage
+
+
+def load_plan(results_dir: str | Path, tag: str | None) -> dict[str, Any]:
+    """Read ``<results>/runs/<tag>/plan.json`` (an error naming it and the command when absent)."""
+    path = Path(results_dir) / "runs" / str(tag) / "plan.json"
+    if not path.is_file():
+        raise DataNotFoundError(
+            f"{path} not found: plan and run the matrix first (`make matrix` or "
+            "`python -m recallbench.cli.matrix`)"
+        )
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def short_reason(reason: str) -> str:
+    """The head of a reason for the cell (``needs gold memory (msc ...)`` -> ``needs gold memory``)."""
+    return reason.split(": ")[0].split(" (")[0].strip()
+
+
+def _rows(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [{"label": m["label"], "memory": m["memory"]} for m in plan["methods"]]
+
+
+def _columns(settings: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [{"label": s["label"], **s["selector"], **s["place"]} for s in settings]
+
+
+def _reference(plan: Mapping[str, Any]) -> str | None:
+    labels = {m["memory"]: m["label"] for m in plan["methods"]}
+    return labels.get(plan.get("reference"))
+
+
+def _why(plan: Mapping[str, Any], setting: str, memory: str) -> str:
+    cell = plan["cells"].get(setting, {}).get(memory, {})
+    return str(cell.get("reason") or NOT_RUN)
+
+
+def explain_empty(
+    cells: Sequence[Cell], plan: Mapping[str, Any], settings: Sequence[Mapping[str, Any]]
+) -> tuple[list[Cell], list[str]]:
+    """Give each cell without a value its short reason; return the cells and a note per reason."""
+    key_of = {s["label"]: s["key"] for s in settings}
+    memory_of = {m["label"]: m["memory"] for m in plan["methods"]}
+    out: list[Cell] = []
+    where: dict[str, dict[str, set[str]]] = {}  # reason -> row -> the columns of its cells
+    for cell in cells:
+        column = cell.column if cell.column in key_of else None
+        if cell.ours is not None or column is None:
+            out.append(cell)
+            continue
+        reason = _why(plan, key_of[column], memory_of[cell.row])
+        where.setdefault(reason, {}).setdefault(cell.row, set()).add(column)
+        out.append(replace(cell, ours=f"n/a: {short_reason(reason)}"))
+    notes = [
+        f"n/a: {reason} -- "
+        + "; ".join(f"{row} @ {', '.join(sorted(cols))}" for row, cols in rows.items())
+        for reason, rows in where.items()
+    ]
+    return out, notes
+
+
+def _episodes_header(settings: Sequence[Mapping[str, Any]]) -> str:
+    return "; ".join(
+        f"{s['label']}: {s['episodes']} (asked {s['episodes_asked'] or 'all'})" for s in settings
+    )
+
+
+def matrix_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
+    """Methods x settings for the table's metrics (module docstring)."""
+    plan = load_plan(ctx.results_dir, spec.tag)
+    metrics = set(spec.need("metrics"))
+    settings = [s for s in plan["settings"] if metrics & set(s["metrics"])]
+    if not settings:
+        raise spec.error("metrics", f"no setting of the matrix reports {sorted(metrics)}")
+    options = dict(spec.options or {})
+    if (reference := _reference(plan)) is not None:
+        options.setdefault("reference_row", reference)
+    derived = replace(
+        spec, rows=tuple(_rows(plan)), columns=tuple(_columns(settings)), options=options
+    )
+    built = summary_table(derived, ctx)
+    cells, notes = explain_empty(built.cells, plan, settings)
+    built.cells = cells
+    built.notes = [*built.notes, *notes]
+    built.header = {
+        **built.header,
+        "episodes per setting": _episodes_header(settings) + " (sampled with seed 0)",
+    }
+    return built
+
+
+# -- quality vs cost --------------------------------------------------------------------------
+
+
+def _tokens(run: RunInfo, stage: str) -> float | None:
+    """Prompt + completion tokens of ``stage`` per episode of the run (None: no usage.json)."""
+    usage_path, run_path = run.path / "usage.json", run.path / "run.json"
+    if not usage_path.is_file():
+        return None
+    usage = json.loads(usage_path.read_text(encoding="utf-8"))
+    n = int(json.loads(run_path.read_text(encoding="utf-8")).get("n_episodes") or 0)
+    bucket = (usage.get("by_stage") or {}).get(stage) or {}
+    total = int(bucket.get("prompt_tokens", 0)) + int(bucket.get("completion_tokens", 0))
+    return total / n if n else None
+
+
+def _quality_metric(setting: Mapping[str, Any], quality: Sequence[str]) -> str | None:
+    return next((m for m in quality if m in setting["metrics"]), None)
+
+
+def _cost_cells(
+    spec: TableSpec,
+    plan: Mapping[str, Any],
+    settings: Sequence[Mapping[str, Any]],
+    runs: Sequence[RunInfo],
+    quality_cells: Sequence[Cell],
+) -> list[Cell]:
+    """Per (method, setting): the quality cell, then the write and answer tokens per episode."""
+    labels = spec.need("metrics")
+    columns = {c["label"]: c for c in _columns(settings)}
+    by_place = {(c.row, c.column): c for c in quality_cells}
+    out = []
+    for row in _rows(plan):
+        for label, column in columns.items():
+            quality = by_place.get((row["label"], label))
+            if quality is not None:
+                out.append(replace(quality, metric=labels["quality"].get("label", "Quality")))
+            sel = {k: v for k, v in column.items() if k not in ("label", "value", "session")}
+            matched = select(select(runs, {"memory": row["memory"]}), sel)
+            for name, stage in STAGES.items():
+                spent = [t for r in matched if (t := _tokens(r, stage)) is not None]
+                mspec = labels[name]
+                out.append(
+                    Cell(
+                        row["label"],
+                        label,
+                        str(mspec.get("label", name)),
+                        sum(spent) / len(spent) if spent else None,
+                        None,
+                        len(spent),
+                        int(mspec.get("digits", 0)),
+                    )
+                )
+    return out
+
+
+def matrix_cost(spec: TableSpec, ctx: TableContext) -> BuiltTable:
+    """Quality, write tokens and answer tokens per episode, per method and setting."""
+    plan = load_plan(ctx.results_dir, spec.tag)
+    quality = [str(q) for q in spec.option("quality")]
+    if set(spec.need("metrics")) != {"quality", "write", "answer"}:
+        raise spec.error("metrics", "expected exactly quality, write and answer")
+    settings = [s for s in plan["settings"] if _quality_metric(s, quality)]
+    quality_cells: list[Cell] = []
+    notes = []
+    for setting in settings:
+        metric = _quality_metric(setting, quality)
+        sub = replace(
+            spec,
+            metrics={str(metric): dict(spec.need("metrics")["quality"])},
+            options={"value": setting["place"].get("value", "value")},
+        )
+        single = summary_table(
+            replace(sub, rows=tuple(_rows(plan)), columns=tuple(_columns([setting]))), ctx
+        )
+        quality_cells += single.cells
+        notes.append(f"quality of {setting['label']}: {metric}")
+    cells, why = explain_empty(
+        _cost_cells(spec, plan, settings, ctx.runs, quality_cells), plan, settings
+    )
+    header = {
+        "episodes per setting": _episodes_header(settings) + " (sampled with seed 0)",
+        "cost": "tokens per episode (prompt + completion) of usage.json's stages: write = "
+        "'memory' (building memory), answer = 'answer' (recall-time work and the reply); judging "
+        "is evaluation and not counted; no interval (usage.json is per run, not per episode); "
+        "the extractive backend's counts are the tokens its prompts and replies would bill",
+    }
+    return BuiltTable(cells, header=header, notes=[*notes, *why], show_n=False)

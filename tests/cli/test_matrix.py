@@ -1,0 +1,118 @@
+"""``recallbench-matrix`` on the fixtures: the plan derives each unavailable cell's reason from
+what the method and the protocol need and what the data provides; a small matrix runs and its
+table has one row per method, one column per setting reporting the metric, and reasons."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from recallbench.cli.matrix import matrix_main, merged, plan_matrix
+from recallbench.cli.matrix_plan import every_method, methods_of, settings_of
+
+FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures"
+BLOCK = {
+    "reference": "no_memory",
+    "methods": ["no_memory", "gold_memory", "naive_rag", "memory_retrieval", "caim"],
+    "labels": {"no_memory": "No memory"},
+    "episodes": 2,
+    "settings": [
+        {"slice": "lufy_cross", "label": "LUFY"},
+        {
+            "key": "msc",
+            "label": "MSC",
+            "experiment": "theanine_table1",
+            "overrides": ["dataset=msc"],
+        },
+        {"key": "ops", "label": "Ops", "experiment": "carecall_table3", "episodes": None},
+        {
+            "key": "nodata",
+            "label": "No data",
+            "experiment": "theanine_table1",
+            "overrides": ["dataset=cc", "dataset.data_dir=/nonexistent"],
+        },
+    ],
+}
+
+
+def test_every_method_is_each_memory_module_once():
+    methods = every_method()
+    assert {"lufy", "theanine", "caim", "timerag", "no_memory", "naive_rag"} <= set(methods)
+    assert not any(m.endswith(("_carecall", "_no_linking", "_gold")) for m in methods)
+
+
+def test_slice_takes_the_columns_of_lufy_cross():
+    settings = settings_of(BLOCK, "test")
+    lufy = [s for s in settings if s.key.startswith("lufy_cross")]
+    assert [s.values["dataset.options.system"] for s in lufy] == ["Naive RAG", "MemoryBank", "LUFY"]
+    assert all(s.place == {"value": "session_mean"} and s.episodes == 2 for s in lufy)
+    assert [m.label for m in methods_of(BLOCK, "test")][:2] == ["No memory", "gold_memory"]
+
+
+@pytest.fixture(scope="module")
+def plan():
+    extra = [f"paths.data_dir={FIXTURES}", "embedder=hashing"]
+    block = {**BLOCK, "settings": BLOCK["settings"][1:]}
+    plan, _ = plan_matrix(
+        block, "matrix", extra, settings_of(block, "test"), methods_of(block, "test")
+    )
+    return plan
+
+
+def test_plan_reasons_are_derived(plan):
+    cells = plan["cells"]
+    assert cells["msc"]["gold_memory"]["reason"] == "needs gold memory (msc sample has none)"
+    assert cells["msc"]["no_memory"].get("status") is None  # runnable
+    assert cells["ops"]["gold_memory"]["reason"] == "GoldMemory has no memory updater (HasUpdater)"
+    ops = cells["ops"]["naive_rag"]["reason"]
+    assert ops == "NaiveRAG has no memory updater (HasUpdater)"
+    assert cells["ops"]["memory_retrieval"].get("status") is None  # it has an updater
+    assert all(c["reason"].startswith("no data: ") for c in cells["nodata"].values())
+    facts = {s["key"]: s["facts"] for s in plan["settings"]}
+    assert "gold memory" in facts["ops"] and "gold memory" not in facts["msc"]
+
+
+def test_a_partial_plan_keeps_the_other_cells(plan):
+    later = {**plan, "settings": plan["settings"][:1], "cells": {"msc": {"caim": {"x": 1}}}}
+    both = merged(plan, later)
+    assert [s["key"] for s in both["settings"]] == [s["key"] for s in plan["settings"]]
+    assert both["cells"]["msc"]["caim"] == {"x": 1}
+    assert both["cells"]["ops"] == plan["cells"]["ops"]
+
+
+def test_a_small_matrix_on_fixtures(tmp_path, capsys):
+    argv = [
+        "--settings",
+        "msc_theanine",
+        "--methods",
+        "no_memory,gold_memory,naive_rag",
+        f"paths.data_dir={FIXTURES}",
+        f"paths.results_dir={tmp_path}",
+        "embedder=hashing",
+        "metrics.names=[rouge_l]",
+        "progress=false",
+    ]
+    matrix_main(argv)
+    plan = json.loads((tmp_path / "runs" / "matrix" / "plan.json").read_text())
+    cell = plan["cells"]["msc_theanine"]["naive_rag"]
+    assert cell["status"] == "finished" and "reused" not in cell
+    with (tmp_path / "tables" / "matrix_rouge_l.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["row"] for r in rows] == ["No memory", "Gold memory", "Naive RAG"]
+    assert {r["column"] for r in rows} == {"MSC (THEANINE)"}
+    by = {r["row"]: r for r in rows}
+    assert by["Gold memory"]["ours"] == "n/a: needs gold memory"
+    assert float(by["Naive RAG"]["ours"]) > 0 and by["Naive RAG"]["coverage"] == "§"
+    md = (tmp_path / "tables" / "matrix_rouge_l.md").read_text()
+    assert "needs gold memory (msc sample has none) -- Gold memory @ MSC (THEANINE)" in md
+    assert "MSC (THEANINE): 2 (asked 2)" in md  # the episodes sampled, in the header
+    assert (tmp_path / "tables" / "matrix_cost.png").is_file()
+    assert "matrix_f1: no planned setting reports its metrics" in capsys.readouterr().out
+    matrix_main(["--methods", "naive_rag", *argv[2:]])  # again: the finished cell is reused
+    again = json.loads((tmp_path / "runs" / "matrix" / "plan.json").read_text())
+    reused = again["cells"]["msc_theanine"]["naive_rag"]
+    assert reused["reused"] is True and reused["run"] == cell["run"]
+    assert again["cells"]["msc_theanine"]["no_memory"]["status"] == "finished"  # kept
