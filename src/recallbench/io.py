@@ -139,3 +139,18 @@ def unusable_cache(path: str | Path, what: str) -> Iterator[None]:
             " (a new cache starts empty; cached replies are recomputed) or point"
             " paths.cache_dir at another folder"
         ) from exc
+
+
+def write_immediate(conn: sqlite3.Connection, sql: str, rows: Iterable[Any]) -> None:
+    """``executemany(sql, rows)`` in one ``BEGIN IMMEDIATE`` transaction, rolled back on error.
+
+    IMMEDIATE takes the write lock up front, so SQLite waits through its busy handler instead of
+    failing a read->write upgrade under concurrent writers (the shared caches' writes).
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany(sql, rows)
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from recallbench.io import atomic_path
 
@@ -71,16 +72,7 @@ def plot_pareto(
             )
             ax.annotate(label, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
         front = sorted((p for lbl, p in points.items() if efficient[lbl]), key=lambda p: p[0])
-        if len(front) > 1:
-            ax.step(
-                [p[0] for p in front],
-                [p[1] for p in front],
-                where="post",
-                color="tab:red",
-                linewidth=1,
-                alpha=0.7,
-                label="Pareto frontier",
-            )
+        if draw_front(ax, front):
             ax.legend(fontsize=7, loc="lower right")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
@@ -95,3 +87,19 @@ def plot_pareto(
     finally:
         plt.close(fig)
     return path
+
+
+def draw_front(ax: Any, front: list[tuple[float, float]]) -> bool:
+    """Draw the Pareto frontier through ``front`` (points sorted by x) as a red step line;
+    return whether there was one to draw (two points or more)."""
+    if len(front) > 1:
+        ax.step(
+            [p[0] for p in front],
+            [p[1] for p in front],
+            where="post",
+            color="tab:red",
+            linewidth=1,
+            alpha=0.7,
+            label="Pareto frontier",
+        )
+    return len(front) > 1

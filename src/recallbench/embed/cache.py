@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from recallbench.io import connect_shared
+from recallbench.io import connect_shared, write_immediate
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -70,18 +70,10 @@ class EmbeddingCache:
             (model, text_key(t), int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes())
             for t, v in vectors.items()
         ]
-        with self._lock:
-            # One write transaction for the batch; IMMEDIATE takes the write lock up front, so
-            # SQLite waits through its busy handler instead of failing a read->write upgrade.
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._conn.executemany(
-                    "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows
-                )
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+        with self._lock:  # one write transaction for the batch
+            write_immediate(
+                self._conn, "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows
+            )
 
     def __len__(self) -> int:
         with self._lock:

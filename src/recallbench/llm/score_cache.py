@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from recallbench.io import connect_shared, unusable_cache
+from recallbench.io import connect_shared, unusable_cache, write_immediate
 
 # The scoring recipe of ``recallbench.llm.perplexity``: a change to it must change this string.
 SCHEME = (
@@ -107,15 +107,7 @@ class ScoreCache:
         if not rows:
             return
         with self._lock:
-            # IMMEDIATE takes the write lock up front: SQLite then waits through its busy
-            # handler instead of failing a read->write upgrade under concurrent writers.
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._conn.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?)", rows)
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+            write_immediate(self._conn, "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?)", rows)
 
     def __len__(self) -> int:
         with self._lock:

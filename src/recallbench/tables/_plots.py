@@ -223,7 +223,7 @@ def pareto(ax: Any, cells: Sequence[Cell], label: str, x_metric: str, y_metric: 
     """Quality (``y_metric``) against a cost (``x_metric``), one point per ``label`` part (a
     method); the Pareto-efficient points (no other point at most as costly and at least as
     good, strictly better in one) filled and joined by the frontier's step line."""
-    from recallbench.analysis.pareto import pareto_front
+    from recallbench.analysis.pareto import draw_front, pareto_front
 
     by: dict[str, dict[str, float]] = {}
     for cell in cells:
@@ -247,13 +247,4 @@ def pareto(ax: Any, cells: Sequence[Cell], label: str, x_metric: str, y_metric: 
         )
         ax.annotate(name, (x, y), textcoords="offset points", xytext=(3, 3), fontsize=6)
     front = sorted(p for name, p in points.items() if efficient[name])
-    if len(front) > 1:
-        ax.step(
-            [p[0] for p in front],
-            [p[1] for p in front],
-            where="post",
-            color="tab:red",
-            linewidth=1,
-            alpha=0.7,
-            label="Pareto frontier",
-        )
+    draw_front(ax, front)
