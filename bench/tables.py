@@ -47,10 +47,28 @@ SKIP = ("reproduce-table-lufy-2",)  # the LM-heavy weight fit takes ~45 min: opt
 SHARES = ("lm_scoring", "embeddings", "llm_calls", "metrics")
 
 
-def make_targets(tree: Path) -> list[str]:
-    """The ``reproduce-*`` targets of a Makefile, in file order."""
+def make_targets(tree: Path, venv: Path) -> list[str]:
+    """The ``reproduce-*`` targets of a Makefile: its explicit rules in file order, then those its
+    ``reproduce-table-%`` pattern rule makes (``recallbench reproduce --list``), where it has one."""
     text = (tree / "Makefile").read_text(encoding="utf-8")
-    return re.findall(r"^(reproduce-[a-z0-9-]+):", text, flags=re.M)
+    explicit = [
+        t
+        for t in re.findall(r"^(reproduce-[a-z0-9-]+):", text, flags=re.M)
+        if t != "reproduce-list"
+    ]
+    if "reproduce-table-%:" not in text:
+        return explicit
+    env = {**os.environ, "PYTHONPATH": str(tree / "src")}
+    listed = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "recallbench.cli", "reproduce", "--list"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    patterned = [line.split()[0] for line in listed.splitlines() if line.startswith("reproduce-")]
+    return explicit + [t for t in patterned if t not in explicit]
 
 
 def forward_throughput(seconds: float = 6.0) -> float:
@@ -195,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     opts = parser.parse_args(argv)
     opts.data_dir, opts.venv = opts.data_dir.resolve(), opts.venv.absolute()
     opts.base = opts.baseline_tree.resolve() if opts.baseline_tree else None
-    every = make_targets(ROOT)
+    every = make_targets(ROOT, opts.venv)
     wanted = opts.targets or [t for t in every if t not in SKIP]
     targets = [
         next((t for t in every if t == w or t.endswith("-" + w) or t == "reproduce-" + w), w)
