@@ -217,3 +217,38 @@ def test_bad_params(llm, embedder, arousal):
         Lufy(llm, embedder, surprise="gpt2", arousal_model=arousal)
     with pytest.raises(ConfigError, match="lo < hi"):
         lufy(llm, embedder, arousal, normalization={"P": [160, 1]})
+
+
+def test_episode_prefetch_scores_every_pair_the_sessions_then_score(
+    llm, embedder, arousal, monkeypatch
+):
+    """``surprise: lm`` scores are cached (llm.lm_scores): the episode prefetch asks for every
+    (utterance, context) pair that ``score_session`` asks for later, in one call."""
+    from lufy_scenarios import SESSION_1, SESSION_2, make_episode, replay_session
+
+    import recallbench.llm.perplexity as perplexity_module
+
+    calls: list[list[tuple[str, str]]] = []
+
+    def recording(texts, contexts=None, **_):
+        calls.append(list(zip(contexts, texts, strict=True)))
+        return [10.0] * len(texts)
+
+    monkeypatch.setattr(perplexity_module, "perplexity", recording)
+    episode = make_episode([SESSION_1, SESSION_2])
+    method = Lufy(llm, embedder, surprise="lm", arousal_model=arousal)
+    method.reset(episode)
+    method.prefetch_episode(episode)
+    assert len(calls) == 1
+    fetched = set(calls[0])
+    for session in episode.sessions:
+        replay_session(method, episode, session)
+        method.observe(session)
+    later = {pair for call in calls[1:] for pair in call}
+    assert len(calls) == 1 + len(episode.sessions) and later == fetched
+    # a surprise whose scores nobody caches (unigram, a callable) is not computed twice
+    calls.clear()
+    unigram = lufy(llm, embedder, arousal)
+    unigram.reset(episode)
+    unigram.prefetch_episode(episode)
+    assert calls == []

@@ -5,7 +5,16 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from lufy_scenarios import BOT, SESSION_1, SESSION_2, USER, make_episode, probe, replay
+from lufy_scenarios import (
+    BOT,
+    SESSION_1,
+    SESSION_2,
+    USER,
+    make_episode,
+    probe,
+    replay,
+    replay_session,
+)
 
 from recallbench.errors import ConfigError
 from recallbench.memory.lufy import (
@@ -227,3 +236,32 @@ def test_prefetch_embeds_a_sessions_recalls_in_one_batch_and_changes_nothing(llm
         assert fetched.snapshot() == plain.snapshot()
     assert any(i.kind == "utterance_pair" for i in plain.snapshot())
     assert plain_emb.cache_info.batches > fetched_emb.cache_info.batches
+
+
+@pytest.mark.parametrize("cls", [NaiveRAG, MemoryBank])
+def test_episode_prefetch_leaves_only_summaries_to_embed_and_changes_nothing(llm, cls):
+    from recallbench.embed import HashingEmbedder
+
+    class Recording(HashingEmbedder):
+        def _embed_batch(self, texts):
+            self.seen.append(list(texts))
+            return super()._embed_batch(texts)
+
+    episode = make_episode([SESSION_1, SESSION_2])
+    plain_emb, fetched_emb = HashingEmbedder(dim=256), Recording(dim=256)
+    fetched_emb.seen = []
+    plain = cls(llm, plain_emb, threshold=0.2, recent_turns=1)
+    fetched = cls(llm, fetched_emb, threshold=0.2, recent_turns=1)
+    replay(plain, episode)
+    fetched.reset(episode)
+    fetched.prefetch_episode(episode)
+    assert len(fetched_emb.seen) == 1  # one call (one length-sorted batch here)
+    fetched_emb.seen.clear()
+    summaries: set[str] = set()  # MemoryBank may forget one before the end
+    for session in episode.sessions:
+        replay_session(fetched, episode, session)
+        fetched.observe(session)
+        summaries |= {i.text for i in fetched.snapshot() if i.kind == "summary"}
+    later = [t for batch in fetched_emb.seen for t in batch]
+    assert later and set(later) <= summaries  # the pairs and retrieval texts were all fetched
+    assert fetched.snapshot() == plain.snapshot()

@@ -110,7 +110,7 @@ class Embedder(ABC):
             for text, vec in self._disk.get_many(self.name, list(todo)).items():
                 self._remember(text, vec, todo.pop(text), out)
                 self.cache_info.disk_hits += 1
-        missing = list(todo)
+        missing = sorted(todo, key=len)  # batches of similar length pad less (chars ~ tokens)
         for start in range(0, len(missing), self.batch_size):
             batch = missing[start : start + self.batch_size]
             vecs = l2_normalize(self._checked(self._embed_batch(batch), len(batch)))

@@ -160,6 +160,7 @@ class QAProtocol(EvalProtocol):
         judge, self._run_llm = self.judge, llm
         result = EpisodeResult()
         method.reset(episode)
+        method.prefetch_episode(episode)
         for session in episode.sessions:
             if self.replay_turns:
                 self._replay(episode, session, method)

@@ -137,6 +137,7 @@ class ResponseProtocol(EvalProtocol):
         episode = self.view(episode)
         targets = set(self.targets(episode))
         method.reset(episode)
+        method.prefetch_episode(episode)
         for session in episode.sessions:
             if session.index in targets:
                 queries = reply_queries(episode, session, self._responds)

@@ -62,6 +62,7 @@ from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.llm.types import LLMClient
 from recallbench.memory.lufy._arousal import ArousalModel, load_or_train
+from recallbench.memory.lufy._entries import Pair
 from recallbench.memory.lufy._estimators import (
     DEFAULT_SURPRISE_MODEL,
     IMPORTANCE_TASK,
@@ -187,6 +188,7 @@ class Lufy(LufyFamilyMemory):
         self.r2_convention, self.alpha, self.min_strength = r2_convention, alpha, min_strength
         self.surprise_cap = float(surprise_cap)
         self._surprise = build_surprise(surprise, surprise_model, self.surprise_cap)
+        self._surprise_cached = surprise == "lm"  # its scores are remembered (llm.lm_scores)
         self.emobank_path, self.arousal_cache_dir = emobank_path, arousal_cache_dir
         self._arousal = arousal_model
         if self._arousal is None and self.weights["A"] != 0 and not emobank_path:
@@ -252,6 +254,12 @@ class Lufy(LufyFamilyMemory):
         )
         for i, entry in enumerate(todo):
             entry.raw = {m: raw[m][i] for m in ("A", "P", "L")}
+
+    def prefetch_scores(self, pairs: list[Pair]) -> None:
+        """Score the surprise of every pair of an episode in one call: ``score_session`` then
+        finds each in the LM-score cache (only for ``surprise: lm``, whose scores are cached)."""
+        if self.weights["P"] != 0 and self._surprise_cached and pairs:
+            self._surprise([u.text for u, _ in pairs], [c.text if c else "" for _, c in pairs])
 
     def summary_written(self, entry: Entry, pairs: list[Entry]) -> None:
         """Give a summary the max A, min P and max L of its session's pairs."""

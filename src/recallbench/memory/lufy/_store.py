@@ -62,6 +62,8 @@ from recallbench.memory._base import MemoryMethod, Message, render_history
 from recallbench.memory.lufy._entries import (
     Entry,
     EntryStore,
+    Pair,
+    pair_text,
     refine_profile,
     user_pairs,
     write_pairs,
@@ -215,6 +217,21 @@ class LufyFamilyMemory(MemoryMethod):
         store.forgotten = []
         if self.forgetting:
             self._forget(store.assessed_at)
+
+    def prefetch_episode(self, episode: Episode) -> None:
+        """Embed every pair ``observe`` will write and every user turn (the retrieval text of a
+        replayed reply, LUFY's arousal input) and every question of ``episode`` in one call,
+        then let the method score its pairs (``prefetch_scores``); see
+        ``MemoryMethod.prefetch_episode``."""
+        pairs = [p for s in episode.sessions for p in user_pairs(s.turns, self.store.user)]
+        texts = [pair_text(p) for p in pairs] + [user_turn.text for user_turn, _ in pairs]
+        texts += [qa.question for qa in episode.qa]  # what a QA protocol retrieves with
+        if texts := [t for t in dict.fromkeys(texts) if t.strip()]:
+            self.embedder.encode(texts)
+        self.prefetch_scores(pairs)
+
+    def prefetch_scores(self, pairs: list[Pair]) -> None:
+        """Compute ahead what ``score_session`` will compute for ``pairs`` (LUFY); no-op here."""
 
     def prefetch(self, queries: Sequence[Query]) -> None:
         """Embed in one batch what the recalls of ``queries`` embed one by one (``recall_texts``)."""
