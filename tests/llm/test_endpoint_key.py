@@ -61,3 +61,19 @@ def test_a_cache_scope_shares_replies_between_endpoints_on_purpose(tmp_path):
         assert got.cached and got.value == "replica 1" and b.requests == 0
         with _llm(b.base_url, cache) as unscoped:  # no scope: the endpoint's own replies
             assert unscoped.run(TASK, x="1").value == "2"
+
+
+def test_the_breaker_names_its_limit_even_when_calls_in_flight_fail_meanwhile():
+    """Seen in `make test`: 'failed 6 calls in a row' where the test expected 5, because a call
+    on another thread failed between the opening failure and its message."""
+    from recallbench.llm.calls import CircuitBreaker
+
+    breaker = CircuitBreaker(after=5)
+    for _ in range(4):
+        breaker.failure("refused")
+    breaker.in_a_row += 1  # a concurrent call has counted its failure, not yet checked
+    with pytest.raises(EndpointDown, match="failed 5 calls in a row"):
+        breaker.failure("refused")
+    assert breaker.in_a_row == 6
+    breaker.success()
+    assert not breaker.open

@@ -86,9 +86,11 @@ class CircuitBreaker:
         self.check()
 
     def check(self) -> None:
+        # The message names the limit, not the count: calls in flight on other threads may
+        # fail (and count) between the failure that opened the breaker and this line.
         if self.open:
             raise EndpointDown(
-                f"the LLM endpoint failed {self.in_a_row} calls in a row after retries (last: "
+                f"the LLM endpoint failed {self.after} calls in a row after retries (last: "
                 f"{self.last_error[:200]}); the run stops (run.json: failed). Check the server "
                 "and generator.base_url / model, then resume the run: finished calls come from "
                 "the cache (health.breaker_after sets the limit)"
