@@ -105,6 +105,7 @@ def test_a_small_matrix_on_fixtures(tmp_path, capsys):
     assert {r["column"] for r in rows} == {"MSC (THEANINE)"}
     by = {r["row"]: r for r in rows}
     assert by["Gold memory"]["ours"] == "n/a: needs gold memory"
+    assert by["Gold memory"]["coverage"] == ""  # no run: no fixture marker on the n/a
     assert float(by["Naive RAG"]["ours"]) > 0 and by["Naive RAG"]["coverage"] == "§"
     md = (tmp_path / "tables" / "matrix_rouge_l.md").read_text()
     assert "needs gold memory (msc sample has none) -- Gold memory @ MSC (THEANINE)" in md

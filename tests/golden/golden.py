@@ -27,6 +27,8 @@ an assessed setting writes ``comparable`` empty and no ``diff``; CareCall/LUFY T
 their episodes (``‡`` where fewer than the paper's). One interval moved: lufy_table12
 (Annotators) Avg., [12.5, 52.1] -> [25.0, 66.7], since an episode without a session no longer
 counts as a zero in the mean over sessions (``metrics.clusters``).
+Issue 28 (matrix): coverage markers go on values only, so lufy_table1's six "Conv. Setting"
+text cells lost a ``§`` (``coverage`` re-recorded for those cells, nothing else).
 After both, the four tables issue 24's figures work re-recorded were recorded once more over the merged
 code (their ``ours``/``paper``/``n`` as on main, the issue-24 columns as above).
 

@@ -162,7 +162,7 @@ def assess(
     Without a declared setting no cell is comparable (``None``: not assessed, no difference).
     A builder's own decision stands otherwise, but no cell on the fixtures is comparable.
     Coverage: ``fixture`` (the table read the project's fixtures) or fewer episodes than the
-    paper's.
+    paper's, on values only: a text cell (a label, ``n/a: <why>``) gets no marker.
     """
     out, reasons = [], []
     for cell in cells:
@@ -178,7 +178,7 @@ def assess(
             why += [FIXTURE_REASON] if fixture and FIXTURE_REASON not in why else []
             reasons += why
             comparable = not why
-        if not coverage and cell.ours is not None:
+        if not coverage and isinstance(cell.ours, int | float):  # a value computed from runs
             if fixture:
                 coverage = FIXTURE
             elif cell.episodes is not None:

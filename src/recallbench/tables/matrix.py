@@ -94,7 +94,8 @@ def explain_empty(
             continue
         reason = _why(plan, key_of[column], memory_of[cell.row])
         where.setdefault(reason, {}).setdefault(cell.row, set()).add(column)
-        out.append(replace(cell, ours=f"n/a: {short_reason(reason)}"))
+        # no run, so no episodes and no coverage marker (a fixture § on "n/a" says nothing)
+        out.append(replace(cell, ours=f"n/a: {short_reason(reason)}", coverage="", episodes=None))
     notes = [
         f"n/a: {reason} -- "
         + "; ".join(f"{row} @ {', '.join(sorted(cols))}" for row, cols in rows.items())
