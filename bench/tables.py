@@ -164,6 +164,8 @@ def row(label: str, wall: float, code: int, m: dict | None, fwd: float) -> str:
 
 def bench_target(opts, tree: Path, target: str, fwd: float, keep: Path | None) -> dict:
     """Cold then warm run of one target from one tree; print and return the figures."""
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="bench_tables_", dir=keep))
     out: dict = {"tree": str(tree), "target": target}
     for seed in opts.seed_files:
