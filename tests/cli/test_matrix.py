@@ -117,3 +117,32 @@ def test_a_small_matrix_on_fixtures(tmp_path, capsys):
     reused = again["cells"]["msc_theanine"]["naive_rag"]
     assert reused["reused"] is True and reused["run"] == cell["run"]
     assert again["cells"]["msc_theanine"]["no_memory"]["status"] == "finished"  # kept
+
+
+@pytest.mark.parametrize("flag", [["--episodes", "3"], ["episodes=3"]])
+def test_episodes_per_setting_from_the_command_line(tmp_path, flag):
+    """``make matrix EPISODES=3`` passes ``episodes=3``; a setting that fixes its own (GVD's
+    three keyed users: null) keeps it."""
+    argv = ["--plan-only", "--settings", "msc_theanine,gvd", "--methods", "no_memory", *flag]
+    matrix_main([*argv, f"paths.data_dir={FIXTURES}", f"paths.results_dir={tmp_path}"])
+    plan = json.loads((tmp_path / "runs" / "matrix" / "plan.json").read_text())
+    asked = {s["key"]: s["episodes_asked"] for s in plan["settings"]}
+    assert asked == {"msc_theanine": 3, "gvd": None}
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["memory.nn=3"], "memory.nn=3"),
+        (["--episodes", "0"], "--episodes 0: expected an integer >= 1"),
+        (["episodes=many"], "episodes=many: expected an integer >= 1"),
+    ],
+)
+def test_a_wrong_key_or_value_is_one_line_and_exit_2(tmp_path, capsys, args, expected):
+    argv = ["--plan-only", "--settings", "msc_theanine", "--methods", "no_memory", *args]
+    with pytest.raises(SystemExit) as stop:
+        matrix_main([*argv, f"paths.data_dir={FIXTURES}", f"paths.results_dir={tmp_path}"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "Traceback" not in err
+    (line,) = err.strip().splitlines()
+    assert line.startswith("recallbench-matrix: error: ") and expected in line

@@ -85,10 +85,10 @@ def _compose(overrides: list[str], with_hydra: bool = False) -> DictConfig:
         with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
             return compose("config", overrides=overrides, return_hydra_config=with_hydra)
     except ConfigCompositionException as exc:
-        raise _composition_error(exc, overrides) from None
+        raise composition_error(exc, overrides) from None
 
 
-def _composition_error(exc: Exception, overrides: list[str]) -> ConfigError:
+def composition_error(exc: Exception, overrides: list[str]) -> ConfigError:
     """Hydra's "Could not override 'memory.nn'" as one line with the keys that exist."""
     found = re.search(r"Could not (?:override|append to) '([^']+)'", str(exc))
     if not found:

@@ -1,6 +1,7 @@
 """``recallbench-matrix``: every memory method on every paper's setting, then the matrix tables.
 
-    python -m recallbench.cli.matrix [--plan-only] [--settings KEY,..] [--methods NAME,..] [KEY=VALUE ...]
+    python -m recallbench.cli.matrix [--plan-only] [--settings KEY,..] [--methods NAME,..]
+        [--episodes N] [KEY=VALUE ...]
 
 Reads the ``matrix:`` block of ``conf/experiment/matrix.yaml`` (``cli.matrix_plan``), plans
 every (setting, method) cell (runnable, or unavailable with the reason derived from what the
@@ -9,8 +10,9 @@ one in this process (each dataset loaded and sampled once for all its methods), 
 the table experiments the block lists (``tables.matrix``). The plan, with each cell's status
 (``unavailable``, ``finished``, ``failed`` and why), is ``<results>/runs/<tag>/plan.json``:
 the tables read it to mark the cells that have no run. KEY=VALUE overrides go to every job
-(``paths.data_dir=...``, ``generator=openai``). A cell that raises is recorded as failed with
-its error line and the matrix goes on.
+(``paths.data_dir=...``, ``generator=openai``). ``--episodes N`` (or ``episodes=N``, which
+``make matrix EPISODES=N`` passes) samples N episodes in every setting that does not fix its
+own. A cell that raises is recorded as failed with its error line and the matrix goes on.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from recallbench.cli.build import (
     build_memory_factory,
     build_protocol,
 )
-from recallbench.cli.checks import check_config
+from recallbench.cli.checks import check_config, composition_error
 from recallbench.cli.config import compose_job, select_episodes, user_errors
 from recallbench.cli.matrix_plan import Method, Setting, matrix_block, methods_of, settings_of
 from recallbench.cli.table import render_table
@@ -91,7 +93,7 @@ def _plan_setting(
     setting: Setting, methods: Sequence[Method], tag: str, extra: Sequence[str]
 ) -> tuple[dict[str, Any], dict[str, Any], list]:
     """Plan one column: its entry, each method's cell, and its sampled episodes."""
-    cfg, choices = compose_job(job_overrides(setting, methods[0].memory, tag, extra))
+    cfg, choices = _compose(job_overrides(setting, methods[0].memory, tag, extra))
     entry = _setting_entry(setting, cfg, choices)
     cells: dict[str, Any] = {}
     try:
@@ -259,6 +261,16 @@ def reports_any(plan: dict[str, Any], table: str) -> bool:
     return any(wanted & set(s["metrics"]) for s in plan["settings"])
 
 
+def _compose(overrides: list[str]) -> tuple[Any, dict[str, str]]:
+    """``compose_job``, with Hydra's composition errors as one line (``checks``)."""
+    from hydra.errors import ConfigCompositionException
+
+    try:
+        return compose_job(overrides)
+    except ConfigCompositionException as exc:
+        raise composition_error(exc, overrides) from None
+
+
 def matrix_main(argv: list[str] | None = None) -> None:
     """Console entry point: plan, run and tabulate the cross-paper matrix."""
     parser = argparse.ArgumentParser(prog="recallbench-matrix", description=__doc__)
@@ -268,11 +280,26 @@ def matrix_main(argv: list[str] | None = None) -> None:
     parser.add_argument("--settings", help="only these setting keys (comma-separated)")
     parser.add_argument("--methods", help="only these methods (comma-separated)")
     parser.add_argument("--rerun", action="store_true", help="rerun cells that finished before")
+    parser.add_argument(
+        "--episodes",
+        type=int,
+        help="episodes sampled per setting (matrix.episodes; a setting's own episodes stay)",
+    )
     ns = parser.parse_args(argv)
     with user_errors("recallbench-matrix"):
-        cfg, _ = compose_job([f"experiment={ns.experiment}", *ns.overrides])
+        for given in [o for o in ns.overrides if o.startswith("episodes=")]:  # make EPISODES=n
+            ns.overrides.remove(given)
+            value = given.split("=", 1)[1]
+            if not value.isdigit():
+                raise ConfigError(f"{given}: expected an integer >= 1 (episodes per setting)")
+            ns.episodes = int(value)
+        if ns.episodes is not None and ns.episodes < 1:
+            raise ConfigError(f"--episodes {ns.episodes}: expected an integer >= 1")
+        cfg, _ = _compose([f"experiment={ns.experiment}", *ns.overrides])
         where = f"conf/experiment/{ns.experiment}.yaml"
         block, tag = matrix_block(cfg, where), str(cfg.tag)
+        if ns.episodes is not None:
+            block["episodes"] = ns.episodes
         os.environ.setdefault("RECALLBENCH_STAMP", time.strftime("%Y%m%d-%H%M%S"))
         settings = _pick(settings_of(block, where), "key", ns.settings, "settings")
         methods = _pick(methods_of(block, where), "memory", ns.methods, "methods")
