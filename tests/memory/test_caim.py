@@ -231,6 +231,23 @@ def test_parsers():
     assert parse_tags("Piano, music,spaceship", frozenset({"piano", "music"})) == ["piano", "music"]
     with pytest.raises(ParseError):
         parse_tags("spaceship", frozenset({"piano"}))
+    with pytest.raises(ParseError):
+        parse_tags("", frozenset({"piano"}))  # an empty reply is not an answer
+
+
+def test_offline_select_tags_says_none_when_nothing_matches_and_that_is_no_failure(llm):
+    """Seen in the matrix: CAIM on LUFY's logs was marked DEGRADED (9 of 46 Select Tags calls
+    'failed to parse') although the offline twin had decided, correctly, that no ontology term
+    occurs in the command."""
+    from recallbench.memory.caim._tasks import offline_select_tags, select_tags_task
+
+    ontology = json.dumps({"hobbies": {"music": ["piano"]}})
+    assert offline_select_tags(ontology, "we talked about the weather") == "NONE"
+    task = select_tags_task(frozenset({"hobbies", "music", "piano"}))
+    result = llm.run(task, ontology=ontology, command="we talked about the weather", skip=())
+    assert result.value == [] and llm.usage.to_dict()["totals"].get("parse_failures", 0) == 0
+    played = llm.run(task, ontology=ontology, command="I play the piano", skip=()).value
+    assert played == ["piano", "music", "hobbies"]  # padded with its parents
     reply = "Mara bakes bread, with rosemary;2023-05-04,AI recommends olives;2023-05-04"
     assert parse_key_events(reply) == [
         ("Mara bakes bread, with rosemary", "2023-05-04"),

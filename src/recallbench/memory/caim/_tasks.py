@@ -171,9 +171,16 @@ ONTOLOGY_EXPANSION_TASK = PromptTask(
 )
 
 
+NO_TAGS = "NONE"  # the offline Select Tags' answer when no ontology term matches
+
+
 def parse_tags(reply: str, known: frozenset[str] = frozenset()) -> list[str]:
     """Parse ``tag1,tag2,tag3``: lowercased single words; with ``known``, only ontology tags
-    (the prompt forbids new tags). Nothing usable -> ParseError (fallback: no tags)."""
+    (the prompt forbids new tags). ``NONE`` -> no tags (what the offline twin answers when no
+    ontology term matches: a decision, not a failed reply). Nothing usable -> ParseError
+    (fallback: no tags)."""
+    if reply.strip() == NO_TAGS:
+        return []
     tags = [t.strip().strip(".'\"").lower() for t in re.split(r"[,\n]", reply)]
     tags = [t for t in dict.fromkeys(tags) if re.fullmatch(r"[^\W\d_]+", t)]
     if known:
@@ -187,8 +194,9 @@ def offline_select_tags(
     ontology: str, command: str, skip: tuple[str, ...] = (), **_: object
 ) -> str:
     """Lexical Select Tags: ontology terms whose stem occurs in the command (most specific first),
-    padded to two with the best match's parents; "" when nothing matches."""
-    return ",".join(Ontology(json.loads(ontology)).select(command, skip=frozenset(skip)))
+    padded to two with the best match's parents; ``NONE`` when nothing matches."""
+    tags = Ontology(json.loads(ontology)).select(command, skip=frozenset(skip))
+    return ",".join(tags) or NO_TAGS
 
 
 def select_tags_task(known: frozenset[str]) -> PromptTask:
