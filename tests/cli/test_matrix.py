@@ -71,6 +71,9 @@ def test_plan_reasons_are_derived(plan):
     assert ops == "NaiveRAG has no memory updater (HasUpdater)"
     assert cells["ops"]["memory_retrieval"].get("status") is None  # it has an updater
     assert all(c["reason"].startswith("no data: ") for c in cells["nodata"].values())
+    # a table prints the reason: no machine path, no terminal advice
+    assert all("/nonexistent" not in c["reason"] for c in cells["nodata"].values())
+    assert all("make data" not in c["reason"] for c in cells["nodata"].values())
     facts = {s["key"]: s["facts"] for s in plan["settings"]}
     assert "gold memory" in facts["ops"] and "gold memory" not in facts["msc"]
 

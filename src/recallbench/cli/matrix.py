@@ -89,6 +89,17 @@ def _setting_entry(setting: Setting, cfg: Any, choices: dict[str, str]) -> dict[
     }
 
 
+def _portable(reason: str, cfg: Any) -> str:
+    """A reason as a table may print it: the data folder as ``DATA_DIR``, not this machine's
+    path, and without the advice meant for a terminal (fetching the data)."""
+    reason = reason.split(" Fetch the data", 1)[0]
+    given = [cfg.paths.get("data_dir"), cfg.dataset.get("data_dir")]
+    folders = {str(f) for f in given if f} | {str(Path(str(f)).resolve()) for f in given if f}
+    for folder in sorted(folders, key=len, reverse=True):
+        reason = reason.replace(folder, "DATA_DIR")
+    return reason
+
+
 def _plan_setting(
     setting: Setting, methods: Sequence[Method], tag: str, extra: Sequence[str]
 ) -> tuple[dict[str, Any], dict[str, Any], list]:
@@ -99,7 +110,7 @@ def _plan_setting(
     try:
         episodes = select_episodes(build_dataset(cfg.dataset), cfg.episodes, int(cfg.seed))
     except (DataNotFoundError, DatasetFormatError) as exc:
-        absent = f"no data: {one_line(exc)}"
+        absent = f"no data: {_portable(one_line(exc), cfg)}"
         entry["facts"], entry["episodes"] = [], 0
         return entry, {m.memory: {"status": "unavailable", "reason": absent} for m in methods}, []
     facts = provided(episodes)
