@@ -40,8 +40,10 @@ def test_second_run_scores_nothing_and_keeps_every_value(fixtures_dir, tmp_path)
     warm = json.loads((second / "usage.json").read_text())["compute"]
     assert (results / "cache" / "lm_scores.sqlite").is_file()
     assert cold["lm_scores"]["computed"] > 10 and cold["lm_scores"]["passes"] >= 1
-    assert cold["lm_scores"]["requested"] == cold["lm_scores"]["computed"]
-    assert warm["lm_scores"]["disk_hits"] == cold["lm_scores"]["requested"]
+    # the episode prefetch computes every pair once; score_session then finds each in memory
+    assert cold["lm_scores"]["memory_hits"] == cold["lm_scores"]["computed"]
+    assert cold["lm_scores"]["requested"] == 2 * cold["lm_scores"]["computed"]
+    assert warm["lm_scores"]["disk_hits"] == cold["lm_scores"]["computed"]
     assert warm["lm_scores"]["computed"] == warm["lm_scores"]["passes"] == 0
     assert cold["seconds"]["lm_scoring"] > 0 and set(cold["seconds"]) >= {"metrics", "llm_calls"}
     assert warm["embeddings"]["memory_hits"] + warm["embeddings"]["misses"] > 0

@@ -34,9 +34,17 @@ from recallbench.cli.build import (
     build_memory_factory,
     build_protocol,
 )
-from recallbench.cli.checks import check_config, composition_error
+from recallbench.cli.checks import check_config
 from recallbench.cli.config import compose_job, select_episodes, user_errors
-from recallbench.cli.matrix_plan import Method, Setting, matrix_block, methods_of, settings_of
+from recallbench.cli.matrix_plan import (
+    Method,
+    Setting,
+    compose_checked,
+    matrix_block,
+    methods_of,
+    portable_reason,
+    settings_of,
+)
 from recallbench.cli.table import render_table
 from recallbench.datasets.needs import missing, provided
 from recallbench.errors import ConfigError, DataNotFoundError, DatasetFormatError, one_line
@@ -89,28 +97,17 @@ def _setting_entry(setting: Setting, cfg: Any, choices: dict[str, str]) -> dict[
     }
 
 
-def _portable(reason: str, cfg: Any) -> str:
-    """A reason as a table may print it: the data folder as ``DATA_DIR``, not this machine's
-    path, and without the advice meant for a terminal (fetching the data)."""
-    reason = reason.split(" Fetch the data", 1)[0]
-    given = [cfg.paths.get("data_dir"), cfg.dataset.get("data_dir")]
-    folders = {str(f) for f in given if f} | {str(Path(str(f)).resolve()) for f in given if f}
-    for folder in sorted(folders, key=len, reverse=True):
-        reason = reason.replace(folder, "DATA_DIR")
-    return reason
-
-
 def _plan_setting(
     setting: Setting, methods: Sequence[Method], tag: str, extra: Sequence[str]
 ) -> tuple[dict[str, Any], dict[str, Any], list]:
     """Plan one column: its entry, each method's cell, and its sampled episodes."""
-    cfg, choices = _compose(job_overrides(setting, methods[0].memory, tag, extra))
+    cfg, choices = compose_checked(job_overrides(setting, methods[0].memory, tag, extra))
     entry = _setting_entry(setting, cfg, choices)
     cells: dict[str, Any] = {}
     try:
         episodes = select_episodes(build_dataset(cfg.dataset), cfg.episodes, int(cfg.seed))
     except (DataNotFoundError, DatasetFormatError) as exc:
-        absent = f"no data: {_portable(one_line(exc), cfg)}"
+        absent = f"no data: {portable_reason(one_line(exc), cfg)}"
         entry["facts"], entry["episodes"] = [], 0
         return entry, {m.memory: {"status": "unavailable", "reason": absent} for m in methods}, []
     facts = provided(episodes)
@@ -272,16 +269,6 @@ def reports_any(plan: dict[str, Any], table: str) -> bool:
     return any(wanted & set(s["metrics"]) for s in plan["settings"])
 
 
-def _compose(overrides: list[str]) -> tuple[Any, dict[str, str]]:
-    """``compose_job``, with Hydra's composition errors as one line (``checks``)."""
-    from hydra.errors import ConfigCompositionException
-
-    try:
-        return compose_job(overrides)
-    except ConfigCompositionException as exc:
-        raise composition_error(exc, overrides) from None
-
-
 def matrix_main(argv: list[str] | None = None) -> None:
     """Console entry point: plan, run and tabulate the cross-paper matrix."""
     parser = argparse.ArgumentParser(prog="recallbench-matrix", description=__doc__)
@@ -306,7 +293,7 @@ def matrix_main(argv: list[str] | None = None) -> None:
             ns.episodes = int(value)
         if ns.episodes is not None and ns.episodes < 1:
             raise ConfigError(f"--episodes {ns.episodes}: expected an integer >= 1")
-        cfg, _ = _compose([f"experiment={ns.experiment}", *ns.overrides])
+        cfg, _ = compose_checked([f"experiment={ns.experiment}", *ns.overrides])
         where = f"conf/experiment/{ns.experiment}.yaml"
         block, tag = matrix_block(cfg, where), str(cfg.tag)
         if ns.episodes is not None:

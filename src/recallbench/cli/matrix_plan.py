@@ -33,6 +33,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from recallbench import CONF_DIR
 from recallbench.analysis.runs import ALIASES
+from recallbench.cli.checks import composition_error
+from recallbench.cli.config import compose_job
 from recallbench.errors import ConfigError
 from recallbench.io import safe_name
 
@@ -175,3 +177,24 @@ def _unique(settings: Sequence[Setting], where: str) -> None:
         seen = [getattr(s, attr) for s in settings]
         if dupes := sorted({x for x in seen if seen.count(x) > 1}):
             raise ConfigError(f"{where}: matrix.settings: {attr} {dupes} appear twice")
+
+
+def compose_checked(overrides: list[str]) -> tuple[Any, dict[str, str]]:
+    """``compose_job``, with Hydra's composition errors as one line (``checks``)."""
+    from hydra.errors import ConfigCompositionException
+
+    try:
+        return compose_job(overrides)
+    except ConfigCompositionException as exc:
+        raise composition_error(exc, overrides) from None
+
+
+def portable_reason(reason: str, cfg: Any) -> str:
+    """A reason as a table may print it: the data folder as ``DATA_DIR``, not this machine's
+    path, and without the advice meant for a terminal (fetching the data)."""
+    reason = reason.split(" Fetch the data", 1)[0]
+    given = [cfg.paths.get("data_dir"), cfg.dataset.get("data_dir")]
+    folders = {str(f) for f in given if f} | {str(Path(str(f)).resolve()) for f in given if f}
+    for folder in sorted(folders, key=len, reverse=True):
+        reason = reason.replace(folder, "DATA_DIR")
+    return reason

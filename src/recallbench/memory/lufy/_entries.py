@@ -10,11 +10,12 @@ calls (the embedder, the LLM) as arguments, so nothing is read from a host objec
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
 
+from recallbench.clock import EPOCH
 from recallbench.embed.base import TextEmbedder
 from recallbench.llm.types import LLMClient
 from recallbench.memory._base import render_history
@@ -26,7 +27,7 @@ from recallbench.memory.lufy._tasks import (
     bullets,
     profile_facts,
 )
-from recallbench.records import MemoryItem, Session, Turn
+from recallbench.records import Episode, MemoryItem, Session, Turn
 
 Pair = tuple[Turn, Turn | None]  # a user turn and the (non-user) turn before it, if any
 
@@ -188,3 +189,24 @@ def refine_profile(
     store.seen_turns += [t for t in session.turns if t.speaker == store.user]
     sources = tuple(attribute([fact], store.seen_turns) for fact in store.profile)
     store.profile_meta = ProfileMeta(created or at, sources, session.index)
+
+
+def session_time(session: Session) -> datetime:
+    """Return the session's simulated start (``EPOCH + index - 1`` days when unknown)."""
+    return session.start or EPOCH + timedelta(days=session.index - 1)
+
+
+def infer_user(episode: Episode) -> str:
+    """Return the user: meta["user"], else the speaker with importance labels, else the replier."""
+    user = episode.meta.get("user")
+    if isinstance(user, str) and user in episode.speakers:
+        return user
+    for turn in episode.turns():
+        if "importance" in turn.labels:
+            return turn.speaker
+    for session in episode.sessions:
+        seen = [t.speaker for t in session.turns]
+        later = [s for s in seen if s != seen[0]] if seen else []
+        if later:
+            return later[0]
+    return episode.speakers[-1] if episode.speakers else ""

@@ -17,9 +17,9 @@ import numpy as np
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.memory._base import Message, render_history
-from recallbench.memory.lufy._entries import Entry, EntryStore, pair_text, user_pairs
+from recallbench.memory.lufy._entries import Entry, EntryStore, Pair, pair_text, user_pairs
 from recallbench.memory.lufy._tasks import NO_INFO, bullets
-from recallbench.records import Query, Recall, Turn
+from recallbench.records import Episode, Query, Recall, Turn
 
 # LUFY Fig. 4 ("Prompt for generating chatbot responses"), verbatim; the placeholders
 # {key\_summary}, {recent\_utterances}, {related\_memory} are unescaped for str.format.
@@ -132,3 +132,12 @@ def response_messages(query: Query, recall: Recall, recent_turns: int) -> list[M
         related_memory=recall.text or NO_INFO,
     )
     return [{"role": "user", "content": text}]
+
+
+def episode_texts(episode: Episode, pairs: Sequence[Pair]) -> list[str]:
+    """What replaying ``episode`` embeds that its data already fixes, each once: the text of
+    every utterance pair ``observe`` writes, every user turn (the retrieval text of a replayed
+    reply, LUFY's arousal input) and every question (what a QA protocol retrieves with)."""
+    texts = [pair_text(p) for p in pairs] + [user_turn.text for user_turn, _ in pairs]
+    texts += [qa.question for qa in episode.qa]
+    return [t for t in dict.fromkeys(texts) if t.strip()]

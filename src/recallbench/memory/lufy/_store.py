@@ -63,8 +63,9 @@ from recallbench.memory.lufy._entries import (
     Entry,
     EntryStore,
     Pair,
-    pair_text,
+    infer_user,
     refine_profile,
+    session_time,
     user_pairs,
     write_pairs,
     write_summary,
@@ -72,6 +73,7 @@ from recallbench.memory.lufy._entries import (
 from recallbench.memory.lufy._recall import (
     answer_fields,
     count_retrievals,
+    episode_texts,
     live_history,
     recall_info,
     recall_texts,
@@ -195,7 +197,7 @@ class LufyFamilyMemory(MemoryMethod):
     def reset(self, episode: Episode) -> None:
         """Start an episode with an empty store."""
         super().reset(episode)
-        self.store = EntryStore(user=self.user_speaker or _infer_user(episode))
+        self.store = EntryStore(user=self.user_speaker or infer_user(episode))
 
     def observe(self, session: Session) -> None:
         """Write the session's pairs, score them, summarize, refine the profile, then forget."""
@@ -219,14 +221,10 @@ class LufyFamilyMemory(MemoryMethod):
             self._forget(store.assessed_at)
 
     def prefetch_episode(self, episode: Episode) -> None:
-        """Embed every pair ``observe`` will write and every user turn (the retrieval text of a
-        replayed reply, LUFY's arousal input) and every question of ``episode`` in one call,
-        then let the method score its pairs (``prefetch_scores``); see
-        ``MemoryMethod.prefetch_episode``."""
+        """Embed what replaying ``episode`` embeds (``episode_texts``) in one call, then score
+        its pairs (``prefetch_scores``); see ``MemoryMethod.prefetch_episode``."""
         pairs = [p for s in episode.sessions for p in user_pairs(s.turns, self.store.user)]
-        texts = [pair_text(p) for p in pairs] + [user_turn.text for user_turn, _ in pairs]
-        texts += [qa.question for qa in episode.qa]  # what a QA protocol retrieves with
-        if texts := [t for t in dict.fromkeys(texts) if t.strip()]:
+        if texts := episode_texts(episode, pairs):
             self.embedder.encode(texts)
         self.prefetch_scores(pairs)
 
@@ -323,24 +321,3 @@ class LufyFamilyMemory(MemoryMethod):
         return MemoryItem(
             entry.item_id, entry.text, entry.kind, entry.created, entry.source_ids, attrs
         )
-
-
-def session_time(session: Session) -> datetime:
-    """Return the session's simulated start (``EPOCH + index - 1`` days when unknown)."""
-    return session.start or EPOCH + timedelta(days=session.index - 1)
-
-
-def _infer_user(episode: Episode) -> str:
-    """Return the user: meta["user"], else the speaker with importance labels, else the replier."""
-    user = episode.meta.get("user")
-    if isinstance(user, str) and user in episode.speakers:
-        return user
-    for turn in episode.turns():
-        if "importance" in turn.labels:
-            return turn.speaker
-    for session in episode.sessions:
-        seen = [t.speaker for t in session.turns]
-        later = [s for s in seen if s != seen[0]] if seen else []
-        if later:
-            return later[0]
-    return episode.speakers[-1] if episode.speakers else ""
