@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from recallbench.llm.meter import BUDGET_EXIT
+from recallbench.llm.budget import BUDGET_EXIT
 from recallbench.testing.stub import StubServer
 
 FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures"

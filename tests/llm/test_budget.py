@@ -9,7 +9,7 @@ import pytest
 
 from recallbench.errors import ConfigError
 from recallbench.llm import PromptTask, build_llm
-from recallbench.llm.meter import Budget, BudgetExceeded, Meter
+from recallbench.llm.budget import Budget, BudgetExceeded, Meter
 from recallbench.llm.types import count_message_tokens
 
 TASK = PromptTask(name="t", template="Say {x}", max_tokens=20, offline=lambda x: f"said {x}")

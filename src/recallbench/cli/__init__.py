@@ -116,8 +116,8 @@ def run(
     all its methods); None loads ``cfg.dataset`` and samples ``cfg.episodes``.
     """
     from recallbench.cli.plan import describe_llm, plan_meter, planning, report_plan
+    from recallbench.llm.budget import Budget, BudgetExceeded, Meter
     from recallbench.llm.lm_scores import use_score_cache
-    from recallbench.llm.meter import Budget, BudgetExceeded, Meter
     from recallbench.run.provenance import describe_code
     from recallbench.run.record import HealthPolicy, RunInterrupted, describe_problems
     from recallbench.run.report import print_end_of_run

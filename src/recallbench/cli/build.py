@@ -195,7 +195,7 @@ def build_generator(
 ) -> LLM:
     """An ``LLM`` from a ``conf/generator`` node (inline nodes without ``_target_`` too).
 
-    ``meter``: the job's budget and plan counts (``llm.meter``), shared by every LLM of a job:
+    ``meter``: the job's budget and plan counts (``llm.budget``), shared by every LLM of a job:
     the run's LLM carries it, and the judges' own generators get the same one."""
     cfg = plain(node)
     cfg.setdefault("_target_", DEFAULT_GENERATOR)

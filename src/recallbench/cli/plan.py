@@ -5,7 +5,7 @@
     make estimate-table-lufy-11 GENERATOR=openai MODEL=gpt-4o-mini
 
 Each job is built exactly as a run (same configs, same cache), then replayed with a dry meter
-(``recallbench.llm.meter``): nothing is sent, calls the cache holds are answered from it, every
+(``recallbench.llm.budget``): nothing is sent, calls the cache holds are answered from it, every
 other call is counted. Per job and in total it prints, per model and task: calls, how many the
 cache already holds, how many repeat a call an earlier batch of the plan sends (hits by then;
 an estimate where prompts hold earlier replies), the prompt tokens to send, the completion
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from recallbench.errors import ConfigError
-from recallbench.llm.meter import Budget, Meter, PlanRow
+from recallbench.llm.budget import Budget, Meter, PlanRow
 
 PLAN_ENV = "RECALLBENCH_PLAN"  # latency per call in seconds; set: plan mode
 PLAN_DIR_ENV = "RECALLBENCH_PLAN_DIR"  # where jobs leave their plans for the total

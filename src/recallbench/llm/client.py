@@ -39,10 +39,10 @@ from typing import Any
 
 from recallbench import meter
 from recallbench.errors import ConfigError
+from recallbench.llm.budget import Meter
 from recallbench.llm.cache import Cache, offline_config_key
 from recallbench.llm.calls import Call, CircuitBreaker, call_key, fields_key
 from recallbench.llm.flow import CallFlow
-from recallbench.llm.meter import Meter
 from recallbench.llm.prices import PriceTable
 from recallbench.llm.runtime import progress_enabled
 from recallbench.llm.structured import Structured, check_mode, mode_from_owner
@@ -65,7 +65,7 @@ class LLM:
             ``off``, ``json_schema``, ``vllm``, ``llamacpp``, ``local``, ``auto``).
         cache_scope: a name that replaces the endpoint in cache keys (see module docstring).
         repairs: repair turns per unparsed reply (``recallbench.llm.flow``; 0: none).
-        meter: the job's budget and plan counts, shared with its other LLMs (``llm.meter``).
+        meter: the job's budget and plan counts, shared with its other LLMs (``llm.budget``).
     """
 
     def __init__(

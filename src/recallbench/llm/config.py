@@ -15,9 +15,9 @@ from typing import Any, Literal
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.llm.backends import ExtractiveBackend, OpenAIBackend
 from recallbench.llm.backends.hf import HFBackend
+from recallbench.llm.budget import Budget, Meter
 from recallbench.llm.cache import Cache
 from recallbench.llm.client import LLM
-from recallbench.llm.meter import Budget, Meter
 from recallbench.llm.prices import Price, PriceTable
 
 # Every key of a generator config and the type of its value (cli.checks checks both before a run).
@@ -121,7 +121,7 @@ def from_config(
 def build_llm(cfg: Any, cache_path: str | Path | None = None, meter: Meter | None = None) -> LLM:
     """Return an ``LLM`` for a generator config; ``cache_path`` is the SQLite cache file.
 
-    ``meter``: the job's shared budget and plan counts (``llm.meter``; the cli builds it from
+    ``meter``: the job's shared budget and plan counts (``llm.budget``; the cli builds it from
     the run generator's ``max_usd``/``max_calls``); None: a meter of this config's own budget.
 
     Keys: backend (extractive|openai|hf), model, base_url, api_key_env, temperature and
@@ -135,7 +135,7 @@ def build_llm(cfg: Any, cache_path: str | Path | None = None, meter: Meter | Non
     under it instead of the endpoint, see ``recallbench.llm.client``), repairs (repair turns per
     unparsed reply, default 0: the papers' protocol; see ``recallbench.llm.flow``), max_usd and
     max_calls (the budget: a run stops as ``interrupted`` before a request that would pass it;
-    ``recallbench.llm.meter``).
+    ``recallbench.llm.budget``).
     """
     cfg = _plain(cfg)
     cfg.pop("_target_", None)  # conf/generator's own target: this function (via from_config)

@@ -35,9 +35,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from recallbench.llm.budget import BudgetExceeded, Meter, plan_row, stand_in
 from recallbench.llm.cache import Cache
 from recallbench.llm.calls import PARSE_ERRORS, Call, CircuitBreaker
-from recallbench.llm.meter import BudgetExceeded, Meter, plan_row, stand_in
 from recallbench.llm.prices import PriceTable
 from recallbench.llm.runtime import LoopThread, Progress
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE, TaskResult, merged_turns, unparsed
@@ -58,7 +58,7 @@ class CallFlow:
         backend, cache, prices, usage, breaker: the facade's collaborators.
         key: a call's cache key (None: never cached).
         repairs: repair turns per unparsed reply (module docstring).
-        meter: the job's budget and plan counts (``llm.meter``); dry: nothing is sent.
+        meter: the job's budget and plan counts (``llm.budget``); dry: nothing is sent.
     """
 
     def __init__(

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from recallbench import meter
 from recallbench.errors import ConfigError
 from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
-from recallbench.llm.meter import BudgetExceeded
+from recallbench.llm.budget import BudgetExceeded
 from recallbench.llm.types import LLMClient
 from recallbench.memory import MemoryMethod
 from recallbench.metrics.activity import activity_of_run
@@ -188,7 +188,7 @@ class Runner:
 
     def _seed_budget(self) -> None:
         """A resumed run's budget counts what its earlier attempts sent and spent."""
-        budget = getattr(self.llm, "meter", None)  # llm.meter.Meter (not the process meters)
+        budget = getattr(self.llm, "meter", None)  # llm.budget.Meter (not the process meters)
         if budget is None or not budget.budget or self.attempt == 1:
             return
         totals = summed_usage(self.run_dir).get("totals") or {}
