@@ -244,6 +244,14 @@ def test_regex_to_gbnf_by_hand():
         regex_to_gbnf(r'[^"\]-]x.\s') == 'root ::= [^\\x22\\x5D\\x2D] "x" [^\\x0A] [\\x09-\\x0D ]\n'
     )
     assert choice_to_gbnf(["a b", 'q"']) == 'root ::= "a b" | "q\\x22"\n'
+    # llama.cpp refused COMEDY's nested bounded repeats ("exceeds sane defaults") and its
+    # server died: upper bounds above 32 are left open, the small outer one stays
+    from recallbench.memory.comedy._comedy import SESSION_REPLY
+
+    assert regex_to_gbnf(SESSION_REPLY.pattern) == (
+        'root ::= ("No memory" | [A-Z] [^\\x0A]{5,} ("\\x0A" [A-Z] [^\\x0A]{5,}){0,11})\n'
+    )
+    assert regex_to_gbnf(r"a{2,32}b{2,33}") == 'root ::= "a"{2,32} "b"{2,}\n'
     for bad in (r"(?=x)a", r"(a)\1", r"(?i)a"):
         with pytest.raises(ValueError, match="no GBNF equivalent"):
             regex_to_gbnf(bad)

@@ -9,6 +9,13 @@ groups and alternation become parenthesized alternatives, and repeats become ``*
 Anchors at the ends are dropped (a grammar always matches the whole reply); lookarounds,
 backreferences and flags have no GBNF equivalent and raise ``ValueError``.
 
+Deviation: a bounded repeat whose upper bound exceeds ``MAX_BOUNDED`` (32) is written open above
+(``{5,200}`` -> ``{5,}``). llama.cpp expands bounded repeats into rules and refuses a grammar
+whose rules times repetitions pass ~2000 ("exceeds sane defaults"); COMEDY's session reply,
+``[^\n]{5,200}`` lines repeated ``{0,11}``, was refused, and llama-cpp-python's server died
+with it (``make test-server``). The reply stays bounded by ``max_tokens`` and the task's parser
+still checks the exact pattern.
+
 Special, control and non-ASCII characters are written as ``\\xNN``/``\\uNNNN`` escapes, the only
 escapes llama.cpp's grammar parser takes for ``-`` and ``^`` inside classes (it rejects ``\\-``).
 """
@@ -23,6 +30,7 @@ from typing import Any
 C: Any = importlib.import_module("re._constants")
 sre: Any = importlib.import_module("re._parser")
 
+MAX_BOUNDED = 32  # larger upper bounds of a repeat are left open (module docstring)
 _DIGIT = [(48, 57)]
 _WORD = [(48, 57), (65, 90), (95, 95), (97, 122)]
 _SPACE = [(9, 13), (32, 32)]
@@ -79,7 +87,7 @@ def _class_ranges(items: list[tuple[Any, Any]]) -> tuple[list[tuple[int, int]], 
 
 
 def _repeat(lo: int, hi: int, item: str) -> str:
-    unbounded = hi == C.MAXREPEAT
+    unbounded = hi == C.MAXREPEAT or hi > MAX_BOUNDED  # open above (module docstring)
     if (lo, unbounded) == (0, True):
         return f"{item}*"
     if (lo, unbounded) == (1, True):
