@@ -251,7 +251,11 @@ def test_regex_to_gbnf_by_hand():
     assert regex_to_gbnf(SESSION_REPLY.pattern) == (
         'root ::= ("No memory" | [A-Z] [^\\x0A]{5,} ("\\x0A" [A-Z] [^\\x0A]{5,}){0,11})\n'
     )
-    assert regex_to_gbnf(r"a{2,32}b{2,33}") == 'root ::= "a"{2,32} "b"{2,}\n'
+    assert regex_to_gbnf(r"(a{2,32}b{2,33}){0,3}") == 'root ::= ("a"{2,32} "b"{2,}){0,3}\n'
+    # without nesting every bound stays: it is what ends G-Eval's explanation
+    assert regex_to_gbnf(r"E: [^\n]{1,300} C: (1|2)") == (
+        'root ::= "E: " [^\\x0A]{1,300} " C: " [12]\n'
+    )
     for bad in (r"(?=x)a", r"(a)\1", r"(?i)a"):
         with pytest.raises(ValueError, match="no GBNF equivalent"):
             regex_to_gbnf(bad)

@@ -9,12 +9,14 @@ groups and alternation become parenthesized alternatives, and repeats become ``*
 Anchors at the ends are dropped (a grammar always matches the whole reply); lookarounds,
 backreferences and flags have no GBNF equivalent and raise ``ValueError``.
 
-Deviation: a bounded repeat whose upper bound exceeds ``MAX_BOUNDED`` (32) is written open above
-(``{5,200}`` -> ``{5,}``). llama.cpp expands bounded repeats into rules and refuses a grammar
-whose rules times repetitions pass ~2000 ("exceeds sane defaults"); COMEDY's session reply,
-``[^\n]{5,200}`` lines repeated ``{0,11}``, was refused, and llama-cpp-python's server died
-with it (``make test-server``). The reply stays bounded by ``max_tokens`` and the task's parser
-still checks the exact pattern.
+Deviation: in a pattern that nests a repeat inside another one, every repeat whose upper
+bound exceeds ``MAX_BOUNDED`` (32) is written open above (``{5,200}`` -> ``{5,}``). llama.cpp
+expands bounded repeats into rules and refuses a grammar whose rules times repetitions pass
+~2000 ("exceeds sane defaults"): COMEDY's session reply, ``[^\\n]{5,200}`` lines repeated
+``{0,11}``, was refused and llama-cpp-python's server died with it (``make test-server``). There
+the reply stays bounded by ``max_tokens`` and the task's parser still checks the exact
+pattern. Patterns without nesting keep their bounds: an upper bound is what makes a small
+model end an explanation and write ``Choice:`` (G-Eval, TeaFarm's verdict).
 
 Special, control and non-ASCII characters are written as ``\\xNN``/``\\uNNNN`` escapes, the only
 escapes llama.cpp's grammar parser takes for ``-`` and ``^`` inside classes (it rejects ``\\-``).
@@ -22,6 +24,7 @@ escapes llama.cpp's grammar parser takes for ``-`` and ``^`` inside classes (it 
 
 from __future__ import annotations
 
+import contextvars
 import importlib
 import re
 from typing import Any
@@ -30,7 +33,8 @@ from typing import Any
 C: Any = importlib.import_module("re._constants")
 sre: Any = importlib.import_module("re._parser")
 
-MAX_BOUNDED = 32  # larger upper bounds of a repeat are left open (module docstring)
+MAX_BOUNDED = 32  # larger upper bounds of a nested repeat are left open (module docstring)
+_OPEN_LARGE: contextvars.ContextVar[bool] = contextvars.ContextVar("open_large", default=False)
 _DIGIT = [(48, 57)]
 _WORD = [(48, 57), (65, 90), (95, 95), (97, 122)]
 _SPACE = [(9, 13), (32, 32)]
@@ -87,7 +91,7 @@ def _class_ranges(items: list[tuple[Any, Any]]) -> tuple[list[tuple[int, int]], 
 
 
 def _repeat(lo: int, hi: int, item: str) -> str:
-    unbounded = hi == C.MAXREPEAT or hi > MAX_BOUNDED  # open above (module docstring)
+    unbounded = hi == C.MAXREPEAT or (_OPEN_LARGE.get() and hi > MAX_BOUNDED)
     if (lo, unbounded) == (0, True):
         return f"{item}*"
     if (lo, unbounded) == (1, True):
@@ -158,12 +162,30 @@ def _sequence(items: Any) -> str:
     return " ".join(parts) if parts else '""'
 
 
+def _nested_repeat(items: Any, inside: bool = False) -> bool:
+    """Whether a repeat of more than one occurs inside another repeat of more than one."""
+    for op, arg in items:
+        if op in _REPEATS:
+            if arg[1] > 1 and (inside or _nested_repeat(arg[2], True)):
+                return True
+        elif op is C.SUBPATTERN and _nested_repeat(arg[3], inside):
+            return True
+        elif op is C.BRANCH and any(_nested_repeat(alt, inside) for alt in arg[1]):
+            return True
+    return False
+
+
 def regex_to_gbnf(pattern: str) -> str:
-    """Return a GBNF grammar whose ``root`` matches exactly what ``re.fullmatch(pattern)`` does."""
+    """Return a GBNF grammar whose ``root`` matches exactly what ``re.fullmatch(pattern)`` does
+    (but for repeats nested in repeats, open above ``MAX_BOUNDED``: module docstring)."""
     tree = sre.parse(pattern)
     if tree.state.flags & ~(re.UNICODE | getattr(re, "U", 0)):
         raise ValueError(f"regex flags in {pattern!r} have no GBNF equivalent")
-    return f"root ::= {_sequence(tree)}\n"
+    token = _OPEN_LARGE.set(_nested_repeat(tree))
+    try:
+        return f"root ::= {_sequence(tree)}\n"
+    finally:
+        _OPEN_LARGE.reset(token)
 
 
 def choice_to_gbnf(labels: tuple[str, ...] | list[str]) -> str:
