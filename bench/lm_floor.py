@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 def floor(run: Path, tokenizer) -> tuple[int, int, int]:
     """(pairs, tokens one pass per text, forward tokens of the best plan) of a run folder."""
-    from recallbench.llm.causal_scoring import plan
+    from recallbench.llm.causal_scoring import forward_tokens, plan
     from recallbench.llm.lm_scores import sequences
 
     lines = (run / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
@@ -41,12 +41,7 @@ def floor(run: Path, tokenizer) -> tuple[int, int, int]:
         (tuple(ids), n)
         for ids, n in sequences([t for _, t in pairs], [c for c, _ in pairs], tokenizer, 8192)
     ]
-    todo = plan(seqs)
-    forward = sum(len(s[0]) for s in todo.singles)
-    for chain in todo.chains:
-        forward += len(chain[0][0][0])
-        forward += sum(len(ids) - min(shared, len(ids) - n - 1) for (ids, n), shared in chain[1:])
-    return len(pairs), sum(len(ids) for ids, _ in seqs), forward
+    return len(pairs), sum(len(ids) for ids, _ in seqs), forward_tokens(plan(seqs))
 
 
 def main(argv: list[str] | None = None) -> int:

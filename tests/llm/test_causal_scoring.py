@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from recallbench.llm.causal_scoring import common_prefix, plan, sequence_nll
+from recallbench.llm.causal_scoring import common_prefix, forward_tokens, plan, sequence_nll
 from recallbench.llm.lm_scores import sequences
 from recallbench.llm.perplexity import load_default_lm, token_nll
 
@@ -69,6 +69,9 @@ def test_plan_chains_long_shared_prefixes_and_dedupes():
     ]
     assert got.singles == [((9, 8, 7), 2)]
     assert plan(seqs, min_shared=41).chains == []
+    # by hand: the chain's first sequence whole (42), the second from its 40 shared tokens, but
+    # from its first scored position's predecessor at most (43 - 3 - 1 = 39): 4; the single: 3
+    assert forward_tokens(got) == 42 + 4 + 3
 
 
 def test_shared_prefix_path_equals_one_pass_per_text(lm):

@@ -90,6 +90,17 @@ def plan(seqs: Sequence[Seq], min_shared: float = MIN_SHARED) -> Plan:
     return Plan([c for c in chains if len(c) > 1], singles)
 
 
+def forward_tokens(todo: Plan) -> int:
+    """Tokens ``todo`` runs through the model at best: each chain's first sequence whole, every
+    later one from its shared prefix (never past its first scored position, as ``_chain_nll``
+    runs them), every single once without padding (``bench/lm_floor.py``)."""
+    total = sum(len(ids) for ids, _ in todo.singles)
+    for chain in todo.chains:
+        total += len(chain[0][0][0])
+        total += sum(len(ids) - min(shared, len(ids) - n - 1) for (ids, n), shared in chain[1:])
+    return total
+
+
 def sequence_nll(
     model: Any,
     seqs: Sequence[tuple[Sequence[int], int]],
