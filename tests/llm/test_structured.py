@@ -4,6 +4,7 @@ both reply forms parsing to one value, the cache key, and the modes each backend
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -244,18 +245,28 @@ def test_regex_to_gbnf_by_hand():
         regex_to_gbnf(r'[^"\]-]x.\s') == 'root ::= [^\\x22\\x5D\\x2D] "x" [^\\x0A] [\\x09-\\x0D ]\n'
     )
     assert choice_to_gbnf(["a b", 'q"']) == 'root ::= "a b" | "q\\x22"\n'
-    # llama.cpp refused COMEDY's nested bounded repeats ("exceeds sane defaults") and its
-    # server died: upper bounds above 32 are left open, the small outer one stays
+    # llama.cpp refused COMEDY's bounded lines inside a bounded group ("exceeds sane
+    # defaults": 196 rules x 11) and its server died: a repeated group becomes a rule of its
+    # own, so every bound is kept and the repeat multiplies one rule
     from recallbench.memory.comedy._comedy import SESSION_REPLY
 
     assert regex_to_gbnf(SESSION_REPLY.pattern) == (
-        'root ::= ("No memory" | [A-Z] [^\\x0A]{5,} ("\\x0A" [A-Z] [^\\x0A]{5,}){0,11})\n'
+        'rep1 ::= "\\x0A" [A-Z] [^\\x0A]{5,200}\n'
+        'root ::= ("No memory" | [A-Z] [^\\x0A]{5,200} rep1{0,11})\n'
     )
-    assert regex_to_gbnf(r"(a{2,32}b{2,33}){0,3}") == 'root ::= ("a"{2,32} "b"{2,}){0,3}\n'
-    # without nesting every bound stays: it is what ends G-Eval's explanation
+    assert regex_to_gbnf(r"((ab){2,3}(c|d)){0,3}(ab){2,3}") == (
+        'rep1 ::= "ab"{2,3} [cd]\nroot ::= rep1{0,3} "ab"{2,3}\n'
+    )
+    assert regex_to_gbnf(r"(x{1,2}){0,3}(y{1,2}){4}") == (
+        'rep1 ::= "x"{1,2}\nrep2 ::= "y"{1,2}\nroot ::= rep1{0,3} rep2{4}\n'
+    )
     assert regex_to_gbnf(r"E: [^\n]{1,300} C: (1|2)") == (
         'root ::= "E: " [^\\x0A]{1,300} " C: " [12]\n'
     )
+    # llama.cpp refuses a bound of 2000: an upper one is opened, a lower one is an error
+    assert regex_to_gbnf(r"a{1,1999}b{3,2000}") == 'root ::= "a"{1,1999} "b"{3,}\n'
+    with pytest.raises(ValueError, match="lower bound of 2000"):
+        regex_to_gbnf(r"a{2000,}")
     for bad in (r"(?=x)a", r"(a)\1", r"(?i)a"):
         with pytest.raises(ValueError, match="no GBNF equivalent"):
             regex_to_gbnf(bad)
@@ -269,6 +280,10 @@ def test_every_declared_shape_can_be_sent_in_every_mode(declared_tasks):
         for mode in ("json_schema", "vllm", "llamacpp"):
             extras = request_extras(Structured(mode, task.reply, task.name))
             assert extras and json.dumps(extras), (task.name, mode)
+        if isinstance(task.reply, Pattern):  # what llama.cpp refused: a bounded group repeat
+            grammar = regex_to_gbnf(task.reply.pattern)
+            assert not re.search(r"\)\{\d", grammar), (task.name, grammar)
+            assert not re.search(r"\d{4}", grammar), (task.name, grammar)
         if isinstance(task.reply, Choice):  # every label, bare or wrapped, parses alike
             for label in task.reply.labels:
                 assert task.parse_reply(label) == task.parse_reply(json.dumps({"answer": label}))

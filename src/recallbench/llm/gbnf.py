@@ -3,20 +3,24 @@
 llama.cpp's server (and ``llama-cpp-python``'s) constrains decoding with a GBNF grammar; it
 turns JSON schemas into GBNF itself but takes no regular expression. ``regex_to_gbnf`` parses
 the pattern with Python's own regex parser (``re._parser``, the stdlib's, so a pattern means
-here exactly what it means to ``re.fullmatch``) and writes its syntax tree as one GBNF rule:
+here exactly what it means to ``re.fullmatch``) and writes its syntax tree as GBNF rules:
 literals become quoted strings, classes and ``\\d \\w \\s .`` become character ranges,
 groups and alternation become parenthesized alternatives, and repeats become ``* + ? {m,n}``.
 Anchors at the ends are dropped (a grammar always matches the whole reply); lookarounds,
 backreferences and flags have no GBNF equivalent and raise ``ValueError``.
 
-Deviation: in a pattern that nests a repeat inside another one, every repeat whose upper
-bound exceeds ``MAX_BOUNDED`` (32) is written open above (``{5,200}`` -> ``{5,}``). llama.cpp
-expands bounded repeats into rules and refuses a grammar whose rules times repetitions pass
-~2000 ("exceeds sane defaults"): COMEDY's session reply, ``[^\\n]{5,200}`` lines repeated
-``{0,11}``, was refused and llama-cpp-python's server died with it (``make test-server``). There
-the reply stays bounded by ``max_tokens`` and the task's parser still checks the exact
-pattern. Patterns without nesting keep their bounds: an upper bound is what makes a small
-model end an explanation and write ``Choice:`` (G-Eval, TeaFarm's verdict).
+llama.cpp expands a bounded repeat ``x{m,n}`` into ``n`` rules and refuses a grammar ("exceeds
+sane defaults") when a repeat's bound reaches 2000 or when the rules a repeated group creates
+times the repeat's bound reach 2000 (``llama-grammar.cpp``, ``MAX_REPETITION_THRESHOLD``).
+COMEDY's session reply, ``[^\\n]{5,200}`` lines repeated ``{0,11}``, was 196 rules x 11 in one
+group: refused, and llama-cpp-python's server died with it (``make test-server``). So the
+body of every bounded repeat that is a group is written as a rule of its own, defined before
+``root`` (``rep1 ::= ...`` then ``rep1{0,11}``): the repeat then multiplies one rule, and every
+bound of the pattern is kept exactly.
+
+Deviation: an upper bound of 2000 or more (no reply task declares one) is written open above
+(``{5,}``); ``max_tokens`` and the task's parser still bound the reply. A lower bound of 2000
+or more raises ``ValueError``.
 
 Special, control and non-ASCII characters are written as ``\\xNN``/``\\uNNNN`` escapes, the only
 escapes llama.cpp's grammar parser takes for ``-`` and ``^`` inside classes (it rejects ``\\-``).
@@ -33,8 +37,9 @@ from typing import Any
 C: Any = importlib.import_module("re._constants")
 sre: Any = importlib.import_module("re._parser")
 
-MAX_BOUNDED = 32  # larger upper bounds of a nested repeat are left open (module docstring)
-_OPEN_LARGE: contextvars.ContextVar[bool] = contextvars.ContextVar("open_large", default=False)
+MAX_REPETITIONS = 1999  # llama.cpp refuses 2000 (MAX_REPETITION_THRESHOLD; module docstring)
+# body -> name of the rules hoisted out of repeats while one pattern is written
+_RULES: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar("rules")
 _DIGIT = [(48, 57)]
 _WORD = [(48, 57), (65, 90), (95, 95), (97, 122)]
 _SPACE = [(9, 13), (32, 32)]
@@ -91,16 +96,26 @@ def _class_ranges(items: list[tuple[Any, Any]]) -> tuple[list[tuple[int, int]], 
 
 
 def _repeat(lo: int, hi: int, item: str) -> str:
-    unbounded = hi == C.MAXREPEAT or (_OPEN_LARGE.get() and hi > MAX_BOUNDED)
+    if lo > MAX_REPETITIONS:
+        raise ValueError(f"a lower bound of {lo} repeats has no llama.cpp GBNF equivalent")
+    unbounded = hi == C.MAXREPEAT or hi > MAX_REPETITIONS
     if (lo, unbounded) == (0, True):
         return f"{item}*"
     if (lo, unbounded) == (1, True):
         return f"{item}+"
     if (lo, hi) == (0, 1):
         return f"{item}?"
+    if item.startswith("("):  # a group repeated {m,n}: its own rule (module docstring)
+        item = _hoist(item[1:-1])
     if lo == hi:
         return f"{item}{{{lo}}}"
     return f"{item}{{{lo},}}" if unbounded else f"{item}{{{lo},{hi}}}"
+
+
+def _hoist(body: str) -> str:
+    """The name of a rule whose body is ``body`` (one rule per distinct body)."""
+    rules = _RULES.get()
+    return rules.setdefault(body, f"rep{len(rules) + 1}")
 
 
 _REPEATS = tuple(
@@ -162,30 +177,19 @@ def _sequence(items: Any) -> str:
     return " ".join(parts) if parts else '""'
 
 
-def _nested_repeat(items: Any, inside: bool = False) -> bool:
-    """Whether a repeat of more than one occurs inside another repeat of more than one."""
-    for op, arg in items:
-        if op in _REPEATS:
-            if arg[1] > 1 and (inside or _nested_repeat(arg[2], True)):
-                return True
-        elif op is C.SUBPATTERN and _nested_repeat(arg[3], inside):
-            return True
-        elif op is C.BRANCH and any(_nested_repeat(alt, inside) for alt in arg[1]):
-            return True
-    return False
-
-
 def regex_to_gbnf(pattern: str) -> str:
     """Return a GBNF grammar whose ``root`` matches exactly what ``re.fullmatch(pattern)`` does
-    (but for repeats nested in repeats, open above ``MAX_BOUNDED``: module docstring)."""
+    (but for upper bounds of 2000 repeats or more: module docstring)."""
     tree = sre.parse(pattern)
     if tree.state.flags & ~(re.UNICODE | getattr(re, "U", 0)):
         raise ValueError(f"regex flags in {pattern!r} have no GBNF equivalent")
-    token = _OPEN_LARGE.set(_nested_repeat(tree))
+    token = _RULES.set({})
     try:
-        return f"root ::= {_sequence(tree)}\n"
+        root = _sequence(tree)
+        rules = "".join(f"{name} ::= {body}\n" for body, name in _RULES.get().items())
     finally:
-        _OPEN_LARGE.reset(token)
+        _RULES.reset(token)
+    return f"{rules}root ::= {root}\n"
 
 
 def choice_to_gbnf(labels: tuple[str, ...] | list[str]) -> str:
