@@ -14,59 +14,24 @@ off: see that module for the AMX crash this avoids.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.slow
 
-FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures"
 
-
-def _run(base: str, tmp: Path, job: str, args: list[str]) -> tuple[dict, dict]:
-    env = {**os.environ, "RECALLBENCH_DATA_DIR": str(FIXTURES), "LOCAL_KEY": "sk-local"}
-    env["RECALLBENCH_STAMP"] = "real"
-    cmd = [
-        sys.executable,
-        "-m",
-        "recallbench.cli",
-        *args,
-        "generator=openai",
-        f"generator.base_url={base}",
-        "generator.api_key_env=LOCAL_KEY",
-        "generator.model=smollm2-135m",
-        "generator.concurrency=2",
-        "generator.max_tokens=48",
-        "generator.price_per_1m=[0.0,0.0]",
-        "generator.context_length=8192",
-        f"paths.results_dir={tmp}",
-        "episodes=1",
-        f"job={job}",
-        "progress=false",
-    ]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=3600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    run_dir = next(tmp.glob(f"runs/*/real/{job}"))
-    info = json.loads((run_dir / "run.json").read_text())
-    usage = json.loads((run_dir / "usage.json").read_text())
-    return info, usage
-
-
+SHORT = "generator.max_tokens=48"
 SLICES = {
-    "theanine": ["dataset=msc", "memory=theanine", "protocol.target_sessions=[3]"],
-    "lufy_qa": ["experiment=lufy_table11", "lufy_pair=lufy", "judge=lexical"],
+    "theanine": ["dataset=msc", "memory=theanine", "protocol.target_sessions=[3]", SHORT],
+    "lufy_qa": ["experiment=lufy_table11", "lufy_pair=lufy", "judge=lexical", SHORT],
 }
 
 
 @pytest.mark.parametrize("name", sorted(SLICES))
-def test_a_real_server_runs_the_slice_and_a_rerun_sends_nothing(name, server, tmp_path):
+def test_a_real_server_runs_the_slice_and_a_rerun_sends_nothing(name, real_run):
     started = time.monotonic()
-    info, usage = _run(server, tmp_path, "first", SLICES[name])
+    info, usage = real_run("first", SLICES[name])
     wall = time.monotonic() - started
     totals = usage["totals"]
     assert info["status"] in ("finished", "degraded")
@@ -81,6 +46,6 @@ def test_a_real_server_runs_the_slice_and_a_rerun_sends_nothing(name, server, tm
         f"call, {totals['parse_failures']} parse failures, status {info['status']}, "
         f"wall {wall:.0f} s"
     )
-    _, again = _run(server, tmp_path, "rerun", SLICES[name])
+    _, again = real_run("rerun", SLICES[name])
     assert again["totals"]["calls"] == totals["calls"]
     assert again["totals"]["cached_calls"] == again["totals"]["calls"]  # zero requests sent

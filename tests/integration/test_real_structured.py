@@ -8,12 +8,7 @@ Slow: ``make test-server`` (``make server`` builds llama-cpp-python first).
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -21,8 +16,6 @@ from recallbench.llm import PromptTask, build_llm
 from recallbench.llm.shapes import Choice, Pattern
 
 pytestmark = pytest.mark.slow
-
-FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures"
 
 
 def test_llama_cpp_accepts_every_declared_shape_and_keeps_the_reply_in_it(server, declared_tasks):
@@ -57,35 +50,9 @@ def test_llama_cpp_accepts_every_declared_shape_and_keeps_the_reply_in_it(server
     assert len(seen) >= 25
 
 
-def _run(base: str, tmp: Path, stamp: str, args: list[str]) -> tuple[dict, dict]:
-    env = {**os.environ, "RECALLBENCH_DATA_DIR": str(FIXTURES), "RECALLBENCH_STAMP": stamp}
-    cmd = [
-        sys.executable,
-        "-m",
-        "recallbench.cli",
-        *args,
-        "generator=openai",
-        f"generator.base_url={base}",
-        "generator.model=smollm2-135m",
-        "generator.concurrency=2",
-        "generator.price_per_1m=[0.0,0.0]",
-        "generator.context_length=8192",
-        f"paths.results_dir={tmp}",
-        "episodes=1",
-        "job=j",
-        "progress=false",
-        "tag=t",
-    ]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=7200)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    run_dir = tmp / "runs" / "t" / stamp / "j"
-    info = json.loads((run_dir / "run.json").read_text())
-    return info, json.loads((run_dir / "usage.json").read_text())
-
-
-def test_a_theanine_slice_finishes_with_structured_replies(server, tmp_path):
+def test_a_theanine_slice_finishes_with_structured_replies(real_run):
     args = ["dataset=msc", "memory=theanine", "protocol.target_sessions=[3]"]
-    info, usage = _run(server, tmp_path, "structured", [*args, "generator.structured=llamacpp"])
+    info, usage = real_run("structured", [*args, "generator.structured=llamacpp"])
     link = usage["tasks"]["theanine.link_relation"]
     assert info["status"] == "finished" and info["generator"]["structured"] == "llamacpp"
     assert link["calls"] > 0 and link["parse_failures"] == 0
