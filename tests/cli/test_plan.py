@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from recallbench.cli.plan import total_main
 from recallbench.llm.budget import BUDGET_EXIT
 from recallbench.testing.stub import StubServer
 
@@ -55,7 +56,7 @@ def _calls(rows: list[dict]) -> dict[str, int]:
 
 @pytest.mark.parametrize("table", sorted(TABLES))
 def test_the_plan_counts_what_the_real_replay_sends(
-    table, run_cli, openai, stub, monkeypatch, tmp_path
+    table, run_cli, openai, stub, monkeypatch, tmp_path, capsys
 ):
     monkeypatch.setenv("RECALLBENCH_STAMP", "plan")
     outcome = run_cli(*TABLES[table], *openai, "plan=true", "plan_latency_s=1.5")
@@ -65,6 +66,14 @@ def test_the_plan_counts_what_the_real_replay_sends(
     root = tmp_path / "results"
     plans = _plans(root, "plan")
     assert len(plans) == 2 and not (root / "runs" / "t" / "plan").exists()
+    # make estimate-table-<x>: one bill over every job the target's invocations left
+    total_main([str(root / "plans" / "plan")])
+    bill = capsys.readouterr().out
+    assert "plan total over the 2 jobs of" in bill
+    total = re.search(r"^\s+total\s+([\d,]+)", bill, re.M)
+    assert total and int(total[1].replace(",", "")) == sum(
+        r["calls"] for p in plans.values() for r in p["rows"]
+    )
     monkeypatch.setenv("RECALLBENCH_STAMP", "real")
     outcome = run_cli(*TABLES[table], *openai)
     assert outcome.status == 0, outcome.err

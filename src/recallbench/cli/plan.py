@@ -14,7 +14,9 @@ offline stand-in's reply, and bounded by ``max_tokens``), dollars at the model's
 (``llm.prices``, or ``generator.price_per_1m``), and the wall time at the job's concurrency for
 a given latency per call. Nothing is written to ``results/runs``; each job's plan is kept as
 ``results/plans/<stamp>/<job>.json`` (to set beside the bill the real run then writes in its
-``usage.json``).
+``usage.json``). ``python -m recallbench.cli.plan results/plans/<stamp>`` totals a folder of them:
+``make estimate-table-<x>`` ends with it, so a table made by several invocations (one per
+dataset) gets one bill.
 
 With ``generator.structured=auto`` the plan still asks the endpoint which mode it takes (one
 ``GET /models``, part of every cache key); name the mode to plan without the server.
@@ -152,21 +154,43 @@ def print_plan_total() -> None:
         return
     plans = [json.loads(p.read_text()) for p in sorted(Path(folder).glob("*.json"))]
     shutil.rmtree(folder, ignore_errors=True)
-    if len(plans) < 2:
-        return
+    if len(plans) >= 2:
+        _print_total(plans, f"plan total over {len(plans)} jobs (run one after another):")
+
+
+def _print_total(plans: list[dict[str, Any]], heading: str) -> None:
     rows: dict[tuple[str, str], PlanRow] = {}
     for plan in plans:
         for r in plan["rows"]:
+            r = dict(r)
             key = (r.pop("model"), r.pop("task"))
             rows.setdefault(key, PlanRow()).add(PlanRow(**r))
     lines, _ = _table(rows)
-    print(f"plan total over {len(plans)} jobs (run one after another):")
+    print(heading)
     print("\n".join(lines))
     print(f"  wall time ~{_wall(sum(p['wall_s'] for p in plans))}")
     sys.stdout.flush()
+
+
+def total_main(argv: list[str] | None = None) -> None:
+    """``python -m recallbench.cli.plan <folder>``: the total over every job plan a make target
+    left in ``results/plans/<stamp>/`` (``make estimate-table-<x>``: a table whose jobs come
+    from several invocations, e.g. one per dataset, gets one bill)."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        sys.exit("usage: python -m recallbench.cli.plan <results/plans/<stamp>>")
+    folder = Path(args[0])
+    plans = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+    if not plans:
+        sys.exit(f"recallbench plan: no job plans (*.json) in {folder}")
+    _print_total(plans, f"plan total over the {len(plans)} jobs of {folder}:")
 
 
 def describe_llm(llm: Any) -> str:
     """``backend:model @ endpoint`` of an LLM, for one line of a plan."""
     endpoint = getattr(llm.backend, "endpoint", None)
     return f"{llm.backend.name}:{llm.model}" + (f" @ {endpoint}" if endpoint else "")
+
+
+if __name__ == "__main__":
+    total_main()
