@@ -20,7 +20,7 @@ from omegaconf.errors import ValidationError
 
 from recallbench import CONF_DIR
 from recallbench.errors import ConfigError, ResumeError, UserError, one_line
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 
 EXIT_USER_ERROR = 2
 

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from recallbench.judgepanel.variants import JudgeInput, Variant
 from recallbench.judges import CORRECT, DONT_KNOW, Judge, JudgeItem
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 
 
 @dataclass(frozen=True)

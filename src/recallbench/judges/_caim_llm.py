@@ -15,9 +15,9 @@ from recallbench.judges._caim_lexical import (
     CaimVerdict,
     LexicalCaimJudge,
 )
+from recallbench.llm.protocol import LLMClient
 from recallbench.llm.shapes import Choice
 from recallbench.llm.task import ParseError, PromptTask
-from recallbench.llm.types import LLMClient
 from recallbench.records import MemoryItem
 
 _COMMON = (

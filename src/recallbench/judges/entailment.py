@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from recallbench.llm.protocol import LLMClient
 from recallbench.llm.shapes import Choice
 from recallbench.llm.task import ParseError, PromptTask
-from recallbench.llm.types import LLMClient
 from recallbench.records import Episode, Prediction, Turn
 
 # THEANINE Fig. 14 (interface for the human evaluation of referencing past conversations),

@@ -21,9 +21,9 @@ from typing import Any
 from recallbench.errors import ConfigError
 from recallbench.judges.base import INCORRECT, LABELS, Judge, JudgeItem, Verdict
 from recallbench.judges.lexical import LexicalJudge
+from recallbench.llm.protocol import LLMClient
 from recallbench.llm.shapes import Choice, Pattern
 from recallbench.llm.task import ParseError, PromptTask
-from recallbench.llm.types import LLMClient
 
 # LUFY App. C.1 "Prompt for judging whether the response is correct or not", verbatim (line
 # breaks as printed).

@@ -16,8 +16,9 @@ from recallbench.llm.calls import CircuitBreaker
 from recallbench.llm.client import LLM
 from recallbench.llm.config import build_llm, from_config
 from recallbench.llm.prices import PRICES_AS_OF, PRICES_SOURCE, Price, PriceTable
+from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE, ParseError, PromptTask, TaskResult
-from recallbench.llm.types import Backend, BackendCallError, Completion, Decoding, LLMClient
+from recallbench.llm.types import Backend, BackendCallError, Completion, Decoding
 from recallbench.llm.usage import Bucket, Usage
 
 __all__ = [

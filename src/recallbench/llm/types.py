@@ -1,6 +1,7 @@
 """Shared types of the LLM layer: chat messages, decoding parameters, a backend's completion,
-the ``Backend`` protocol every backend implements, the ``LLMClient`` protocol memory methods,
-protocols and judges are typed against, and prompt-token estimation.
+the ``Backend`` protocol every backend implements, and prompt-token estimation. The
+``LLMClient`` protocol memory methods, protocols and judges are typed against is in
+``recallbench.llm.protocol`` (it needs ``task`` and ``usage``, which import this module).
 
 Backends live in ``recallbench.llm.backends`` (extractive, openai, hf, gguf); ``LLM``
 (``recallbench.llm.client``) drives one of them through this protocol.
@@ -10,12 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
-if TYPE_CHECKING:  # type-only: task and usage import this module at run time
-    from recallbench.llm.structured import Structured
-    from recallbench.llm.task import PromptTask, TaskResult
-    from recallbench.llm.usage import Usage
+from recallbench.llm.structured import Structured
 
 Message = dict[str, str]
 
@@ -76,45 +74,6 @@ class Backend(Protocol):
     def count_tokens(self, text: str) -> int: ...
 
     def close(self) -> None: ...
-
-
-@runtime_checkable
-class LLMClient(Protocol):
-    """What memory methods, protocols and judges use of an LLM (``recallbench.llm.LLM`` is one).
-
-    The seam is typed so a replacement (a recording double in a test, another client) shows in
-    the signatures what it must offer: the backend's identity (``backend.name``,
-    ``backend.offline``), usage counters, token counting, and the three ways to call.
-    """
-
-    backend: Backend
-    usage: Usage
-
-    @property
-    def model(self) -> str: ...
-
-    @property
-    def context_length(self) -> int: ...
-
-    def count_tokens(self, text: str) -> int: ...
-
-    def run(self, task: PromptTask, **fields: Any) -> TaskResult: ...
-
-    def run_many(
-        self, task: PromptTask, fields_list: list[dict[str, Any]], *, progress: bool | None = None
-    ) -> list[TaskResult]: ...
-
-    def chat(
-        self,
-        messages: list[Message],
-        *,
-        name: str,
-        stage: str,
-        offline: Callable[[], str],
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        seed: int | None = None,
-    ) -> TaskResult: ...
 
 
 def count_message_tokens(messages: list[Message], count: Callable[[str], int]) -> int:

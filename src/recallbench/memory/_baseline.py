@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from recallbench.embed.base import TextEmbedder
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory._base import MemoryMethod, Message
 from recallbench.memory._prompts import PromptStyle, check_prompt_style, response_messages
 from recallbench.records import Episode, MemoryItem, Query, Session

@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
+from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import ParseError
-from recallbench.llm.types import LLMClient
 from recallbench.memory._base import Message, render_history
 from recallbench.memory._baseline import BaselineMethod
 from recallbench.memory._prompts import response_messages

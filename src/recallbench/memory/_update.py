@@ -47,9 +47,9 @@ from typing import Any
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
+from recallbench.llm.protocol import LLMClient
 from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask, TaskResult
-from recallbench.llm.types import LLMClient
 from recallbench.memory._algorithm1 import algorithm1
 from recallbench.memory._charops import CHARNGRAM_DEFAULTS, charngram_operation
 from recallbench.memory._english_ops import DEFAULT_THRESHOLDS, english_operation, reply

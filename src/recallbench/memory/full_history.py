@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory._baseline import BaselineMethod
 from recallbench.memory._prompts import PromptStyle, response_messages
 from recallbench.records import MemoryItem, Query, Recall, Session, Turn

@@ -27,7 +27,7 @@ from typing import Any
 from recallbench.datasets import needs
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError, DatasetFormatError
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory._base import query_text
 from recallbench.memory._baseline import BaselineMethod, render_flat
 from recallbench.memory._prompts import PromptStyle

@@ -28,7 +28,7 @@ from typing import Any
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory._base import query_text
 from recallbench.memory._retrieval import top_k
 from recallbench.memory._update import MemoryUpdater

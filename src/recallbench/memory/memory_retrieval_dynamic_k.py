@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from recallbench.embed.base import TextEmbedder
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory._base import query_text
 from recallbench.memory._retrieval import top_k
 from recallbench.memory.memory_retrieval import MemoryRetrieval

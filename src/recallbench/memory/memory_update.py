@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from recallbench.embed.base import TextEmbedder
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory._algorithm1 import NAMES as OP_NAMES
 from recallbench.memory._algorithm1 import algorithm1, update_texts
 from recallbench.memory._charops import (

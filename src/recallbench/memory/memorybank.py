@@ -30,7 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from recallbench.embed.base import TextEmbedder
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory.lufy import Entry, LufyFamilyMemory, ebbinghaus
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from recallbench.embed.base import TextEmbedder
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory.lufy import LufyFamilyMemory
 
 

@@ -33,9 +33,9 @@ from typing import Any
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
+from recallbench.llm.protocol import LLMClient
 from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
-from recallbench.llm.types import LLMClient
 from recallbench.memory._base import render_history
 from recallbench.memory._llm_common import (
     LLMBaseline,

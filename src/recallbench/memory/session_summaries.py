@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from recallbench.datasets import needs
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory._base import render_history
 from recallbench.memory._baseline import BaselineMethod
 from recallbench.memory._gold import GOLD_SUMMARY_KEYS, attribute, gold_sentences

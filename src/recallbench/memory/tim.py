@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 
 from recallbench.embed.base import TextEmbedder
+from recallbench.llm.protocol import LLMClient
 from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
-from recallbench.llm.types import LLMClient
 from recallbench.memory._base import MemoryMethod, Message, render_history
 from recallbench.memory.caim import compress, key_sentences
 from recallbench.records import Episode, MemoryItem, Query, Recall, Session

@@ -21,8 +21,8 @@ from recallbench.datasets.teabag import (
     write_teabag,
 )
 from recallbench.errors import ConfigError
+from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import PromptTask, TaskResult
-from recallbench.llm.types import LLMClient
 from recallbench.memory import render_history, strip_speaker
 from recallbench.protocols.teafarm_tasks import (
     SUMMARY_TASK,

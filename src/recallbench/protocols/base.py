@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from recallbench.records import Episode, MemoryItem, Prediction, Score
 
 if TYPE_CHECKING:
-    from recallbench.llm.types import LLMClient
+    from recallbench.llm.protocol import LLMClient
     from recallbench.memory import MemoryMethod
 
 

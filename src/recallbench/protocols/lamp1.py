@@ -40,7 +40,7 @@ import numpy as np
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
 from recallbench.protocols.base import EpisodeResult, EvalProtocol
 from recallbench.records import Episode, Prediction, Query, Score, Turn

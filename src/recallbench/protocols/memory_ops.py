@@ -38,7 +38,7 @@ from typing import Any
 
 from recallbench.datasets import memory_pairs, needs
 from recallbench.errors import ConfigError, did_you_mean
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory import HasUpdater, MemoryMethod
 from recallbench.memory.memory_update import (
     ENGLISH_FIT_ON,

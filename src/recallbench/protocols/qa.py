@@ -38,8 +38,8 @@ from typing import Any, ClassVar
 from recallbench.datasets import needs
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.judges import Judge, JudgeItem
+from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import PromptTask, TaskResult
-from recallbench.llm.types import LLMClient
 from recallbench.memory import HasAnswerPromptFields, HasRetention, MemoryMethod, replay_recalls
 from recallbench.protocols.base import EvalProtocol
 from recallbench.protocols.evidence import EvidenceLocator, oracle_recall

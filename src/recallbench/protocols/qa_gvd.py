@@ -25,7 +25,7 @@ from recallbench.datasets import needs
 from recallbench.errors import did_you_mean
 from recallbench.judges import Judge
 from recallbench.judges.caim import CaimItem, CaimJudge, LexicalCaimJudge
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
 from recallbench.protocols.base import EpisodeResult
 from recallbench.protocols.gvd_scores import GVD_METRICS, caim_item, score_caim

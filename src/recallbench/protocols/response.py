@@ -44,8 +44,9 @@ from typing import Any
 
 from recallbench.datasets import needs
 from recallbench.errors import ConfigError
+from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import TaskResult
-from recallbench.llm.types import LLMClient, Message
+from recallbench.llm.types import Message
 from recallbench.memory import MemoryMethod, reply_queries
 from recallbench.parallel import ordered_map
 from recallbench.protocols.base import EpisodeResult, EvalProtocol

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from recallbench.errors import ConfigError, did_you_mean
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
 from recallbench.protocols._teafarm_questions import History, Question, QuestionSource
 from recallbench.protocols.base import EvalProtocol

@@ -45,7 +45,7 @@ from dataclasses import replace
 from typing import Any
 
 from recallbench.judges.nli import NLI_TASK, UNAVAILABLE
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.protocols import timerag_scores as ts
 from recallbench.protocols.response import ResponseProtocol
 from recallbench.records import (

@@ -39,7 +39,7 @@ from recallbench import meter
 from recallbench.errors import ConfigError
 from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
 from recallbench.llm.budget import BudgetExceeded
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
 from recallbench.metrics.activity import activity_of_run
 from recallbench.parallel import ordered_map

@@ -40,7 +40,7 @@ from typing import Any
 
 from recallbench.datasets import needs
 from recallbench.embed.base import TextEmbedder
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory._base import MemoryMethod, Message, render_history
 from recallbench.memory.caim._controller import (
     INFORMATION_NECESSARY_TASK,

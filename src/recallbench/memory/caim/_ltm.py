@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from recallbench.embed.base import TextEmbedder
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory.caim._ontology import Ontology
 from recallbench.memory.caim._post import review_task, thought_task
 from recallbench.memory.caim._tasks import ONTOLOGY_EXPANSION_TASK, render_items

@@ -38,9 +38,9 @@ from functools import partial
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
+from recallbench.llm.protocol import LLMClient
 from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import PromptTask
-from recallbench.llm.types import LLMClient
 from recallbench.memory._base import query_text, render_history
 from recallbench.memory._llm_common import (
     LLMBaseline,

@@ -17,7 +17,7 @@ import numpy as np
 
 from recallbench.clock import EPOCH
 from recallbench.embed.base import TextEmbedder
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory._base import render_history
 from recallbench.memory.lufy._tasks import (
     NO_INFO,

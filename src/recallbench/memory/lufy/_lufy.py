@@ -60,7 +60,7 @@ from typing import Any
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError, did_you_mean
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory.lufy._arousal import ArousalModel, load_or_train
 from recallbench.memory.lufy._entries import Pair
 from recallbench.memory.lufy._estimators import (

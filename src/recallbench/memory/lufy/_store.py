@@ -57,7 +57,7 @@ from typing import Any
 from recallbench.clock import EPOCH
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory._base import MemoryMethod, Message, render_history
 from recallbench.memory.lufy._entries import (
     Entry,

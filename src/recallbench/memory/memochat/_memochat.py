@@ -35,8 +35,8 @@ from typing import Any
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
+from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import PromptTask
-from recallbench.llm.types import LLMClient
 from recallbench.memory._base import query_text
 from recallbench.memory._llm_common import (
     LLMBaseline,

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from recallbench.embed.base import TextEmbedder
+from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import PromptTask
-from recallbench.llm.types import LLMClient
 from recallbench.memory._base import query_text, render_history
 from recallbench.memory._retrieval import top_k
 from recallbench.memory.theanine._graph import MemoryGraph

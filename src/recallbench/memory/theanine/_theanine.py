@@ -71,7 +71,7 @@ from typing import Any, Literal
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory._base import render_history
 from recallbench.memory._prompts import PromptStyle
 from recallbench.memory._retrieval import top_k

@@ -10,7 +10,8 @@ import numpy as np
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
-from recallbench.llm.types import LLMClient, Message
+from recallbench.llm.protocol import LLMClient
+from recallbench.llm.types import Message
 from recallbench.memory._base import MemoryMethod, query_text
 from recallbench.memory._prompts import TIMERAG_SYSTEM, TIMERAG_USER, response_messages
 from recallbench.memory.timerag._extractor import EXTRACT_TASK

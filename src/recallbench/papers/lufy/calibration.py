@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from recallbench.embed.base import TextEmbedder
-from recallbench.llm.types import LLMClient
+from recallbench.llm.protocol import LLMClient
 from recallbench.memory import replay_recalls
 from recallbench.records import Episode
 

@@ -35,8 +35,8 @@ from typing import Any
 from recallbench.analysis import RunInfo, select
 from recallbench.io import safe_name, write_json, write_jsonl_rows
 from recallbench.judges.geval import GEVAL_SOURCE, GEVAL_TASK
+from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import TaskResult
-from recallbench.llm.types import LLMClient
 from recallbench.records import Episode, Prediction, Turn, read_jsonl
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 from recallbench.tables.engine import reference_values
