@@ -260,3 +260,30 @@ def test_offline_select_tags_says_none_when_nothing_matches_and_that_is_no_failu
     assert parse_review("[1,2] piano | Mara plays piano | 2023-05-04", 2)[0][0] == [0, 1]
     with pytest.raises(ParseError):
         parse_review("[1,5] piano | x | 2023-05-04", 2)
+
+
+def test_structured_relevance_and_review_replies_can_only_name_listed_items():
+    """SmolLM2 under a ``\\d{1,3}`` grammar answered ``[201]`` for 3 candidates and reviewed
+    memory ``[48]`` of a handful (bench/structured.py): the reply shapes now list the items."""
+    import re
+
+    from recallbench.memory.caim._post import review_reply, review_task
+    from recallbench.memory.caim._tasks import relevance_reply, relevance_task
+
+    shape = relevance_task(("a b", "c d", "e f")).reply
+    assert shape == relevance_reply(3)
+    for ok in ("", "[3]", "[1], [3]", "[2],[1]"):
+        assert re.fullmatch(shape.pattern, ok) and parse_relevance(ok, ("a", "b", "c")) is not None
+    for bad in ("[4]", "[0]", "[201]", "[1], [2], [3], [1]"):
+        assert not re.fullmatch(shape.pattern, bad), bad
+    assert re.fullmatch(relevance_reply(40).pattern, "[40], [12]")
+    assert not re.fullmatch(relevance_reply(40).pattern, "[41]")
+    assert relevance_reply(0).pattern == ""
+
+    shape = review_task(2).reply
+    good = "[1,2] piano | Mara plays piano | 2023-05-04"
+    assert re.fullmatch(shape.pattern, good) and parse_review(good, 2)[0][0] == [0, 1]
+    for bad in ("[1,5] piano | x y z | 2023-05-04", "[3] piano | x y z | 2023-05-04"):
+        assert not re.fullmatch(shape.pattern, bad), bad
+    three = "\n".join(f"[1] piano | line {i} | 2023-05-04" for i in range(3))
+    assert not re.fullmatch(review_reply(2).pattern, three)  # at most n lines

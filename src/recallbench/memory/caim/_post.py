@@ -26,6 +26,7 @@ from recallbench.memory.caim._tasks import (
     SOURCE_OURS,
     STM_SUMMARY_PROMPT,
     THOUGHT_PROMPT,
+    index_pattern,
     parse_tags,
     tags_pattern,
 )
@@ -68,10 +69,17 @@ _PRESENT = frozenset(
 _ISO = r"\d{4}-\d{2}-\d{2}"
 _PIECE = rf"[^;,\n]{{3,120}};{_ISO}"
 KEY_EVENTS_REPLY = Pattern(rf"NONE|{_PIECE}(,{_PIECE}){{0,7}}")
-_REVIEW_LINE = (
-    rf"\[\d{{1,3}}(,\d{{1,3}}){{0,9}}\] {tags_pattern(frozenset())} \| [^|\n]{{3,200}} \| {_ISO}"
-)
-REVIEW_REPLY = Pattern(rf"{_REVIEW_LINE}(\n{_REVIEW_LINE}){{0,9}}")
+
+
+def review_reply(n: int) -> Pattern:
+    """Up to ``min(n, 10)`` lines ``[ids] tags | thought | date``, each id one of the ``n``
+    memories (the parser also wants every id used once, which a grammar cannot say)."""
+    most = min(max(n, 1), 10)
+    ids = rf"\[{index_pattern(max(n, 1))}(,{index_pattern(max(n, 1))}){{0,{most - 1}}}\]"
+    line = rf"{ids} {tags_pattern(frozenset())} \| [^|\n]{{3,200}} \| {_ISO}"
+    return Pattern(rf"{line}(\n{line}){{0,{most - 1}}}")
+
+
 _TOKEN = re.compile(r"[\w'\u2019]+|[^\w\s]")
 
 
@@ -271,7 +279,7 @@ def review_task(n: int) -> PromptTask:
         stage="memory",
         max_tokens=1024,
         source=SOURCE_OURS,
-        reply=REVIEW_REPLY,
+        reply=review_reply(n),
     )
 
 
