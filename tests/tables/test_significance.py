@@ -3,6 +3,7 @@ runs are not, Holm adjusts across the table, pooled cells pair their datasets; m
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -115,7 +116,12 @@ def test_cells_without_statistics_get_no_test_and_say_why(tmp_path, make_run):
     )
     better = next(c for c in built.cells if c.row == "Better")
     assert better.p_value is None and better.significant is None and better.ci_low is None
-    assert any("no test (no per-episode statistics): Rouge-L" in n for n in built.notes)
+    assert any(
+        re.fullmatch(
+            r"no test \(no per-episode statistics\): \d+ cells, columns .+ x metrics Rouge-L", n
+        )
+        for n in built.notes
+    )
 
 
 def test_reference_row_must_name_a_row(tmp_path):
@@ -171,7 +177,12 @@ def test_one_shared_episode_is_no_test(tmp_path, make_run):
     )
     assert next(c for c in built.cells if c.row == "Better").p_value is None
     assert "0 paired tests" in built.notes[0]
-    assert any("no test (fewer than 2 shared episodes): Rouge-L" in n for n in built.notes)
+    assert any(
+        re.fullmatch(
+            r"no test \(fewer than 2 shared episodes\): \d+ cells, columns .+ x metrics Rouge-L", n
+        )
+        for n in built.notes
+    )
 
 
 def tiny_and_large(tmp_path, make_run, fixture: str = ""):
@@ -243,5 +254,5 @@ def test_fixture_cells_get_no_test_and_never_pool_with_real_data(tmp_path, make_
     assert (avg.ours, avg.episodes, avg.coverage) == (msc.ours, 20, "‡")
     assert avg.significant is True and msc.significant is True
     notes = "\n".join(built.notes)
-    assert "no test (fixture data): Rouge-L" in notes
+    assert "no test (fixture data): 2 cells, columns CC x metrics Rouge-L" in notes
     assert "Avg.: the fixture runs of cc (3 fixture episode(s)) are left out" in notes

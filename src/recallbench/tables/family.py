@@ -53,7 +53,7 @@ def mark_significance(
     """
     by_key = {(c.row, c.column, c.metric): c for c in cells}
     results: dict[int, Tested] = {}
-    skipped: dict[str, set[str]] = {}
+    skipped: dict[str, list[Cell]] = {}
     for i, cell in enumerate(cells):
         ref = settings.reference_of(cell.row)
         if ref is None or cell.ours is None:
@@ -68,7 +68,7 @@ def mark_significance(
             if why is None:
                 results[i] = got  # type: ignore[assignment]
         if why is not None:
-            skipped.setdefault(why, set()).add(cell.metric)
+            skipped.setdefault(why, []).append(cell)
     floor = settings.bootstrap.n_resamples
     family = {
         i: t for i, t in results.items() if min_attainable_p(t.n_clusters, floor) <= settings.alpha
@@ -87,7 +87,10 @@ def mark_significance(
 
 
 def _names(values: Sequence[str]) -> str:
-    return ", ".join(dict.fromkeys(values))
+    """Distinct names in order; "; " between them when a name holds a comma ("Memory turns,
+    Session 2")."""
+    names = list(dict.fromkeys(values))
+    return ("; " if any("," in n for n in names) else ", ").join(names)
 
 
 def _notes(
@@ -95,7 +98,7 @@ def _notes(
     tested: list[Tested],
     family: list[Cell],
     left: list[tuple[Cell, Tested]],
-    skipped: dict[str, set[str]],
+    skipped: dict[str, list[Cell]],
 ) -> list[str]:
     boot = settings.bootstrap
     tests = "; ".join(sorted({t.test for t in tested}))
@@ -123,5 +126,9 @@ def _notes(
             f"attainable p (2^(1-n), here >= {floor:.3g}) exceeds alpha = {settings.alpha}, so "
             "they could never be significant; their raw p_value is in the csv, no p_holm"
         )
-    notes += [f"no test ({why}): {', '.join(sorted(m))}" for why, m in sorted(skipped.items())]
+    notes += [
+        f"no test ({why}): {len(c)} cells, columns {_names([x.column for x in c])} x metrics "
+        f"{_names([x.metric for x in c])}"
+        for why, c in sorted(skipped.items())
+    ]
     return notes
