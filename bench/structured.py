@@ -139,10 +139,14 @@ def spread(items: list[Any], n: int) -> list[Any]:
     return [items[round(i * (len(items) - 1) / (n - 1))] for i in range(n)] if n > 1 else items[:1]
 
 
-def measure(calls: list[tuple[PromptTask, dict]], base_url: str, mode: str, cap: int) -> dict:
-    """Send ``calls`` with ``structured=mode``; return parsed, calls, seconds, one failed reply."""
+def measure(
+    calls: list[tuple[PromptTask, dict]], base_url: str, mode: str, cap: int, repairs: int = 0
+) -> dict:
+    """Send ``calls`` with ``structured=mode`` (and ``repairs`` repair turns); return parsed,
+    calls, seconds, one failed reply."""
     cfg = {"backend": "openai", "model": "smollm2", "base_url": base_url, "structured": mode}
-    llm = build_llm({**cfg, "concurrency": 1, "timeout_s": 600, "max_retries": 0}, None)
+    cfg |= {"concurrency": 1, "timeout_s": 600, "max_retries": 0, "repairs": repairs}
+    llm = build_llm(cfg, None)
     parsed, seconds, sample = 0, 0.0, ""
     try:
         for task, fields in calls:
@@ -169,6 +173,9 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated sources (default: all)")
     parser.add_argument("--tasks", default="", help="comma-separated task names (default: all)")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    parser.add_argument(
+        "--repairs", type=int, default=0, help="repair turns per unparsed reply (generator.repairs)"
+    )
     parser.add_argument(
         "--threads",
         type=int,
@@ -199,7 +206,7 @@ def main() -> None:
             shape = chosen[0][0].reply
             row: dict[str, Any] = {"shape": shape.kind if shape else "free text"}
             for mode in modes:
-                row[mode] = measure(chosen, server.base_url, mode, args.max_tokens)
+                row[mode] = measure(chosen, server.base_url, mode, args.max_tokens, args.repairs)
             figures[name] = row
             print(_line(name, row, modes), flush=True)
     if args.json:
