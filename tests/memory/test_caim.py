@@ -260,6 +260,10 @@ def test_offline_select_tags_says_none_when_nothing_matches_and_that_is_no_failu
     assert parse_review("[1,2] piano | Mara plays piano | 2023-05-04", 2)[0][0] == [0, 1]
     with pytest.raises(ParseError):
         parse_review("[1,5] piano | x | 2023-05-04", 2)
+    # a memory named again stays with its first line; a line left with none is skipped
+    twice = "[1] piano | a | 2023-05-04\n[1,2] music | b | 2023-05-05\n[2] x | c | 2023-05-06"
+    assert [r[0] for r in parse_review(twice, 2)] == [[0], [1]]
+    assert [r[2] for r in parse_review(twice, 2)] == ["a", "b"]
 
 
 def test_structured_relevance_and_review_replies_can_only_name_listed_items():
@@ -268,7 +272,8 @@ def test_structured_relevance_and_review_replies_can_only_name_listed_items():
     import re
 
     from recallbench.memory.caim._post import review_reply, review_task
-    from recallbench.memory.caim._tasks import relevance_reply, relevance_task
+    from recallbench.memory.caim._shapes import relevance_reply
+    from recallbench.memory.caim._tasks import relevance_task
 
     shape = relevance_task(("a b", "c d", "e f")).reply
     assert shape == relevance_reply(3)
@@ -287,3 +292,16 @@ def test_structured_relevance_and_review_replies_can_only_name_listed_items():
         assert not re.fullmatch(shape.pattern, bad), bad
     three = "\n".join(f"[1] piano | line {i} | 2023-05-04" for i in range(3))
     assert not re.fullmatch(review_reply(2).pattern, three)  # at most n lines
+
+
+def test_an_expansion_listing_a_tag_twice_keeps_it_at_its_first_place():
+    """SmolLM2 listed "beautiful" under two subcategories (bench/structured.py): the later one
+    loses it instead of the whole expansion being rejected; a repeated category still is."""
+    reply = json.dumps(
+        {"art": {"painting": ["oil", "beautiful"], "views": ["beautiful", "meadow"]}}
+    )
+    assert parse_expansion(reply) == {
+        "art": {"painting": ["oil", "beautiful"], "views": ["meadow"]}
+    }
+    with pytest.raises(ParseError, match="already listed"):
+        parse_expansion(json.dumps({"art": {"art": ["oil"]}}))

@@ -78,6 +78,20 @@ def validate(raw: Any, where: str) -> OntologyDict:
     return out
 
 
+def first_tags(raw: object) -> object:
+    """``raw`` with every repeated tag (a string in a tag list) kept at its first place only."""
+    if not isinstance(raw, dict):
+        return raw
+    seen: set[str] = set()
+    for subs in raw.values():
+        for sub, tags in subs.items() if isinstance(subs, dict) else ():
+            if isinstance(tags, list):
+                keep = [t for t in tags if not isinstance(t, str) or t.strip().lower() not in seen]
+                seen.update(t.strip().lower() for t in keep if isinstance(t, str))
+                subs[sub] = keep
+    return raw
+
+
 class Ontology:
     """A mutable 3-level tag ontology with lexical tag selection and union-merge expansion."""
 

@@ -16,6 +16,7 @@ from recallbench.llm.task import ParseError, PromptTask
 from recallbench.memory._summarize import extractive_summary
 from recallbench.memory.caim._controller import FIRST_PERSON
 from recallbench.memory.caim._ontology import Ontology
+from recallbench.memory.caim._shapes import index_pattern
 from recallbench.memory.caim._tasks import (
     FILLERS,
     ISO_DATE,
@@ -26,7 +27,6 @@ from recallbench.memory.caim._tasks import (
     SOURCE_OURS,
     STM_SUMMARY_PROMPT,
     THOUGHT_PROMPT,
-    index_pattern,
     parse_tags,
     tags_pattern,
 )
@@ -233,7 +233,11 @@ def thought_task(known: frozenset[str]) -> PromptTask:
 
 def parse_review(reply: str, n: int) -> list[tuple[list[int], list[str], str, str]]:
     """Parse review lines ``[i,j] tags | thought | timestamp`` into (0-based ids, tags, thought,
-    date). Every id must be in 1..n and used once; no valid line is a ParseError."""
+    date). Every id must be in 1..n; no valid line is a ParseError.
+
+    Deviation (of our own Review step): a memory a later line names again stays with the first
+    line that names it, and a line left without memories is skipped; the strict rule rejected
+    the whole review, as SmolLM2's repeated ``[1]`` lines did (bench/structured.py)."""
     out, used = [], set()
     for line in reply.strip().splitlines():
         m = re.match(r"^\s*\[([\d,\s]+)\]\s*(.*)$", line)
@@ -244,8 +248,11 @@ def parse_review(reply: str, n: int) -> list[tuple[list[int], list[str], str, st
         day = ISO_DATE.search(parts[-1])
         if len(parts) < 3 or not day or not parts[1]:
             continue
-        if not ids or any(not 0 <= i < n or i in used for i in ids):
-            raise ParseError(f"review line names unknown or repeated memories: {line[:60]!r}")
+        if not ids or any(not 0 <= i < n for i in ids):
+            raise ParseError(f"review line names unknown memories: {line[:60]!r}")
+        ids = [i for i in dict.fromkeys(ids) if i not in used]
+        if not ids:
+            continue
         used.update(ids)
         tags = [t for t in re.split(r"\s*,\s*", parts[0].lower()) if t]
         out.append((ids, tags, " | ".join(parts[1:-1]), day.group(1)))
