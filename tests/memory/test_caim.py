@@ -294,14 +294,18 @@ def test_structured_relevance_and_review_replies_can_only_name_listed_items():
     assert not re.fullmatch(review_reply(2).pattern, three)  # at most n lines
 
 
-def test_an_expansion_listing_a_tag_twice_keeps_it_at_its_first_place():
-    """SmolLM2 listed "beautiful" under two subcategories (bench/structured.py): the later one
-    loses it instead of the whole expansion being rejected; a repeated category still is."""
-    reply = json.dumps(
-        {"art": {"painting": ["oil", "beautiful"], "views": ["beautiful", "meadow"]}}
-    )
-    assert parse_expansion(reply) == {
-        "art": {"painting": ["oil", "beautiful"], "views": ["meadow"]}
+def test_an_expansion_listing_a_term_twice_keeps_it_at_its_first_place():
+    """SmolLM2 listed "beautiful" under two subcategories, "challenge" as a subcategory of two
+    categories and "sunny" as a category and its own tag (bench/structured.py): each later
+    place is dropped (with what is under it) instead of the whole expansion."""
+    reply = {
+        "art": {"painting": ["oil", "beautiful"], "views": ["beautiful", "meadow"]},
+        "sunny": {"weather": ["sunny", "rain"], "painting": ["acrylic"]},
+        "views": {"hills": ["green"]},
     }
-    with pytest.raises(ParseError, match="already listed"):
-        parse_expansion(json.dumps({"art": {"art": ["oil"]}}))
+    assert parse_expansion(json.dumps(reply)) == {
+        "art": {"painting": ["oil", "beautiful"], "views": ["meadow"]},
+        "sunny": {"weather": ["rain"]},
+    }
+    with pytest.raises(ParseError, match="not a single word"):
+        parse_expansion(json.dumps({"art": {"painting": ["oil paint"]}}))

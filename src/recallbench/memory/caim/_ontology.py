@@ -78,18 +78,32 @@ def validate(raw: Any, where: str) -> OntologyDict:
     return out
 
 
-def first_tags(raw: object) -> object:
-    """``raw`` with every repeated tag (a string in a tag list) kept at its first place only."""
+def first_terms(raw: object) -> object:
+    """``raw`` with every term kept at its first place only: a later category, subcategory or
+    tag whose name came before is dropped, with what is under it (non-strings are left for
+    :func:`validate` to reject)."""
     if not isinstance(raw, dict):
         return raw
     seen: set[str] = set()
-    for subs in raw.values():
-        for sub, tags in subs.items() if isinstance(subs, dict) else ():
-            if isinstance(tags, list):
-                keep = [t for t in tags if not isinstance(t, str) or t.strip().lower() not in seen]
-                seen.update(t.strip().lower() for t in keep if isinstance(t, str))
-                subs[sub] = keep
-    return raw
+
+    def new(term: object) -> bool:
+        if not isinstance(term, str):
+            return True
+        if (word := term.strip().lower()) in seen:
+            return False
+        seen.add(word)
+        return True
+
+    out: dict[object, object] = {}
+    for cat, subs in raw.items():
+        if not new(cat):
+            continue
+        if isinstance(subs, dict):
+            subs = {s: tags for s, tags in subs.items() if new(s)}
+            for s, tags in subs.items():
+                subs[s] = [t for t in tags if new(t)] if isinstance(tags, list) else tags
+        out[cat] = subs
+    return out
 
 
 class Ontology:

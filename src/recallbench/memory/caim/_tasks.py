@@ -26,7 +26,7 @@ from recallbench.memory.caim._ontology import (
     EXPANSION_SUBCATEGORY,
     Ontology,
     OntologyError,
-    first_tags,
+    first_terms,
     unknown_topic_words,
     validate,
 )
@@ -136,14 +136,14 @@ def _letters(reply: str) -> str:
 def parse_expansion(reply: str) -> dict | None:
     """Parse the expansion reply: OK -> None; else the JSON ontology (fences tolerated).
 
-    Deviation: a tag the reply lists again under another subcategory is dropped there (its
-    first place keeps it), where the strict rule rejected the whole expansion; SmolLM2 broke
-    the prompt's "no term twice" rule that way in 4 of 20 replies (bench/structured.py)."""
+    Deviation: a term the reply lists again is dropped there, with what is under it (its
+    first place keeps it: ``first_terms``), where the strict rule rejected the whole expansion;
+    SmolLM2 broke the prompt's "no term twice" rule that way in 4 of 20 replies."""
     text = reply.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
     if re.fullmatch(r"\W*ok\W*", text, re.I):
         return None
     try:
-        return validate(first_tags(json.loads(text)), "ontology expansion reply")
+        return validate(first_terms(json.loads(text)), "ontology expansion reply")
     except (json.JSONDecodeError, OntologyError) as exc:
         raise ParseError(str(exc)) from None
 
