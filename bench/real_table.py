@@ -15,9 +15,9 @@ repair turns per task, whether THEANINE and "w/o Timeline Refinement" replied di
 (identical offline on the fixtures: refinement changes nothing the extractive backend copies),
 and where the table is. The LAST line is ``wall_s=<seconds> status=<worst job status>``.
 
-Measured (2026-11-26, 2 cores at load ~20 from other jobs, llama.cpp on 1 thread, structured=auto
--> llamacpp, ``--episodes 1 --datasets msc`` on the fixtures): the 5 MSC jobs in 2408 s, 166
-task calls (101 sent, 65 from the run's own cache), 0 parse failures, every job ``finished``;
+Measured (2026-11-26, code 627e999, 2 cores shared with a bench, llama.cpp on 1 thread,
+structured=auto -> llamacpp, ``--episodes 1 --datasets msc`` on the fixtures): the 5 MSC jobs in
+425 s (2408 s earlier at load ~20), 166 task calls, 0 parse failures, every job ``finished``;
 THEANINE and "w/o Timeline Refinement" differ in 7 of 11 replies (identical offline).
 """
 
