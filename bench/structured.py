@@ -21,7 +21,7 @@ Measured (2026-11-26, ``--per-task 20``, 5 episodes of ../shared/data per source
 with other jobs): with structured replies every one of the 39 tasks reached parses >= 95%
 (comedy.compress 19/20, every other task all of its calls; the CAIM relevance, review and
 ontology-expansion rows after this session's reply-shape and parser fixes), against 0-100%
-free (0/20 for 13 tasks). lufy.utterance_category, caim.stm_summary and the response tasks are
+free (no reply parsed for 18 tasks). lufy.utterance_category, caim.stm_summary and the response tasks are
 not reached: the recorded episodes make no such call.
 """
 
