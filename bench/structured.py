@@ -18,11 +18,11 @@
 The LAST line is ``structured_min=<lowest structured parse rate over the tasks>``.
 
 Measured (2026-11-26, ``--per-task 20``, 5 episodes of ../shared/data per source, 2 cores shared
-with other jobs): with structured replies every one of the 39 tasks reached parses >= 95%
-(comedy.compress 19/20, every other task all of its calls; the CAIM relevance, review and
-ontology-expansion rows after this session's reply-shape and parser fixes), against 0-100%
-free (no reply parsed for 18 tasks). lufy.utterance_category, caim.stm_summary and the response tasks are
-not reached: the recorded episodes make no such call.
+with other jobs): with structured replies every one of the 39 tasks parsed >= 95% (comedy.compress
+19/20, every other task all of its calls; the CAIM relevance, review and ontology-expansion rows
+after this session's reply-shape and parser fixes); free text parsed nothing for 18 tasks.
+lufy.utterance_category, caim.stm_summary and the response tasks are not reached: the recorded
+episodes make no such call.
 """
 
 from __future__ import annotations
