@@ -21,8 +21,9 @@ Measured (2026-11-26, ``--per-task 20``, 5 episodes of ../shared/data per source
 with other jobs): with structured replies every one of the 39 tasks parsed >= 95% (comedy.compress
 19/20, every other task all of its calls; the CAIM relevance, review and ontology-expansion rows
 after this session's reply-shape and parser fixes); free text parsed nothing for 18 tasks.
-lufy.utterance_category, caim.stm_summary and the response tasks are not reached: the recorded
-episodes make no such call.
+Of the tasks with a reply shape only judge.caim.contextual_coherence is not measured: it has no
+offline stand-in, so the recording run makes no such call (its siblings, the same 0/0.5/1 choice,
+parsed 11/11).
 """
 
 from __future__ import annotations
