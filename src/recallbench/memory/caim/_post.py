@@ -235,9 +235,9 @@ def parse_review(reply: str, n: int) -> list[tuple[list[int], list[str], str, st
     """Parse review lines ``[i,j] tags | thought | timestamp`` into (0-based ids, tags, thought,
     date). Every id must be in 1..n; no valid line is a ParseError.
 
-    Deviation (of our own Review step): a memory a later line names again stays with the first
-    line that names it, and a line left without memories is skipped; the strict rule rejected
-    the whole review, as SmolLM2's repeated ``[1]`` lines did (bench/structured.py)."""
+    A memory a later line names again stays with the first line that names it, and a line left
+    without memories is skipped (the Review step is ours, not the paper's); rejecting the whole
+    review lost 3 of 20 SmolLM2 reviews to a repeated ``[1]`` (bench/structured.py)."""
     out, used = [], set()
     for line in reply.strip().splitlines():
         m = re.match(r"^\s*\[([\d,\s]+)\]\s*(.*)$", line)

@@ -136,9 +136,9 @@ def _letters(reply: str) -> str:
 def parse_expansion(reply: str) -> dict | None:
     """Parse the expansion reply: OK -> None; else the JSON ontology (fences tolerated).
 
-    Deviation: a term the reply lists again is dropped there, with what is under it (its
-    first place keeps it: ``first_terms``), where the strict rule rejected the whole expansion;
-    SmolLM2 broke the prompt's "no term twice" rule that way in 4 of 20 replies."""
+    A term the reply lists again is dropped there, with what is under it (its first place
+    keeps it: ``first_terms``); the paper does not say what becomes of a reply that breaks its
+    "no term twice" rule, and rejecting it all lost 4 of 20 SmolLM2 expansions."""
     text = reply.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
     if re.fullmatch(r"\W*ok\W*", text, re.I):
         return None
