@@ -256,3 +256,48 @@ def test_fixture_cells_get_no_test_and_never_pool_with_real_data(tmp_path, make_
     notes = "\n".join(built.notes)
     assert "no test (fixture data): 2 cells, columns CC x metrics Rouge-L" in notes
     assert "Avg.: the fixture runs of cc (3 fixture episode(s)) are left out" in notes
+
+
+def test_a_subset_column_is_tested_like_the_whole(tmp_path, make_run):
+    """CareCall Table 4's Memory-turns cells had no test: a subset's summary entry kept no
+    per-episode sums. Scored for real (``score_predictions``), a subset now keeps them, and a
+    large difference on the subset's items is significant there too."""
+    from recallbench.metrics.scoring import score_predictions
+    from recallbench.records import Prediction
+
+    def predictions(good: bool) -> list[Prediction]:
+        out = []
+        for e in range(12):
+            for t in range(4):
+                hit = good or t % 2 == 1  # the memory turns (t even) differ between the rows
+                out.append(
+                    Prediction(
+                        f"e{e}-{t}", f"msc/{e}", 2, "response", "h",
+                        "the red bicycle" if hit else "a cloudy morning", "the red bicycle",
+                        meta={"subsets": ["memory_turns"]} if t % 2 == 0 else {},
+                    )
+                )  # fmt: skip
+        return out
+
+    for memory, good in (("memory_retrieval", False), ("theanine", True), ("full_history", False)):
+        _, summary = score_predictions(predictions(good), ["token_f1"])
+        sub = summary["metrics"]["token_f1"]["subsets"]["memory_turns"]
+        assert sub["bootstrap"] and sub["per_session"]["2"]["bootstrap"]
+        make_run(
+            tmp_path,
+            "t",
+            f"msc-{memory}",
+            {"memory": memory, "dataset": "msc"},
+            summary["metrics"],
+            config={"dataset": {"name": "msc"}},
+        )
+    table = spec(
+        reference_row="Base",
+        columns=[{"label": "Memory turns", "dataset": "msc", "subset": "memory_turns"}],
+        metrics={"token_f1": {"label": "F1"}},
+    )
+    built = summary_table(table, TableContext(tmp_path, runs=tuple(find_runs(tmp_path, "t"))))
+    by = {c.row: c for c in built.cells}
+    assert by["Better"].significant is True and by["Better"].ours == pytest.approx(1.0)
+    assert by["Same"].significant is False
+    assert not any(n.startswith("no test") for n in built.notes)

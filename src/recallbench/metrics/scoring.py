@@ -30,10 +30,12 @@ def score_predictions(
     ``session_mean_ci95``, ``per_session[s].ci95``, with ``ci_method``, ``n_resamples``, ``seed``
     and ``n_clusters`` (episodes); additive metrics keep their per-episode sums (``bootstrap``).
     Predictions whose LLM call failed (``failure`` starts with ``CALL_FAILURE``) are left out and
-    counted in ``failed_calls_not_scored``. Predictions that name subsets (``meta["subsets"]``, e.g. CareCall's memory turns) are also
-    scored per subset: ``summary[metric]["subsets"][name]`` with ``value``, ``n``, ``ci95`` and
-    ``per_session``. Metrics that condition on a context (``uses_contexts``, e.g. perplexity)
-    get each prediction's ``meta["context"]`` when the protocol stored it.
+    counted in ``failed_calls_not_scored``. Predictions that name subsets (``meta["subsets"]``,
+    e.g. CareCall's memory turns) are also scored per subset: ``summary[metric]["subsets"][name]``,
+    an entry like the metric's own (``value``, ``n``, ``ci95``, ``per_session``, the per-episode
+    sums under ``bootstrap``, so a table can test a subset's cells). Metrics that condition on a
+    context (``uses_contexts``, e.g. perplexity) get each prediction's ``meta["context"]`` when
+    the protocol stored it.
     """
     from recallbench.metrics import get_metric
 
@@ -54,7 +56,10 @@ def score_predictions(
             entry["mean"] = sum(res.items) / len(res.items) if res.items else 0.0
         if subsets:
             entry["subsets"] = {
-                sub: _entry(metric, [p for p in scored if sub in (p.meta.get("subsets") or ())])[0]
+                # full: a subset keeps its per-episode sums too, so its cells can be tested
+                sub: _entry(
+                    metric, [p for p in scored if sub in (p.meta.get("subsets") or ())], True
+                )[0]
                 for sub in subsets
             }
         summary["metrics"][name] = entry
