@@ -74,6 +74,11 @@ def test_the_plan_counts_what_the_real_replay_sends(
     assert total and int(total[1].replace(",", "")) == sum(
         r["calls"] for p in plans.values() for r in p["rows"]
     )
+    broken = root / "plans" / "broken"
+    broken.mkdir()
+    (broken / "job.json").write_text("{")
+    with pytest.raises(SystemExit, match=r"broken/job\.json: not a job plan"):
+        total_main([str(broken)])
     monkeypatch.setenv("RECALLBENCH_STAMP", "real")
     outcome = run_cli(*TABLES[table], *openai)
     assert outcome.status == 0, outcome.err

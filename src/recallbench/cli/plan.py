@@ -180,7 +180,12 @@ def total_main(argv: list[str] | None = None) -> None:
     if len(args) != 1:
         sys.exit("usage: python -m recallbench.cli.plan <results/plans/<stamp>>")
     folder = Path(args[0])
-    plans = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+    plans = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            plans.append(json.loads(path.read_text()))
+        except (OSError, ValueError) as exc:
+            sys.exit(f"recallbench plan: {path}: not a job plan written by plan=true ({exc})")
     if not plans:
         sys.exit(f"recallbench plan: no job plans (*.json) in {folder}")
     _print_total(plans, f"plan total over the {len(plans)} jobs of {folder}:")
