@@ -152,10 +152,21 @@ def print_plan_total() -> None:
     folder = os.environ.pop(PLAN_DIR_ENV, None)
     if not folder:
         return
-    plans = [json.loads(p.read_text()) for p in sorted(Path(folder).glob("*.json"))]
+    plans = _read_plans(Path(folder))
     shutil.rmtree(folder, ignore_errors=True)
     if len(plans) >= 2:
         _print_total(plans, f"plan total over {len(plans)} jobs (run one after another):")
+
+
+def _read_plans(folder: Path) -> list[dict[str, Any]]:
+    """Every job plan (``*.json``) in ``folder``; one that is not JSON stops with its path."""
+    plans = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            plans.append(json.loads(path.read_text()))
+        except (OSError, ValueError) as exc:
+            sys.exit(f"recallbench plan: {path}: not a job plan written by plan=true ({exc})")
+    return plans
 
 
 def _print_total(plans: list[dict[str, Any]], heading: str) -> None:
@@ -180,12 +191,7 @@ def total_main(argv: list[str] | None = None) -> None:
     if len(args) != 1:
         sys.exit("usage: python -m recallbench.cli.plan <results/plans/<stamp>>")
     folder = Path(args[0])
-    plans = []
-    for path in sorted(folder.glob("*.json")):
-        try:
-            plans.append(json.loads(path.read_text()))
-        except (OSError, ValueError) as exc:
-            sys.exit(f"recallbench plan: {path}: not a job plan written by plan=true ({exc})")
+    plans = _read_plans(folder)
     if not plans:
         sys.exit(f"recallbench plan: no job plans (*.json) in {folder}")
     _print_total(plans, f"plan total over the {len(plans)} jobs of {folder}:")

@@ -74,8 +74,8 @@ KEY_EVENTS_REPLY = Pattern(rf"NONE|{_PIECE}(,{_PIECE}){{0,7}}")
 def review_reply(n: int) -> Pattern:
     """Up to ``min(n, 10)`` lines ``[ids] tags | thought | date``, each id one of the ``n``
     memories (the parser also wants every id used once, which a grammar cannot say)."""
-    most = min(max(n, 1), 10)
-    ids = rf"\[{index_pattern(max(n, 1))}(,{index_pattern(max(n, 1))}){{0,{most - 1}}}\]"
+    most, one = min(max(n, 1), 10), index_pattern(max(n, 1))
+    ids = rf"\[{one}(,{one}){{0,{most - 1}}}\]"
     line = rf"{ids} {tags_pattern(frozenset())} \| [^|\n]{{3,200}} \| {_ISO}"
     return Pattern(rf"{line}(\n{line}){{0,{most - 1}}}")
 
