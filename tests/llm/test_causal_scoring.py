@@ -1,7 +1,27 @@
-"""Shared-prefix and batched scoring equal one plain forward pass per text (real SmolLM2)."""
+"""Shared-prefix and batched scoring equal one plain forward pass per text (real SmolLM2).
+
+Tolerances follow from the arithmetic, not from one machine's kernels (issue 33: ``TOL = 2e-4``
+nats per sequence held under AVX-512 and failed under AVX2 dispatch):
+
+- **Path equivalence** (shared prefix, batching, truncation) is a property of the code, not of
+  float32: those tests run SmolLM2 in float64, where two paths' logits agree to ~1e-13. The one
+  float32 step left is the scorer's own log-softmax (``causal_scoring._token_nll`` casts the
+  logits to float32). Per token it can differ from the exact value by the cast of the logits,
+  one float32 spacing of the largest |logit| of the row, plus the rounding of a logsumexp over V
+  terms, ``(log2 V + 2) eps32 max(1, |lse|)`` (:func:`_bound`, summed over the scored tokens).
+- **The float32 production path** against float64 arithmetic (:func:`_f32_bound`): a float32
+  forward pass rounds every dot product of length d (the hidden size) with error growing like
+  ``sqrt(d) eps32`` relative to the logit scale, over L layers, so a token may move by up to
+  ``L sqrt(d) eps32 M`` nats (M = the row's largest |logit|). That bound is loose (the typical
+  error is ~1e-5 nats per token) but scales with what is summed, holds under any kernel
+  dispatch, and an off-by-one position or a missing mask still moves a sequence by whole nats.
+
+Both hold under ``ATEN_CPU_CAPABILITY=avx2|default`` (``.ci/run`` runs this file under AVX2).
+"""
 
 from __future__ import annotations
 
+import copy
 import math
 
 import pytest
@@ -24,12 +44,48 @@ TURNS = [
     "system: That's great! Walking is good for your back.",
 ]
 HEAD = "Continue the conversation as system. Reply with system's next utterance only.\n\nCurrent session:\n"
-TOL = 2e-4  # nats per sequence: float32 matrix products of other shapes round differently
+EPS32 = float(torch.finfo(torch.float32).eps)
 
 
 @pytest.fixture(scope="module")
 def lm():
+    """SmolLM2 in float64: the path-equivalence tests (see the module docstring)."""
+    model, tok = load_default_lm()
+    return copy.deepcopy(model).double(), tok
+
+
+@pytest.fixture(scope="module")
+def lm32():
+    """SmolLM2 as production runs it (float32)."""
     return load_default_lm()
+
+
+def _logits(model, ids: list[int], n: int) -> torch.Tensor:
+    """float64 logits of the positions that predict the last ``n`` tokens."""
+    with torch.inference_mode():
+        logits = model(input_ids=torch.tensor([ids])).logits[0].double()
+    return logits[len(ids) - n - 1 : -1]
+
+
+def _bound(model, ids: list[int], n: int) -> float:
+    """Largest difference two paths through a float64 model can show after the scorer's
+    float32 log-softmax: per token, one float32 spacing of the row's largest |logit| (the cast)
+    plus the rounding of a V-term logsumexp in float32, summed over the scored tokens."""
+    rows = _logits(model, ids, n)
+    top = rows.abs().max(dim=-1).values
+    lse = torch.logsumexp(rows, dim=-1).abs().clamp(min=1.0)
+    spacing = torch.from_numpy(__import__("numpy").spacing(top.float().numpy())).double()
+    per_token = 2 * spacing + (math.log2(rows.shape[-1]) + 2) * EPS32 * lse
+    return float(per_token.sum())
+
+
+def _f32_bound(model, ids: list[int], n: int) -> float:
+    """Largest move of a float32 forward pass against float64 arithmetic: per token
+    ``L sqrt(d) eps32 M`` (L layers, hidden size d, M the row's largest |logit|), summed."""
+    cfg = model.config
+    rows = _logits(model, ids, n)
+    top = rows.abs().max(dim=-1).values
+    return float((cfg.num_hidden_layers * math.sqrt(cfg.hidden_size) * EPS32 * top).sum())
 
 
 def _session() -> tuple[list[str], list[str]]:
@@ -81,7 +137,7 @@ def test_shared_prefix_path_equals_one_pass_per_text(lm):
     assert len(plan([(tuple(i), n) for i, n in seqs], 32).chains[0]) == len(seqs)  # one chain
     shared = sequence_nll(model, seqs, min_shared=32)
     for (ids, n), value in zip(seqs, shared, strict=True):
-        assert value == pytest.approx(_plain(model, ids, n), abs=TOL)
+        assert value == pytest.approx(_plain(model, ids, n), abs=_bound(model, ids, n))
 
 
 def test_shared_prefix_reaching_into_the_text_and_exact_prefixes(lm):
@@ -93,7 +149,8 @@ def test_shared_prefix_reaching_into_the_text_and_exact_prefixes(lm):
     seqs = [s for s in sequences(texts, [ctx, ctx], tok, 8192) if s]
     assert seqs[1][0][: len(seqs[0][0])] == seqs[0][0]
     got = sequence_nll(model, seqs, min_shared=8)
-    assert got == pytest.approx([_plain(model, ids, n) for ids, n in seqs], abs=TOL)
+    for (ids, n), value in zip(seqs, got, strict=True):
+        assert value == pytest.approx(_plain(model, ids, n), abs=_bound(model, ids, n))
 
 
 def test_batching_does_not_change_values(lm):
@@ -107,9 +164,11 @@ def test_batching_does_not_change_values(lm):
     contexts = [None, "Hello! Any plans today?", "A long day at work is finally over.", "News?"]
     seqs = [s for s in sequences(texts, contexts, tok, 8192) if s]
     reference = [_plain(model, ids, n) for ids, n in seqs]
+    bounds = [_bound(model, ids, n) for ids, n in seqs]
     for rows, budget in ((1, 4096), (2, 4096), (4, 4096), (4, 40)):
         got = sequence_nll(model, seqs, min_shared=0, max_rows=rows, token_budget=budget)
-        assert got == pytest.approx(reference, abs=TOL), (rows, budget)
+        for value, ref, bound in zip(got, reference, bounds, strict=True):
+            assert value == pytest.approx(ref, abs=bound), (rows, budget)
     # alone (one row, no padding) the scorer IS a plain pass: float32 log-softmax, float64 sum
     alone = sequence_nll(model, seqs, min_shared=0, max_rows=1)
     assert alone == [_plain(model, ids, n, torch.float32) for ids, n in seqs]
@@ -129,7 +188,22 @@ def test_truncation_to_the_window_keeps_the_text_end_of_the_context(lm):
     assert len(long_ids) == window and k == window - 1  # text cut from the right
     assert short[-m:] == tok("hi", add_special_tokens=False)["input_ids"]
     got = sequence_nll(model, [(ids, n), (long_ids, k)])
-    assert got == pytest.approx([_plain(model, ids, n), _plain(model, long_ids, k)], abs=TOL)
+    for value, (s, m) in zip(got, [(ids, n), (long_ids, k)], strict=True):
+        assert value == pytest.approx(_plain(model, s, m), abs=_bound(model, s, m))
+
+
+def test_float32_scoring_stays_within_float32_forward_noise_of_exact_arithmetic(lm, lm32):
+    """Production (float32, shared prefix) against the float64 model's exact plain pass."""
+    model64, tok = lm
+    model32, _ = lm32
+    texts, contexts = _session()
+    seqs = [s for s in sequences(texts, contexts, tok, 8192) if s]
+    got = sequence_nll(model32, seqs, min_shared=32)
+    for (ids, n), value in zip(seqs, got, strict=True):
+        exact = _plain(model64, ids, n)
+        bound = _f32_bound(model64, ids, n)
+        assert abs(value - exact) <= bound, (value, exact, bound)
+        assert bound < 0.05 * exact  # the bound is loose, not vacuous: a wrong position moves nats
 
 
 def test_token_nll_of_a_session_equals_per_text_values(lm):
@@ -141,7 +215,9 @@ def test_token_nll_of_a_session_equals_per_text_values(lm):
         for t, c in zip(texts, contexts, strict=True)
     ]
     assert [n for _, n in together] == [n for _, n in alone]
-    assert [v for v, _ in together] == pytest.approx([v for v, _ in alone], abs=TOL)
+    seqs = [s for s in sequences(texts, contexts, tok, 8192) if s]
+    for (v, _), (w, _), (ids, n) in zip(together, alone, seqs, strict=True):
+        assert v == pytest.approx(w, abs=2 * _bound(model, ids, n))
     assert all(math.isfinite(v) and v > 0 for v, _ in together)
 
 

@@ -108,8 +108,10 @@ def test_render_writes_md_tex_csv(tmp_path):
         "significant",
         "comparable",
         "coverage",
+        "seed_sd",
+        "seeds",
     ]
-    empty = ["", "", "", "", "", "", "true", ""]  # no interval, test or marker; comparable
+    empty = ["", "", "", "", "", "", "true", "", "", ""]  # no interval, test, marker, seeds
     assert rows[1] == ["Naive RAG", "S1", "f1", "0.5", "0.4", "0.1", "17", *empty]
     assert rows[2] == ["Naive RAG", "S2", "f1", "n/a", "0.45", "n/a", "n/a", *empty]
     assert rows[3] == ["LUFY_x & co", "S1", "f1", "0.61234", "n/a", "n/a", "17", *empty]

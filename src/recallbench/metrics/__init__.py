@@ -14,7 +14,8 @@ r = get_metric("bleu4").compute(["the cat sat"], ["a cat sat"])   # MetricResult
 | distinct1, distinct2 | distinct n-grams / n-grams | ParlAI normalization, corpus | CareCall |
 | bertscore | BERTScore F1 | MiniLM-L6 layer 6, unrescaled | THEANINE (offline stand-in) |
 | bertscore_roberta_large | BERTScore F1 | roberta-large layer 17 (needs the Hub) | THEANINE (original) |
-| mauve | MAUVE | MiniLM features (not comparable to GPT-2-large) | THEANINE (offline stand-in) |
+| mauve | MAUVE, mean over 10 k-means seeds (``seed_sd`` beside it) | MiniLM features (not comparable to GPT-2-large) | THEANINE (offline stand-in) |
+| mauve_1seed | MAUVE of one k-means fit (mauve-text's seed 25; CPU-dependent) | MiniLM features | comparison with single-fit numbers |
 | mauve_gpt2_large | MAUVE | gpt2-large features (needs the Hub) | THEANINE (original) |
 | perplexity | PPL of references, given the stored prompt when the protocol keeps it | SmolLM2-135M-Instruct | CareCall |
 | perplexity@<model> | the same under another local causal LM (a ``load_causal_lm`` spec) | any | CareCall |
@@ -48,6 +49,7 @@ METRICS: dict[str, Metric] = {
     "bertscore": BERTScoreMetric(),
     "bertscore_roberta_large": BERTScoreMetric("roberta-large", 17, name="bertscore_roberta_large"),
     "mauve": MauveMetric(),
+    "mauve_1seed": MauveMetric(seeds=1, name="mauve_1seed"),
     "mauve_gpt2_large": MauveMetric(featurizer="gpt2-large", name="mauve_gpt2_large"),
     "perplexity": PerplexityMetric(),
 }

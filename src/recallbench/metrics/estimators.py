@@ -15,7 +15,7 @@ a weighted sum of episode rows.
 | ``prf`` | ``[correct, incorrect, dont_know]`` | LUFY precision / recall / F1 / don't-know rate of the pooled counts |
 | ``prf_groups`` | k triples ``[c, i, d]`` | LUFY per-session value: mean over the k question-sessions of P and R, F1 from those means |
 | ``set_prf`` | ``[matched, predicted, gold]`` | pooled set precision matched/predicted, recall matched/gold, or their F1 (TimeRAG writing) |
-| ``mauve`` | ``[p counts per bucket, q counts per bucket]`` | MAUVE of the two histograms (``frontier_area``, tie-robust: ``metrics.mauve``) |
+| ``mauve`` | ``[p counts per bucket, q counts per bucket]`` per k-means seed | MAUVE of the two histograms (``frontier_area``, tie-robust: ``metrics.mauve``), the mean over the seeds' blocks |
 
 A spec is a JSON-ready mapping ``{"fn": name, **params}`` (``{"fn": "bleu", "max_order": 4}``), so a
 run's ``summary.json`` can carry per-episode statistics that a table recomputes any value, CI or
@@ -134,16 +134,23 @@ def frontier_area(p_hist: np.ndarray, q_hist: np.ndarray) -> float:
     return float(0.5 * (auc(x[by_x], y[by_x]) + auc(y[by_y], x[by_y])))
 
 
-def mauve(s: np.ndarray, buckets: int) -> np.ndarray:
-    """MAUVE of the p (first ``buckets`` columns) and q histograms; 0 if either is empty."""
+def _mauve_one(row: np.ndarray, buckets: int) -> float:
+    p, q = row[:buckets], row[buckets : 2 * buckets]
+    if p.sum() <= 0 or q.sum() <= 0:
+        return 0.0
+    return min(1.0, max(0.0, frontier_area(p / p.sum(), q / q.sum())))
 
-    def one(row: np.ndarray) -> float:
-        p, q = row[:buckets], row[buckets : 2 * buckets]
-        if p.sum() <= 0 or q.sum() <= 0:
-            return 0.0
-        return min(1.0, max(0.0, frontier_area(p / p.sum(), q / q.sum())))
 
-    return _rows(s, one)
+def seed_values(s: np.ndarray, buckets: int, seeds: int = 1) -> np.ndarray:
+    """MAUVE of each k-means seed's block of ``2 * buckets`` columns: shape ``(..., seeds)``."""
+    blocks = np.asarray(s, dtype=float).reshape(*np.shape(s)[:-1], seeds, 2 * buckets)
+    return _rows(blocks, lambda row: _mauve_one(row, buckets))
+
+
+def mauve(s: np.ndarray, buckets: int, seeds: int = 1) -> np.ndarray:
+    """MAUVE of the p (first ``buckets`` columns) and q histograms, averaged over ``seeds``
+    blocks of ``2 * buckets`` columns (one per k-means seed); 0 if either is empty."""
+    return np.asarray(seed_values(s, buckets, seeds).mean(axis=-1))
 
 
 ESTIMATORS: dict[str, Callable[..., np.ndarray]] = {

@@ -10,7 +10,18 @@ Quantization: ``num_buckets="auto"`` is mauve-text's rule, round(min(n_p, n_q) /
 with a minimum of 2: about ten samples per cluster per side (mauve-text's heuristic). With few
 samples MAUVE is a coarse, high-variance estimate (below ~50 pairs only 2-5 clusters exist and one
 outlier moves the score a lot); ``meta["warning"]`` flags n < 50. Clustering is seeded (k-means
-in faiss, PCA in scikit-learn), so a rerun gives the same value.
+in faiss, PCA in scikit-learn), so a rerun on the same machine gives the same value.
+
+Seeds (issue 33): one k-means fit is not stable across machines. The features are float32
+embeddings whose last bits depend on the CPU's kernels (AVX-512 vs AVX2 dispatch of PyTorch and
+faiss), and k-means can move a point near a cluster boundary on such a difference: THEANINE
+Table 1 regenerated on an AVX2 machine from identical predictions moved 13 MAUVE cells by up to
+2.04 points. So the reported value is the **mean over ``seeds`` k-means seeds** (``seed``,
+``seed + 1``, ...; default 10) and ``meta["seed_values"]`` / ``meta["seed_sd"]`` keep each seed's
+value and their standard deviation: the noise of the quantization itself, which a table prints
+beside the value (``±``) and uses to decide how many digits the mean can carry
+(``tables.cell.noise_digits``). Deviation: mauve-text fits one seed (25); ``mauve_1seed`` is
+that single fit (``seeds=1``), for comparison with numbers computed the original way.
 
 Area fix: mauve-text 0.4.0 computes KL(q || w p + (1 - w) q) slightly below 0 by rounding when the
 histograms (nearly) coincide, and sorts frontier points with equal x in arbitrary order; identical
@@ -44,9 +55,9 @@ import numpy as np
 
 from recallbench.embed.base import Embedder
 from recallbench.metrics.base import Metric, MetricResult, Reference, check_inputs
-from recallbench.metrics.estimators import estimate, frontier_area
+from recallbench.metrics.estimators import estimate, frontier_area, seed_values
 
-__all__ = ["MauveMetric", "auto_buckets", "frontier_area", "quantize"]
+__all__ = ["MauveMetric", "auto_buckets", "frontier_area", "quantize", "seed_values"]
 
 SMALL_N = 50
 NOT_COMPARABLE = "{}-feature MAUVE: not comparable to GPT-2-large MAUVE (original paper)"
@@ -101,7 +112,9 @@ class MauveMetric(Metric):
         embedder: feature extractor for ``featurizer="embedder"``; None: the PyPI MiniLM.
         featurizer: "embedder" or "gpt2-large" (mauve-text's own featurization, needs the Hub).
         num_buckets: "auto" or a number of k-means clusters.
-        seed: clustering seed (mauve-text default 25).
+        seed: the first clustering seed (mauve-text default 25).
+        seeds: number of k-means seeds averaged (``seed`` .. ``seed + seeds - 1``); 1 is
+            mauve-text's single fit.
     """
 
     name = "mauve"
@@ -119,10 +132,14 @@ class MauveMetric(Metric):
         featurizer: Literal["embedder", "gpt2-large"] = "embedder",
         num_buckets: int | Literal["auto"] = "auto",
         seed: int = 25,
+        seeds: int = 10,
         name: str = "mauve",
     ) -> None:
         if featurizer not in ("embedder", "gpt2-large"):
             raise ValueError(f"featurizer must be 'embedder' or 'gpt2-large', got {featurizer!r}")
+        if seeds < 1:
+            raise ValueError(f"MAUVE needs at least one k-means seed, got seeds={seeds}")
+        self.seeds = seeds
         self._embedder = embedder
         self.featurizer = featurizer
         self.num_buckets = num_buckets
@@ -151,6 +168,7 @@ class MauveMetric(Metric):
             "featurizer": self.embedder.name if self.featurizer == "embedder" else "gpt2-large",
             "num_buckets": buckets,
             "seed": self.seed,
+            "seeds": self.seeds,
             "n_predictions": len(preds),
             "n_references": len(human),
         }
@@ -165,14 +183,21 @@ class MauveMetric(Metric):
         keep_q = [i for i, t in enumerate(preds) if t or self.featurizer == "embedder"]
         p_feats = self._features([human[i] for i in keep_h], "p")
         q_feats = self._features([preds[i] for i in keep_q], "q")
-        p_labels, q_labels = quantize(p_feats, q_feats, buckets, self.seed)
-        # Per item: bucket counts of its reference(s) (p) and of its prediction (q).
-        stats = np.zeros((len(preds), 2 * buckets))
+        # Per item and seed: bucket counts of its reference(s) (p) and of its prediction (q),
+        # one block of 2 * buckets columns per k-means seed.
+        stats = np.zeros((len(preds), self.seeds * 2 * buckets))
         owner = np.repeat(np.arange(len(refs)), [len(rs) for rs in refs])[keep_h]
-        np.add.at(stats, (owner, p_labels), 1.0)
-        np.add.at(stats, (np.asarray(keep_q, dtype=int), buckets + q_labels), 1.0)
-        spec = {"fn": "mauve", "buckets": buckets}
-        value = float(estimate(spec, stats.sum(axis=0)))
+        for k in range(self.seeds):
+            p_labels, q_labels = quantize(p_feats, q_feats, buckets, self.seed + k)
+            at = k * 2 * buckets
+            np.add.at(stats, (owner, at + p_labels), 1.0)
+            np.add.at(stats, (np.asarray(keep_q, dtype=int), at + buckets + q_labels), 1.0)
+        spec = {"fn": "mauve", "buckets": buckets, "seeds": self.seeds}
+        sums = stats.sum(axis=0)
+        per_seed = [float(v) for v in seed_values(sums, buckets, self.seeds)]
+        meta["seed_values"] = per_seed
+        meta["seed_sd"] = float(np.std(per_seed, ddof=1)) if self.seeds > 1 else None
+        value = float(estimate(spec, sums))
         return MetricResult(value, None, meta, stats=stats, estimator=spec)
 
     def clustered(

@@ -13,6 +13,10 @@ from typing import TYPE_CHECKING, Any
 from recallbench.llm.task import CALL_FAILURE
 from recallbench.records import Prediction, Score
 
+# A metric whose value is a mean over seeds (MAUVE's k-means) reports each seed's value under
+# this meta key; summaries keep it beside every value so a table can show the seeds' spread.
+SEEDS = "seed_values"
+
 if TYPE_CHECKING:
     from recallbench.metrics.base import Metric, MetricResult
     from recallbench.metrics.clusters import ClusterStatistic
@@ -86,10 +90,17 @@ def _entry(
         per_session[str(index)].update(
             ci_fields(part, reason=metric.bootstrap_note, full=False, keep=keep)
         )
+        if SEEDS in r.meta:  # a value averaged over seeds keeps each seed's (metrics.mauve)
+            per_session[str(index)][SEEDS] = r.meta[SEEDS]
         parts.append(part)
     entry["per_session"] = per_session
     values = [v["value"] for v in per_session.values()]
     entry["session_mean"] = sum(values) / len(values) if values else 0.0
+    if SEEDS in res.meta:
+        entry[SEEDS] = res.meta[SEEDS]
+        if values:  # seed k's session mean is the mean of the sessions' seed-k values
+            by_seed = zip(*(v[SEEDS] for v in per_session.values()), strict=True)
+            entry[f"session_mean_{SEEDS}"] = [sum(k) / len(values) for k in by_seed]
     present = [p for p in parts if p is not None]
     mean_of = MeanOf.of(present) if parts and len(present) == len(parts) else None
     ci = ci_fields(mean_of, reason=metric.bootstrap_note, full=False, keep=False)

@@ -12,6 +12,11 @@ md/tex text of a cell: ``ours[†] [ci_low, ci_high] [§k|‡k] (paper; ours - p
 - ``†``: differs from the reference row at the table's level after Holm's correction;
 - ``§k``: computed on k episodes of the project's fixtures, ``‡k``: on k episodes, fewer than
   the paper's;
+- ``±s``: a value averaged over k seeds of its own randomness (MAUVE's k-means: ``metrics.mauve``)
+  shows the seeds' standard deviation s, and is printed only to the digit that noise supports
+  (:func:`noise_digits`): the unit of the last digit is at least twice the standard error of
+  the mean over seeds, so two machines (whose float32 kernels move k-means like a new seed) agree
+  on the printed value up to one unit of its last digit;
 - ``(paper)`` without a difference: our setting is not comparable with the paper's (the header
   says why), or was not assessed, so no difference is printed. A difference is printed only
   for a cell assessed as comparable (``comparable is True``).
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeGuard
@@ -41,6 +47,8 @@ __all__ = [
     "cells_csv",
     "format_cell",
     "legend",
+    "noise_digits",
+    "seed_sd",
 ]
 
 NA = "n/a"  # our value is not available (not computable here)
@@ -68,6 +76,8 @@ CSV_COLUMNS = [
     "significant",
     "comparable",
     "coverage",
+    "seed_sd",
+    "seeds",
 ]
 
 Value = float | int | str | None
@@ -100,6 +110,13 @@ class Cell:
     significant: bool | None = None
     comparable: bool | None = None
     coverage: str = ""
+    seed_sd: float | None = None
+    seeds: int | None = None
+
+    @property
+    def shown_digits(self) -> int:
+        """Decimals printed: ``digits``, fewer where the seeds' noise does not support them."""
+        return noise_digits(self.digits, self.seed_sd, self.seeds)
 
     @property
     def diff(self) -> float | int | None:
@@ -111,6 +128,24 @@ class Cell:
         if _is_number(self.ours) and _is_number(self.paper):
             return float(self.ours) - float(self.paper)
         return None
+
+
+def seed_sd(values: Sequence[float] | None) -> float | None:
+    """Standard deviation (ddof 1) of a value's per-seed values; None for fewer than two."""
+    if not values or len(values) < 2:
+        return None
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+def noise_digits(digits: int, sd: float | None, seeds: int | None) -> int:
+    """Decimals a mean over ``seeds`` seeds can carry: at most ``digits``, and the unit of the
+    last one (a power of ten) at least twice the standard error ``sd / sqrt(seeds)``. Negative
+    when the noise reaches whole units: -1 prints the value rounded to tens."""
+    if sd is None or not seeds or sd <= 0:
+        return digits
+    twice_se = 2 * sd / math.sqrt(seeds)
+    return min(digits, -math.ceil(math.log10(twice_se)))
 
 
 def _is_int(value: Value) -> TypeGuard[int]:
@@ -127,19 +162,25 @@ def fmt(value: Value, digits: int, *, missing: str = NA, sign: bool = False) -> 
         return missing
     if isinstance(value, str):
         return value
+    if digits < 0:  # rounded to tens, hundreds ... (a value whose noise reaches whole units)
+        value = int(round(value, digits))
+        digits = 0
     if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and not digits):
         return f"{int(value):+,}" if sign else f"{int(value):,}"
     return f"{value:+,.{digits}f}" if sign else f"{value:,.{digits}f}"
 
 
 def _ours(cell: Cell) -> str:
-    text = fmt(cell.ours, cell.digits)
+    digits = cell.shown_digits
+    text = fmt(cell.ours, digits)
     if cell.ours is None:
         return text
     if cell.significant:
         text += SIGNIFICANT
+    if cell.seed_sd is not None:  # the spread itself one decimal finer than the value
+        text += f" ±{fmt(cell.seed_sd, max(digits, -1) + 1)}"
     if cell.ci_low is not None and cell.ci_high is not None:
-        text += f" [{fmt(cell.ci_low, cell.digits)}, {fmt(cell.ci_high, cell.digits)}]"
+        text += f" [{fmt(cell.ci_low, digits)}, {fmt(cell.ci_high, digits)}]"
     if cell.coverage:
         text += f" {cell.coverage}{'' if cell.episodes is None else cell.episodes}"
     return text
@@ -155,7 +196,7 @@ def format_cell(cell: Cell) -> str:
         return ours if cell.ours == cell.paper else f"{ours} ({paper})"
     if cell.diff is None:
         return f"{ours} ({paper})"
-    return f"{ours} ({paper}; {fmt(cell.diff, cell.digits, sign=True)})"
+    return f"{ours} ({paper}; {fmt(cell.diff, cell.shown_digits, sign=True)})"
 
 
 def legend(cells: Sequence[Cell]) -> str:
@@ -166,6 +207,12 @@ def legend(cells: Sequence[Cell]) -> str:
     if any(c.comparable is not True and c.paper is not None for c in cells):
         parts.append(
             "(paper) without a difference = not comparable or not assessed (see 'comparability')."
+        )
+    if seeded := sorted({c.seeds for c in cells if c.seed_sd is not None and c.seeds}):
+        k = "/".join(str(s) for s in seeded)
+        parts.append(
+            f"±s = standard deviation of ours over {k} seeds of its own randomness (MAUVE's "
+            "k-means); ours is their mean, printed to the digit that noise supports."
         )
     if any(c.coverage == FIXTURE for c in cells):
         parts.append(f"{FIXTURE}k = computed on k episodes of the project's fixtures.")
@@ -200,6 +247,8 @@ def cells_csv(cells: Sequence[Cell]) -> str:
                 *(_csv_value(v, "") for v in tail),
                 _csv_value(c.comparable, ""),
                 c.coverage,
+                _csv_value(c.seed_sd, ""),
+                _csv_value(c.seeds, ""),
             ]
         )
     return buf.getvalue()

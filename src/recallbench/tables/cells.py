@@ -52,11 +52,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recallbench.analysis import RunInfo, run_value, select
-from recallbench.tables.cell import Cell
+from recallbench.tables.cell import Cell, seed_sd
 from recallbench.tables.comparability import Setting, is_fixture
 from recallbench.tables.engine import BuiltTable, TableContext, paper_setting, reference_values
 from recallbench.tables.family import mark_significance
-from recallbench.tables.intervals import Found, entry_found, pooled_interval
+from recallbench.tables.intervals import Found, entry_found, pooled_interval, pooled_seeds
 from recallbench.tables.significance import settings_of
 from recallbench.tables.spec import TableSpec, selector
 
@@ -204,6 +204,8 @@ def _cell(
     out.reasons += reasons
     out.assessed = out.assessed or bool(sources)
     where = (str(column["label"]), str(row["label"]))
+    seeds = pooled_seeds(found) if ours is not None else None
+    sd = seed_sd(seeds)
     return Cell(
         str(row["label"]),
         style.format(metric=label, column=column["label"]),
@@ -217,6 +219,8 @@ def _cell(
         ci_high=None if ci is None else ci[1] * scale,
         comparable=(not reasons) if setting.declared and sources else None,
         coverage=setting.coverage(sources, where[0], clusters, where[1]) if sources else "",
+        seed_sd=None if sd is None else sd * scale,
+        seeds=len(seeds) if sd is not None and seeds else None,
     )
 
 

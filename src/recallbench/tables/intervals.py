@@ -29,7 +29,7 @@ import numpy as np
 
 from recallbench.metrics.bootstrap import Bootstrap, ClusterStatistic, MeanOf, statistic_from_entry
 
-__all__ = ["Found", "entry_found", "pooled_interval", "stratified_values"]
+__all__ = ["Found", "entry_found", "pooled_interval", "pooled_seeds", "stratified_values"]
 
 PLACES = (("session", "per_session"), ("qsession", "per_question_session"))
 
@@ -45,6 +45,11 @@ class Found:
     stat: ClusterStatistic | None = None
     stratum: str = ""  # the run's dataset: pooled cells pair runs of the same dataset
     why: str = ""  # why there is no interval / statistic (the summary's ci_note)
+    seeds: tuple[float, ...] | None = None  # each seed's value of a seed-averaged metric (MAUVE)
+
+
+def _seeds(value: Any) -> tuple[float, ...] | None:
+    return None if not value else tuple(float(v) for v in value)
 
 
 def _ci(value: Any) -> tuple[float, float] | None:
@@ -81,6 +86,7 @@ def entry_found(
                 statistic_from_entry(sub),
                 stratum,
                 str(sub.get("ci_note") or why),
+                _seeds(sub.get("seed_values")),
             )
     field = str(column.get("value", field))
     if field not in entry:
@@ -88,6 +94,7 @@ def entry_found(
     n = int(entry.get("n", 0))
     episodes = entry.get("n_clusters")
     stat: ClusterStatistic | None
+    seeds = _seeds(entry.get("seed_values" if field == "value" else f"{field}_seed_values"))
     if field == "value":
         ci, stat = _ci(entry.get("ci95")), statistic_from_entry(entry)
     elif field == "session_mean":
@@ -95,7 +102,7 @@ def entry_found(
     else:
         ci, stat = _ci(entry.get(f"{field}_ci95")), None
         why = why or f"the summary keeps no interval of {field!r}"
-    return Found(float(entry[field]), n, ci, episodes, stat, stratum, why)
+    return Found(float(entry[field]), n, ci, episodes, stat, stratum, why, seeds)
 
 
 def stratified_values(
@@ -148,3 +155,18 @@ def pooled_interval(
     if not (np.isfinite(low) and np.isfinite(high)):
         return None, "pooled interval degenerate"
     return (low, high), ""
+
+
+def pooled_seeds(found: Sequence[Found]) -> tuple[float, ...] | None:
+    """Each seed's value of the n-weighted mean of ``found`` (None unless every run has the same
+    number of seeds): seed k of the pool is the weighted mean of the runs' seed-k values, with
+    the weights of the pooled value itself."""
+    weighted = [f for f in found if f.n > 0]
+    counts = {len(f.seeds) if f.seeds else 0 for f in weighted}
+    if not weighted or len(counts) != 1 or 0 in counts:
+        return None
+    total = sum(f.n for f in weighted)
+    by_seed = zip(*(f.seeds or () for f in weighted), strict=True)
+    return tuple(
+        sum(v * f.n for v, f in zip(values, weighted, strict=True)) / total for values in by_seed
+    )

@@ -7,8 +7,8 @@ paper's layout (rows x columns, each cell ``ours [ci] (paper; ours - paper)``, s
 ``tables.cell.format_cell``) under a header that names whatever the caller passes (generator,
 judge, embedder, data, episode counts, comparability ...); the csv is tidy, one line per cell
 (``tables.cell.CSV_COLUMNS``: ``row,column,metric,ours,paper,diff,n,episodes,ci_low,ci_high,
-p_value,p_holm,significant,comparable,coverage``). A missing value is shown as ``n/a`` (ours
-not computable here) or ``—`` (the paper reports none), never invented.
+p_value,p_holm,significant,comparable,coverage,seed_sd,seeds``). A missing value is shown as
+``n/a`` (ours not computable here) or ``—`` (the paper reports none), never invented.
 
 Reference values live in ``papers/<paper>/reference.yaml`` (package data), one top-level key per
 table (``table1:`` ...), each with a ``source:`` note naming the paper and table.
