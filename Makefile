@@ -35,7 +35,7 @@ define needs_runs
 endef
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-browser test-server server bench-structured golden lint data tables bench bench-tables clean attribution
+.PHONY: help install test test-numeric test-browser test-server server bench-structured golden lint data tables bench bench-tables clean attribution
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -52,8 +52,17 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP) ## Create .venv and install recallbench (torch first: TORCH_SPEC=$(TORCH_SPEC))
 
-test: $(STAMP) ## Run the offline test suite (CPU only, no API calls)
-	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q
+# pytest-xdist workers: each loads the models it needs once (session fixtures); tests that start
+# servers or sweeps use their own ports and tmp folders. TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 2
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile)
+
+test: $(STAMP) ## Run the offline test suite (CPU only, no API calls; TEST_WORKERS=2 processes)
+	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q $(XDIST)
+
+test-numeric: $(STAMP) ## The numeric tests alone (.ci/run also runs them under AVX2 dispatch: docs/testing.md)
+	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q $(XDIST) \
+	  -m 'numeric and not slow and not api and not gpu and not browser'
 
 test-browser: $(STAMP) ## The HTML report (recallbench view) in a real headless chromium (apt-get install chromium)
 	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q -m browser tests/view/test_browser.py

@@ -69,5 +69,26 @@ def test_compare_reports_a_moved_cell_and_a_missing_table(tmp_path):
     assert golden.compare(recorded, tmp_path / "absent.csv") == ["lufy_table1.csv: not produced"]
 
 
+def test_tolerances_follow_each_columns_arithmetic():
+    """Exact columns at the csv's resolution; float32 model columns by their derived bounds."""
+    row = {"ours": "0.5", "seed_sd": "", "seeds": ""}
+    key_bleu, key_bs = ("r", "c", "Bleu-4"), ("r", "MSC", "BERTScore")
+    rel, abs_ = golden.tolerance(key_bleu, "ours", row, row)
+    assert not golden.same("0.500000", "0.500002", rel, abs_)  # two units of the 6th decimal
+    rel, abs_ = golden.tolerance(key_bs, "ours", row, row)
+    assert golden.same("0.734", str(0.734 * (1 + 4e-6)), rel, abs_)  # AVX2-sized move
+    assert not golden.same("0.734", str(0.734 * (1 + 1e-4)), rel, abs_)  # a real change
+    rel, abs_ = golden.tolerance(("r", "S1", "PPL"), "ours", row, row)
+    assert golden.same("23.41", "23.4149", rel, abs_) and not golden.same("23.41", "23.42", rel, abs_)
+    # MAUVE over 10 seeds with sd 1.2 on both sides: 3 * sqrt(2 * 1.44) / sqrt(10) = 1.61
+    seeded = {"ours": "77.0", "seed_sd": "1.2", "seeds": "10"}
+    rel, abs_ = golden.tolerance(("r", "MSC", "Mauve"), "ours", seeded, seeded)
+    assert abs_ == pytest.approx(1.61, abs=0.01)
+    assert golden.same("77.0", "78.5", rel, abs_) and not golden.same("77.0", "79.0", rel, abs_)
+    # p-values of a float32 column: 1e-4; of an exact column: the csv's resolution
+    assert golden.tolerance(key_bs, "p_holm", row, row)[1] == 1e-4
+    assert golden.tolerance(key_bleu, "p_holm", row, row)[1] == 1e-6
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__]))
