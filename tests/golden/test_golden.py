@@ -79,7 +79,9 @@ def test_tolerances_follow_each_columns_arithmetic():
     assert golden.same("0.734", str(0.734 * (1 + 4e-6)), rel, abs_)  # AVX2-sized move
     assert not golden.same("0.734", str(0.734 * (1 + 1e-4)), rel, abs_)  # a real change
     rel, abs_ = golden.tolerance(("r", "S1", "PPL"), "ours", row, row)
-    assert golden.same("23.41", "23.4149", rel, abs_) and not golden.same("23.41", "23.42", rel, abs_)
+    assert golden.same("23.41", "23.4149", rel, abs_) and not golden.same(
+        "23.41", "23.42", rel, abs_
+    )
     # MAUVE over 10 seeds with sd 1.2 on both sides: 3 * sqrt(2 * 1.44) / sqrt(10) = 1.61
     seeded = {"ours": "77.0", "seed_sd": "1.2", "seeds": "10"}
     rel, abs_ = golden.tolerance(("r", "MSC", "Mauve"), "ours", seeded, seeded)

@@ -91,7 +91,10 @@ def test_feature_noise_that_flips_single_fits_moves_the_mean_less_than_its_print
         preds, refs, embedder = corpus(seed, n=150)
         rng = np.random.default_rng(7)
         jitter = Lookup(
-            {t: v * (1 + 1e3 * eps * rng.standard_normal(v.shape)) for t, v in embedder.table.items()}
+            {
+                t: v * (1 + 1e3 * eps * rng.standard_normal(v.shape))
+                for t, v in embedder.table.items()
+            }
         )
         a = MauveMetric(embedder).compute(preds, refs)
         b = MauveMetric(jitter).compute(preds, refs)
