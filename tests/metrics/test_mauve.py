@@ -99,7 +99,9 @@ def test_feature_noise_that_flips_single_fits_moves_the_mean_less_than_its_print
         a = MauveMetric(embedder).compute(preds, refs)
         b = MauveMetric(jitter).compute(preds, refs)
         assert a.meta["seeds"] == len(a.meta["seed_values"]) == 10
-        flipped += sum(x != y for x, y in zip(a.meta["seed_values"], b.meta["seed_values"]))
+        flipped += sum(
+            x != y for x, y in zip(a.meta["seed_values"], b.meta["seed_values"], strict=True)
+        )
         digits = noise_digits(2, 100 * a.meta["seed_sd"], 10)
         unit = 10.0**-digits
         shown = [float(fmt(100 * r.value, digits).replace(",", "")) for r in (a, b)]
