@@ -65,18 +65,24 @@ EXPLAINED_VARIANCE = 0.9  # mauve-text's kmeans_explained_var
 KMEANS_REDO, KMEANS_ITER = 5, 500  # mauve-text's kmeans_num_redo, kmeans_max_iter
 
 
-def quantize(
-    p: np.ndarray, q: np.ndarray, buckets: int, seed: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Return the cluster labels of p's and q's rows as mauve-text's ``cluster_feats`` fits them."""
-    import faiss
+def reduce(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Rows of q then p, l2-normalized and PCA-reduced to 90% explained variance, as mauve-text's
+    ``cluster_feats`` does before k-means. Its PCA (``n_components=None``: the full SVD) does
+    not depend on the seed, so several k-means seeds share one reduction."""
     from sklearn.decomposition import PCA
     from sklearn.preprocessing import normalize
 
     data = normalize(np.vstack([q, p]), norm="l2", axis=1)
-    pca = PCA(n_components=None, whiten=False, random_state=seed + 1).fit(data)
+    # random_state only matters to a randomized solver, which n_components=None never selects
+    pca = PCA(n_components=None, whiten=False, random_state=26).fit(data)
     keep = int(np.argmax(np.cumsum(pca.explained_variance_ratio_) >= EXPLAINED_VARIANCE))
-    data = pca.transform(data)[:, : keep + 1].astype(np.float32)
+    return np.ascontiguousarray(pca.transform(data)[:, : keep + 1].astype(np.float32))
+
+
+def cluster(data: np.ndarray, n_q: int, buckets: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (p, q) cluster labels of reduced rows (q first, ``n_q`` of them) under one seed."""
+    import faiss
+
     kmeans = faiss.Kmeans(
         data.shape[1],
         buckets,
@@ -93,7 +99,14 @@ def quantize(
     )
     kmeans.train(data)
     labels = kmeans.index.search(data, 1)[1].reshape(-1)
-    return labels[len(q) :], labels[: len(q)]
+    return labels[n_q:], labels[:n_q]
+
+
+def quantize(
+    p: np.ndarray, q: np.ndarray, buckets: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return the cluster labels of p's and q's rows as mauve-text's ``cluster_feats`` fits them."""
+    return cluster(reduce(p, q), len(q), buckets, seed)
 
 
 def auto_buckets(n_p: int, n_q: int) -> int:
@@ -187,8 +200,9 @@ class MauveMetric(Metric):
         # one block of 2 * buckets columns per k-means seed.
         stats = np.zeros((len(preds), self.seeds * 2 * buckets))
         owner = np.repeat(np.arange(len(refs)), [len(rs) for rs in refs])[keep_h]
+        reduced = reduce(p_feats, q_feats)
         for k in range(self.seeds):
-            p_labels, q_labels = quantize(p_feats, q_feats, buckets, self.seed + k)
+            p_labels, q_labels = cluster(reduced, len(q_feats), buckets, self.seed + k)
             at = k * 2 * buckets
             np.add.at(stats, (owner, at + p_labels), 1.0)
             np.add.at(stats, (np.asarray(keep_q, dtype=int), at + buckets + q_labels), 1.0)
