@@ -15,15 +15,17 @@ from recallbench.tables.cell import Cell, cells_csv, format_cell, legend, noise_
 from recallbench.tables.intervals import Found, pooled_seeds
 
 
-def test_noise_digits_keep_the_last_unit_above_twice_the_standard_error():
-    # sd 1.0 over 10 seeds: se 0.316, 2 se 0.632 -> unit 1 (0 decimals)
+def test_noise_digits_keep_the_last_unit_above_the_standard_error():
+    # sd 1.0 over 10 seeds: se 0.316 -> unit 1 (0 decimals)
     assert noise_digits(2, 1.0, 10) == 0
-    # sd 0.1 over 10 seeds: 2 se 0.0632 -> unit 0.1
+    # sd 1.94 (1,085 MSC responses): se 0.61 -> unit 1
+    assert noise_digits(2, 1.94, 10) == 0
+    # sd 0.1 over 10 seeds: se 0.0316 -> unit 0.1
     assert noise_digits(2, 0.1, 10) == 1
-    # sd 0.01: 2 se 0.00632 -> unit 0.01, never more decimals than the metric's own
+    # sd 0.01: se 0.00316 -> unit 0.01, never more decimals than the metric's own
     assert noise_digits(2, 0.01, 10) == 2
     assert noise_digits(2, 1e-6, 10) == 2
-    # sd 8 over 10 seeds: 2 se 5.06 -> unit 10 (rounded to tens)
+    # sd 8 over 10 seeds: se 2.53 -> unit 10 (rounded to tens)
     assert noise_digits(2, 8.0, 10) == -1
     assert noise_digits(2, None, None) == 2 and noise_digits(2, 0.0, 10) == 2
 
@@ -45,10 +47,10 @@ def test_a_pooled_cell_averages_each_seed_with_the_cells_weights():
 
 def test_a_seeded_cell_prints_its_spread_and_only_the_digits_it_supports():
     cell = Cell("THEANINE", "MSC", "Mauve", 77.3612, 9.06, 120, 2, seed_sd=1.2, seeds=10)
-    # 2 se = 2 * 1.2 / sqrt(10) = 0.76 -> unit 1
+    # se = 1.2 / sqrt(10) = 0.38 -> unit 1
     assert format_cell(cell) == "77 ±1.2 (9.06)"
     fine = Cell("THEANINE", "MSC", "Mauve", 77.3612, None, 120, 2, seed_sd=0.05, seeds=10)
-    assert format_cell(fine).startswith("77.4 ±0.05")  # 2 se = 0.032 -> unit 0.1
+    assert format_cell(fine).startswith("77.4 ±0.05")  # se = 0.016 -> unit 0.1
     assert "±s = standard deviation of ours over 10 seeds" in legend([cell])
     header, row = cells_csv([cell]).splitlines()
     assert header.endswith(",seed_sd,seeds") and row.endswith(",1.2,10")
