@@ -153,7 +153,7 @@ def test_table_rendered_from_runs(theanine_runs, capsys):
     rows = Path(paths["csv"]).read_text().splitlines()
     assert rows[0] == (
         "row,column,metric,ours,paper,diff,n,episodes,ci_low,ci_high,"
-        "p_value,p_holm,significant,comparable,coverage"
+        "p_value,p_holm,significant,comparable,coverage,seed_sd,seeds"
     )
     filled = [r for r in rows[1:] if r.startswith("Memory Retrieval,MSC,Rouge-L")]
     assert filled and filled[0].split(",")[3] not in ("", "n/a")
