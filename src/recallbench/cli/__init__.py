@@ -95,7 +95,6 @@ SUBCOMMANDS = {
     "judge-panel": judge_panel_main,
     "reproduce": reproduce_main,
 }  # `recallbench <subcommand> ...`
-REUSED = "finished with the same config, code, packages and data; RERUN=1 runs it again"
 ARGV_ENV = "RECALLBENCH_ARGV"  # the command line, for resume commands printed by jobs in workers
 
 
@@ -121,14 +120,13 @@ def run(
     ``RECALLBENCH_RERUN``, which ``make ... RERUN=1`` sets).
     """
     from recallbench.cli.plan import describe_llm, plan_meter, planning, report_plan
-    from recallbench.cli.reuse import note_job
+    from recallbench.cli.reuse import note_job, reused_run
     from recallbench.llm.budget import Budget, BudgetExceeded, Meter
     from recallbench.llm.lm_scores import use_score_cache
     from recallbench.metrics.cache import use_metric_cache
     from recallbench.run.provenance import describe_code
     from recallbench.run.record import HealthPolicy, RunInterrupted, describe_problems
     from recallbench.run.report import print_end_of_run
-    from recallbench.run.resume import rerun_asked, reusable_run, run_identity
     from recallbench.run.runner import Runner, default_stamp
     from recallbench.run.tracking import WandbLogger
 
@@ -142,15 +140,9 @@ def run(
     config["job"] = job
     config["choices"] = dict(choices or {})
     config["overrides"] = list(overrides or [])
-    reuse = not (planning() or cfg.resume_dir or (rerun_asked() if rerun is None else rerun))
-    identity = run_identity(config, episodes) if reuse else {}
-    if reuse and (done := reusable_run(Path(paths.results_dir), cfg.tag, job, identity)):
-        print(
-            f"recallbench: {job}: reusing {done} ({REUSED})",
-            file=sys.stderr,
-            flush=True,
-        )
-        note_job(str(cfg.tag), job, done, plain(cfg.dataset))
+    if not (planning() or cfg.resume_dir) and (
+        done := reused_run(cfg, job, config, episodes, rerun)
+    ):
         return done
     # one meter for every LLM of the job: the budget, or (plan=true) the dry replay's counts
     budget = Budget.of(plain(cfg.generator))
@@ -260,22 +252,6 @@ def resume_command(run_dir: Path, sweep: bool = False) -> str:
     return shlex.join(["recallbench", *(["-m"] if sweep else []), *args, f"resume_dir={target}"])
 
 
-def _replayed(argv: list[str]) -> bool:
-    """Print the runs of ``argv`` when this command finished before with the same code,
-    configs and data (``cli.reuse``; its checks passed then) and nothing asks to rerun it."""
-    from recallbench.cli.plan import planning
-    from recallbench.cli.reuse import replay_command
-    from recallbench.run.resume import rerun_asked
-
-    if planning() or rerun_asked() or (jobs := replay_command(argv)) is None:
-        return False
-    for done in jobs:
-        print(f"recallbench: {done['job']}: reusing {done['run']} ({REUSED})", file=sys.stderr)
-        if not (sys.stdout.isatty() and sys.stderr.isatty()):
-            print(done["run"])
-    return True
-
-
 def main() -> None:
     """Console entry point: the Hydra app for runs, or ``recallbench <subcommand> ...``
     (``table``, ``view``, ``human-eval``, ``judge-panel``, ``reproduce``)."""
@@ -289,13 +265,13 @@ def main() -> None:
         print_plan_total,
         take_plan_args,
     )
-    from recallbench.cli.reuse import record_command, start_command
+    from recallbench.cli.reuse import record_command, replayed, start_command
 
     register_help_resolver()  # `--help` lists config choices through it (cli/help.py)
     sys.argv = take_verbose_flag(sys.argv)
     with user_errors():
         sys.argv = take_plan_args(sys.argv)
-    if _replayed(sys.argv[1:]):
+    if replayed(sys.argv[1:]):  # this command finished before: its runs, at once
         return
     start_command()
     with user_errors():

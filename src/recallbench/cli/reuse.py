@@ -26,16 +26,34 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from recallbench.cli.build import plain
 from recallbench.io import write_json
+from recallbench.records import Episode
 from recallbench.run.provenance import git_state, package_versions
 from recallbench.run.record import USABLE
-from recallbench.run.resume import CODE_KEYS, previous_info
+from recallbench.run.resume import (
+    CODE_KEYS,
+    previous_info,
+    rerun_asked,
+    reusable_run,
+    run_identity,
+)
 
-__all__ = ["data_paths", "note_job", "record_command", "replay_command", "start_command"]
+__all__ = [
+    "data_paths",
+    "note_job",
+    "record_command",
+    "replay_command",
+    "replayed",
+    "reused_run",
+    "start_command",
+]
+REUSED = "finished with the same config, code, packages and data; RERUN=1 runs it again"
 
 # per invocation, never part of what a command computes
 PER_INVOCATION = {
@@ -153,3 +171,32 @@ def replay_command(argv: Sequence[str]) -> list[dict[str, Any]] | None:
         if fingerprint(job["data"]) != job["data_fingerprint"] or not _still_newest(job):
             return None
     return jobs or None
+
+
+def reused_run(
+    cfg: Any, job: str, config: dict, episodes: Sequence[Episode], rerun: bool | None
+) -> Path | None:
+    """The finished run ``job`` can reuse (``run.resume.reusable_run``), said on stderr, unless
+    ``rerun`` (None: ``RECALLBENCH_RERUN``); None: the job runs."""
+    if rerun_asked() if rerun is None else rerun:
+        return None
+    identity = run_identity(config, episodes)
+    done = reusable_run(Path(cfg.paths.results_dir), str(cfg.tag), job, identity)
+    if done is not None:
+        print(f"recallbench: {job}: reusing {done} ({REUSED})", file=sys.stderr, flush=True)
+        note_job(str(cfg.tag), job, done, plain(cfg.dataset))
+    return done
+
+
+def replayed(argv: list[str]) -> bool:
+    """Print the runs of ``argv`` when this command finished before with the same code,
+    configs and data (its checks passed then) and neither a plan nor a rerun is asked."""
+    from recallbench.cli.plan import planning
+
+    if planning() or rerun_asked() or (jobs := replay_command(argv)) is None:
+        return False
+    for done in jobs:
+        print(f"recallbench: {done['job']}: reusing {done['run']} ({REUSED})", file=sys.stderr)
+        if not (sys.stdout.isatty() and sys.stderr.isatty()):
+            print(done["run"])
+    return True
