@@ -45,7 +45,9 @@ from recallbench.run.resume import (
 )
 
 __all__ = [
+    "code_identity",
     "data_paths",
+    "fingerprint",
     "note_job",
     "record_command",
     "replay_command",
@@ -89,12 +91,14 @@ def data_paths(dataset: Mapping[str, Any]) -> list[str]:
     return sorted({str(Path(p).resolve()) for p in found if p})
 
 
-def fingerprint(paths: Iterable[str]) -> str:
-    """sha256 of every file under ``paths``: relative path, size and modification time."""
+def fingerprint(paths: Iterable[str], skip: Sequence[str] = ()) -> str:
+    """sha256 of every file under ``paths`` (but the top folders named in ``skip``): path,
+    size and modification time."""
     digest = hashlib.sha256()
     for root in sorted(paths):
         base = Path(root)
         files = [base] if base.is_file() else sorted(base.rglob("*")) if base.is_dir() else []
+        files = [f for f in files if f == base or f.relative_to(base).parts[0] not in skip]
         digest.update(f"{root}\0{len(files)}\n".encode())
         for f in files:
             if f.is_file():
@@ -125,7 +129,7 @@ def note_job(tag: str, job: str, folder: Path, dataset: Mapping[str, Any]) -> No
     )
 
 
-def _code() -> dict[str, Any]:
+def code_identity() -> dict[str, Any]:
     code = git_state()
     return {**{k: code[k] for k in CODE_KEYS}, "versions": package_versions()}
 
@@ -134,7 +138,7 @@ def record_command(argv: Sequence[str]) -> Path | None:
     """Write the record of this command's jobs (None: nothing to record, or unknown code)."""
     jobs = list(_JOBS)
     start_command()
-    code = _code()
+    code = code_identity()
     if not jobs or code["git_sha"] is None or code["git_dirty"] is None:
         return None
     path = results_dir(argv) / "cache" / "commands" / f"{command_key(argv)}.json"
@@ -164,7 +168,7 @@ def replay_command(argv: Sequence[str]) -> list[dict[str, Any]] | None:
         record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if record.get("argv") != list(argv) or record.get("code") != _code():
+    if record.get("argv") != list(argv) or record.get("code") != code_identity():
         return None
     jobs = list(record.get("jobs") or [])
     for job in jobs:
