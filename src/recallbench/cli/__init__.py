@@ -220,6 +220,7 @@ def run(
             file=sys.stderr,
             flush=True,
         )
+        note_job(str(cfg.tag), job, run_dir, plain(cfg.dataset))  # a record names every job
         return run_dir
     if runner.info.get("status") == "degraded":
         print(
