@@ -91,14 +91,12 @@ def data_paths(dataset: Mapping[str, Any]) -> list[str]:
     return sorted({str(Path(p).resolve()) for p in found if p})
 
 
-def fingerprint(paths: Iterable[str], skip: Sequence[str] = ()) -> str:
-    """sha256 of every file under ``paths`` (but the top folders named in ``skip``): path,
-    size and modification time."""
+def fingerprint(paths: Iterable[str]) -> str:
+    """sha256 of every file under ``paths``: path, size and modification time."""
     digest = hashlib.sha256()
     for root in sorted(paths):
         base = Path(root)
         files = [base] if base.is_file() else sorted(base.rglob("*")) if base.is_dir() else []
-        files = [f for f in files if f == base or f.relative_to(base).parts[0] not in skip]
         digest.update(f"{root}\0{len(files)}\n".encode())
         for f in files:
             if f.is_file():

@@ -110,9 +110,22 @@ def table_main(argv: list[str] | None = None) -> None:
 
 # A table is a function of its spec, the code, the run folders and data it reads: when none of
 # them changed since it was rendered (and its files are as written), rendering again (imports,
-# paired bootstrap tests: seconds to minutes) would write the same bytes. Not kept: results/
-# cache (SQLite), hydra logs, plans, figures, and the tables themselves (checked by sha256).
-NOT_INPUTS = ("cache", "tables", "figures", "hydra", "plans")
+# paired bootstrap tests: seconds to minutes) would write the same bytes. Not inputs: results/
+# cache (SQLite), hydra logs, plans, and the tables themselves (checked by sha256).
+NOT_INPUTS = ("cache", "tables", "hydra", "plans")
+
+
+def _result_files(results: Path) -> list[str]:
+    """The files of ``results`` a table may read: everything but ``NOT_INPUTS``; of a run
+    folder its own files (run.json, summary, scores, predictions ...), which change whenever
+    the run does, not its per-episode items/, memory/ and episodes/ (thousands per sweep)."""
+    found: list[Path] = []
+    for top in sorted(results.iterdir()) if results.is_dir() else []:
+        if top.name == "runs":  # runs/<tag>/plan.json (a matrix), runs/<tag>/<stamp>/<job>/*
+            found += [*top.glob("*/*"), *top.glob("*/*/*/*")]
+        elif top.name not in NOT_INPUTS:
+            found += [top, *top.rglob("*")] if top.is_dir() else [top]
+    return sorted(str(p) for p in found if p.is_file())
 
 
 def _render_key(experiment: str, overrides: list[str]) -> tuple[Path, dict[str, Any]] | None:
@@ -125,7 +138,7 @@ def _render_key(experiment: str, overrides: list[str]) -> tuple[Path, dict[str, 
     data = given[-1] if given else os.environ.get("RECALLBENCH_DATA_DIR", "data/downloaded")
     inputs = {
         "code": code,
-        "results": fingerprint([str(results.resolve())], NOT_INPUTS),
+        "results": fingerprint(_result_files(results.resolve())),
         "data": fingerprint([str(Path(data).resolve())]),
     }
     key = command_key([experiment, *overrides])
