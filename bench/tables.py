@@ -108,7 +108,9 @@ def run_target(
     env.pop("RECALLBENCH_RESULTS_DIR", None)
     cmd = ["make", "-s", "-C", str(tree), f"VENV={venv}", "-o", f"{venv}/.installed", target]
     cmd += [f"DATA_DIR={data}", f"RESULTS={results}"] + ([f"ARGS={args}"] if args else [])
-    log = results / f"{target}.log"
+    # beside the results folder, not in it: a file that changes there is an input of every
+    # table (cli.table re-renders a table when anything it may read changed)
+    log = results.parent / f"{results.name}.{target}.log"
     results.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     with log.open("a", encoding="utf-8") as fh:
@@ -202,7 +204,7 @@ def bench_target(opts, tree: Path, target: str, fwd: float, keep: Path | None) -
     """Cold then warm run of one target from one tree; print and return the figures."""
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="bench_tables_", dir=keep))
+    folder = Path(tempfile.mkdtemp(prefix="bench_tables_", dir=keep)) / "results"
     out: dict = {"tree": str(tree), "target": target}
     for seed in opts.seed_files:
         (folder / "cache").mkdir(parents=True, exist_ok=True)
@@ -222,7 +224,7 @@ def bench_target(opts, tree: Path, target: str, fwd: float, keep: Path | None) -
     if "warm" in opts.phases and out["cold_vs_warm_cells"]:
         print(f"  ! {out['cold_vs_warm_cells']} table cells differ between cold and warm")
     if keep is None:
-        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(folder.parent, ignore_errors=True)
     return out
 
 

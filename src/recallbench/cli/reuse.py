@@ -114,6 +114,7 @@ def note_job(tag: str, job: str, folder: Path, dataset: Mapping[str, Any]) -> No
     """Collect one finished (or reused) job of this command for ``record_command``."""
     info = previous_info(folder)
     paths = data_paths(dataset)
+    known = [j["data_fingerprint"] for j in _JOBS if j["data"] == paths]  # a sweep's data
     _JOBS.append(
         {
             "tag": tag,
@@ -122,7 +123,7 @@ def note_job(tag: str, job: str, folder: Path, dataset: Mapping[str, Any]) -> No
             "config_hash": info.get("config_hash"),
             "dataset_sha256": info.get("dataset_sha256"),
             "data": paths,
-            "data_fingerprint": fingerprint(paths),
+            "data_fingerprint": known[0] if known else fingerprint(paths),
         }
     )
 
@@ -169,8 +170,11 @@ def replay_command(argv: Sequence[str]) -> list[dict[str, Any]] | None:
     if record.get("argv") != list(argv) or record.get("code") != code_identity():
         return None
     jobs = list(record.get("jobs") or [])
+    prints: dict[tuple[str, ...], str] = {}  # the jobs of a sweep share their data folder
     for job in jobs:
-        if fingerprint(job["data"]) != job["data_fingerprint"] or not _still_newest(job):
+        data = tuple(job["data"])
+        prints[data] = prints.get(data) or fingerprint(data)
+        if prints[data] != job["data_fingerprint"] or not _still_newest(job):
             return None
     return jobs or None
 
