@@ -148,8 +148,7 @@ def run(
     budget = Budget.of(plain(cfg.generator))
     meter = plan_meter(budget) if planning() else Meter(budget)
     use_score_cache(Path(paths.cache_dir) / "lm_scores.sqlite")  # LUFY's P, PPL metrics
-    cache_dir = Path(paths.cache_dir)  # MAUVE, BERTScore, PPL results; MAUVE's features
-    use_metric_cache(cache_dir / "metric_results.sqlite", cache_dir / "embeddings.sqlite")
+    use_metric_cache(Path(paths.cache_dir) / "metric_results.sqlite")  # MAUVE, BERTScore, PPL
     llm = build_generator(cfg.generator, Path(paths.cache_dir) / "llm.sqlite", meter=meter)
     embedder = build_embedder(cfg.embedder, paths.cache_dir)
     protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, paths.cache_dir)

@@ -34,14 +34,7 @@ from recallbench.io import connect_shared, unusable_cache, write_immediate
 if TYPE_CHECKING:
     from recallbench.metrics.base import Metric, MetricResult, Reference
 
-__all__ = [
-    "MetricCache",
-    "cached_compute",
-    "feature_cache_path",
-    "identity",
-    "result_key",
-    "use_metric_cache",
-]
+__all__ = ["MetricCache", "cached_compute", "identity", "result_key", "use_metric_cache"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -53,7 +46,6 @@ CREATE TABLE IF NOT EXISTS results (
 );
 """
 _default: list[MetricCache | None] = [None]
-_features: list[str | None] = [None]  # the embedding cache file of metrics' own featurizers
 _caches: dict[str, MetricCache] = {}
 _lock = threading.Lock()
 
@@ -157,17 +149,9 @@ class MetricCache:
             self._conn.close()
 
 
-def use_metric_cache(
-    path: str | Path | None, features: str | Path | None = None
-) -> MetricCache | None:
-    """Make ``path`` this process's metric result cache (None: no cache); return it.
-
-    ``features``: the embedding cache file (``embed.cache``) that metrics embedding texts with
-    their own default model (MAUVE's MiniLM features) read and write, so a text embedded by a
-    run's MiniLM embedder or by another run's metric is not embedded again.
-    """
+def use_metric_cache(path: str | Path | None) -> MetricCache | None:
+    """Make ``path`` this process's metric result cache (None: no cache); return it."""
     with _lock:
-        _features[0] = None if features is None else str(features)
         cache = None
         if path is not None:
             key = str(Path(path).resolve()) if str(path) != ":memory:" else ":memory:"
@@ -176,11 +160,6 @@ def use_metric_cache(
             cache = _caches[key]
         _default[0] = cache
     return cache
-
-
-def feature_cache_path() -> str | None:
-    """The embedding cache file set by ``use_metric_cache(..., features=)`` (None: none)."""
-    return _features[0]
 
 
 def cached_compute(
