@@ -11,7 +11,10 @@ GENERATOR ?= extractive
 JUDGE ?= lexical
 STAMP := $(VENV)/.installed
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
-RUN := $(OFFLINE) RECALLBENCH_DATA_DIR=$(abspath $(DATA_DIR)) RECALLBENCH_RESULTS_DIR=$(RESULTS) $(PY)
+# A job whose newest finished run has the same config, code, packages and data is reused;
+# RERUN=1 runs every job again.
+RERUN ?=
+RUN := $(OFFLINE) RECALLBENCH_DATA_DIR=$(abspath $(DATA_DIR)) RECALLBENCH_RESULTS_DIR=$(RESULTS) $(if $(RERUN),RECALLBENCH_RERUN=1) $(PY)
 # Conversation Chronicles lives only on the Hub: use DATA_DIR when it has it, else our fixtures.
 CC_DATA_DIR ?= $(if $(wildcard $(DATA_DIR)/conversation_chronicles/*.jsonl),$(DATA_DIR),data/fixtures)
 # LaMP-1 (TimeRAG Table VII) likewise: DATA_DIR when it has the labelled dev split, else the

@@ -23,7 +23,16 @@ warm pass, e.g. for a baseline without an LM-score cache, whose warm pass repeat
 ``--seed-files`` copies files into every cold folder's ``cache/`` first: a fitted arousal model
 spares a short bench LUFY's one-off EmoBank fit (10k MiniLM encodes), the same in every tree.
 Default targets: every ``reproduce-*`` target of the Makefile except the 45-minute LUFY weight
-fit (``reproduce-table-lufy-2``; name it to include it).
+fit (``reproduce-table-lufy-2``; name it to include it). ``--targets tables`` runs ``make tables``
+(every table that runs here, one results folder and its caches shared) cold and warm as one
+target; the last line sums the targets' cold and warm walls.
+
+``floor s``: where a run scored texts under the embedded LM (perplexity, LUFY's surprise), the
+forward tokens of the best plan of its exact computation (``bench/lm_floor.py``) over the forward
+throughput measured here: the least its LM scoring can take on this machine ("-": no LM scoring,
+no floor known). The warm pass should cost start-up only: finished runs whose config, code,
+packages and data match are reused (``run.resume``), a repeated command is not even composed
+(``cli.reuse``).
 """
 
 from __future__ import annotations
@@ -99,12 +108,37 @@ def run_target(
     env.pop("RECALLBENCH_RESULTS_DIR", None)
     cmd = ["make", "-s", "-C", str(tree), f"VENV={venv}", "-o", f"{venv}/.installed", target]
     cmd += [f"DATA_DIR={data}", f"RESULTS={results}"] + ([f"ARGS={args}"] if args else [])
-    log = results / f"{target}.log"
+    # beside the results folder, not in it: a file that changes there is an input of every
+    # table (cli.table re-renders a table when anything it may read changed)
+    log = results.parent / f"{results.name}.{target}.log"
     results.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     with log.open("a", encoding="utf-8") as fh:
         code = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env).returncode
     return time.perf_counter() - start, code
+
+
+def lm_floor_s(results: Path, since: float, fwd: float) -> float | None:
+    """Seconds the exact LM scoring of the runs started after ``since`` needs at least (the
+    best plan's forward tokens at ``fwd`` tokens/s); None when no run scored under the LM."""
+    from lm_floor import floor
+
+    from recallbench.llm.perplexity import load_default_lm
+
+    tokens, tokenizer = 0, None
+    for usage in results.glob("runs/*/*/*/usage.json"):
+        info = json.loads((usage.parent / "run.json").read_text())
+        compute = json.loads(usage.read_text()).get("compute") or {}
+        if info.get("started_unix", 0) < since or not (compute.get("lm_scores") or {}).get(
+            "sequence_tokens"
+        ):
+            continue
+        tokenizer = tokenizer or load_default_lm()[1]
+        try:
+            tokens += floor(usage.parent, tokenizer)[2]
+        except SystemExit:  # no response with a reference (LUFY's surprise): floor not known
+            continue
+    return tokens / fwd if tokens else None
 
 
 def metered(results: Path, since: float) -> dict[str, float] | None:
@@ -147,11 +181,15 @@ def differing(a: dict, b: dict) -> int:
     return sum(not same(a.get(k, "?"), b.get(k, "?")) for k in set(a) | set(b))
 
 
-def row(label: str, wall: float, code: int, m: dict | None, fwd: float) -> str:
-    """One printed line: wall time, shares, LM rate as a multiple of forward throughput."""
+def row(
+    label: str, wall: float, code: int, m: dict | None, fwd: float, least: float | None = None
+) -> str:
+    """One printed line: wall time, shares, LM rate as a multiple of forward throughput, the
+    LM scoring floor (seconds)."""
     status = "" if code == 0 else f"  FAILED (exit {code})"
+    status = ("        -" if least is None else f"{least:9.0f}") + status
     if m is None:
-        return f"{label:<44} {wall:8.1f}" + "       n/a" * 5 + status
+        return f"{label:<44} {wall:8.1f}" + "       n/a" * 5 + " " * 25 + status
     shares = [100 * m.get(k, 0.0) / wall for k in SHARES]
     other = 100 - sum(shares)
     lm_s, seq = m.get("lm_scoring", 0.0), m.get("lm.sequence_tokens", 0)
@@ -166,7 +204,7 @@ def bench_target(opts, tree: Path, target: str, fwd: float, keep: Path | None) -
     """Cold then warm run of one target from one tree; print and return the figures."""
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="bench_tables_", dir=keep))
+    folder = Path(tempfile.mkdtemp(prefix="bench_tables_", dir=keep)) / "results"
     out: dict = {"tree": str(tree), "target": target}
     for seed in opts.seed_files:
         (folder / "cache").mkdir(parents=True, exist_ok=True)
@@ -175,17 +213,18 @@ def bench_target(opts, tree: Path, target: str, fwd: float, keep: Path | None) -
         since = time.time()
         wall, code = run_target(tree, opts.venv, target, opts.data_dir, folder, opts.args)
         m = metered(folder, since)
-        out[phase] = {"wall_s": round(wall, 2), "exit": code, "metered": m}
+        least = lm_floor_s(folder, since, fwd) if m and m.get("lm_scoring") else None
+        out[phase] = {"wall_s": round(wall, 2), "exit": code, "metered": m, "lm_floor_s": least}
         out[f"{phase}_tables"] = tables(folder)
         label = f"{target.removeprefix('reproduce-')} {phase}" + (
             " [base]" if opts.base == tree else ""
         )
-        print(row(label, wall, code, m, fwd), flush=True)
+        print(row(label, wall, code, m, fwd, least), flush=True)
     out["cold_vs_warm_cells"] = differing(out["cold_tables"], out.get("warm_tables", {}))
     if "warm" in opts.phases and out["cold_vs_warm_cells"]:
         print(f"  ! {out['cold_vs_warm_cells']} table cells differ between cold and warm")
     if keep is None:
-        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(folder.parent, ignore_errors=True)
     return out
 
 
@@ -221,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         next((t for t in every if t == w or t.endswith("-" + w) or t == "reproduce-" + w), w)
         for w in wanted
     ]
-    unknown = [t for t in targets if t not in every]
+    unknown = [t for t in targets if t not in [*every, "tables"]]
     if unknown:
         parser.error(f"unknown targets {unknown} (Makefile: {', '.join(every)})")
     fwd_start = forward_throughput()
@@ -231,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{'target / pass':<44} {'wall s':>8}"
         + "".join(f"{h:>10}" for h in ("LM", "embed", "LLM", "metrics", "other"))
-        + "   LM rate  fwd eff  LM hits"
+        + "   LM rate  fwd eff  LM hits          floor s"
     )
     results = []
     for target in targets:
@@ -247,6 +286,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"  new/base wall: {ratios}; {cells} table cells differ from the baseline's",
                 flush=True,
             )
+    for tree in ([opts.base] if opts.base else []) + [ROOT]:
+        mine = [r for r in results if r["tree"] == str(tree)]
+        walls = [f"{p} {sum(r[p]['wall_s'] for r in mine):.1f} s" for p in opts.phases]
+        print(
+            f"all {len(mine)} targets{' [base]' if opts.base == tree else ''}: {', '.join(walls)}"
+        )
     fwd_end = forward_throughput()
     print(
         f"forward throughput at the end: {fwd_end:.0f} tokens/s (load {os.getloadavg()[0]:.1f}); rates above use the start's"

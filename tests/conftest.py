@@ -13,6 +13,9 @@ FIXTURES = ROOT / "data" / "fixtures"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "disabled")
+# Tests that run a config twice compare two runs (workers=1 vs 3, a resume, a cache): every
+# job runs. tests/cli/test_reuse.py unsets this to test the reuse of finished runs (issue 38).
+os.environ["RECALLBENCH_RERUN"] = "1"
 
 
 def _real_data_dir() -> Path | None:

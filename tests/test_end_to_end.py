@@ -163,6 +163,39 @@ def test_table_rendered_from_runs(theanine_runs, capsys):
     )
 
 
+def test_a_table_whose_inputs_did_not_change_is_not_rendered_again(
+    theanine_runs, monkeypatch, capsys
+):
+    import os
+
+    from recallbench.cli import table as table_cli
+
+    tmp, dirs = theanine_runs
+    monkeypatch.delenv("RECALLBENCH_RERUN", raising=False)  # tests/conftest.py sets it
+    table_main(["theanine_table1", "--results", str(tmp)])
+    first = capsys.readouterr().out.split()
+    md = tmp / "tables" / "theanine_table1.md"
+    written = md.read_bytes()
+    renders: list[str] = []
+    render = table_cli.render_table
+
+    def counted(experiment, overrides):
+        renders.append(experiment)
+        return render(experiment, overrides)
+
+    monkeypatch.setattr(table_cli, "render_table", counted)
+    table_main(["theanine_table1", "--results", str(tmp)])  # nothing changed: the same files
+    assert renders == [] and capsys.readouterr().out.split() == first
+    assert md.read_bytes() == written
+    summary = dirs[("msc", "full_history")] / "summary.json"  # a run it reads changed
+    os.utime(summary, ns=(summary.stat().st_atime_ns, summary.stat().st_mtime_ns + 10**9))
+    table_main(["theanine_table1", "--results", str(tmp)])
+    assert renders == ["theanine_table1"] and md.read_bytes() == written
+    md.write_text("edited by hand")  # a table file no longer as written: rendered again
+    table_main(["theanine_table1", "--results", str(tmp)])
+    assert renders == ["theanine_table1"] * 2 and md.read_bytes() == written
+
+
 def test_geval_head_to_head_from_runs(theanine_runs):
     tmp, _ = theanine_runs
     rows = (

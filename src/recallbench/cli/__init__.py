@@ -105,6 +105,7 @@ def run(
     overrides: list[str] | None = None,
     sweep: bool = False,
     episodes: list | None = None,
+    rerun: bool | None = None,
 ) -> Path | None:
     """Run one job described by a composed config; return its run folder (None: a plan).
 
@@ -113,11 +114,16 @@ def run(
     sweep's folder and the job resumes (or starts) in ``<resume_dir>/<job>``. A run folder that
     already finished (same config and data) is not run again: a line says so. ``episodes``:
     the dataset already loaded and sampled (``recallbench matrix`` loads each dataset once for
-    all its methods); None loads ``cfg.dataset`` and samples ``cfg.episodes``.
+    all its methods); None loads ``cfg.dataset`` and samples ``cfg.episodes``. A new run
+    (no ``resume_dir``) whose job's newest finished run has the same config, code, packages and
+    data returns that run's folder instead (``run.resume.reusable_run``) unless ``rerun`` (None:
+    ``RECALLBENCH_RERUN``, which ``make ... RERUN=1`` sets).
     """
     from recallbench.cli.plan import describe_llm, plan_meter, planning, report_plan
+    from recallbench.cli.reuse import note_job, reused_run
     from recallbench.llm.budget import Budget, BudgetExceeded, Meter
     from recallbench.llm.lm_scores import use_score_cache
+    from recallbench.metrics.cache import use_metric_cache
     from recallbench.run.provenance import describe_code
     from recallbench.run.record import HealthPolicy, RunInterrupted, describe_problems
     from recallbench.run.report import print_end_of_run
@@ -130,10 +136,19 @@ def run(
     if episodes is None:
         episodes = build_dataset(cfg.dataset)
         episodes = select_episodes(episodes, cfg.episodes, int(cfg.seed))
+    config = plain(cfg)
+    config["job"] = job
+    config["choices"] = dict(choices or {})
+    config["overrides"] = list(overrides or [])
+    if not (planning() or cfg.resume_dir) and (
+        done := reused_run(cfg, job, config, episodes, rerun)
+    ):
+        return done
     # one meter for every LLM of the job: the budget, or (plan=true) the dry replay's counts
     budget = Budget.of(plain(cfg.generator))
     meter = plan_meter(budget) if planning() else Meter(budget)
     use_score_cache(Path(paths.cache_dir) / "lm_scores.sqlite")  # LUFY's P, PPL metrics
+    use_metric_cache(Path(paths.cache_dir) / "metric_results.sqlite")  # MAUVE, BERTScore, PPL
     llm = build_generator(cfg.generator, Path(paths.cache_dir) / "llm.sqlite", meter=meter)
     embedder = build_embedder(cfg.embedder, paths.cache_dir)
     protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, paths.cache_dir)
@@ -146,10 +161,6 @@ def run(
         run_dir = Path(cfg.resume_dir) / job if sweep else Path(cfg.resume_dir)
     else:
         run_dir = Path(paths.results_dir) / "runs" / cfg.tag / default_stamp() / job
-    config = plain(cfg)
-    config["job"] = job
-    config["choices"] = dict(choices or {})
-    config["overrides"] = list(overrides or [])
     health = HealthPolicy.from_config(config.get("health"))
     llm.breaker.after = health.breaker_after
     runner = Runner(
@@ -208,6 +219,7 @@ def run(
             file=sys.stderr,
             flush=True,
         )
+        note_job(str(cfg.tag), job, run_dir, plain(cfg.dataset))  # a record names every job
         return run_dir
     if runner.info.get("status") == "degraded":
         print(
@@ -217,6 +229,7 @@ def run(
             flush=True,
         )
     print_end_of_run(run_dir)
+    note_job(str(cfg.tag), job, run_dir, plain(cfg.dataset))
     if runner.info.get("git_dirty"):
         print(
             f"recallbench: warning: code {describe_code(runner.info)}: this run is not "
@@ -245,6 +258,25 @@ def main() -> None:
     if (command := SUBCOMMANDS.get(sys.argv[1] if len(sys.argv) > 1 else "")) is not None:
         command(sys.argv[2:])
         return
+    from recallbench.cli.plan import (
+        PLAN_DIR_ENV,
+        PLAN_ENV,
+        planning,
+        print_plan_total,
+        take_plan_args,
+    )
+    from recallbench.cli.reuse import record_command, replayed, start_command
+
+    register_help_resolver()  # `--help` lists config choices through it (cli/help.py)
+    sys.argv = take_verbose_flag(sys.argv)
+    with user_errors():
+        sys.argv = take_plan_args(sys.argv)
+    if replayed(sys.argv[1:]):  # this command finished before: its runs, at once
+        return
+    start_command()
+    with user_errors():
+        check_choices(sys.argv[1:])
+        check_command_line(sys.argv[1:])
     import hydra
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
@@ -270,14 +302,6 @@ def main() -> None:
             if folder is not None and not (sys.stdout.isatty() and sys.stderr.isatty()):
                 print(folder)  # for scripts; a terminal shows it once (a plan prints its bill)
 
-    from recallbench.cli.plan import PLAN_DIR_ENV, PLAN_ENV, print_plan_total, take_plan_args
-
-    register_help_resolver()  # `--help` lists config choices through it (cli/help.py)
-    sys.argv = take_verbose_flag(sys.argv)
-    with user_errors():
-        sys.argv = take_plan_args(sys.argv)
-        check_choices(sys.argv[1:])
-        check_command_line(sys.argv[1:])
     # One stamp per invocation: every job of a sweep (sequential, joblib or SLURM workers, which
     # inherit the environment) lands under ONE folder runs/<tag>/<stamp>/.
     os.environ.setdefault("RECALLBENCH_STAMP", time.strftime("%Y%m%d-%H%M%S"))
@@ -286,6 +310,8 @@ def main() -> None:
     try:
         _app()
         print_plan_total()
+        if not planning():  # the next identical command returns these runs at once
+            record_command(sys.argv[1:])
     finally:
         os.environ.pop(PLAN_ENV, None)
         os.environ.pop(PLAN_DIR_ENV, None)

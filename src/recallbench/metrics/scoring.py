@@ -113,12 +113,12 @@ def _compute(
 ) -> tuple[MetricResult, ClusterStatistic | None]:
     """Return the metric's result on ``preds`` and its value as a function of the episodes."""
     # every prediction here has a reference (``score_predictions`` keeps only those)
+    from recallbench.metrics.cache import cached_compute
+
     outputs, references = [p.output for p in preds], [p.reference or "" for p in preds]
-    kwargs = {}
-    if metric.uses_contexts:
-        contexts = [p.meta.get("context") for p in preds]
-        if any(c is not None for c in contexts):
-            kwargs["contexts"] = contexts
-    res = metric.compute(outputs, references, **kwargs)
+    contexts = [p.meta.get("context") for p in preds] if metric.uses_contexts else None
+    if contexts is not None and all(c is None for c in contexts):
+        contexts = None
+    res = cached_compute(metric, outputs, references, contexts)  # a lookup when computed before
     stat = metric.clustered(res, outputs, references, [p.episode_id for p in preds])
     return res, stat

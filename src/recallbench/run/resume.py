@@ -1,16 +1,68 @@
-"""Resuming into a run folder: the earlier attempt's ``run.json``, and the refusal to continue a
-folder that holds another config's or another dataset's run (``resume_dir=``, a reused job)."""
+"""Resuming into a run folder: the earlier attempt's ``run.json``, the refusal to continue a
+folder that holds another config's or another dataset's run (``resume_dir=``, a reused job),
+and the reuse of a finished run whose identity matches (``reusable_run``).
+
+A run's identity is what decides its numbers: the config hash (``run.record.config_hash``), the
+code (git sha, dirty flag and diff hash: ``run.provenance.git_state``), the packages that shape
+results and the sha256 of the episodes it saw. A job whose newest usable run under its tag has
+the same identity is not run again (a table reads that newest run anyway, so it comes back with
+identical files); ``RECALLBENCH_RERUN=1`` (``make ... RERUN=1``) runs it again. An older matching
+run behind a newer run of another config is not reused: the table reads the newest one.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from recallbench.errors import ResumeError
-from recallbench.run.record import config_diff
+from recallbench.records import Episode
+from recallbench.run.provenance import episodes_sha256, git_state, package_versions
+from recallbench.run.record import USABLE, config_diff, config_hash
+
+RERUN_ENV = "RECALLBENCH_RERUN"  # 1: run every job again even when a matching run finished
+CODE_KEYS = ("git_sha", "git_dirty", "git_diff_sha256")
+
+
+def rerun_asked() -> bool:
+    """Whether ``RECALLBENCH_RERUN`` asks for new runs (any value but "", "0", "false")."""
+    return os.environ.get(RERUN_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def run_identity(config: dict, episodes: Sequence[Episode]) -> dict[str, Any]:
+    """What a finished run's ``run.json`` must hold to be reused for ``config`` on ``episodes``."""
+    code = git_state()
+    return {
+        "config_hash": config_hash(config),
+        **{k: code[k] for k in CODE_KEYS},
+        "versions": package_versions(),
+        "dataset_sha256": episodes_sha256(episodes),
+    }
+
+
+def reusable_run(results_dir: Path, tag: str, job: str, identity: dict[str, Any]) -> Path | None:
+    """The newest usable run of ``job`` under ``tag`` when its identity is ``identity``.
+
+    None when the code's identity is unknown (no git checkout, a failed ``git diff``), when the
+    job has no usable run, or when its newest usable run differs (then the job runs anew).
+    """
+    if identity.get("git_sha") is None or identity.get("git_dirty") is None:
+        return None
+    root = results_dir / "runs" / tag
+    stamps = (
+        sorted((p for p in root.iterdir() if p.is_dir()), reverse=True) if root.is_dir() else []
+    )
+    for folder in (s / job for s in stamps):
+        info = previous_info(folder)
+        if info.get("status") not in USABLE or not (folder / "summary.json").is_file():
+            continue
+        return folder if all(info.get(k) == v for k, v in identity.items()) else None
+    return None
 
 
 def previous_info(run_dir: Path) -> dict:

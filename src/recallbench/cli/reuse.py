@@ -1,0 +1,208 @@
+"""A command whose runs all finished comes back without composing its jobs again.
+
+``run`` reuses a job's finished run when its identity matches (``run.resume.reusable_run``), but
+only after Hydra composed the job, and Hydra composes every job of a sweep twice (the sweeper
+validates the batch, then the launcher runs it): 0.3-1.5 s per job here, so a 9-job sweep whose
+runs all finished still cost 10-20 s. This module short-cuts that for a command repeated as is:
+
+- ``note_job`` collects, per job this process ran or reused, its run folder, config hash, dataset
+  sha256 and a fingerprint of the files its data came from (``data_paths``: paths, sizes,
+  modification times);
+- ``record_command`` writes them after the command succeeded to
+  ``<results>/cache/commands/<key>.json`` with the code identity and the package versions; the
+  key hashes the command line, the working folder and the ``RECALLBENCH_*`` settings the configs
+  read;
+- ``replay_command`` finds the record of this command and returns its run folders when all of
+  it still holds: the same code (git sha, dirty flag, diff hash) and packages, every data file
+  unchanged, every folder still the newest usable run of its job with the recorded config hash
+  and dataset sha256. Anything else (or ``RECALLBENCH_RERUN=1``, a plan) goes through Hydra,
+  where each job is reused or run by itself.
+
+Configs live under ``conf/``, which the code identity covers (``run.provenance.CODE_PATHS``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from recallbench.cli.build import plain
+from recallbench.io import write_json
+from recallbench.records import Episode
+from recallbench.run.provenance import git_state, package_versions
+from recallbench.run.record import USABLE
+from recallbench.run.resume import (
+    CODE_KEYS,
+    previous_info,
+    rerun_asked,
+    reusable_run,
+    run_identity,
+)
+
+__all__ = [
+    "code_identity",
+    "data_paths",
+    "fingerprint",
+    "note_job",
+    "record_command",
+    "replay_command",
+    "replayed",
+    "reused_run",
+    "start_command",
+]
+REUSED = "finished with the same config, code, packages and data; RERUN=1 runs it again"
+
+# per invocation, never part of what a command computes
+PER_INVOCATION = {
+    "RECALLBENCH_STAMP",
+    "RECALLBENCH_ARGV",
+    "RECALLBENCH_SWEPT",
+    "RECALLBENCH_RERUN",
+    "RECALLBENCH_VERBOSE",
+}
+_JOBS: list[dict[str, Any]] = []  # what this process's command ran or reused
+
+
+def results_dir(argv: Sequence[str]) -> Path:
+    """The results folder of a command line: its ``paths.results_dir=``, else the config's
+    default (``RECALLBENCH_RESULTS_DIR``, else ``results``)."""
+    given = [a.split("=", 1)[1] for a in argv if a.startswith("paths.results_dir=")]
+    return Path(given[-1] if given else os.environ.get("RECALLBENCH_RESULTS_DIR", "results"))
+
+
+def command_key(argv: Sequence[str]) -> str:
+    """sha256 (24 hex) of the command line, the working folder and the settings configs read."""
+    env = {k: v for k, v in os.environ.items() if k.startswith("RECALLBENCH_")}
+    env = {k: v for k, v in sorted(env.items()) if k not in PER_INVOCATION}
+    blob = json.dumps([os.getcwd(), list(argv), env], ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
+
+
+def data_paths(dataset: Mapping[str, Any]) -> list[str]:
+    """The files a dataset node reads: its ``data_dir`` and any option naming an existing path."""
+    options = dict(dataset.get("options") or {})
+    found = [str(dataset.get("data_dir") or "")]
+    found += [v for v in options.values() if isinstance(v, str) and v and Path(v).exists()]
+    return sorted({str(Path(p).resolve()) for p in found if p})
+
+
+def fingerprint(paths: Iterable[str]) -> str:
+    """sha256 of every file under ``paths``: path, size and modification time."""
+    digest = hashlib.sha256()
+    for root in sorted(paths):
+        base = Path(root)
+        files = [base] if base.is_file() else sorted(base.rglob("*")) if base.is_dir() else []
+        digest.update(f"{root}\0{len(files)}\n".encode())
+        for f in files:
+            if f.is_file():
+                st = f.stat()
+                digest.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def start_command() -> None:
+    """Forget the jobs of an earlier command of this process (one that failed, a test's)."""
+    _JOBS.clear()
+
+
+def note_job(tag: str, job: str, folder: Path, dataset: Mapping[str, Any]) -> None:
+    """Collect one finished (or reused) job of this command for ``record_command``."""
+    info = previous_info(folder)
+    paths = data_paths(dataset)
+    known = [j["data_fingerprint"] for j in _JOBS if j["data"] == paths]  # a sweep's data
+    _JOBS.append(
+        {
+            "tag": tag,
+            "job": job,
+            "run": str(folder),
+            "config_hash": info.get("config_hash"),
+            "dataset_sha256": info.get("dataset_sha256"),
+            "data": paths,
+            "data_fingerprint": known[0] if known else fingerprint(paths),
+        }
+    )
+
+
+def code_identity() -> dict[str, Any]:
+    code = git_state()
+    return {**{k: code[k] for k in CODE_KEYS}, "versions": package_versions()}
+
+
+def record_command(argv: Sequence[str]) -> Path | None:
+    """Write the record of this command's jobs (None: nothing to record, or unknown code)."""
+    jobs = list(_JOBS)
+    start_command()
+    code = code_identity()
+    if not jobs or code["git_sha"] is None or code["git_dirty"] is None:
+        return None
+    path = results_dir(argv) / "cache" / "commands" / f"{command_key(argv)}.json"
+    write_json(path, {"argv": list(argv), "code": code, "jobs": jobs})
+    return path
+
+
+def _still_newest(job: Mapping[str, Any]) -> bool:
+    """Whether the recorded run is still its job's newest usable run, as recorded."""
+    folder = Path(job["run"])
+    info = previous_info(folder)
+    if info.get("status") not in USABLE or not (folder / "summary.json").is_file():
+        return False
+    if (info.get("config_hash"), info.get("dataset_sha256")) != (
+        job["config_hash"],
+        job["dataset_sha256"],
+    ):
+        return False
+    newer = [s / job["job"] for s in folder.parent.parent.iterdir() if s.name > folder.parent.name]
+    return not any(previous_info(n).get("status") in USABLE for n in newer)
+
+
+def replay_command(argv: Sequence[str]) -> list[dict[str, Any]] | None:
+    """The recorded jobs of this command when every one of them can be reused as is."""
+    path = results_dir(argv) / "cache" / "commands" / f"{command_key(argv)}.json"
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if record.get("argv") != list(argv) or record.get("code") != code_identity():
+        return None
+    jobs = list(record.get("jobs") or [])
+    prints: dict[tuple[str, ...], str] = {}  # the jobs of a sweep share their data folder
+    for job in jobs:
+        data = tuple(job["data"])
+        prints[data] = prints.get(data) or fingerprint(data)
+        if prints[data] != job["data_fingerprint"] or not _still_newest(job):
+            return None
+    return jobs or None
+
+
+def reused_run(
+    cfg: Any, job: str, config: dict, episodes: Sequence[Episode], rerun: bool | None
+) -> Path | None:
+    """The finished run ``job`` can reuse (``run.resume.reusable_run``), said on stderr, unless
+    ``rerun`` (None: ``RECALLBENCH_RERUN``); None: the job runs."""
+    if rerun_asked() if rerun is None else rerun:
+        return None
+    identity = run_identity(config, episodes)
+    done = reusable_run(Path(cfg.paths.results_dir), str(cfg.tag), job, identity)
+    if done is not None:
+        print(f"recallbench: {job}: reusing {done} ({REUSED})", file=sys.stderr, flush=True)
+        note_job(str(cfg.tag), job, done, plain(cfg.dataset))
+    return done
+
+
+def replayed(argv: list[str]) -> bool:
+    """Print the runs of ``argv`` when this command finished before with the same code,
+    configs and data (its checks passed then) and neither a plan nor a rerun is asked."""
+    from recallbench.cli.plan import planning
+
+    if planning() or rerun_asked() or (jobs := replay_command(argv)) is None:
+        return False
+    for done in jobs:
+        print(f"recallbench: {done['job']}: reusing {done['run']} ({REUSED})", file=sys.stderr)
+        if not (sys.stdout.isatty() and sys.stderr.isatty()):
+            print(done["run"])
+    return True

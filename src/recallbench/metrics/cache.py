@@ -1,0 +1,182 @@
+"""On-disk cache of metric results computed from predictions: (what decides it) -> MetricResult.
+
+MAUVE, BERTScore and perplexity of a run's predictions cost seconds to minutes (a THEANINE
+Table 1 job spent 35 of its 39-125 s in them); a resumed run, a rerun whose code changed
+elsewhere, the tables that rescore runs recompute them over the same texts. With a cache set
+(``use_metric_cache``; ``cli.run`` puts it at ``<paths.cache_dir>/metric_results.sqlite``),
+``cached_compute`` looks a result up before computing it.
+
+Key: sha256 of the canonical JSON of the metric's identity (``identity``: its class, registry
+name, ``cache_version``, every setting in ``Metric.cache_settings`` such as MAUVE's seed(s) and
+buckets or BERTScore's model and layer, and the versions of the packages that compute it,
+``Metric.cache_packages``) and of the inputs (predictions, references and, for metrics that use
+them, contexts). A metric whose settings cannot be named (an injected model object) returns
+None from ``cache_settings`` and is never cached. Value: the result's JSON (value, items, meta,
+estimator, and ``stats`` as stored: a list as a list, an array with its dtype and shape; JSON
+round-trips a float64 exactly). The file is shared like the LM score cache (``io.connect_shared``, WAL).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from recallbench.io import connect_shared, unusable_cache, write_immediate
+
+if TYPE_CHECKING:
+    from recallbench.metrics.base import Metric, MetricResult, Reference
+
+__all__ = ["MetricCache", "cached_compute", "identity", "result_key", "use_metric_cache"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    key TEXT PRIMARY KEY,
+    metric TEXT NOT NULL,
+    identity TEXT NOT NULL,
+    result TEXT NOT NULL,
+    created REAL NOT NULL
+);
+"""
+_default: list[MetricCache | None] = [None]
+_caches: dict[str, MetricCache] = {}
+_lock = threading.Lock()
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def identity(metric: Metric) -> dict[str, Any] | None:
+    """What decides ``metric``'s results besides its inputs (None: not cacheable)."""
+    settings = metric.cache_settings()
+    if settings is None:
+        return None
+    return {
+        "class": f"{type(metric).__module__}.{type(metric).__qualname__}",
+        "name": metric.name,
+        "version": metric.cache_version,
+        "settings": settings,
+        "packages": {p: _version(p) for p in metric.cache_packages},
+    }
+
+
+def result_key(
+    ident: dict[str, Any],
+    predictions: Sequence[str],
+    references: Sequence[Reference],
+    contexts: Sequence[str | None] | None,
+) -> str:
+    """sha256 hex of the identity and the inputs (canonical JSON)."""
+    refs = [r if isinstance(r, str) else list(r) for r in references]
+    blob = json.dumps(
+        [ident, list(predictions), refs, None if contexts is None else list(contexts)],
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _dump(result: MetricResult) -> str:
+    stats: Any = result.stats
+    if isinstance(stats, np.ndarray):  # back as the same array: dtype and shape kept
+        stats = {"dtype": str(stats.dtype), "shape": list(stats.shape), "data": stats.tolist()}
+    return json.dumps(
+        {
+            "value": result.value,
+            "items": result.items,
+            "meta": result.meta,
+            "stats": stats,
+            "estimator": result.estimator,
+        },
+        allow_nan=False,
+    )
+
+
+def _load(text: str) -> MetricResult:
+    from recallbench.metrics.base import MetricResult
+
+    row = json.loads(text)
+    stats = row["stats"]
+    if isinstance(stats, dict):
+        data = np.asarray(stats["data"], dtype=stats["dtype"])
+        stats = data.reshape(stats["shape"])
+    return MetricResult(row["value"], row["items"], row["meta"], stats, row["estimator"])
+
+
+class MetricCache:
+    """A persistent ``key -> MetricResult`` store in one SQLite file (``":memory:"``: private)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self._conn = connect_shared(self.path, _SCHEMA, "metric result cache")
+        self._lock = threading.Lock()
+        with self._lock, unusable_cache(self.path, "metric result cache"):
+            self._conn.execute("SELECT COUNT(*) FROM results LIMIT 1").fetchone()
+
+    def get(self, key: str) -> MetricResult | None:
+        """The stored result of ``key`` (None: not stored)."""
+        with self._lock:
+            row = self._conn.execute("SELECT result FROM results WHERE key = ?", (key,)).fetchone()
+        return None if row is None else _load(row[0])
+
+    def put(self, key: str, metric: str, ident: dict[str, Any], result: MetricResult) -> None:
+        """Store ``result`` under ``key`` (the identity is kept for people reading the file)."""
+        row = (key, metric, json.dumps(ident, sort_keys=True), _dump(result), time.time())
+        with self._lock:
+            write_immediate(
+                self._conn, "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)", [row]
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._conn.close()
+
+
+def use_metric_cache(path: str | Path | None) -> MetricCache | None:
+    """Make ``path`` this process's metric result cache (None: no cache); return it."""
+    with _lock:
+        cache = None
+        if path is not None:
+            key = str(Path(path).resolve()) if str(path) != ":memory:" else ":memory:"
+            if key not in _caches:
+                _caches[key] = MetricCache(path)
+            cache = _caches[key]
+        _default[0] = cache
+    return cache
+
+
+def cached_compute(
+    metric: Metric,
+    predictions: Sequence[str],
+    references: Sequence[Reference],
+    contexts: Sequence[str | None] | None = None,
+) -> MetricResult:
+    """``metric.compute`` through the process's cache (a lookup when it was computed before)."""
+    kwargs = {} if contexts is None else {"contexts": contexts}
+    cache = _default[0]
+    ident = identity(metric) if cache is not None else None
+    if cache is None or ident is None:
+        return metric.compute(predictions, references, **kwargs)
+    key = result_key(ident, predictions, references, contexts)
+    if (found := cache.get(key)) is not None:
+        return found
+    result = metric.compute(predictions, references, **kwargs)
+    cache.put(key, metric.name, ident, result)
+    return result

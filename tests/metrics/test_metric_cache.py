@@ -1,0 +1,121 @@
+"""Metric results computed from predictions are cached by what decides them (issue 38)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from recallbench.metrics import METRICS, MetricResult
+from recallbench.metrics.base import Metric, Reference, check_inputs
+from recallbench.metrics.cache import MetricCache, cached_compute, identity, use_metric_cache
+from recallbench.metrics.mauve import MauveMetric
+from recallbench.metrics.scoring import score_predictions
+from recallbench.records import Prediction
+
+
+class LengthRatio(Metric):
+    """Mean of len(prediction) / len(reference) * scale; counts its computations."""
+
+    name = "length_ratio"
+    cache_results = True
+    bounds = (0.0, float("inf"))
+
+    def __init__(self, scale: float = 1.0, as_array: bool = True) -> None:
+        self.scale = scale
+        self.as_array = as_array
+        self._calls = 0
+
+    def compute(self, predictions: Sequence[str], references: Sequence[Reference]) -> MetricResult:
+        self._calls += 1
+        preds, refs = check_inputs(self.name, predictions, references)
+        items = [self.scale * len(p) / max(1, len(r[0])) for p, r in zip(preds, refs, strict=True)]
+        stats = [[v, 1] for v in items]
+        spec = {"fn": "ratio"}
+        value = sum(items) / len(items) if items else 0.0
+        return MetricResult(
+            value, items, {"n": len(items)}, np.asarray(stats) if self.as_array else stats, spec
+        )
+
+
+@pytest.fixture
+def cache(tmp_path):
+    found = use_metric_cache(tmp_path / "metric_results.sqlite")
+    yield found
+    use_metric_cache(None)
+
+
+def test_a_result_comes_back_from_the_cache_as_computed(cache):
+    for as_array in (True, False):
+        metric = LengthRatio(as_array=as_array)
+        first = cached_compute(metric, ["ab", "abc"], ["abcd", "a"])
+        again = cached_compute(LengthRatio(as_array=as_array), ["ab", "abc"], ["abcd", "a"])
+        assert metric._calls == 1
+        assert (again.value, again.items, again.meta, again.estimator) == (
+            first.value,
+            first.items,
+            first.meta,
+            first.estimator,
+        )
+        assert again.value == pytest.approx((0.5 + 3.0) / 2)
+        if as_array:  # an array comes back with its dtype and shape
+            assert isinstance(again.stats, np.ndarray) and again.stats.dtype == first.stats.dtype
+            assert again.stats.tolist() == first.stats.tolist()
+        else:  # a list as a list: ints stay ints (summary.json keeps its numbers' types)
+            assert again.stats == [[0.5, 1], [3.0, 1]]
+    assert len(cache) == 2  # array and list results differ by the as_array setting
+
+
+def test_settings_inputs_and_package_versions_decide_the_key(cache, tmp_path):
+    metric = LengthRatio()
+    cached_compute(metric, ["ab"], ["abcd"])
+    cached_compute(metric, ["ab"], ["abcd"])
+    cached_compute(metric, ["abc"], ["abcd"])  # another prediction
+    cached_compute(metric, ["ab"], ["abcde"])  # another reference
+    assert metric._calls == 3
+    scaled = LengthRatio(scale=2.0)  # another setting
+    assert cached_compute(scaled, ["ab"], ["abcd"]).value == 1.0 and scaled._calls == 1
+    # the same inputs read back by a new cache object on the same file (another process)
+    other = MetricCache(tmp_path / "metric_results.sqlite")
+    assert len(other) == 4
+    ident = identity(MauveMetric(seed=3))
+    assert ident is not None and ident["settings"]["seed"] == 3
+    assert ident["packages"]["mauve-text"] and ident["packages"]["faiss-cpu"]
+    assert identity(MauveMetric(seed=3)) != identity(MauveMetric(seed=4))
+
+
+def test_a_metric_built_on_an_object_is_not_cached(cache):
+    from recallbench.embed.hashing import HashingEmbedder
+
+    assert identity(MauveMetric(HashingEmbedder())) is None
+    assert identity(METRICS["bleu4"]) is None  # cheap metrics are computed, not looked up
+
+    class Injected(LengthRatio):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = object()
+
+    metric = Injected()
+    cached_compute(metric, ["ab"], ["abcd"])
+    cached_compute(metric, ["ab"], ["abcd"])
+    assert metric._calls == 2 and len(cache) == 0
+
+
+def test_a_rescored_run_has_the_same_summary_and_computes_nothing(cache, monkeypatch):
+    metric = LengthRatio()
+    monkeypatch.setitem(METRICS, "length_ratio", metric)
+    preds = [
+        Prediction(f"e{e}-s{s}", f"e{e}", s, "response", "h", "x" * (e + s + 1), "y" * (2 + e))
+        for e in range(3)
+        for s in (1, 2)
+    ]
+    use_metric_cache(None)
+    plain = score_predictions(preds, ["length_ratio"])
+    calls = metric._calls  # overall + one per session
+    assert calls == 3
+    use_metric_cache(cache.path)
+    first = score_predictions(preds, ["length_ratio"])
+    again = score_predictions(preds, ["length_ratio"])
+    assert metric._calls == 2 * calls  # the cached pass computed, the second looked up
+    assert first == again == plain
