@@ -67,6 +67,23 @@ def test_a_result_comes_back_from_the_cache_as_computed(cache):
     assert len(cache) == 2  # array and list results differ by the as_array setting
 
 
+def test_a_mostly_zero_array_is_stored_by_its_non_zeros_and_comes_back_equal():
+    """MAUVE's per-item bucket counts (1-2 non-zeros per seed in 2 x buckets columns)."""
+    from recallbench.metrics.cache import _dump, _load
+
+    stats = np.zeros((50, 200))
+    stats[np.arange(50), np.arange(50) * 3 % 200] = 1.0
+    stats[7, 199] = 2.0
+    result = MetricResult(0.5, None, {"seed_values": [0.4, 0.6]}, stats, {"fn": "mauve"})
+    text = _dump(result)
+    assert '"at"' in text and len(text) < 2000  # not 10,000 zeros
+    back = _load(text)
+    assert back.stats.dtype == stats.dtype and back.stats.shape == stats.shape
+    assert np.array_equal(back.stats, stats) and back.meta == result.meta
+    dense = np.ones((3, 4), dtype=np.int64)
+    assert np.array_equal(_load(_dump(MetricResult(1.0, None, {}, dense))).stats, dense)
+
+
 def test_settings_inputs_and_package_versions_decide_the_key(cache, tmp_path):
     metric = LengthRatio()
     cached_compute(metric, ["ab"], ["abcd"])
