@@ -71,7 +71,7 @@ bench-structured: server ## Parse rate free vs structured of every PromptTask fa
 
 estimate-table-%: $(STAMP) ## Price a table first (plan=true): calls, tokens, cache hits, USD, wall time
 	@$(MAKE) -o $(STAMP) --no-print-directory reproduce-table-$* ARGS="$(ARGS) plan=true" TABLE=true RUN_STAMP=$(RUN_STAMP)
-	@$(RUN) -m recallbench.cli.plan $(RESULTS)/plans/$(RUN_STAMP)
+	@$(RUN) -m recallbench.cli.plan $(RESULTS)/runs/*/$(RUN_STAMP)/plan
 
 golden: $(STAMP) ## Slow: every offline reproduce target on the fixtures vs tests/golden/tables (make test runs a fast subset)
 	GOLDEN_VENV=$(abspath $(VENV)) $(PY) tests/golden/golden.py

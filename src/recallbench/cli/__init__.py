@@ -23,6 +23,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 # Before anything imports torch: OpenMP threads that wait for work sleep instead of spinning.
 # On this 2-core machine shared with other processes, spinning threads fight for the cores:
@@ -41,6 +42,7 @@ from recallbench.cli.build import (
     build_protocol,
     plain,
 )
+from recallbench.cli.cache import cache_main
 from recallbench.cli.checks import check_command_line
 from recallbench.cli.config import (
     EXIT_USER_ERROR,
@@ -63,9 +65,10 @@ from recallbench.cli.help import register_help_resolver
 from recallbench.cli.human_eval import human_eval_main
 from recallbench.cli.judge_panel import judge_panel_main
 from recallbench.cli.reproduce import reproduce_main
+from recallbench.cli.sweep import STAMP_ENV, status_main
 from recallbench.cli.table import render_table, table_main, table_services
 from recallbench.cli.view import view_main
-from recallbench.errors import ConfigError, EndpointDown
+from recallbench.errors import ConfigError, EndpointDown, RunStopped
 
 __all__ = [
     "EXIT_USER_ERROR",
@@ -94,6 +97,8 @@ SUBCOMMANDS = {
     "human-eval": human_eval_main,
     "judge-panel": judge_panel_main,
     "reproduce": reproduce_main,
+    "status": status_main,
+    "cache": cache_main,
 }  # `recallbench <subcommand> ...`
 ARGV_ENV = "RECALLBENCH_ARGV"  # the command line, for resume commands printed by jobs in workers
 
@@ -115,24 +120,36 @@ def run(
     the dataset already loaded and sampled (``recallbench matrix`` loads each dataset once for
     all its methods); None loads ``cfg.dataset`` and samples ``cfg.episodes``.
     """
-    from recallbench.cli.plan import describe_llm, plan_meter, planning, report_plan
-    from recallbench.llm.budget import Budget, BudgetExceeded, Meter
+    import platform
+
+    from recallbench.cli.plan import describe_llm, plan_meter, planning
+    from recallbench.cli.sweep import open_job_store, record_job, sweep_folder, sweep_name
+    from recallbench.llm.budget import Budget, BudgetExceeded, Meter, SweepLedger
     from recallbench.llm.lm_scores import use_score_cache
     from recallbench.run.provenance import describe_code
     from recallbench.run.record import HealthPolicy, RunInterrupted, describe_problems
     from recallbench.run.report import print_end_of_run
-    from recallbench.run.runner import Runner, default_stamp
+    from recallbench.run.runner import Runner
     from recallbench.run.tracking import WandbLogger
 
     check_run_keys(cfg)
     check_resume_dir(cfg.resume_dir, sweep)
     paths = cfg.paths
+    sweep_dir = sweep_folder(cfg, sweep)
+    run_dir = Path(cfg.resume_dir) if cfg.resume_dir and not sweep else sweep_dir / job
+    store = open_job_store(cfg)
     if episodes is None:
         episodes = build_dataset(cfg.dataset)
         episodes = select_episodes(episodes, cfg.episodes, int(cfg.seed))
     # one meter for every LLM of the job: the budget, or (plan=true) the dry replay's counts
     budget = Budget.of(plain(cfg.generator))
-    meter = plan_meter(budget) if planning() else Meter(budget)
+    swept = Budget.of(plain(cfg.get("sweep") or {}), "sweep")
+    ledger = SweepLedger(store, sweep_name(sweep_dir), swept)
+    meter = (
+        plan_meter(budget, store, sweep_name(sweep_dir))
+        if planning()
+        else Meter(budget, sweep=ledger)
+    )
     use_score_cache(Path(paths.cache_dir) / "lm_scores.sqlite")  # LUFY's P, PPL metrics
     llm = build_generator(cfg.generator, Path(paths.cache_dir) / "llm.sqlite", meter=meter)
     embedder = build_embedder(cfg.embedder, paths.cache_dir)
@@ -142,10 +159,6 @@ def run(
         import tempfile
 
         run_dir, metrics = Path(tempfile.mkdtemp(prefix="recallbench-plan-run-")) / job, []
-    elif cfg.resume_dir:
-        run_dir = Path(cfg.resume_dir) / job if sweep else Path(cfg.resume_dir)
-    else:
-        run_dir = Path(paths.results_dir) / "runs" / cfg.tag / default_stamp() / job
     config = plain(cfg)
     config["job"] = job
     config["choices"] = dict(choices or {})
@@ -171,34 +184,61 @@ def run(
         health=health,
         workers=resolve_workers(cfg.get("workers", "auto"), llm, len(episodes)),
     )
+    if not meter.dry:
+        record_job(
+            sweep_dir,
+            job,
+            status="running",
+            host=platform.node(),
+            pid=os.getpid(),
+            budget={"max_usd": swept.max_usd, "max_calls": swept.max_calls},
+            store=store.url if store.server else "sqlite",
+            resume=resume_command(run_dir, sweep),
+        )
     try:
         runner.run(episodes)
     except BudgetExceeded as stop:
-        print(
-            f"recallbench: stopped by the budget: {stop.reason}, after "
-            f"{runner.info.get('episodes_done', 0)}/{len(episodes)} episodes (run.json: "
-            f"interrupted); raise it and resume with: {resume_command(run_dir, sweep)}",
-            file=sys.stderr,
-            flush=True,
+        _stopped(
+            runner,
+            run_dir,
+            sweep,
+            job,
+            f"stopped by the budget: {stop.reason}",
+            "raise it and resume",
+            len(episodes),
+        )
+        sys.exit(stop.exit_status)
+    except RunStopped as stop:  # the store went away (StoreLost)
+        _stopped(
+            runner,
+            run_dir,
+            sweep,
+            job,
+            f"stopped: {stop.reason}",
+            "once it answers, resume",
+            len(episodes),
         )
         sys.exit(stop.exit_status)
     except RunInterrupted as stop:
-        info = runner.info
-        print(
-            f"recallbench: {stop} after {info.get('episodes_done', 0)}/{len(episodes)} episodes "
-            f"(run.json: interrupted); resume with: {resume_command(run_dir, sweep)}",
-            file=sys.stderr,
-            flush=True,
-        )
+        _stopped(runner, run_dir, sweep, job, str(stop), "resume", len(episodes))
         sys.exit(stop.exit_status)
     except EndpointDown as exc:
+        _record_end(runner, run_dir, sweep_dir, job)
         raise EndpointDown(f"{exc}; resume with: {resume_command(run_dir, sweep)}") from None
+    except BaseException:
+        if not meter.dry:
+            _record_end(runner, run_dir, sweep_dir, job)
+        raise
+    if not meter.dry:
+        _record_end(runner, run_dir, sweep_dir, job)
     if meter.dry:
         import shutil
 
+        from recallbench.cli.plan import keep_planned, report_plan
+
         about = f"{len(episodes)} episode(s), generator {describe_llm(llm)}"
-        keep = Path(paths.results_dir) / "plans" / default_stamp()
-        report_plan(meter, job, about, runner.workers, llm, keep)
+        report_plan(meter, job, about, runner.workers, llm, sweep_dir / "plan")
+        keep_planned(meter, store, sweep_name(sweep_dir))
         shutil.rmtree(run_dir.parent, ignore_errors=True)
         return None
     if runner.already_finished:
@@ -227,6 +267,37 @@ def run(
     return run_dir
 
 
+def _stopped(
+    runner: Any, run_dir: Path, sweep: bool, job: str, why: str, then: str, n: int
+) -> None:
+    """One line for a run that stopped cleanly (run.json ``interrupted``), and its sweep state."""
+    _record_end(runner, run_dir, run_dir.parent, job)
+    print(
+        f"recallbench: {why}, after {runner.info.get('episodes_done', 0)}/{n} episodes "
+        f"(run.json: interrupted); {then} with: {resume_command(run_dir, sweep)}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _record_end(runner: Any, run_dir: Path, sweep_dir: Path, job: str) -> None:
+    """The job's final state in ``sweep.json`` (from its run.json and usage.json)."""
+    from recallbench.cli.sweep import job_usage, record_job
+
+    info = runner.info
+    if not info:
+        return
+    reason = info.get("reason") or info.get("error") or info.get("signal")
+    record_job(
+        sweep_dir,
+        job,
+        status=info.get("status", "failed"),
+        attempt=info.get("attempt", runner.attempt),
+        reason=str(reason)[:300] if reason else None,
+        **job_usage(run_dir),
+    )
+
+
 def resume_command(run_dir: Path, sweep: bool = False) -> str:
     """The command line that resumes ``run_dir``: this command's overrides + ``resume_dir=``;
     for a job of a sweep, ``-m`` and the sweep's folder (its finished jobs are skipped)."""
@@ -234,7 +305,8 @@ def resume_command(run_dir: Path, sweep: bool = False) -> str:
 
     given = os.environ.get(ARGV_ENV)
     argv = shlex.split(given) if given is not None else sys.argv[1:]
-    args = [a for a in argv if not a.startswith("resume_dir=") and a not in ("-m", "--multirun")]
+    drop = ("resume_dir=", "stamp=")
+    args = [a for a in argv if not a.startswith(drop) and a not in ("-m", "--multirun")]
     target = run_dir.parent if sweep else run_dir
     return shlex.join(["recallbench", *(["-m"] if sweep else []), *args, f"resume_dir={target}"])
 
@@ -274,18 +346,23 @@ def main() -> None:
 
     register_help_resolver()  # `--help` lists config choices through it (cli/help.py)
     sys.argv = take_verbose_flag(sys.argv)
+    started = time.time()
+    # One stamp per invocation: every job of a sweep (sequential, joblib or SLURM workers) lands
+    # under ONE folder runs/<tag>/<stamp>/. It reaches each job explicitly, as the config key
+    # `stamp` (in the job's pickled config), not only through the inherited environment.
+    stamp = os.environ.setdefault(STAMP_ENV, time.strftime("%Y%m%d-%H%M%S"))
     with user_errors():
         sys.argv = take_plan_args(sys.argv)
         check_choices(sys.argv[1:])
-        check_command_line(sys.argv[1:])
-    # One stamp per invocation: every job of a sweep (sequential, joblib or SLURM workers, which
-    # inherit the environment) lands under ONE folder runs/<tag>/<stamp>/.
-    os.environ.setdefault("RECALLBENCH_STAMP", time.strftime("%Y%m%d-%H%M%S"))
+        folders = check_command_line(sys.argv[1:])
     os.environ[SWEPT_ENV] = ",".join(swept_keys(sys.argv[1:]))
     os.environ[ARGV_ENV] = shlex.join(sys.argv[1:])
+    os.environ[PLAN_DIR_ENV] = os.pathsep.join(str(f / "plan") for f in folders)
+    if not any(a.startswith("stamp=") for a in sys.argv[1:]):
+        sys.argv.append(f"stamp={stamp}")
     try:
         _app()
-        print_plan_total()
+        print_plan_total(started)
     finally:
         os.environ.pop(PLAN_ENV, None)
         os.environ.pop(PLAN_DIR_ENV, None)
