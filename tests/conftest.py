@@ -114,3 +114,19 @@ def _declared_tasks() -> list:
 def declared_tasks() -> list:
     """Every PromptTask with a declared reply shape (``_declared_tasks``)."""
     return _declared_tasks()
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    """A real redis-server (AOF on) on a free port, data in tmp_path; skips without the binary
+    unless RECALLBENCH_REQUIRE_REDIS=1 (CI installs it: .ci/run)."""
+    from recallbench.testing.redis_server import RedisMissing, RedisServer
+
+    try:
+        server = RedisServer(tmp_path / "redis")
+    except RedisMissing as exc:
+        if os.environ.get("RECALLBENCH_REQUIRE_REDIS") == "1":
+            pytest.fail(f"RECALLBENCH_REQUIRE_REDIS=1 but {exc}")
+        pytest.skip(str(exc))
+    with server:
+        yield server
