@@ -140,6 +140,9 @@ class EmbeddingCache:
                 self._conn, "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows
             )
 
+    def __bool__(self) -> bool:
+        return True  # a cache is there even when empty (``__len__`` may ask a server)
+
     def __len__(self) -> int:
         if self.store is not None:
             return sum(self.store.count(n) for n in self.store.namespaces() if n.startswith("emb:"))

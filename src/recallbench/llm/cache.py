@@ -159,6 +159,9 @@ class Cache:
         with self._lock:
             write_immediate(self._conn, "INSERT OR REPLACE INTO replies VALUES (?, ?, ?)", rows)
 
+    def __bool__(self) -> bool:
+        return True  # a cache is there even when empty (``__len__`` may ask a server)
+
     def __len__(self) -> int:
         if self.store is not None:
             return self.store.count(NAMESPACE)
