@@ -65,7 +65,7 @@ from recallbench.cli.help import register_help_resolver
 from recallbench.cli.human_eval import human_eval_main
 from recallbench.cli.judge_panel import judge_panel_main
 from recallbench.cli.reproduce import reproduce_main
-from recallbench.cli.sweep import STAMP_ENV, status_main
+from recallbench.cli.sweep import MAIN_PID_ENV, STAMP_ENV, in_worker, status_main, sweep_exit
 from recallbench.cli.table import render_table, table_main, table_services
 from recallbench.cli.view import view_main
 from recallbench.errors import ConfigError, EndpointDown, RunStopped
@@ -197,27 +197,13 @@ def run(
         )
     try:
         runner.run(episodes)
-    except BudgetExceeded as stop:
-        _stopped(
-            runner,
-            run_dir,
-            sweep,
-            job,
-            f"stopped by the budget: {stop.reason}",
-            "raise it and resume",
-            len(episodes),
-        )
-        sys.exit(stop.exit_status)
-    except RunStopped as stop:  # the store went away (StoreLost)
-        _stopped(
-            runner,
-            run_dir,
-            sweep,
-            job,
-            f"stopped: {stop.reason}",
-            "once it answers, resume",
-            len(episodes),
-        )
+    except RunStopped as stop:  # a budget, or the store went away (StoreLost)
+        budget_stop = isinstance(stop, BudgetExceeded)
+        why = f"stopped by the budget: {stop.reason}" if budget_stop else f"stopped: {stop.reason}"
+        then = "raise it and resume" if budget_stop else "once it answers, resume"
+        _stopped(runner, run_dir, sweep, job, why, then, len(episodes))
+        if in_worker():  # the submitting process exits 75 once every job ended (sweep_exit)
+            return run_dir
         sys.exit(stop.exit_status)
     except RunInterrupted as stop:
         _stopped(runner, run_dir, sweep, job, str(stop), "resume", len(episodes))
@@ -358,11 +344,13 @@ def main() -> None:
     os.environ[SWEPT_ENV] = ",".join(swept_keys(sys.argv[1:]))
     os.environ[ARGV_ENV] = shlex.join(sys.argv[1:])
     os.environ[PLAN_DIR_ENV] = os.pathsep.join(str(f / "plan") for f in folders)
+    os.environ[MAIN_PID_ENV] = str(os.getpid())
     if not any(a.startswith("stamp=") for a in sys.argv[1:]):
         sys.argv.append(f"stamp={stamp}")
     try:
         _app()
         print_plan_total(started)
+        sweep_exit(folders, started)
     finally:
-        os.environ.pop(PLAN_ENV, None)
-        os.environ.pop(PLAN_DIR_ENV, None)
+        for key in (PLAN_ENV, PLAN_DIR_ENV, MAIN_PID_ENV):
+            os.environ.pop(key, None)

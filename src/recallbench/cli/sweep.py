@@ -29,6 +29,7 @@ from recallbench.store import is_server as is_server_store
 
 SWEEP_FILE = "sweep.json"
 STAMP_ENV = "RECALLBENCH_STAMP"  # the stamp of one invocation (``cli.main`` also passes stamp=)
+MAIN_PID_ENV = "RECALLBENCH_MAIN_PID"  # the submitting process (jobs elsewhere are workers)
 
 
 def check_places(cfg: DictConfig, mounts: str | None = None) -> None:
@@ -162,6 +163,41 @@ def sweep_lines(sweep_dir: Path) -> list[str]:
     if set(counts) - {"finished", "degraded"} and data.get("resume"):
         lines.append(f"resume the rest with: {data['resume']}")
     return lines
+
+
+def in_worker() -> bool:
+    """Does this job run outside the submitting process (a joblib, submitit or SLURM worker)?
+
+    A worker's job that stops (a budget, a lost store) returns instead of exiting: a worker
+    that exits makes joblib abort the sweep's other jobs mid-run; ``sweep_exit`` in the
+    submitting process then exits 75."""
+    main = os.environ.get(MAIN_PID_ENV)
+    return main is not None and main != str(os.getpid())
+
+
+def sweep_exit(folders: list[Path], since: float) -> None:
+    """After the jobs ran in workers: one line and exit 75 when any of them stopped
+    ``interrupted`` (the jobs' own lines said why and how to resume)."""
+    stopped: list[str] = []
+    resume = ""
+    for folder in folders:
+        path = folder / SWEEP_FILE
+        if not path.is_file():
+            continue
+        data = read_sweep(path)
+        for job, entry in sorted(data["jobs"].items()):
+            if entry.get("status") == "interrupted" and entry.get("updated_unix", 0) >= since:
+                stopped.append(job)
+                resume = str(data.get("resume") or resume)
+    if stopped:
+        print(
+            f"recallbench: {len(stopped)} job(s) of the sweep stopped interrupted "
+            f"({', '.join(stopped[:4])}{' ...' if len(stopped) > 4 else ''}); resume with: "
+            f"{resume}",
+            file=sys.stderr,
+            flush=True,
+        )
+        sys.exit(75)
 
 
 def status_main(argv: list[str] | None = None) -> None:
