@@ -35,7 +35,7 @@ define needs_runs
 endef
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-browser test-server server bench-structured golden lint data tables bench bench-tables clean attribution
+.PHONY: help install test test-sweep test-browser test-server server bench-structured golden lint data tables bench bench-tables clean attribution
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -54,6 +54,9 @@ install: $(STAMP) ## Create .venv and install recallbench (torch first: TORCH_SP
 
 test: $(STAMP) ## Run the offline test suite (CPU only, no API calls)
 	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q
+
+test-sweep: $(STAMP) ## Slow: sweeps of real job processes (joblib, submitit) sharing a real redis-server (apt-get install redis-server)
+	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q -m slow tests/cli/test_sweep_store.py
 
 test-browser: $(STAMP) ## The HTML report (recallbench view) in a real headless chromium (apt-get install chromium)
 	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q -m browser tests/view/test_browser.py
