@@ -123,13 +123,14 @@ def run(
     import platform
 
     from recallbench.cli.plan import describe_llm, plan_meter, planning
-    from recallbench.cli.sweep import open_job_store, record_job, sweep_folder, sweep_name
+    from recallbench.cli.sweep import open_job_store, sweep_folder
     from recallbench.llm.budget import Budget, BudgetExceeded, Meter, SweepLedger
     from recallbench.llm.lm_scores import use_score_cache
     from recallbench.run.provenance import describe_code
     from recallbench.run.record import HealthPolicy, RunInterrupted, describe_problems
     from recallbench.run.report import print_end_of_run
     from recallbench.run.runner import Runner
+    from recallbench.run.sweep import record_job, sweep_name
     from recallbench.run.tracking import WandbLogger
 
     check_run_keys(cfg)
@@ -268,7 +269,7 @@ def _stopped(
 
 def _record_end(runner: Any, run_dir: Path, sweep_dir: Path, job: str) -> None:
     """The job's final state in ``sweep.json`` (from its run.json and usage.json)."""
-    from recallbench.cli.sweep import job_usage, record_job
+    from recallbench.run.sweep import job_usage, record_job
 
     info = runner.info
     if not info:
