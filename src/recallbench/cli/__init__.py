@@ -7,6 +7,8 @@
     recallbench view results/runs/<tag>/<stamp>[/<job>] [--compare RUN]  # an HTML report
     recallbench judge-panel results/runs/<tag>/<stamp>/<job> [--judge SPEC ...]  # judge robustness
     recallbench reproduce reproduce-table-lufy-3 [--gen ...] [--args ...]  # make's pattern rule
+    recallbench status results/runs/<tag>/<stamp>                        # a sweep's jobs and spend
+    recallbench cache import|export results/cache --store redis://host:6379/0  # seed a server
 
 ``cli`` resolves the config, builds plain objects (episodes, LLM, embedder, memory factory,
 protocol) and hands them to ``Runner``, or the model factories a table builder needs to
@@ -300,7 +302,8 @@ def resume_command(run_dir: Path, sweep: bool = False) -> str:
 
 def main() -> None:
     """Console entry point: the Hydra app for runs, or ``recallbench <subcommand> ...``
-    (``table``, ``view``, ``human-eval``, ``judge-panel``, ``reproduce``)."""
+    (``table``, ``view``, ``human-eval``, ``judge-panel``, ``reproduce``, ``status``,
+    ``cache``)."""
     if (command := SUBCOMMANDS.get(sys.argv[1] if len(sys.argv) > 1 else "")) is not None:
         command(sys.argv[2:])
         return
