@@ -53,6 +53,12 @@ def _run(args: list[str], results: Path) -> tuple[int, str]:
     return proc.returncode, out + err
 
 
+def _status(sweep: Path) -> str:
+    """What ``recallbench status <sweep>`` prints."""
+    cmd = [sys.executable, "-m", "recallbench.cli", "status", str(sweep)]
+    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+
+
 def _jobs(sweep: Path) -> dict[str, str]:
     return {
         p.name: json.loads((p / "run.json").read_text())["status"]
@@ -110,12 +116,7 @@ def test_a_sweep_budget_bounds_every_job_together_and_resumes(
     assert record["budget"]["max_calls"] == n
     stopped = [j for j, s in states.items() if s == "interrupted"]
     assert all(f"sweep.max_calls={n} reached" in record["jobs"][j]["reason"] for j in stopped)
-    shown = subprocess.run(
-        [sys.executable, "-m", "recallbench.cli", "status", str(sweep)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    shown = _status(sweep)
     assert "interrupted" in shown and f"sweep.max_calls={n}" in shown
     assert "resume the rest with: recallbench -m" in shown and f"resume_dir={sweep}" in shown
     # resume the sweep with a raised budget: every job finishes as the unbudgeted sweep did
@@ -123,12 +124,7 @@ def test_a_sweep_budget_bounds_every_job_together_and_resumes(
     assert status == 0, log
     assert set(_jobs(sweep).values()) == {"finished"} and len(_jobs(sweep)) == 6
     assert _outputs(sweep) == outputs
-    shown = subprocess.run(
-        [sys.executable, "-m", "recallbench.cli", "status", str(sweep)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    shown = _status(sweep)
     assert "6 finished" in shown and "resume the rest" not in shown
 
 
@@ -187,12 +183,7 @@ def test_kill_9_then_resume_loses_nothing_and_resends_only_the_calls_in_flight(
     stub.release()
     run_dir = tmp_path / "runs" / "t" / "k" / "j"
     assert json.loads((run_dir / "run.json").read_text())["status"] == "running"
-    shown = subprocess.run(
-        [sys.executable, "-m", "recallbench.cli", "status", str(run_dir.parent)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    shown = _status(run_dir.parent)
     assert "died" in shown  # its pid is gone: the record says so
     status, log = _run([*job, f"resume_dir={run_dir}"], tmp_path)
     assert status == 0, log

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,17 @@ def _tables(path: Path) -> set[str]:
         return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
 
+def _add_by_model(
+    add: Callable[[str, dict[str, Any]], None],
+    prefix: str,
+    entries: Iterable[tuple[str, str, Any]],
+) -> None:
+    """``add`` (model, key, value) rows under ``<prefix><model>``, a batch at a time."""
+    for batch in _batches(entries):
+        for model in {m for m, _, _ in batch}:
+            add(f"{prefix}{model}", {k: v for m, k, v in batch if m == model})
+
+
 def import_folder(folder: Path, store: Store) -> dict[str, int]:
     """Copy every cache file of ``folder`` into ``store``; return entries per namespace."""
     counts: dict[str, int] = {}
@@ -61,15 +72,11 @@ def import_folder(folder: Path, store: Store) -> dict[str, int]:
             cache.close()
         if "embeddings" in tables:
             vectors = EmbeddingCache(path)
-            for batch in _batches(vectors.entries()):
-                for model in {m for m, _, _ in batch}:
-                    add(f"emb:{model}", {k: v for m, k, v in batch if m == model})
+            _add_by_model(add, "emb:", vectors.entries())
             vectors.close()
         if "scores" in tables:
             scores = ScoreCache(path)
-            for batch in _batches(scores.entries()):
-                for model in {m for m, _, _ in batch}:
-                    add(f"lm:{model}", {k: v for m, k, v in batch if m == model})
+            _add_by_model(add, "lm:", scores.entries())
             if identities := scores.identities():
                 add("lm-models", identities)
             scores.close()
