@@ -125,7 +125,7 @@ def run(
     import platform
 
     from recallbench.cli.plan import describe_llm, plan_meter, planning
-    from recallbench.cli.sweep import open_job_store, sweep_folder
+    from recallbench.cli.sweep import job_store, sweep_folder
     from recallbench.llm.budget import Budget, BudgetExceeded, Meter, SweepLedger
     from recallbench.llm.lm_scores import use_score_cache
     from recallbench.run.provenance import describe_code
@@ -140,120 +140,124 @@ def run(
     paths = cfg.paths
     sweep_dir = sweep_folder(cfg, sweep)
     run_dir = Path(cfg.resume_dir) if cfg.resume_dir and not sweep else sweep_dir / job
-    store = open_job_store(cfg)
-    if episodes is None:
-        episodes = build_dataset(cfg.dataset)
-        episodes = select_episodes(episodes, cfg.episodes, int(cfg.seed))
-    # one meter for every LLM of the job: the budget, or (plan=true) the dry replay's counts
-    budget = Budget.of(plain(cfg.generator))
-    swept = Budget.of(plain(cfg.get("sweep") or {}), "sweep")
-    ledger = SweepLedger(store, sweep_name(sweep_dir), swept)
-    meter = (
-        plan_meter(budget, store, sweep_name(sweep_dir))
-        if planning()
-        else Meter(budget, sweep=ledger)
-    )
-    use_score_cache(Path(paths.cache_dir) / "lm_scores.sqlite")  # LUFY's P, PPL metrics
-    llm = build_generator(cfg.generator, Path(paths.cache_dir) / "llm.sqlite", meter=meter)
-    embedder = build_embedder(cfg.embedder, paths.cache_dir)
-    protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, paths.cache_dir)
-    metrics = list(cfg.metrics.names or cfg.protocol.get("metrics") or [])
-    if meter.dry:  # a plan: a throw-away folder, no metrics (no LLM in them), no tracking
-        import tempfile
-
-        run_dir, metrics = Path(tempfile.mkdtemp(prefix="recallbench-plan-run-")) / job, []
-    config = plain(cfg)
-    config["job"] = job
-    config["choices"] = dict(choices or {})
-    config["overrides"] = list(overrides or [])
-    health = HealthPolicy.from_config(config.get("health"))
-    llm.breaker.after = health.breaker_after
-    runner = Runner(
-        run_dir,
-        protocol=protocol,
-        make_method=build_memory_factory(cfg.memory, llm, embedder),
-        llm=llm,
-        metrics=metrics,
-        config=config,
-        progress=bool(cfg.progress),
-        logger=None
-        if meter.dry
-        else WandbLogger(
-            cfg.wandb.project,
-            cfg.wandb.mode,
-            tags=[cfg.tag],
-            verbose=bool(cfg.wandb.get("verbose", False)),
-        ),
-        health=health,
-        workers=resolve_workers(cfg.get("workers", "auto"), llm, len(episodes)),
-    )
-    if not meter.dry:
-        record_job(
-            sweep_dir,
-            job,
-            status="running",
-            host=platform.node(),
-            pid=os.getpid(),
-            budget={"max_usd": swept.max_usd, "max_calls": swept.max_calls},
-            store=store.url if store.server else "sqlite",
-            resume=resume_command(run_dir, sweep),
+    with job_store(cfg) as store:
+        if episodes is None:
+            episodes = build_dataset(cfg.dataset)
+            episodes = select_episodes(episodes, cfg.episodes, int(cfg.seed))
+        # one meter for every LLM of the job: the budget, or (plan=true) the dry replay's counts
+        budget = Budget.of(plain(cfg.generator))
+        swept = Budget.of(plain(cfg.get("sweep") or {}), "sweep")
+        ledger = SweepLedger(store, sweep_name(sweep_dir), swept)
+        meter = (
+            plan_meter(budget, store, sweep_name(sweep_dir))
+            if planning()
+            else Meter(budget, sweep=ledger)
         )
-    try:
-        runner.run(episodes)
-    except RunStopped as stop:  # a budget, or the store went away (StoreLost)
-        budget_stop = isinstance(stop, BudgetExceeded)
-        why = f"stopped by the budget: {stop.reason}" if budget_stop else f"stopped: {stop.reason}"
-        then = "raise it and resume" if budget_stop else "once it answers, resume"
-        _stopped(runner, run_dir, sweep, job, why, then, len(episodes))
-        if in_worker():  # the submitting process exits 75 once every job ended (sweep_exit)
-            return run_dir
-        sys.exit(stop.exit_status)
-    except RunInterrupted as stop:
-        _stopped(runner, run_dir, sweep, job, str(stop), "resume", len(episodes))
-        sys.exit(stop.exit_status)
-    except EndpointDown as exc:
-        _record_end(runner, run_dir, sweep_dir, job)
-        raise EndpointDown(f"{exc}; resume with: {resume_command(run_dir, sweep)}") from None
-    except BaseException:
+        use_score_cache(Path(paths.cache_dir) / "lm_scores.sqlite")  # LUFY's P, PPL metrics
+        llm = build_generator(cfg.generator, Path(paths.cache_dir) / "llm.sqlite", meter=meter)
+        embedder = build_embedder(cfg.embedder, paths.cache_dir)
+        protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, paths.cache_dir)
+        metrics = list(cfg.metrics.names or cfg.protocol.get("metrics") or [])
+        if meter.dry:  # a plan: a throw-away folder, no metrics (no LLM in them), no tracking
+            import tempfile
+
+            run_dir, metrics = Path(tempfile.mkdtemp(prefix="recallbench-plan-run-")) / job, []
+        config = plain(cfg)
+        config["job"] = job
+        config["choices"] = dict(choices or {})
+        config["overrides"] = list(overrides or [])
+        health = HealthPolicy.from_config(config.get("health"))
+        llm.breaker.after = health.breaker_after
+        runner = Runner(
+            run_dir,
+            protocol=protocol,
+            make_method=build_memory_factory(cfg.memory, llm, embedder),
+            llm=llm,
+            metrics=metrics,
+            config=config,
+            progress=bool(cfg.progress),
+            logger=None
+            if meter.dry
+            else WandbLogger(
+                cfg.wandb.project,
+                cfg.wandb.mode,
+                tags=[cfg.tag],
+                verbose=bool(cfg.wandb.get("verbose", False)),
+            ),
+            health=health,
+            workers=resolve_workers(cfg.get("workers", "auto"), llm, len(episodes)),
+        )
+        if not meter.dry:
+            record_job(
+                sweep_dir,
+                job,
+                status="running",
+                host=platform.node(),
+                pid=os.getpid(),
+                budget={"max_usd": swept.max_usd, "max_calls": swept.max_calls},
+                store=store.url if store.server else "sqlite",
+                resume=resume_command(run_dir, sweep),
+            )
+        try:
+            runner.run(episodes)
+        except RunStopped as stop:  # a budget, or the store went away (StoreLost)
+            budget_stop = isinstance(stop, BudgetExceeded)
+            why = (
+                f"stopped by the budget: {stop.reason}"
+                if budget_stop
+                else f"stopped: {stop.reason}"
+            )
+            then = "raise it and resume" if budget_stop else "once it answers, resume"
+            _stopped(runner, run_dir, sweep, job, why, then, len(episodes))
+            if in_worker():  # the submitting process exits 75 once every job ended (sweep_exit)
+                return run_dir
+            sys.exit(stop.exit_status)
+        except RunInterrupted as stop:
+            _stopped(runner, run_dir, sweep, job, str(stop), "resume", len(episodes))
+            sys.exit(stop.exit_status)
+        except EndpointDown as exc:
+            _record_end(runner, run_dir, sweep_dir, job)
+            raise EndpointDown(f"{exc}; resume with: {resume_command(run_dir, sweep)}") from None
+        except BaseException:
+            if not meter.dry:
+                _record_end(runner, run_dir, sweep_dir, job)
+            raise
         if not meter.dry:
             _record_end(runner, run_dir, sweep_dir, job)
-        raise
-    if not meter.dry:
-        _record_end(runner, run_dir, sweep_dir, job)
-    if meter.dry:
-        import shutil
+        if meter.dry:
+            import shutil
 
-        from recallbench.cli.plan import keep_planned, report_plan
+            from recallbench.cli.plan import keep_planned, report_plan
 
-        about = f"{len(episodes)} episode(s), generator {describe_llm(llm)}"
-        report_plan(meter, job, about, runner.workers, llm, sweep_dir / "plan")
-        keep_planned(meter, store, sweep_name(sweep_dir))
-        shutil.rmtree(run_dir.parent, ignore_errors=True)
-        return None
-    if runner.already_finished:
-        print(
-            f"recallbench: {run_dir} already {runner.info.get('status')}: nothing to run or "
-            "score (a new run: drop resume_dir)",
-            file=sys.stderr,
-            flush=True,
-        )
+            about = f"{len(episodes)} episode(s), generator {describe_llm(llm)}"
+            report_plan(meter, job, about, runner.workers, llm, sweep_dir / "plan")
+            keep_planned(meter, store, sweep_name(sweep_dir))
+            shutil.rmtree(run_dir.parent, ignore_errors=True)
+            return None
+        if runner.already_finished:
+            print(
+                f"recallbench: {run_dir} already {runner.info.get('status')}: nothing to run or "
+                "score (a new run: drop resume_dir)",
+                file=sys.stderr,
+                flush=True,
+            )
+            return run_dir
+        if runner.info.get("status") == "degraded":
+            print(
+                f"recallbench: warning: run degraded ({describe_problems(runner.info['health'])}); "
+                f"samples of unparsed replies in {run_dir / 'usage.json'}",
+                file=sys.stderr,
+                flush=True,
+            )
+        print_end_of_run(run_dir)
+        if runner.info.get("git_dirty"):
+            print(
+                f"recallbench: warning: code {describe_code(runner.info)}: this run is not "
+                "reproducible from its commit alone (run.json: git_dirty, git_diff_sha256)",
+                file=sys.stderr,
+                flush=True,
+            )
         return run_dir
-    if runner.info.get("status") == "degraded":
-        print(
-            f"recallbench: warning: run degraded ({describe_problems(runner.info['health'])}); "
-            f"samples of unparsed replies in {run_dir / 'usage.json'}",
-            file=sys.stderr,
-            flush=True,
-        )
-    print_end_of_run(run_dir)
-    if runner.info.get("git_dirty"):
-        print(
-            f"recallbench: warning: code {describe_code(runner.info)}: this run is not "
-            "reproducible from its commit alone (run.json: git_dirty, git_diff_sha256)",
-            file=sys.stderr,
-            flush=True,
-        )
-    return run_dir
 
 
 def _stopped(

@@ -3,7 +3,7 @@
 - ``check_places(cfg)``: before any work (``cli.checks.check_command_line`` calls it for every
   job), a results or cache folder that cannot be written, a SQLite cache on a network file
   system (``store.fs.network_fs``) and a malformed ``store`` are one line each (exit 2).
-- ``open_job_store(cfg)``: the job's store (``store=sqlite`` or ``redis://...``), made the
+- ``job_store(cfg)``: the job's store (``store=sqlite`` or ``redis://...``), made the
   process's shared store (``store.use_store``) so every cache, the sweep's ledger and the rate
   buckets of the job use it.
 - ``record_job``: every job writes its state to ``runs/<tag>/<stamp>/sweep.json`` (status,
@@ -13,9 +13,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from omegaconf import DictConfig
@@ -63,14 +65,20 @@ def sweep_folder(cfg: DictConfig, sweep: bool) -> Path:
     return Path(cfg.paths.results_dir) / "runs" / str(cfg.tag) / stamp
 
 
-def open_job_store(cfg: DictConfig) -> Store:
-    """The job's store, made the process's shared store; a server without AOF gets one line."""
+@contextlib.contextmanager
+def job_store(cfg: DictConfig) -> Iterator[Store]:
+    """The job's store, the process's shared store until the job ends (then closed); a server
+    without AOF gets one warning line."""
     store = open_store(str(cfg.get("store") or "sqlite"), cfg.paths.cache_dir)
     use_store(store)
-    check = getattr(store, "check_persistence", None)
-    if check is not None and (warning := check()):
-        print(f"recallbench: warning: {warning}", file=sys.stderr, flush=True)
-    return store
+    try:
+        check = getattr(store, "check_persistence", None)
+        if check is not None and (warning := check()):
+            print(f"recallbench: warning: {warning}", file=sys.stderr, flush=True)
+        yield store
+    finally:
+        use_store(None)
+        store.close()
 
 
 def in_worker() -> bool:
