@@ -193,5 +193,9 @@ def test_places_that_cannot_work_are_refused_in_one_line(tmp_path):
     blocker.write_text("")
     with pytest.raises(ConfigError, match=r"paths.results_dir=.*a-file/results: cannot write"):
         check_places(_paths(blocker / "results", ok / "cache"), MOUNTS)
+    bad = _paths(ok, ok / "cache")
+    bad.sweep = {"max_calls": "lots"}
+    with pytest.raises(ConfigError, match=r"sweep.max_calls must be a number >= 0, got 'lots'"):
+        check_places(bad, MOUNTS)
     with pytest.raises(ConfigError, match=r"store='memcached://x': expected sqlite"):
         check_places(_paths(ok, ok / "cache", "memcached://x"), MOUNTS)

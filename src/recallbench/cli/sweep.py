@@ -35,6 +35,10 @@ def check_places(cfg: DictConfig, mounts: str | None = None) -> None:
     """Refuse, in one line, the folders and the store a job cannot use (module docstring).
 
     ``mounts``: a mount table's text (tests); default ``/proc/self/mounts``."""
+    from recallbench.cli.build import plain
+    from recallbench.llm.budget import Budget
+
+    Budget.of(plain(cfg.get("sweep") or {}), "sweep")  # a bad bound is one line before work
     spec = str(cfg.get("store") or "sqlite")
     if spec != "sqlite" and not is_server_store(spec):
         raise ConfigError(

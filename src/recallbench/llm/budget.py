@@ -68,7 +68,13 @@ class Budget:
         """The budget of a generator (or ``sweep``) config (``max_usd``, ``max_calls``)."""
         usd, calls = cfg.get("max_usd"), cfg.get("max_calls")
         for key, value in (("max_usd", usd), ("max_calls", calls)):
-            if value is not None and (isinstance(value, bool) or float(value) < 0):
+            if value is None:
+                continue
+            try:
+                bad = isinstance(value, bool) or float(value) < 0
+            except (TypeError, ValueError):
+                bad = True
+            if bad:
                 raise ConfigError(f"{group}.{key} must be a number >= 0, got {value!r}")
         return cls(None if usd is None else float(usd), None if calls is None else int(calls))
 
