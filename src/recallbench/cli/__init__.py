@@ -132,7 +132,7 @@ def run(
     from recallbench.run.record import HealthPolicy, RunInterrupted, describe_problems
     from recallbench.run.report import print_end_of_run
     from recallbench.run.runner import Runner
-    from recallbench.run.sweep import record_job, sweep_name
+    from recallbench.run.sweep import record_end, record_job, sweep_name
     from recallbench.run.tracking import WandbLogger
 
     check_run_keys(cfg)
@@ -216,14 +216,14 @@ def run(
             _stopped(runner, run_dir, sweep, job, str(stop), "resume", len(episodes))
             sys.exit(stop.exit_status)
         except EndpointDown as exc:
-            _record_end(runner, run_dir, sweep_dir, job)
+            record_end(runner.info, run_dir, sweep_dir, job)
             raise EndpointDown(f"{exc}; resume with: {resume_command(run_dir, sweep)}") from None
         except BaseException:
             if not meter.dry:
-                _record_end(runner, run_dir, sweep_dir, job)
+                record_end(runner.info, run_dir, sweep_dir, job)
             raise
         if not meter.dry:
-            _record_end(runner, run_dir, sweep_dir, job)
+            record_end(runner.info, run_dir, sweep_dir, job)
         if meter.dry:
             import shutil
 
@@ -264,30 +264,14 @@ def _stopped(
     runner: Any, run_dir: Path, sweep: bool, job: str, why: str, then: str, n: int
 ) -> None:
     """One line for a run that stopped cleanly (run.json ``interrupted``), and its sweep state."""
-    _record_end(runner, run_dir, run_dir.parent, job)
+    from recallbench.run.sweep import record_end
+
+    record_end(runner.info, run_dir, run_dir.parent, job)
     print(
         f"recallbench: {why}, after {runner.info.get('episodes_done', 0)}/{n} episodes "
         f"(run.json: interrupted); {then} with: {resume_command(run_dir, sweep)}",
         file=sys.stderr,
         flush=True,
-    )
-
-
-def _record_end(runner: Any, run_dir: Path, sweep_dir: Path, job: str) -> None:
-    """The job's final state in ``sweep.json`` (from its run.json and usage.json)."""
-    from recallbench.run.sweep import job_usage, record_job
-
-    info = runner.info
-    if not info:
-        return
-    reason = info.get("reason") or info.get("error") or info.get("signal")
-    record_job(
-        sweep_dir,
-        job,
-        status=info.get("status", "failed"),
-        attempt=info.get("attempt", runner.attempt),
-        reason=str(reason)[:300] if reason else None,
-        **job_usage(run_dir),
     )
 
 

@@ -110,3 +110,19 @@ def sweep_lines(sweep_dir: Path) -> list[str]:
     if set(counts) - {"finished", "degraded"} and data.get("resume"):
         lines.append(f"resume the rest with: {data['resume']}")
     return lines
+
+
+def record_end(info: dict[str, Any], run_dir: Path, sweep_dir: Path, job: str) -> None:
+    """A job's final state in ``sweep.json``, from its run record (``Runner.info``) and its
+    ``usage.json``; nothing when the run never started (no record)."""
+    if not info:
+        return
+    reason = info.get("reason") or info.get("error") or info.get("signal")
+    record_job(
+        sweep_dir,
+        job,
+        status=info.get("status", "failed"),
+        attempt=info.get("attempt"),
+        reason=str(reason)[:300] if reason else None,
+        **job_usage(run_dir),
+    )
