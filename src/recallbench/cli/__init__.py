@@ -25,7 +25,6 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 # Before anything imports torch: OpenMP threads that wait for work sleep instead of spinning.
 # On this 2-core machine shared with other processes, spinning threads fight for the cores:
@@ -67,7 +66,16 @@ from recallbench.cli.help import register_help_resolver
 from recallbench.cli.human_eval import human_eval_main
 from recallbench.cli.judge_panel import judge_panel_main
 from recallbench.cli.reproduce import reproduce_main
-from recallbench.cli.sweep import MAIN_PID_ENV, STAMP_ENV, in_worker, status_main, sweep_exit
+from recallbench.cli.sweep import (
+    ARGV_ENV,
+    MAIN_PID_ENV,
+    STAMP_ENV,
+    in_worker,
+    report_stop,
+    resume_command,
+    status_main,
+    sweep_exit,
+)
 from recallbench.cli.table import render_table, table_main, table_services
 from recallbench.cli.view import view_main
 from recallbench.errors import ConfigError, EndpointDown, RunStopped
@@ -81,6 +89,7 @@ __all__ = [
     "compose_job",
     "default_job",
     "main",
+    "resume_command",
     "human_eval_main",
     "judge_panel_main",
     "render_table",
@@ -102,7 +111,6 @@ SUBCOMMANDS = {
     "status": status_main,
     "cache": cache_main,
 }  # `recallbench <subcommand> ...`
-ARGV_ENV = "RECALLBENCH_ARGV"  # the command line, for resume commands printed by jobs in workers
 
 
 def run(
@@ -208,12 +216,12 @@ def run(
                 else f"stopped: {stop.reason}"
             )
             then = "raise it and resume" if budget_stop else "once it answers, resume"
-            _stopped(runner, run_dir, sweep, job, why, then, len(episodes))
+            report_stop(runner, run_dir, sweep, job, why, then, len(episodes))
             if in_worker():  # the submitting process exits 75 once every job ended (sweep_exit)
                 return run_dir
             sys.exit(stop.exit_status)
         except RunInterrupted as stop:
-            _stopped(runner, run_dir, sweep, job, str(stop), "resume", len(episodes))
+            report_stop(runner, run_dir, sweep, job, str(stop), "resume", len(episodes))
             sys.exit(stop.exit_status)
         except EndpointDown as exc:
             record_end(runner.info, run_dir, sweep_dir, job)
@@ -258,34 +266,6 @@ def run(
                 flush=True,
             )
         return run_dir
-
-
-def _stopped(
-    runner: Any, run_dir: Path, sweep: bool, job: str, why: str, then: str, n: int
-) -> None:
-    """One line for a run that stopped cleanly (run.json ``interrupted``), and its sweep state."""
-    from recallbench.run.sweep import record_end
-
-    record_end(runner.info, run_dir, run_dir.parent, job)
-    print(
-        f"recallbench: {why}, after {runner.info.get('episodes_done', 0)}/{n} episodes "
-        f"(run.json: interrupted); {then} with: {resume_command(run_dir, sweep)}",
-        file=sys.stderr,
-        flush=True,
-    )
-
-
-def resume_command(run_dir: Path, sweep: bool = False) -> str:
-    """The command line that resumes ``run_dir``: this command's overrides + ``resume_dir=``;
-    for a job of a sweep, ``-m`` and the sweep's folder (its finished jobs are skipped)."""
-    import shlex
-
-    given = os.environ.get(ARGV_ENV)
-    argv = shlex.split(given) if given is not None else sys.argv[1:]
-    drop = ("resume_dir=", "stamp=")
-    args = [a for a in argv if not a.startswith(drop) and a not in ("-m", "--multirun")]
-    target = run_dir.parent if sweep else run_dir
-    return shlex.join(["recallbench", *(["-m"] if sweep else []), *args, f"resume_dir={target}"])
 
 
 def main() -> None:

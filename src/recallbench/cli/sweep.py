@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from omegaconf import DictConfig
 
@@ -28,6 +29,7 @@ from recallbench.store import Store, network_fs, open_store, unwritable, use_sto
 from recallbench.store import is_server as is_server_store
 
 STAMP_ENV = "RECALLBENCH_STAMP"  # the stamp of one invocation (``cli.main`` also passes stamp=)
+ARGV_ENV = "RECALLBENCH_ARGV"  # the command line, for resume commands printed by jobs in workers
 MAIN_PID_ENV = "RECALLBENCH_MAIN_PID"  # the submitting process (jobs elsewhere are workers)
 
 
@@ -141,3 +143,31 @@ def status_main(argv: list[str] | None = None) -> None:
                 "a run started since sweeps record their state)"
             )
         print("\n".join(sweep_lines(folder)))
+
+
+def resume_command(run_dir: Path, sweep: bool = False) -> str:
+    """The command line that resumes ``run_dir``: this command's overrides + ``resume_dir=``;
+    for a job of a sweep, ``-m`` and the sweep's folder (its finished jobs are skipped)."""
+    import shlex
+
+    given = os.environ.get(ARGV_ENV)
+    argv = shlex.split(given) if given is not None else sys.argv[1:]
+    drop = ("resume_dir=", "stamp=")
+    args = [a for a in argv if not a.startswith(drop) and a not in ("-m", "--multirun")]
+    target = run_dir.parent if sweep else run_dir
+    return shlex.join(["recallbench", *(["-m"] if sweep else []), *args, f"resume_dir={target}"])
+
+
+def report_stop(
+    runner: Any, run_dir: Path, sweep: bool, job: str, why: str, then: str, n: int
+) -> None:
+    """One line for a run that stopped cleanly (run.json ``interrupted``), and its sweep state."""
+    from recallbench.run.sweep import record_end
+
+    record_end(runner.info, run_dir, run_dir.parent, job)
+    print(
+        f"recallbench: {why}, after {runner.info.get('episodes_done', 0)}/{n} episodes "
+        f"(run.json: interrupted); {then} with: {resume_command(run_dir, sweep)}",
+        file=sys.stderr,
+        flush=True,
+    )
