@@ -38,7 +38,7 @@ define needs_runs
 endef
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-numeric test-browser test-server server bench-structured golden lint data tables bench bench-tables clean attribution
+.PHONY: help install test test-numeric test-sweep test-browser test-server server bench-structured golden lint data tables bench bench-tables clean attribution
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -67,6 +67,9 @@ test-numeric: $(STAMP) ## The numeric tests alone (.ci/run also runs them under 
 	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q $(XDIST) \
 	  -m 'numeric and not slow and not api and not gpu and not browser'
 
+test-sweep: $(STAMP) ## Slow: sweeps of real job processes (joblib, submitit) sharing a real redis-server (apt-get install redis-server)
+	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q -m slow tests/cli/test_sweep_store.py
+
 test-browser: $(STAMP) ## The HTML report (recallbench view) in a real headless chromium (apt-get install chromium)
 	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q -m browser tests/view/test_browser.py
 
@@ -83,7 +86,7 @@ bench-structured: server ## Parse rate free vs structured of every PromptTask fa
 
 estimate-table-%: $(STAMP) ## Price a table first (plan=true): calls, tokens, cache hits, USD, wall time
 	@$(MAKE) -o $(STAMP) --no-print-directory reproduce-table-$* ARGS="$(ARGS) plan=true" TABLE=true RUN_STAMP=$(RUN_STAMP)
-	@$(RUN) -m recallbench.cli.plan $(RESULTS)/plans/$(RUN_STAMP)
+	@$(RUN) -m recallbench.cli.plan $(RESULTS)/runs/*/$(RUN_STAMP)/plan
 
 golden: $(STAMP) ## Slow: every offline reproduce target on the fixtures vs tests/golden/tables (make test runs a fast subset)
 	GOLDEN_VENV=$(abspath $(VENV)) $(PY) tests/golden/golden.py

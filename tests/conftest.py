@@ -148,3 +148,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         where = Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
         if any(where == p or (p.endswith("/") and where.startswith(p)) for p in NUMERIC):
             item.add_marker(pytest.mark.numeric)
+
+@pytest.fixture
+def redis_server(tmp_path):
+    """A real redis-server (AOF on) on a free port, data in tmp_path; skips without the binary
+    unless RECALLBENCH_REQUIRE_REDIS=1 (CI installs it: .ci/run)."""
+    from recallbench.testing.redis_server import RedisMissing, RedisServer
+
+    try:
+        server = RedisServer(tmp_path / "redis")
+    except RedisMissing as exc:
+        if os.environ.get("RECALLBENCH_REQUIRE_REDIS") == "1":
+            pytest.fail(f"RECALLBENCH_REQUIRE_REDIS=1 but {exc}")
+        pytest.skip(str(exc))
+    with server:
+        yield server

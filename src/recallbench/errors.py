@@ -43,6 +43,19 @@ class EndpointDown(UserError, RuntimeError):
     """The LLM endpoint failed every recent call (``llm.CircuitBreaker``): the run stops early."""
 
 
+class RunStopped(BaseException):
+    """A run stopped cleanly and can resume (exit status 75, sysexits' EX_TEMPFAIL): a budget was
+    reached or the shared store went away. Not an ``Exception``: nothing between the place that
+    stops and the runner may swallow it; the runner records the run ``interrupted`` with
+    ``reason``."""
+
+    exit_status = 75
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
 class UnknownChoiceError(UserError, KeyError):
     """An unknown name for a registry entry; the message suggests the closest valid names."""
 

@@ -33,7 +33,11 @@ def test_joblib_sweep_runs_two_jobs_in_processes_into_one_sweep_folder(tmp_path)
     sweep = _cli(["-m", *BASE, "memory.k=1,6", "hydra/launcher=local_parallel"], tmp_path, "s")
     assert sweep.returncode == 0, sweep.stderr
     assert "Joblib.Parallel" in sweep.stdout + sweep.stderr  # the joblib launcher ran them
-    folders = sorted((tmp_path / "runs" / "adhoc" / "s").iterdir())
+    folders = sorted(p for p in (tmp_path / "runs" / "adhoc" / "s").iterdir() if p.is_dir())
+    state = json.loads((tmp_path / "runs" / "adhoc" / "s" / "sweep.json").read_text())
+    assert {j: e["status"] for j, e in state["jobs"].items()} == {
+        f.name: "finished" for f in folders
+    }
     assert [f.name for f in folders] == [
         "msc-memory_retrieval-extractive-memory.k_1",
         "msc-memory_retrieval-extractive-memory.k_6",

@@ -46,7 +46,9 @@ def openai(stub, monkeypatch):
 
 
 def _plans(results: Path, stamp: str) -> dict[str, dict]:
-    plans = [json.loads(p.read_text()) for p in (results / "plans" / stamp).glob("*.json")]
+    plans = [
+        json.loads(p.read_text()) for p in (results / "runs/t" / stamp / "plan").glob("*.json")
+    ]
     return {p["job"]: p for p in plans}
 
 
@@ -65,16 +67,18 @@ def test_the_plan_counts_what_the_real_replay_sends(
     assert "plan total over 2 jobs" in outcome.out and "at 1.5 s per call" in outcome.out
     root = tmp_path / "results"
     plans = _plans(root, "plan")
-    assert len(plans) == 2 and not (root / "runs" / "t" / "plan").exists()
+    # the bills sit under the sweep folder (named by job: parallel jobs never race for a name);
+    # no run folder is written
+    assert len(plans) == 2 and not list((root / "runs" / "t" / "plan").rglob("run.json"))
     # make estimate-table-<x>: one bill over every job the target's invocations left
-    total_main([str(root / "plans" / "plan")])
+    total_main([str(root / "runs" / "t" / "plan" / "plan")])
     bill = capsys.readouterr().out
     assert "plan total over the 2 jobs of" in bill
     total = re.search(r"^\s+total\s+([\d,]+)", bill, re.M)
     assert total and int(total[1].replace(",", "")) == sum(
         r["calls"] for p in plans.values() for r in p["rows"]
     )
-    broken = root / "plans" / "broken"
+    broken = root / "broken"
     broken.mkdir()
     (broken / "job.json").write_text("{")
     with pytest.raises(SystemExit, match=r"broken/job\.json: not a job plan"):

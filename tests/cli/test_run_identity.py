@@ -26,7 +26,7 @@ def test_sweep_jobs_get_distinct_folders_with_correct_summaries(run_cli, monkeyp
     monkeypatch.setenv("RECALLBENCH_STAMP", "x")
     outcome = run_cli("-m", *BASE, "memory.k=1,6", results=tmp_path / "sweep")
     assert outcome.status == 0, outcome.err
-    folders = sorted((tmp_path / "sweep" / "runs" / "adhoc" / "x").iterdir())
+    folders = sorted(p for p in (tmp_path / "sweep/runs/adhoc/x").iterdir() if p.is_dir())
     assert [f.name for f in folders] == [
         "msc-memory_retrieval-extractive-memory.k_1",
         "msc-memory_retrieval-extractive-memory.k_6",

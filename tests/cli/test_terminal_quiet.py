@@ -53,7 +53,8 @@ def test_a_run_in_a_terminal_names_its_folder_once_and_wandb_in_one_line(tmp_pat
         "progress=false",
     ]
     out = _in_a_terminal(args, tmp_path, env)
-    (run_dir,) = (tmp_path / "results" / "runs" / "adhoc").glob("*/*")
+    (record,) = (tmp_path / "results" / "runs" / "adhoc").glob("*/*/run.json")
+    run_dir = record.parent
     assert out.count(str(run_dir)) == 1, out
     wandb_lines = [line for line in out.splitlines() if line.startswith("wandb:")]
     assert len(wandb_lines) == 1 and "offline run in" in wandb_lines[0], out

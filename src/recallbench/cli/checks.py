@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig, OmegaConf
@@ -25,6 +26,7 @@ from omegaconf import DictConfig, OmegaConf
 from recallbench.cli.build import HYDRA_KEYS, LABELS, plain, with_target
 from recallbench.cli.config import check_run_keys
 from recallbench.cli.signatures import check_arguments, check_value, hint
+from recallbench.cli.sweep import check_places, sweep_folder
 from recallbench.errors import ConfigError, one_line
 
 if TYPE_CHECKING:
@@ -117,12 +119,15 @@ def composition_error(exc: Exception, overrides: list[str]) -> ConfigError:
 INFO_FLAGS = {"--help", "-h", "--hydra-help", "--cfg", "-c", "--info", "-i", "--shell-completion"}
 
 
-def check_command_line(argv: list[str]) -> int:
-    """Compose and check every job ``argv`` would start; return how many jobs that is."""
+def check_command_line(argv: list[str]) -> list[Path]:
+    """Compose and check every job ``argv`` would start (its keys and values, its folders and
+    store: ``cli.sweep.check_places``); return the sweep folders of the jobs (one per distinct
+    results folder, tag and stamp; none for an information flag such as ``--help``)."""
     if INFO_FLAGS & {a.split("=", 1)[0] for a in argv}:
-        return 0
-    jobs, _ = expand_jobs(argv)
+        return []
+    jobs, multirun = expand_jobs(argv)
     seen: set[tuple[str, ...]] = set()
+    folders: dict[Path, None] = {}
     for job in jobs:
         if tuple(job) in seen:
             continue
@@ -131,11 +136,15 @@ def check_command_line(argv: list[str]) -> int:
         try:
             check_run_keys(cfg)
             check_config(cfg)
+            folder = sweep_folder(cfg, multirun)
+            if folder not in folders:
+                check_places(cfg)
+                folders[folder] = None
         except ConfigError as exc:
             if len(jobs) > 1:
                 raise ConfigError(f"{exc} (sweep job {' '.join(job)})") from None
             raise
-    return len(jobs)
+    return list(folders)
 
 
 def check_config(cfg: DictConfig) -> None:

@@ -59,6 +59,8 @@ class RunKeys:
     seed: int = 0
     episodes: int | None = None
     resume_dir: str | None = None
+    stamp: str | None = None
+    store: str = "sqlite"
     progress: bool = True
 
 
@@ -68,6 +70,8 @@ _EXPECTED = {
     "seed": "an integer",
     "episodes": "an integer >= 1, or null for every episode",
     "resume_dir": "the path of an existing run folder, or null",
+    "stamp": "a folder name (the sweep's runs/<tag>/<stamp>), or null",
+    "store": "sqlite or redis://host:port/db",
     "progress": "true or false",
 }
 
@@ -86,7 +90,7 @@ def check_run_keys(cfg: DictConfig) -> None:
         raise ConfigError(
             f"episodes={cfg.episodes}: expected {_EXPECTED['episodes']} (0 or fewer selects nothing)"
         )
-    for key in ("tag", "job"):
+    for key in ("tag", "job", "stamp"):
         value = cfg.get(key)
         if value is not None and (
             not str(value).strip() or "/" in str(value) or value in {".", ".."}

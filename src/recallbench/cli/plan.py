@@ -12,11 +12,14 @@ an estimate where prompts hold earlier replies), the prompt tokens to send, the 
 tokens (estimated from the
 offline stand-in's reply, and bounded by ``max_tokens``), dollars at the model's price
 (``llm.prices``, or ``generator.price_per_1m``), and the wall time at the job's concurrency for
-a given latency per call. Nothing is written to ``results/runs``; each job's plan is kept as
-``results/plans/<stamp>/<job>.json`` (to set beside the bill the real run then writes in its
-``usage.json``). ``python -m recallbench.cli.plan results/plans/<stamp>`` totals a folder of them:
-``make estimate-table-<x>`` ends with it, so a table made by several invocations (one per
-dataset) gets one bill.
+a given latency per call. No run folder is written; each job's plan is kept under its sweep
+folder as ``results/runs/<tag>/<stamp>/plan/<job>.json`` (to set beside the bill the real run
+then writes in its ``usage.json``; named by job, so parallel jobs never race for a name, and in
+the results folder every node of a cluster writes to). The cache keys the plan's jobs will have
+sent (its ``repeats``) are shared through the job's store (``recallbench.store``, namespace
+``plan:<tag>/<stamp>``), so parallel jobs see each other's. ``python -m recallbench.cli.plan
+<folder> ...`` totals folders of plans: ``make estimate-table-<x>`` ends with it, so a table made
+by several invocations (one per dataset) gets one bill.
 
 With ``generator.structured=auto`` the plan still asks the endpoint which mode it takes (one
 ``GET /models``, part of every cache key); name the mode to plan without the server.
@@ -30,17 +33,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from recallbench.errors import ConfigError
+from recallbench.io import write_json
 from recallbench.llm.budget import Budget, Meter, PlanRow
+from recallbench.store import Store
 
 PLAN_ENV = "RECALLBENCH_PLAN"  # latency per call in seconds; set: plan mode
-PLAN_DIR_ENV = "RECALLBENCH_PLAN_DIR"  # where jobs leave their plans for the total
+PLAN_DIR_ENV = "RECALLBENCH_PLAN_DIR"  # the plan folder(s) the total reads (cli.checks sets it)
 DEFAULT_LATENCY_S = 2.0  # a short chat completion of gpt-4o-mini / gpt-3.5 class models
 
 
@@ -62,7 +65,6 @@ def take_plan_args(argv: list[str]) -> list[str]:
             rest.append(arg)
     if plan:
         os.environ[PLAN_ENV] = str(latency)
-        os.environ.setdefault(PLAN_DIR_ENV, tempfile.mkdtemp(prefix="recallbench-plan-"))
     return rest
 
 
@@ -70,14 +72,18 @@ def planning() -> bool:
     return bool(os.environ.get(PLAN_ENV))
 
 
-def plan_meter(budget: Budget) -> Meter:
-    """A dry meter that knows the cache keys the plan's earlier jobs will have sent."""
+def plan_meter(budget: Budget, store: Store | None = None, sweep: str = "") -> Meter:
+    """A dry meter that knows the cache keys the plan's earlier jobs will have sent (kept in
+    ``store``'s namespace ``plan:<sweep>``)."""
     meter = Meter(budget, dry=True)
-    folder = os.environ.get(PLAN_DIR_ENV)
-    keys = Path(folder) / "keys.txt" if folder else None
-    if keys is not None and keys.exists():
-        meter.planned = set(keys.read_text().split())
+    if store is not None:
+        meter.planned = {k for k, _ in store.scan(f"plan:{sweep}")}
     return meter
+
+
+def keep_planned(meter: Meter, store: Store, sweep: str) -> None:
+    """Add the keys this job's plan will have sent to the sweep's plan namespace."""
+    store.put_many(f"plan:{sweep}", dict.fromkeys(sorted(meter.planned), 1))
 
 
 def _usd(value: float | None) -> str:
@@ -136,32 +142,28 @@ def report_plan(
         "wall_s": wall,
         "rows": [{"model": m, "task": t, **r.to_dict()} for (m, t), r in meter.rows.items()],
     }
-    keep.mkdir(parents=True, exist_ok=True)
-    (keep / f"{job}.json").write_text(json.dumps(plan, indent=1))
-    folder = os.environ.get(PLAN_DIR_ENV)
-    if folder:
-        (Path(folder) / f"{len(list(Path(folder).glob('*.json'))):04d}.json").write_text(
-            json.dumps(plan)
-        )
-        (Path(folder) / "keys.txt").write_text("\n".join(sorted(meter.planned)))
+    write_json(keep / f"{job}.json", plan, indent=1)
     return plan
 
 
-def print_plan_total() -> None:
-    """After every job: the total over the jobs' plans (when there was more than one)."""
-    folder = os.environ.pop(PLAN_DIR_ENV, None)
-    if not folder:
+def print_plan_total(since: float = 0.0) -> None:
+    """After every job: the total over this invocation's plans (when there was more than one):
+    the plans written since ``since`` in the folders ``PLAN_DIR_ENV`` lists."""
+    folders = os.environ.pop(PLAN_DIR_ENV, None)
+    if not folders or not planning():
         return
-    plans = _read_plans(Path(folder))
-    shutil.rmtree(folder, ignore_errors=True)
+    plans = [p for folder in folders.split(os.pathsep) for p in _read_plans(Path(folder), since)]
     if len(plans) >= 2:
         _print_total(plans, f"plan total over {len(plans)} jobs (run one after another):")
 
 
-def _read_plans(folder: Path) -> list[dict[str, Any]]:
-    """Every job plan (``*.json``) in ``folder``; one that is not JSON stops with its path."""
+def _read_plans(folder: Path, since: float = 0.0) -> list[dict[str, Any]]:
+    """Every job plan (``*.json``) in ``folder`` (written since ``since``); one that is not JSON
+    stops with its path."""
     plans = []
     for path in sorted(folder.glob("*.json")):
+        if since and path.stat().st_mtime < since:
+            continue
         try:
             plans.append(json.loads(path.read_text()))
         except (OSError, ValueError) as exc:
@@ -188,13 +190,13 @@ def total_main(argv: list[str] | None = None) -> None:
     left in ``results/plans/<stamp>/`` (``make estimate-table-<x>``: a table whose jobs come
     from several invocations, e.g. one per dataset, gets one bill)."""
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        sys.exit("usage: python -m recallbench.cli.plan <results/plans/<stamp>>")
-    folder = Path(args[0])
-    plans = _read_plans(folder)
+    if not args:
+        sys.exit("usage: python -m recallbench.cli.plan <results/runs/<tag>/<stamp>/plan> ...")
+    plans = [p for folder in args for p in _read_plans(Path(folder))]
+    where = " ".join(args)
     if not plans:
-        sys.exit(f"recallbench plan: no job plans (*.json) in {folder}")
-    _print_total(plans, f"plan total over the {len(plans)} jobs of {folder}:")
+        sys.exit(f"recallbench plan: no job plans (*.json) in {where}")
+    _print_total(plans, f"plan total over the {len(plans)} jobs of {where}:")
 
 
 def describe_llm(llm: Any) -> str:

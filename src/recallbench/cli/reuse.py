@@ -134,9 +134,14 @@ def code_identity() -> dict[str, Any]:
 
 
 def record_command(argv: Sequence[str]) -> Path | None:
-    """Write the record of this command's jobs (None: nothing to record, or unknown code)."""
+    """Write the record of this command's jobs (None: a plan, nothing to record, or unknown
+    code)."""
+    from recallbench.cli.plan import planning
+
     jobs = list(_JOBS)
     start_command()
+    if planning():
+        return None
     code = code_identity()
     if not jobs or code["git_sha"] is None or code["git_dirty"] is None:
         return None
@@ -200,6 +205,7 @@ def replayed(argv: list[str]) -> bool:
     from recallbench.cli.plan import planning
 
     if planning() or rerun_asked() or (jobs := replay_command(argv)) is None:
+        start_command()  # this command's jobs are collected from here on
         return False
     for done in jobs:
         print(f"recallbench: {done['job']}: reusing {done['run']} ({REUSED})", file=sys.stderr)

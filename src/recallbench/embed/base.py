@@ -21,7 +21,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from recallbench import meter
-from recallbench.embed.cache import EmbeddingCache
+from recallbench.embed.cache import open_embedding_cache
 
 
 @dataclass
@@ -75,7 +75,7 @@ class Embedder(ABC):
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.batch_size = batch_size
         self._memory: dict[str, np.ndarray] = {}
-        self._disk = EmbeddingCache(cache_path) if cache_path else None
+        self._disk = open_embedding_cache(cache_path) if cache_path else None
         self.cache_info = CacheInfo()
 
     @abstractmethod

@@ -11,6 +11,15 @@ interrupted run; the budget counts what earlier attempts of the run spent (``Run
 meter from ``usage.json``), so it bounds the run, not one attempt. One meter serves every LLM
 of a job (the run's generator and the judges' own generators), under the run generator's budget.
 
+Sweep budget (``sweep.max_usd``, ``sweep.max_calls``): the same reservation, made in the
+sweep's ledger in the store (``recallbench.store``: ``<paths.cache_dir>/store.sqlite`` on one
+machine, the Redis server across machines) after the job's own budget admitted the request, as
+one atomic check-and-add: every job of the sweep (``runs/<tag>/<stamp>/``, the ledger's name)
+counts against one bound, and past it every job stops ``interrupted`` (exit 75); a resume with
+a raised bound continues (the ledger keeps what the sweep sent and spent, across attempts).
+Deviation: a job killed with ``kill -9`` leaves its in-flight reservations in the ledger (they
+count as spent), which errs on the side of the bound.
+
 Plan (``plan=true``): the meter is ``dry``. Nothing is sent: a call the cache holds is answered
 from it (so what follows it is what the real run would do; counted ``cached``), a call that an
 earlier batch of the plan (of this job or an earlier job of the sweep) will have sent is counted
@@ -34,22 +43,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from recallbench.errors import ConfigError
+from recallbench.errors import ConfigError, RunStopped
 from recallbench.llm.calls import Call
 from recallbench.llm.types import Completion, count_message_tokens
+from recallbench.store import Store, Totals
 
-BUDGET_EXIT = 75  # sysexits' EX_TEMPFAIL: stopped, try again (resume with a larger budget)
+BUDGET_EXIT = RunStopped.exit_status  # EX_TEMPFAIL: stopped, resume with a larger budget
 
 
-class BudgetExceeded(BaseException):
-    """The job's budget stopped the run. Not an ``Exception``: nothing between the LLM and the
-    runner may swallow it; the run is recorded ``interrupted`` and is resumable."""
-
-    exit_status = BUDGET_EXIT
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)
+class BudgetExceeded(RunStopped):
+    """The job's (or the sweep's) budget stopped the run. Not an ``Exception``: nothing between
+    the LLM and the runner may swallow it; the run is recorded ``interrupted`` and is resumable."""
 
 
 @dataclass(frozen=True)
@@ -60,12 +64,18 @@ class Budget:
     max_calls: int | None = None
 
     @classmethod
-    def of(cls, cfg: Mapping[str, Any]) -> Budget:
-        """The budget of a generator config (``max_usd``, ``max_calls``)."""
+    def of(cls, cfg: Mapping[str, Any], group: str = "generator") -> Budget:
+        """The budget of a generator (or ``sweep``) config (``max_usd``, ``max_calls``)."""
         usd, calls = cfg.get("max_usd"), cfg.get("max_calls")
         for key, value in (("max_usd", usd), ("max_calls", calls)):
-            if value is not None and (isinstance(value, bool) or float(value) < 0):
-                raise ConfigError(f"generator.{key} must be a number >= 0, got {value!r}")
+            if value is None:
+                continue
+            try:
+                bad = isinstance(value, bool) or float(value) < 0
+            except (TypeError, ValueError):
+                bad = True
+            if bad:
+                raise ConfigError(f"{group}.{key} must be a number >= 0, got {value!r}")
         return cls(None if usd is None else float(usd), None if calls is None else int(calls))
 
     def __bool__(self) -> bool:
@@ -98,6 +108,37 @@ class PlanRow:
         return dict(self.__dict__)
 
 
+class SweepLedger:
+    """The sweep's budget in the shared store: ``name`` is ``<tag>/<stamp>``.
+
+    A plain class, not a dataclass (see ``Meter``)."""
+
+    def __init__(self, store: Store, name: str, budget: Budget) -> None:
+        self.store, self.name, self.budget = store, name, budget
+
+    def reserve(self, worst_usd: float) -> None:
+        """Count one request of the sweep and reserve ``worst_usd``, or raise ``BudgetExceeded``."""
+        b = self.budget
+        ok, now = self.store.reserve(f"sweep:{self.name}", worst_usd, b.max_calls, b.max_usd)
+        if ok:
+            return
+        if b.max_calls is not None and now.sent >= b.max_calls:
+            raise BudgetExceeded(
+                f"budget: sweep.max_calls={b.max_calls} reached ({now.sent} requests sent by "
+                f"the sweep {self.name})"
+            )
+        raise BudgetExceeded(
+            f"budget: sweep.max_usd={b.max_usd:g} reached (${now.spent:.4f} spent by the sweep "
+            f"{self.name}, ${now.reserved:.4f} in flight, the next call may cost ${worst_usd:.4f})"
+        )
+
+    def settle(self, reserved: float, usd: float | None) -> None:
+        self.store.settle(f"sweep:{self.name}", reserved, usd or 0.0)
+
+    def totals(self) -> Totals:
+        return self.store.totals(f"sweep:{self.name}")
+
+
 class Meter:
     """The budget and the plan counts of one job (module docstring). Thread-safe.
 
@@ -107,10 +148,14 @@ class Meter:
     Args:
         budget: the job's bounds.
         dry: plan mode: nothing is sent, every call is counted.
+        sweep: the sweep's ledger (``sweep.max_usd``/``max_calls``), None: no sweep budget.
     """
 
-    def __init__(self, budget: Budget | None = None, dry: bool = False) -> None:
+    def __init__(
+        self, budget: Budget | None = None, dry: bool = False, sweep: SweepLedger | None = None
+    ) -> None:
         self.budget = budget or Budget()
+        self.sweep = sweep if sweep is not None and sweep.budget else None
         self.dry = dry
         self.sent = 0  # requests sent in this job (and earlier attempts, ``seed``)
         self.spent = 0.0  # USD of the replies to them
@@ -127,6 +172,11 @@ class Meter:
             self.spent += spent
             self.sent += sent
 
+    @property
+    def bounded(self) -> bool:
+        """Is any request checked against a budget (the job's or the sweep's)?"""
+        return bool(self.budget) or self.sweep is not None
+
     def admit(self, worst: Callable[[], float | None]) -> float:
         """Reserve one request costing at most ``worst()`` USD (asked only under ``max_usd``);
         raise ``BudgetExceeded`` when it does not fit. Returns the reservation to ``settle``.
@@ -134,9 +184,10 @@ class Meter:
         Once a request is refused, every later one is too (the job stops there): a smaller call
         later in the same batch does not slip through, so a resume under the same budget starts
         with the refused request again."""
-        if self.dry or not self.budget:
+        if self.dry or not self.bounded:
             return 0.0
-        worst_usd = worst() if self.budget.max_usd is not None else 0.0
+        usd_bounds = (self.budget, self.sweep.budget if self.sweep is not None else Budget())
+        worst_usd = worst() if any(b.max_usd is not None for b in usd_bounds) else 0.0
         with self._lock:
             if self.stopped is not None:
                 raise BudgetExceeded(self.stopped)
@@ -153,32 +204,35 @@ class Meter:
                 f"budget: generator.max_calls={self.budget.max_calls} reached "
                 f"({self.sent} requests sent)"
             )
-        reserve = 0.0
-        if self.budget.max_usd is not None:
-            if worst_usd is None:
-                raise ConfigError(
-                    "generator.max_usd needs the model's price: it is not in llm/prices.py; "
-                    "set generator.price_per_1m=[input,output]"
-                )
-            # a nano-dollar of slack: ten $0.05 calls fit $0.50 despite float rounding
-            if self.spent + self.reserved + worst_usd > self.budget.max_usd + 1e-9:
-                raise BudgetExceeded(
-                    f"budget: generator.max_usd={self.budget.max_usd:g} reached (${self.spent:.4f}"
-                    f" spent, ${self.reserved:.4f} in flight, the next call may cost "
-                    f"${worst_usd:.4f})"
-                )
-            reserve = worst_usd
-            self.reserved += reserve
+        if worst_usd is None:
+            which = "generator" if self.budget.max_usd is not None else "sweep"
+            raise ConfigError(
+                f"{which}.max_usd needs the model's price: it is not in llm/prices.py; "
+                "set generator.price_per_1m=[input,output]"
+            )
+        limit = self.budget.max_usd
+        # a nano-dollar of slack: ten $0.05 calls fit $0.50 despite float rounding
+        if limit is not None and self.spent + self.reserved + worst_usd > limit + 1e-9:
+            raise BudgetExceeded(
+                f"budget: generator.max_usd={limit:g} reached (${self.spent:.4f}"
+                f" spent, ${self.reserved:.4f} in flight, the next call may cost "
+                f"${worst_usd:.4f})"
+            )
+        if self.sweep is not None:
+            self.sweep.reserve(worst_usd)
+        self.reserved += worst_usd
         self.sent += 1
-        return reserve
+        return worst_usd
 
     def settle(self, reserved: float, usd: float | None) -> None:
         """Replace a reservation by what the reply cost."""
-        if self.dry or not self.budget:
+        if self.dry or not self.bounded:
             return
         with self._lock:
             self.reserved -= reserved
             self.spent += usd or 0.0
+        if self.sweep is not None:
+            self.sweep.settle(reserved, usd)
 
     def planned_before(self, keys: list[str | None]) -> list[bool]:
         """Dry, one batch: will an earlier batch of this plan (an earlier job's too) have cached

@@ -14,6 +14,10 @@ database runs in WAL mode with a busy timeout, so several processes can read and
 file, and is created under a file lock (``recallbench.io.connect_shared``); a write is one
 autocommitted ``INSERT OR REPLACE`` (identical keys hold identical values, so a race between two
 writers of the same key is harmless).
+
+With a server store (``store=redis://...``, ``recallbench.store``) the same keys and values live
+in the store's namespace ``NAMESPACE`` instead of the file, so a reply one job paid for is a hit
+for every job of the sweep, on every machine.
 """
 
 from __future__ import annotations
@@ -24,10 +28,14 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from recallbench.io import connect_shared, unusable_cache
+from recallbench.io import connect_shared, unusable_cache, write_immediate
+from recallbench.store import Store, server_store
+
+NAMESPACE = "llm"  # the replies' namespace in a server store (and in `recallbench cache export`)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS replies (
@@ -88,15 +96,28 @@ def cache_key(
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def open_cache(path: str | Path) -> Cache:
+    """The reply cache of a run: the process's server store when there is one, else ``path``."""
+    store = server_store()
+    return Cache(path, store=store) if store is not None else Cache(path)
+
+
 class Cache:
-    """A key -> JSON value store in one SQLite file.
+    """A key -> JSON value store in one SQLite file, or in a server store's namespace.
 
     Args:
         path: the database file; its folder is created. ``":memory:"`` for a private cache.
         busy_timeout_s: how long a writer waits for another process's lock before failing.
+        store: a server store (``recallbench.store``): the values live there, ``path`` is unused.
     """
 
-    def __init__(self, path: str | Path, busy_timeout_s: float = 60.0) -> None:
+    def __init__(
+        self, path: str | Path, busy_timeout_s: float = 60.0, store: Store | None = None
+    ) -> None:
+        self.store = store
+        if store is not None:
+            self.path = store.url
+            return
         self.path = str(path)
         # One connection shared by this process's threads, serialized by a lock.
         self._conn = connect_shared(self.path, _SCHEMA, "LLM cache", busy_timeout_s)
@@ -106,12 +127,18 @@ class Cache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         """Return the stored value of ``key``, or None when absent."""
+        if self.store is not None:
+            found: dict[str, Any] | None = self.store.get_many(NAMESPACE, [key]).get(key)
+            return found
         with self._lock:
             row = self._conn.execute("SELECT value FROM replies WHERE key = ?", (key,)).fetchone()
         return None if row is None else json.loads(row[0])
 
     def put(self, key: str, value: dict[str, Any]) -> None:
         """Store ``value`` (JSON-serializable, no NaN) under ``key``."""
+        if self.store is not None:
+            self.store.put_many(NAMESPACE, {key: value})
+            return
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
         with self._lock:
             self._conn.execute(
@@ -119,12 +146,42 @@ class Cache:
                 (key, text, time.time()),
             )
 
+    def put_many(self, values: Mapping[str, dict[str, Any]]) -> None:
+        """Store many ``key -> value`` rows in one transaction (``recallbench cache``)."""
+        if self.store is not None:
+            self.store.put_many(NAMESPACE, values)
+            return
+        now = time.time()
+        rows = [
+            (k, json.dumps(v, ensure_ascii=False, allow_nan=False, sort_keys=True), now)
+            for k, v in values.items()
+        ]
+        with self._lock:
+            write_immediate(self._conn, "INSERT OR REPLACE INTO replies VALUES (?, ?, ?)", rows)
+
+    def __bool__(self) -> bool:
+        return True  # a cache is there even when empty (``__len__`` may ask a server)
+
     def __len__(self) -> int:
+        if self.store is not None:
+            return self.store.count(NAMESPACE)
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
 
+    def items(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every (key, value) (``recallbench cache export``)."""
+        if self.store is not None:
+            yield from self.store.scan(NAMESPACE)
+            return
+        with self._lock:
+            rows = self._conn.execute("SELECT key, value FROM replies").fetchall()
+        for key, value in rows:
+            yield key, json.loads(value)
+
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (a store stays open: the run closes it)."""
+        if self.store is not None:
+            return
         with self._lock:
             self._conn.close()
 

@@ -16,9 +16,10 @@ from recallbench.errors import ConfigError, did_you_mean
 from recallbench.llm.backends import ExtractiveBackend, OpenAIBackend
 from recallbench.llm.backends.hf import HFBackend
 from recallbench.llm.budget import Budget, Meter
-from recallbench.llm.cache import Cache
+from recallbench.llm.cache import open_cache
 from recallbench.llm.client import LLM
 from recallbench.llm.prices import Price, PriceTable
+from recallbench.store import shared_store
 
 # Every key of a generator config and the type of its value (cli.checks checks both before a run).
 KEY_TYPES: dict[str, Any] = {
@@ -157,6 +158,7 @@ def build_llm(cfg: Any, cache_path: str | Path | None = None, meter: Meter | Non
             timeout_s=float(cfg.get("timeout_s") or 60),
             max_retries=int(cfg.get("max_retries") if cfg.get("max_retries") is not None else 4),
             context_length=context or 16385,
+            store=shared_store(),
         )
     elif kind == "hf":
         threads = _opt(cfg, "threads", int)
@@ -164,7 +166,7 @@ def build_llm(cfg: Any, cache_path: str | Path | None = None, meter: Meter | Non
         backend = HFBackend(model, context, threads=1 if threads is None else threads)
     else:
         raise did_you_mean("generator backend", str(kind), BACKENDS)
-    cache = Cache(cache_path) if cache_path is not None else None
+    cache = open_cache(cache_path) if cache_path is not None else None
     return LLM(
         backend,
         cache,

@@ -199,7 +199,7 @@ class CallFlow:
     def _slot(self) -> contextlib.AbstractAsyncContextManager[Any]:
         """Under a budget, one of ``concurrency`` places: a queued call reserves its worst case
         only when its turn comes (no budget: no wait). Used on the loop thread."""
-        if not self.meter.budget or self.meter.dry:
+        if not self.meter.bounded or self.meter.dry:
             return contextlib.nullcontext()
         if self._slots is None:
             self._slots = asyncio.Semaphore(int(getattr(self.backend, "concurrency", 1) or 1))

@@ -12,6 +12,10 @@ opened with ``recallbench.io.connect_shared`` (created under a file lock, WAL), 
 (a joblib sweep, a SLURM array on one node) share it; a batch is written in one ``BEGIN
 IMMEDIATE`` transaction. Identical keys hold identical values, so two writers of one key are
 harmless.
+
+With a server store (``store=redis://...``) the rows live in its namespace ``lm:<model key>``
+(value ``[nll, tokens]``; JSON floats read back bit for bit) and the identities in
+``lm-models``.
 """
 
 from __future__ import annotations
@@ -20,11 +24,12 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from recallbench.io import connect_shared, unusable_cache, write_immediate
+from recallbench.store import Store
 
 # The scoring recipe of ``recallbench.llm.perplexity``: a change to it must change this string.
 SCHEME = (
@@ -67,17 +72,24 @@ class ScoreCache:
 
     Args:
         path: the database file (its folder is created); ``":memory:"`` for a private cache.
+        store: a server store (``recallbench.store``): the rows live there, ``path`` is unused.
     """
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = str(path)
-        self._conn = connect_shared(self.path, _SCHEMA, "LM score cache")
+    def __init__(self, path: str | Path, store: Store | None = None) -> None:
+        self.store = store
+        self.path = str(path) if store is None else store.url
         self._lock = threading.Lock()  # one connection shared by this process's threads
+        if store is not None:
+            return
+        self._conn = connect_shared(self.path, _SCHEMA, "LM score cache")
         with self._lock, unusable_cache(self.path, "LM score cache"):
             self._conn.execute("SELECT COUNT(*) FROM scores LIMIT 1").fetchone()
 
     def register(self, key: str, identity: Mapping[str, Any]) -> None:
         """Record what a model key stands for (for people reading the file)."""
+        if self.store is not None:
+            self.store.put_many("lm-models", {key: {**identity, "scheme": SCHEME}})
+            return
         text = json.dumps({**identity, "scheme": SCHEME}, sort_keys=True, ensure_ascii=False)
         with self._lock:
             self._conn.execute(
@@ -89,6 +101,9 @@ class ScoreCache:
         by_key = {pair_key(c, t): (c, t) for c, t in pairs}
         keys = list(by_key)
         found: dict[Pair, tuple[float, int]] = {}
+        if self.store is not None:
+            got = self.store.get_many(f"lm:{model}", keys)
+            return {by_key[k]: (float(v[0]), int(v[1])) for k, v in got.items()}
         for start in range(0, len(keys), _CHUNK):
             chunk = keys[start : start + _CHUNK]
             marks = ",".join("?" * len(chunk))
@@ -106,15 +121,48 @@ class ScoreCache:
         rows = [(model, pair_key(c, t), float(v[0]), int(v[1])) for (c, t), v in scores.items()]
         if not rows:
             return
+        if self.store is not None:
+            self.store.put_many(f"lm:{model}", {key: [nll, n] for _, key, nll, n in rows})
+            return
         with self._lock:
             write_immediate(self._conn, "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?)", rows)
 
+    def entries(self) -> Iterator[tuple[str, str, list[float]]]:
+        """Every score of the SQLite file as ``(model, key, [nll, tokens])`` (``recallbench
+        cache``); ``identities()`` gives the models table."""
+        with self._lock:
+            rows = self._conn.execute("SELECT model, key, nll, tokens FROM scores").fetchall()
+        for model, key, nll, tokens in rows:
+            yield model, key, [float(nll), int(tokens)]
+
+    def identities(self) -> dict[str, dict[str, Any]]:
+        """The models table: model key -> its identity."""
+        with self._lock:
+            rows = self._conn.execute("SELECT model, identity FROM models").fetchall()
+        return {m: json.loads(i) for m, i in rows}
+
+    def put_entries(self, model: str, values: Mapping[str, list[float]]) -> None:
+        """Store ``key -> [nll, tokens]`` rows under ``model`` (``recallbench cache``)."""
+        if self.store is not None:
+            self.store.put_many(f"lm:{model}", values)
+            return
+        rows = [(model, k, float(v[0]), int(v[1])) for k, v in values.items()]
+        with self._lock:
+            write_immediate(self._conn, "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?)", rows)
+
+    def __bool__(self) -> bool:
+        return True  # a cache is there even when empty (``__len__`` may ask a server)
+
     def __len__(self) -> int:
+        if self.store is not None:
+            return sum(self.store.count(n) for n in self.store.namespaces() if n.startswith("lm:"))
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM scores").fetchone()[0])
 
     def close(self) -> None:
-        """Close the database connection."""
+        """Close the database connection (a store stays open: the run closes it)."""
+        if self.store is not None:
+            return
         with self._lock:
             self._conn.close()
 

@@ -82,6 +82,9 @@ def stop_signals_raise() -> Iterator[None]:
 # sha256 is checked separately).
 NOT_IDENTITY = (
     "resume_dir",
+    "stamp",
+    "store",
+    "sweep",
     "progress",
     "workers",
     "wandb",

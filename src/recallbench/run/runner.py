@@ -36,9 +36,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recallbench import meter
-from recallbench.errors import ConfigError
+from recallbench.errors import ConfigError, RunStopped
 from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
-from recallbench.llm.budget import BudgetExceeded
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
 from recallbench.metrics.activity import activity_of_run
@@ -163,7 +162,7 @@ class Runner:
             if self.logger is not None:
                 self.logger.log_run(self.config, summary, predictions, usage)
             return summary
-        except BudgetExceeded as exc:  # the budget: stopped cleanly, resumable
+        except RunStopped as exc:  # a budget, or the store went away: stopped cleanly, resumable
             info["status"] = "interrupted"
             info["reason"] = exc.reason
             raise

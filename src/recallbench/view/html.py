@@ -19,6 +19,7 @@ from markupsafe import Markup
 from recallbench import __version__
 from recallbench.analysis.frames import override_columns
 from recallbench.run.record import describe_problems
+from recallbench.run.sweep import SWEEP_FILE, sweep_lines
 from recallbench.view.compare import Comparison
 from recallbench.view.load import RunFiles
 from recallbench.view.timeline import Entry, EpisodeView, episode_views
@@ -234,11 +235,17 @@ def _page(
 
 
 def render_runs(runs: list[RunFiles], source: str) -> str:
-    """The report of one run, or of a sweep (a runs table, then one section per run)."""
+    """The report of one run, or of a sweep (a runs table and, when the folder has a
+    ``sweep.json``, the sweep's state as ``recallbench status`` prints it; then one section per
+    run)."""
     env = environment()
     bodies = [render_run_body(env, run, f"r{i}-") for i, run in enumerate(runs, 1)]
     title = runs[0].label if len(runs) == 1 else f"{len(runs)} runs under {source}"
-    return _page(env, title, source, bodies, sweep_rows(runs) if len(runs) > 1 else None)
+    sweep = sweep_rows(runs) if len(runs) > 1 else None
+    if sweep is not None:
+        state = Path(source) / SWEEP_FILE
+        sweep["state"] = sweep_lines(Path(source)) if state.is_file() else []
+    return _page(env, title, source, bodies, sweep)
 
 
 def render_comparison(cmp: Comparison) -> str:

@@ -1,5 +1,10 @@
 """OpenAI-compatible backend: one call (chat messages + decoding params -> text, token counts, latency).
 
+- Rate limits (``rpm``, ``tpm``) are per process (``TokenBucket``) unless a store is given
+  (``recallbench.store``; the command line always gives the job's): then one bucket per
+  endpoint and model lives in the store (``SharedBucket``), and every process of the sweep that
+  shares the store, on any machine with a server store, takes from it. The configured rate is
+  the endpoint's, not each job's.
 - ``OpenAIBackend``: the official ``openai`` client (``AsyncOpenAI``) against api.openai.com or any
   OpenAI-compatible ``base_url`` (vLLM, Ollama, llama.cpp server). Bounded concurrency (an
   ``asyncio.Semaphore``), requests- and tokens-per-minute token buckets, and bounded retries.
@@ -27,6 +32,7 @@ from recallbench.llm.types import (
     Message,
     count_message_tokens,
 )
+from recallbench.store import Store
 
 CONNECTIONS_PER_CLIENT = 8
 
@@ -62,6 +68,26 @@ class TokenBucket:
                 await asyncio.sleep((need - self.tokens) / self.rate)
 
 
+class SharedBucket:
+    """A token bucket held in a store (``Store.take``): every process sharing the store shares
+    the rate. Same capacity rule as ``TokenBucket``; callers wait the time the store assigns
+    them (served in the order they asked, across processes)."""
+
+    def __init__(self, store: Store, name: str, per_minute: float, burst_s: float = 1.0) -> None:
+        if per_minute <= 0:
+            raise ConfigError(f"rate limit must be > 0 per minute, got {per_minute}")
+        self.store, self.name, self.per_minute = store, name, per_minute
+        self.capacity = max(1.0, per_minute / 60.0 * burst_s)
+
+    async def acquire(self, amount: float = 1.0) -> None:
+        """Take ``amount`` tokens from the shared bucket, then wait until they are due."""
+        wait = await asyncio.to_thread(
+            self.store.take, self.name, amount, self.per_minute, self.capacity
+        )
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+
 _SECRET = re.compile(r"(sk-[A-Za-z0-9_\-]{4})[A-Za-z0-9_\-]+|(Bearer\s+)\S+")
 
 
@@ -83,6 +109,7 @@ class OpenAIBackend:
         timeout_s: per-request timeout (each retry gets a new one).
         max_retries: the client's retry bound.
         context_length: the model's context window in tokens.
+        store: where the rate buckets live (``SharedBucket``); None: this process alone.
     """
 
     name = "openai"
@@ -102,6 +129,7 @@ class OpenAIBackend:
         timeout_s: float = 60.0,
         max_retries: int = 4,
         context_length: int = 16385,
+        store: Store | None = None,
     ) -> None:
         import openai
 
@@ -126,8 +154,18 @@ class OpenAIBackend:
         ]
         self._next = 0
         self._semaphore = asyncio.Semaphore(concurrency)
-        self._rpm = TokenBucket(rpm) if rpm else None
-        self._tpm = TokenBucket(tpm) if tpm else None
+        self._rpm: TokenBucket | SharedBucket | None = None
+        self._tpm: TokenBucket | SharedBucket | None = None
+        for unit, limit in (("rpm", rpm), ("tpm", tpm)):
+            if limit and store is not None:
+                bucket: TokenBucket | SharedBucket = SharedBucket(
+                    store, f"{self.endpoint}|{model}|{unit}", limit
+                )
+            elif limit:
+                bucket = TokenBucket(limit)
+            else:
+                continue
+            setattr(self, f"_{unit}", bucket)
 
     def count_tokens(self, text: str) -> int:
         return local_token_counter()(text)

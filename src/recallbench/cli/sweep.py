@@ -1,0 +1,197 @@
+"""A sweep as one experiment: its store, its places checked before work, its state on disk.
+
+- ``check_places(cfg)``: before any work (``cli.checks.check_command_line`` calls it for every
+  job), a results or cache folder that cannot be written, a SQLite cache on a network file
+  system (``store.fs.network_fs``) and a malformed ``store`` are one line each (exit 2).
+- ``job_store(cfg)``: the job's store (``store=sqlite`` or ``redis://...``), made the
+  process's shared store (``store.use_store``) so every cache, the sweep's ledger and the rate
+  buckets of the job use it.
+- ``record_job``: every job writes its state to ``runs/<tag>/<stamp>/sweep.json`` (status,
+  attempt, requests sent, spend, host, pid, the resume command), under a file lock; ``recallbench
+  status <sweep folder>`` (``status_main``) prints it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+
+from recallbench.errors import ConfigError
+from recallbench.run.sweep import SWEEP_FILE, read_sweep, sweep_lines
+from recallbench.store import Store, network_fs, open_store, unwritable, use_store
+from recallbench.store import is_server as is_server_store
+
+STAMP_ENV = "RECALLBENCH_STAMP"  # the stamp of one invocation (``cli.main`` also passes stamp=)
+ARGV_ENV = "RECALLBENCH_ARGV"  # the command line, for resume commands printed by jobs in workers
+MAIN_PID_ENV = "RECALLBENCH_MAIN_PID"  # the submitting process (jobs elsewhere are workers)
+
+
+def check_places(cfg: DictConfig, mounts: str | None = None) -> None:
+    """Refuse, in one line, the folders and the store a job cannot use (module docstring).
+
+    ``mounts``: a mount table's text (tests); default ``/proc/self/mounts``."""
+    from recallbench.cli.build import plain
+    from recallbench.llm.budget import Budget
+
+    Budget.of(plain(cfg.get("sweep") or {}), "sweep")  # a bad bound is one line before work
+    spec = str(cfg.get("store") or "sqlite")
+    if spec != "sqlite" and not is_server_store(spec):
+        raise ConfigError(
+            f"store={spec!r}: expected sqlite (one machine) or redis://host:port/db (a Redis or "
+            "Valkey server shared by every job)"
+        )
+    for key in ("results_dir", "cache_dir"):
+        folder = cfg.paths[key]
+        if why := unwritable(folder):
+            raise ConfigError(
+                f"paths.{key}={folder}: cannot write there ({why}); point paths.{key} at a "
+                "folder this user can write"
+            )
+    if spec == "sqlite" and (kind := network_fs(cfg.paths.cache_dir, mounts)):
+        raise ConfigError(
+            f"paths.cache_dir={cfg.paths.cache_dir} is on a network file system ({kind}), where "
+            "SQLite's locks are unsafe: use a server store (store=redis://host:port/db, README "
+            "'Clusters') or a node-local cache (paths.cache_dir=/tmp/$USER/recallbench-cache)"
+        )
+
+
+def sweep_folder(cfg: DictConfig, sweep: bool) -> Path:
+    """The sweep folder ``runs/<tag>/<stamp>`` of a job (a resumed run's: from ``resume_dir``)."""
+    if cfg.get("resume_dir"):
+        path = Path(cfg.resume_dir)
+        return path if sweep else path.parent
+    stamp = str(cfg.get("stamp") or os.environ.get(STAMP_ENV) or time.strftime("%Y%m%d-%H%M%S"))
+    return Path(cfg.paths.results_dir) / "runs" / str(cfg.tag) / stamp
+
+
+@contextlib.contextmanager
+def job_store(cfg: DictConfig) -> Iterator[Store]:
+    """The job's store, the process's shared store until the job ends (then closed); a server
+    without AOF gets one warning line."""
+    store = open_store(str(cfg.get("store") or "sqlite"), cfg.paths.cache_dir)
+    use_store(store)
+    try:
+        check = getattr(store, "check_persistence", None)
+        if check is not None and (warning := check()):
+            print(f"recallbench: warning: {warning}", file=sys.stderr, flush=True)
+        yield store
+    finally:
+        use_store(None)
+        store.close()
+
+
+def in_worker() -> bool:
+    """Does this job run outside the submitting process (a joblib, submitit or SLURM worker)?
+
+    A worker's job that stops (a budget, a lost store) returns instead of exiting: a worker
+    that exits makes joblib abort the sweep's other jobs mid-run; ``sweep_exit`` in the
+    submitting process then exits 75."""
+    main = os.environ.get(MAIN_PID_ENV)
+    return main is not None and main != str(os.getpid())
+
+
+def sweep_exit(folders: list[Path], since: float) -> None:
+    """After the jobs ran in workers: one line and exit 75 when any of them stopped
+    ``interrupted`` (the jobs' own lines said why and how to resume)."""
+    stopped: list[str] = []
+    resume = ""
+    for folder in folders:
+        path = folder / SWEEP_FILE
+        if not path.is_file():
+            continue
+        data = read_sweep(path)
+        for job, entry in sorted(data["jobs"].items()):
+            if entry.get("status") == "interrupted" and entry.get("updated_unix", 0) >= since:
+                stopped.append(job)
+                resume = str(data.get("resume") or resume)
+    if stopped:
+        print(
+            f"recallbench: {len(stopped)} job(s) of the sweep stopped interrupted "
+            f"({', '.join(stopped[:4])}{' ...' if len(stopped) > 4 else ''}); resume with: "
+            f"{resume}",
+            file=sys.stderr,
+            flush=True,
+        )
+        sys.exit(75)
+
+
+def status_main(argv: list[str] | None = None) -> None:
+    """``recallbench status <sweep folder>``: per job finished / running / interrupted / failed,
+    the spend against the sweep budget and the command that resumes the rest."""
+    import argparse
+
+    from recallbench.cli.config import user_errors
+
+    parser = argparse.ArgumentParser(
+        prog="recallbench status",
+        description="The state of a sweep's jobs (runs/<tag>/<stamp>/sweep.json)",
+    )
+    parser.add_argument("folder", help="a sweep folder results/runs/<tag>/<stamp>")
+    ns = parser.parse_args(argv)
+    with user_errors("recallbench status"):
+        folder = Path(ns.folder)
+        if not (folder / SWEEP_FILE).is_file():
+            raise ConfigError(
+                f"{folder}: no {SWEEP_FILE} (name a sweep folder results/runs/<tag>/<stamp> of "
+                "a run started since sweeps record their state)"
+            )
+        print("\n".join(sweep_lines(folder)))
+
+
+def resume_command(run_dir: Path, sweep: bool = False) -> str:
+    """The command line that resumes ``run_dir``: this command's overrides + ``resume_dir=``;
+    for a job of a sweep, ``-m`` and the sweep's folder (its finished jobs are skipped)."""
+    import shlex
+
+    given = os.environ.get(ARGV_ENV)
+    argv = shlex.split(given) if given is not None else sys.argv[1:]
+    drop = ("resume_dir=", "stamp=")
+    args = [a for a in argv if not a.startswith(drop) and a not in ("-m", "--multirun")]
+    target = run_dir.parent if sweep else run_dir
+    return shlex.join(["recallbench", *(["-m"] if sweep else []), *args, f"resume_dir={target}"])
+
+
+def report_stop(
+    runner: Any, run_dir: Path, sweep: bool, job: str, why: str, then: str, n: int
+) -> None:
+    """One line for a run that stopped cleanly (run.json ``interrupted``), and its sweep state."""
+    from recallbench.run.sweep import record_end
+
+    record_end(runner.info, run_dir, run_dir.parent, job)
+    print(
+        f"recallbench: {why}, after {runner.info.get('episodes_done', 0)}/{n} episodes "
+        f"(run.json: interrupted); {then} with: {resume_command(run_dir, sweep)}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def report_done(runner: Any, run_dir: Path) -> None:
+    """The end of a run that ran: a degraded run's warning, the end-of-run summary, and a
+    warning when the code was not a clean commit."""
+    from recallbench.run.provenance import describe_code
+    from recallbench.run.record import describe_problems
+    from recallbench.run.report import print_end_of_run
+
+    if runner.info.get("status") == "degraded":
+        print(
+            f"recallbench: warning: run degraded ({describe_problems(runner.info['health'])}); "
+            f"samples of unparsed replies in {run_dir / 'usage.json'}",
+            file=sys.stderr,
+            flush=True,
+        )
+    print_end_of_run(run_dir)
+    if runner.info.get("git_dirty"):
+        print(
+            f"recallbench: warning: code {describe_code(runner.info)}: this run is not "
+            "reproducible from its commit alone (run.json: git_dirty, git_diff_sha256)",
+            file=sys.stderr,
+            flush=True,
+        )

@@ -1,0 +1,128 @@
+"""A sweep's state on disk: ``runs/<tag>/<stamp>/sweep.json``, one entry per job.
+
+Every job of a sweep merges its state into the file under a file lock (``record_job``): at the
+start ``running`` with its host and pid, at the end its status (``finished``, ``degraded``,
+``interrupted``, ``failed``), attempt, requests sent and dollars spent over its attempts (its
+``usage.json``) and why it stopped; the sweep's own facts (the sweep budget, the store, the
+command that resumes it) sit beside the jobs. ``sweep_lines`` is what ``recallbench status`` and
+``recallbench view`` show: a job recorded ``running`` whose process is gone on this host is
+``died`` (``kill -9``, a lost node on the same host).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from recallbench.errors import ConfigError
+from recallbench.io import write_json
+
+SWEEP_FILE = "sweep.json"
+
+
+def sweep_name(sweep_dir: Path) -> str:
+    """The ledger's name of a sweep folder ``runs/<tag>/<stamp>``: ``<tag>/<stamp>``."""
+    return f"{sweep_dir.parent.name}/{sweep_dir.name}"
+
+
+def record_job(sweep_dir: Path, job: str, **state: Any) -> None:
+    """Merge ``state`` into the job's entry of ``<sweep_dir>/sweep.json`` (under a file lock)."""
+    import filelock
+
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    path = sweep_dir / SWEEP_FILE
+    with filelock.FileLock(f"{path}.lock", timeout=60):
+        data: dict[str, Any] = (
+            read_sweep(path) if path.is_file() else {"sweep": sweep_name(sweep_dir), "jobs": {}}
+        )
+        entry = data["jobs"].setdefault(job, {})
+        entry.update(state, updated_unix=time.time())
+        for key in ("budget", "store", "resume"):
+            if key in state:  # the sweep's own facts, as the latest job saw them
+                data[key] = entry.pop(key)
+        write_json(path, data)
+
+
+def read_sweep(path: Path) -> dict[str, Any]:
+    """A ``sweep.json``; one that is not one is an error naming it."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"{path}: not a sweep state file written by recallbench ({exc})"
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("jobs"), dict):
+        raise ConfigError(f"{path}: not a sweep state file (expected an object with 'jobs')")
+    return data
+
+
+def job_usage(run_dir: Path) -> dict[str, Any]:
+    """Requests sent and dollars spent by a run over its attempts (its ``usage.json``)."""
+    try:
+        totals = json.loads((run_dir / "usage.json").read_text())["totals"]
+    except (OSError, ValueError, KeyError):
+        return {"calls": 0, "usd": 0.0}
+    sent = int(totals.get("calls") or 0) - int(totals.get("cached_calls") or 0)
+    return {"calls": sent, "usd": float(totals.get("cost_usd") or 0.0)}
+
+
+def _alive(entry: dict[str, Any]) -> bool:
+    """Is a job recorded ``running`` still running? Known only on its own host."""
+    import platform
+
+    if entry.get("host") != platform.node() or not entry.get("pid"):
+        return True  # another machine: trust the record
+    try:
+        os.kill(int(entry["pid"]), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_lines(sweep_dir: Path) -> list[str]:
+    """What ``recallbench status`` prints for a sweep folder."""
+    data = read_sweep(sweep_dir / SWEEP_FILE)
+    lines = [f"sweep {data.get('sweep', sweep_name(sweep_dir))}: {sweep_dir}"]
+    counts: dict[str, int] = {}
+    calls, usd = 0, 0.0
+    for job, entry in sorted(data["jobs"].items()):
+        status = str(entry.get("status", "?"))
+        if status == "running" and not _alive(entry):
+            status = "died"  # killed without a trace (kill -9, a lost node)
+        counts[status] = counts.get(status, 0) + 1
+        calls += int(entry.get("calls") or 0)
+        usd += float(entry.get("usd") or 0.0)
+        why = f"  ({entry['reason']})" if entry.get("reason") else ""
+        lines.append(
+            f"  {status:<11} {job}  attempt {entry.get('attempt', '?')}, "
+            f"{entry.get('calls', 0)} requests, ${float(entry.get('usd') or 0):.4f}{why}"
+        )
+    budget = data.get("budget") or {}
+    bound = ", ".join(f"sweep.{k}={v}" for k, v in budget.items() if v is not None) or "none"
+    summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    lines.append(f"jobs: {summary}")
+    lines.append(f"spent: {calls} requests, ${usd:.4f}; sweep budget: {bound}")
+    if set(counts) - {"finished", "degraded"} and data.get("resume"):
+        lines.append(f"resume the rest with: {data['resume']}")
+    return lines
+
+
+def record_end(info: dict[str, Any], run_dir: Path, sweep_dir: Path, job: str) -> None:
+    """A job's final state in ``sweep.json``, from its run record (``Runner.info``) and its
+    ``usage.json``; nothing when the run never started (no record)."""
+    if not info:
+        return
+    reason = info.get("reason") or info.get("error") or info.get("signal")
+    record_job(
+        sweep_dir,
+        job,
+        status=info.get("status", "failed"),
+        attempt=info.get("attempt"),
+        reason=str(reason)[:300] if reason else None,
+        **job_usage(run_dir),
+    )

@@ -1,0 +1,76 @@
+"""One store for a sweep: the caches, the sweep's ledger and the rate buckets (issue 34).
+
+``store=sqlite`` (default): one machine. The caches are the SQLite files of ``paths.cache_dir``
+(``llm.sqlite``, ``embeddings.sqlite``, ``lm_scores.sqlite``) and the ledger and rate buckets
+live in ``<paths.cache_dir>/store.sqlite`` (``SqliteStore``), so the processes of one machine
+share one budget and one rate. ``store=redis://host:port/db``: many processes on many machines
+(``RedisStore``); every cache, ledger and bucket lives on the server.
+
+The interface (``store.base.Store``), for anything else that wants to share values:
+
+    from recallbench.store import server_store, shared_store
+    store = shared_store()                       # the job's store (None outside a run)
+    store.put_many("metric:mauve", {key: {"value": 0.71}})
+    store.get_many("metric:mauve", [key])        # -> {key: {"value": 0.71}} (absent keys absent)
+    store.reserve(ledger, usd, max_calls, max_usd) / store.settle(...) / store.totals(ledger)
+    store.take(bucket, amount, per_minute, capacity)  # -> seconds to wait
+
+``recallbench cache export|import`` (``store.transfer``) moves entries between the SQLite files
+and a server.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from recallbench.errors import ConfigError
+from recallbench.store.base import (
+    Store,
+    StoreLost,
+    Totals,
+    get,
+    put,
+    server_store,
+    shared_store,
+    use_store,
+)
+from recallbench.store.fs import network_fs, unwritable
+from recallbench.store.sqlite import SqliteStore
+
+__all__ = [
+    "SERVER_SCHEMES",
+    "SqliteStore",
+    "Store",
+    "StoreLost",
+    "Totals",
+    "get",
+    "network_fs",
+    "open_store",
+    "put",
+    "server_store",
+    "shared_store",
+    "unwritable",
+    "use_store",
+]
+SERVER_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def is_server(spec: str) -> bool:
+    """Does ``store=<spec>`` name a server?"""
+    return str(spec).startswith(SERVER_SCHEMES)
+
+
+def open_store(spec: str, cache_dir: str | Path) -> Store:
+    """The store ``store=<spec>`` names: ``sqlite`` (``<cache_dir>/store.sqlite``) or a Redis
+    URL (its spill file for writes a lost connection could not deliver in ``cache_dir``)."""
+    spec = str(spec or "sqlite")
+    if spec == "sqlite":
+        return SqliteStore(Path(cache_dir) / "store.sqlite")
+    if is_server(spec):
+        from recallbench.store.redis_store import RedisStore
+
+        return RedisStore(spec, spill=Path(cache_dir) / "redis-spill.sqlite")
+    raise ConfigError(
+        f"store={spec!r}: expected sqlite (one machine) or redis://host:port/db (a Redis or "
+        "Valkey server shared by every job)"
+    )

@@ -1,0 +1,77 @@
+"""A sweep you can look at (issue 34): sweep.json per job, `recallbench status`, the submitting
+process's exit after jobs in workers stopped."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+import pytest
+
+from recallbench.cli.sweep import status_main, sweep_exit
+from recallbench.errors import ConfigError
+from recallbench.run.sweep import read_sweep, record_job
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_status_prints_every_job_the_spend_and_the_resume_command(tmp_path, capsys):
+    sweep = tmp_path / "runs" / "t" / "20260101-000000"
+    resume = f"recallbench -m memory.k=1,2,3,4 resume_dir={sweep}"
+    budget = {"max_usd": 1.5, "max_calls": None}
+    record_job(sweep, "k1", status="running", host=platform.node(), pid=os.getpid())
+    record_job(sweep, "k1", status="finished", attempt=1, calls=10, usd=0.25)
+    record_job(sweep, "k2", status="interrupted", attempt=2, calls=4, usd=0.5, budget=budget)
+    record_job(sweep, "k2", reason="budget: sweep.max_usd=1.5 reached", resume=resume)
+    record_job(sweep, "k3", status="running", host=platform.node(), pid=_dead_pid())
+    record_job(sweep, "k4", status="running", host="another-node", pid=1, store="redis://h/0")
+    data = read_sweep(sweep / "sweep.json")
+    assert data["sweep"] == "t/20260101-000000" and data["budget"] == budget
+    assert data["store"] == "redis://h/0" and data["resume"] == resume
+    assert data["jobs"]["k2"]["attempt"] == 2 and "budget" not in data["jobs"]["k2"]
+    status_main([str(sweep)])
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split()[:2] == ["finished", "k1"] and "10 requests, $0.2500" in out[1]
+    assert out[2].split()[:2] == ["interrupted", "k2"] and "(budget: sweep.max_usd" in out[2]
+    assert out[3].split()[:2] == ["died", "k3"]  # its pid is gone on this host
+    assert out[4].split()[:2] == ["running", "k4"]  # another host: trusted
+    assert out[5] == "jobs: 1 died, 1 finished, 1 interrupted, 1 running"
+    assert out[6] == "spent: 14 requests, $0.7500; sweep budget: sweep.max_usd=1.5"
+    assert out[7] == f"resume the rest with: {resume}"
+
+
+def test_status_of_a_folder_without_state_is_one_line(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        status_main([str(tmp_path)])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no sweep.json" in err[0]
+    (tmp_path / "sweep.json").write_text("{")
+    with pytest.raises(ConfigError, match="not a sweep state file"):
+        read_sweep(tmp_path / "sweep.json")
+
+
+def test_the_submitting_process_exits_75_when_a_job_of_this_invocation_stopped(tmp_path, capsys):
+    sweep = tmp_path / "t" / "s"
+    record_job(sweep, "old", status="interrupted", resume="recallbench -m ... resume_dir=x")
+    since = time.time()
+    sweep_exit([sweep], since)  # an earlier invocation's job: nothing to say
+    record_job(sweep, "new", status="finished")
+    sweep_exit([sweep], since)
+    assert capsys.readouterr().err == ""
+    record_job(sweep, "stopped", status="interrupted")
+    with pytest.raises(SystemExit) as stop:
+        sweep_exit([sweep, tmp_path / "absent"], since)
+    assert stop.value.code == 75
+    err = capsys.readouterr().err
+    assert "1 job(s) of the sweep stopped interrupted (stopped)" in err
+    assert err.rstrip().endswith("resume with: recallbench -m ... resume_dir=x")
+    assert json.loads((sweep / "sweep.json").read_text())["jobs"]["new"]["status"] == "finished"
