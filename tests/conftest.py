@@ -149,6 +149,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if any(where == p or (p.endswith("/") and where.startswith(p)) for p in NUMERIC):
             item.add_marker(pytest.mark.numeric)
 
+
 @pytest.fixture
 def redis_server(tmp_path):
     """A real redis-server (AOF on) on a free port, data in tmp_path; skips without the binary

@@ -136,3 +136,28 @@ def test_a_rescored_run_has_the_same_summary_and_computes_nothing(cache, monkeyp
     again = score_predictions(preds, ["length_ratio"])
     assert metric._calls == 2 * calls  # the cached pass computed, the second looked up
     assert first == again == plain
+
+
+def test_with_a_server_store_results_live_on_the_server_for_every_process(redis_server, tmp_path):
+    """A job on another machine reads what this one scored: two caches over one real
+    redis-server (no SQLite file is written)."""
+    from recallbench.store import open_store
+
+    one = open_store(redis_server.url, tmp_path / "a")
+    two = open_store(redis_server.url, tmp_path / "b")
+    try:
+        metric = LengthRatio()
+        stats = np.zeros((3, 40))
+        stats[0, 1] = stats[2, 39] = 1.0
+        result = MetricResult(0.75, [0.5, 1.0, 0.75], {"n": 3}, stats, {"fn": "ratio"})
+        writer = MetricCache(tmp_path / "a" / "metric_results.sqlite", store=one)
+        writer.put("k1", metric.name, {"metric": metric.name}, result)
+        reader = MetricCache(tmp_path / "b" / "metric_results.sqlite", store=two)
+        back = reader.get("k1")
+        assert back is not None and back.value == 0.75 and back.items == [0.5, 1.0, 0.75]
+        assert np.array_equal(back.stats, stats) and len(reader) == 1
+        assert reader.get("absent") is None
+        assert not (tmp_path / "a" / "metric_results.sqlite").exists()
+    finally:
+        one.close()
+        two.close()

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from recallbench.io import connect_shared, unusable_cache, write_immediate
+from recallbench.store import Store, server_store
 
 if TYPE_CHECKING:
     from recallbench.metrics.base import Metric, MetricResult, Reference
@@ -133,24 +134,38 @@ def _load(text: str) -> MetricResult:
     return MetricResult(row["value"], row["items"], row["meta"], stats, row["estimator"])
 
 
-class MetricCache:
-    """A persistent ``key -> MetricResult`` store in one SQLite file (``":memory:"``: private)."""
+NAMESPACE = "metric-results"  # a server store's namespace (its values: the result's JSON)
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = str(path)
-        self._conn = connect_shared(self.path, _SCHEMA, "metric result cache")
+
+class MetricCache:
+    """A persistent ``key -> MetricResult`` store in one SQLite file (``":memory:"``: private),
+    or, with a server store (``store=redis://...``), in its namespace :data:`NAMESPACE`, so
+    every job of a sweep on any machine reads what another scored."""
+
+    def __init__(self, path: str | Path, store: Store | None = None) -> None:
+        self.store = store
+        self.path = str(path) if store is None else store.url
         self._lock = threading.Lock()
+        if store is not None:
+            return
+        self._conn = connect_shared(self.path, _SCHEMA, "metric result cache")
         with self._lock, unusable_cache(self.path, "metric result cache"):
             self._conn.execute("SELECT COUNT(*) FROM results LIMIT 1").fetchone()
 
     def get(self, key: str) -> MetricResult | None:
         """The stored result of ``key`` (None: not stored)."""
+        if self.store is not None:
+            got = self.store.get_many(NAMESPACE, [key]).get(key)
+            return None if got is None else _load(json.dumps(got))
         with self._lock:
             row = self._conn.execute("SELECT result FROM results WHERE key = ?", (key,)).fetchone()
         return None if row is None else _load(row[0])
 
     def put(self, key: str, metric: str, ident: dict[str, Any], result: MetricResult) -> None:
         """Store ``result`` under ``key`` (the identity is kept for people reading the file)."""
+        if self.store is not None:
+            self.store.put_many(NAMESPACE, {key: json.loads(_dump(result))})
+            return
         row = (key, metric, json.dumps(ident, sort_keys=True), _dump(result), time.time())
         with self._lock:
             write_immediate(
@@ -158,20 +173,30 @@ class MetricCache:
             )
 
     def __len__(self) -> int:
+        if self.store is not None:
+            return self.store.count(NAMESPACE)
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM results").fetchone()[0])
 
     def close(self) -> None:
-        """Close the database connection."""
+        """Close the database connection (a server store is closed by its owner)."""
+        if self.store is not None:
+            return
         with self._lock:
             self._conn.close()
 
 
 def use_metric_cache(path: str | Path | None) -> MetricCache | None:
-    """Make ``path`` this process's metric result cache (None: no cache); return it."""
+    """Make ``path`` this process's metric result cache (None: no cache); return it. With a
+    server store (``store=redis://...``) the results live there instead of in ``path``."""
+    store = server_store()
     with _lock:
         cache = None
-        if path is not None:
+        if path is not None and store is not None:
+            if store.url not in _caches or _caches[store.url].store is not store:
+                _caches[store.url] = MetricCache(path, store=store)
+            cache = _caches[store.url]
+        elif path is not None:
             key = str(Path(path).resolve()) if str(path) != ":memory:" else ":memory:"
             if key not in _caches:
                 _caches[key] = MetricCache(path)
