@@ -191,6 +191,11 @@ attribution-caim: $(STAMP) ## Failure attribution + oracle reader ceiling in CAI
 	$(CLI) experiment=attribution_caim_oracle dataset.options.answer_key=$(if $(ANSWER_KEY),$(abspath $(ANSWER_KEY)),default) $(GEN_ARGS) $(ARGS)
 	$(TABLE) attribution_caim
 
+attribution-locomo: $(STAMP) ## Failure attribution per category + oracle reader ceiling on LoCoMo QA (reuses locomo_table1's runs)
+	$(call needs_runs,locomo_table1,reproduce-table-locomo-qa)
+	$(CLI) experiment=attribution_locomo_oracle judge=mem0_j $(GEN_ARGS) $(ARGS)
+	$(TABLE) attribution_locomo
+
 attribution-timerag: $(STAMP) ## Failure attribution + oracle reader ceiling in TimeRAG Table VI's setting (gold facts)
 	$(call needs_runs,timerag_table6,reproduce-table-timerag-6)
 	$(CLI) experiment=attribution_timerag_oracle $(GEN_ARGS) $(ARGS)
