@@ -102,8 +102,11 @@ def test_extraction_parser_and_offline_twin():
     assert EXTRACT_TASK.fallback == '{"memory": []}' and EXTRACT_TASK.stage == "memory"
 
 
-def test_telemetry_is_off():
+def test_telemetry_is_off_and_the_version_is_recorded():
     import mem0.memory.main as main
     import mem0.memory.telemetry as telemetry
 
+    from recallbench.run.provenance import package_versions
+
     assert main.MEM0_TELEMETRY is False and telemetry.MEM0_TELEMETRY is False
+    assert package_versions()["mem0ai"].startswith("2.2.")  # run.json "versions"
