@@ -3,17 +3,11 @@
     from recallbench.protocols.locomo import LocomoQAProtocol, locomo_f1, recall_at
 
 See ``_protocol`` (replay, prompts, options), ``_scoring`` (LoCoMo's F1 rules, recall@k) and
-``_score`` (the run summary per category with clustered intervals).
+``_score`` (the run summary per category with clustered intervals), ``_tasks`` (the
+authors' prompts as PromptTasks, category-5 options).
 """
 
-from recallbench.protocols.locomo._protocol import (
-    ADVERSARIAL_TASK,
-    ANSWER_TASK,
-    LocomoQAProtocol,
-    ask_session,
-    choice_answer,
-    options_for,
-)
+from recallbench.protocols.locomo._protocol import LocomoQAProtocol
 from recallbench.protocols.locomo._score import METRICS, item_values, score_locomo
 from recallbench.protocols.locomo._scoring import (
     adversarial_credit,
@@ -22,6 +16,13 @@ from recallbench.protocols.locomo._scoring import (
     locomo_f1,
     normalize_answer,
     recall_at,
+)
+from recallbench.protocols.locomo._tasks import (
+    ADVERSARIAL_TASK,
+    ANSWER_TASK,
+    ask_session,
+    choice_answer,
+    options_for,
 )
 
 __all__ = [
