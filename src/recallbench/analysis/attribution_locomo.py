@@ -23,17 +23,17 @@ from recallbench.metrics.attribution import ItemFacts
 from recallbench.protocols.locomo import locomo_f1
 from recallbench.records import Prediction
 
-J_NAME = "J mem0_j"
+J_NAME = "J {judge}"  # the run's judge: mem0_j (Mem0's J), or another QA judge
 F1_NAME = "LoCoMo F1"
 NO_EVIDENCE = "the question cites no evidence turn"
 
 
-def _credit(p: Prediction) -> tuple[float, dict[str, float], str]:
+def _credit(p: Prediction, j_name: str) -> tuple[float, dict[str, float], str]:
     f1 = float(locomo_f1(int(p.meta["category"]), p.output, p.reference or ""))
     verdict = p.meta.get("judge")
     if verdict is None:  # category 5: LoCoMo's rule
         return f1, {}, F1_NAME
-    return float(verdict["label"] == 1), {F1_NAME: f1}, J_NAME
+    return float(verdict["label"] == 1), {F1_NAME: f1}, j_name
 
 
 def _outcome(credit: float, output: str) -> str:
@@ -52,10 +52,11 @@ def locomo_items(
     if subset is not None:
         answers = [p for p in answers if subset in (p.meta.get("subsets") or ())]
     stores = {e: read_stores(run.path, e) for e in dict.fromkeys(p.episode_id for p in answers)}
+    j_name = J_NAME.format(judge=run.choice("judge") or "judge")
     items: list[ItemFacts] = []
     judges: dict[str, None] = {}
     for p in answers:
-        credit, others, judge = _credit(p)
+        credit, others, judge = _credit(p, j_name)
         judges[judge] = None
         oracle = p.meta.get("oracle")
         units = tuple(
@@ -82,7 +83,7 @@ def locomo_items(
             )
         )
     info = {
-        "judges": tuple(judges) or (J_NAME,),
+        "judges": tuple(judges) or (j_name,),
         "evidence": "given: LoCoMo's evidence turn ids",
         "oracle": is_oracle(run),
     }
