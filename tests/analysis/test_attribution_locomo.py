@@ -48,7 +48,8 @@ def test_locomo_items_classes_and_categories(tmp_path):
     write_run(tmp_path, {"name": "locomo_qa"}, PREDS)
     (run,) = runs_in(tmp_path)
     items, info = run_items(run)
-    assert info.protocol == "locomo_qa" and info.judges == ("J lexical", "LoCoMo F1")  # the run's judge
+    assert info.protocol == "locomo_qa"
+    assert info.judges == ("J lexical", "LoCoMo F1")  # named after the run's judge
     got = {int(i.item_id.split("/q")[1].split("/")[0]): classify(i) for i in items}
     assert {k: (v.cls if v else None) for k, v in got.items()} == EXPECTED
     assert got[3].reason == "forgotten" and got[4].reason == "never_written"
