@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from recallbench.judges.base import CORRECT, INCORRECT, Judge, JudgeItem, Verdict
+from recallbench.judges.base import CORRECT, INCORRECT
 from recallbench.judges.lexical import LexicalJudge
+from recallbench.judges.llm import LLMJudge
 from recallbench.llm.protocol import LLMClient
 from recallbench.llm.shapes import JsonReply
 from recallbench.llm.task import ParseError, PromptTask
@@ -48,8 +48,8 @@ For time related questions, the gold answer will be a specific date, month, year
 
 Now it's time for the real question:
 Question: {question}
-Gold answer: {gold_answer}
-Generated answer: {generated_answer}
+Gold answer: {label_answer}
+Generated answer: {answer_to_judge}
 
 First, provide a short (one sentence) explanation of your reasoning, then finish with CORRECT or WRONG. 
 Do NOT include both CORRECT and WRONG in your response, or it will break the evaluation script.
@@ -92,8 +92,8 @@ def make_j_task(offline_judge: LexicalJudge | None = None) -> PromptTask:
     """Return the J PromptTask; offline it answers with the lexical judge's verdict as JSON."""
     lexical = offline_judge or LexicalJudge()
 
-    def offline(question: str, gold_answer: str, generated_answer: str, **_: Any) -> str:
-        label = lexical.label(question, gold_answer, generated_answer)[0]
+    def offline(question: str, label_answer: str, answer_to_judge: str, **_: Any) -> str:
+        label = lexical.label(question, label_answer, answer_to_judge)[0]
         return json.dumps({"label": "CORRECT" if label == CORRECT else "WRONG"})
 
     return PromptTask(
@@ -113,34 +113,20 @@ def make_j_task(offline_judge: LexicalJudge | None = None) -> PromptTask:
 J_TASK = make_j_task()
 
 
-class Mem0JJudge(Judge):
-    """Label answers CORRECT / WRONG with Mem0's judge prompt on ``llm`` (any backend)."""
+class Mem0JJudge(LLMJudge):
+    """Label answers CORRECT / WRONG with Mem0's judge prompt on ``llm`` (any backend).
+
+    The LUFY judge's machinery (``LLMJudge``: concurrent calls, verdicts with raw text, usage and
+    failures) with Mem0's task; its fields are the house's judge fields (question, label answer,
+    answer to judge) in the places of Mem0's ``{gold_answer}``/``{generated_answer}``.
+    """
 
     name = "mem0_j"
 
     def __init__(self, llm: LLMClient) -> None:
         self.llm = llm
+        self.fallback = INCORRECT
         self.task = J_TASK
-
-    def judge(self, question: str, label_answer: str, answer: str) -> Verdict:
-        return self.judge_many([JudgeItem(question, label_answer, answer)])[0]
-
-    def judge_many(self, items: Sequence[JudgeItem]) -> list[Verdict]:
-        fields = [
-            {"question": i.question, "gold_answer": i.label_answer, "generated_answer": i.answer}
-            for i in items
-        ]
-        results = self.llm.run_many(self.task, fields, progress=False) if fields else []
-        return [
-            Verdict(
-                label=int(r.value),
-                raw=r.raw,
-                parsed=r.failure is None,
-                failure=r.failure,
-                usage=r.usage_dict(),
-            )
-            for r in results
-        ]
 
     def describe(self) -> dict[str, Any]:
         backend = self.llm.backend.name

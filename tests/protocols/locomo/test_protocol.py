@@ -55,7 +55,7 @@ def _method(llm):
 def test_j_prompt_is_mem0s_and_parses_json_labels():
     assert ACCURACY_PROMPT.startswith("\nYour task is to label an answer")
     assert ACCURACY_PROMPT.rstrip().endswith('in a json format with the key as "label".')
-    text = J_TASK.render(question="Q?", gold_answer="G", generated_answer="A")[0]["content"]
+    text = J_TASK.render(question="Q?", label_answer="G", answer_to_judge="A")[0]["content"]
     assert "Question: Q?\nGold answer: G\nGenerated answer: A\n" in text
     assert parse_j_label('{"label": "CORRECT"}') == 1
     assert parse_j_label('The dates match. {"label": "WRONG"}') == 0
