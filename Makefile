@@ -168,6 +168,9 @@ reproduce-table-carecall-5: $(STAMP) ## CareCall Tables 5/8/9 + Fig. 3: human ev
 	$(TABLE) carecall_table8
 	$(TABLE) carecall_table9
 
+reproduce-table-locomo-qa: $(STAMP) ## LoCoMo QA: every memory method on the 10 conversations, F1 / Mem0's J / recall@5 per category
+	@$(MAKE) -o $(STAMP) --no-print-directory reproduce-table-locomo-1 JUDGE=mem0_j
+
 reproduce-table-caim-3: $(STAMP) ## CAIM Table 3: CAIM vs MemoryBank vs TiM on GVD (ANSWER_KEY=path; default: shipped key)
 	$(CLI) experiment=caim_table3 dataset.options.answer_key=$(if $(ANSWER_KEY),$(abspath $(ANSWER_KEY)),default) $(GEN_ARGS) $(ARGS)
 	$(TABLE) caim_table3
@@ -202,6 +205,11 @@ attribution-caim: $(STAMP) ## Failure attribution + oracle reader ceiling in CAI
 	$(call needs_runs,caim_table3,reproduce-table-caim-3)
 	$(CLI) experiment=attribution_caim_oracle dataset.options.answer_key=$(if $(ANSWER_KEY),$(abspath $(ANSWER_KEY)),default) $(GEN_ARGS) $(ARGS)
 	$(TABLE) attribution_caim
+
+attribution-locomo: $(STAMP) ## Failure attribution per category + oracle reader ceiling on LoCoMo QA (reuses locomo_table1's runs)
+	$(call needs_runs,locomo_table1,reproduce-table-locomo-qa)
+	$(CLI) experiment=attribution_locomo_oracle judge=mem0_j $(GEN_ARGS) $(ARGS)
+	$(TABLE) attribution_locomo
 
 attribution-timerag: $(STAMP) ## Failure attribution + oracle reader ceiling in TimeRAG Table VI's setting (gold facts)
 	$(call needs_runs,timerag_table6,reproduce-table-timerag-6)

@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from recallbench.analysis.attribution_locomo import locomo_items
 from recallbench.analysis.attribution_reads import (
     Stores,
     carried,
@@ -54,7 +55,7 @@ from recallbench.protocols.evidence import EvidenceLocator
 from recallbench.protocols.timerag import reply_targets, split_single
 from recallbench.records import Episode, MemoryItem, Prediction, QAItem, read_jsonl
 
-PROTOCOLS = ("qa", "qa_gvd", "teafarm", "timerag")
+PROTOCOLS = ("qa", "qa_gvd", "teafarm", "timerag", "locomo_qa")
 PRIMARY = ("auto", "caim", "judge")
 __all__ = [
     "PROTOCOLS",
@@ -82,12 +83,16 @@ class RunAttribution:
 
 
 def run_items(
-    run: RunInfo, evidence: Mapping[str, Any] | None = None, primary: str = "auto"
+    run: RunInfo,
+    evidence: Mapping[str, Any] | None = None,
+    primary: str = "auto",
+    subset: str | None = None,
 ) -> tuple[list[ItemFacts], RunAttribution]:
     """Return the attribution facts of every judged item of ``run`` and how they were read.
 
     ``evidence``: locator settings (``protocols.evidence.EvidenceLocator``) over the run's own
-    ``protocol.evidence``; ``primary``: which judge decides a qa_gvd item (``caim``, ``judge``).
+    ``protocol.evidence``; ``primary``: which judge decides a qa_gvd item (``caim``, ``judge``);
+    ``subset``: a locomo_qa run's items of one category (``analysis.attribution_locomo``).
     """
     proto = protocol_config(run)
     name = str(proto.get("name"))
@@ -100,6 +105,9 @@ def run_items(
         raise ValueError(f"primary must be one of {PRIMARY}, got {primary!r}")
     preds = read_jsonl(run.path / "predictions.jsonl", Prediction)
     settings = {**dict(proto.get("evidence") or {}), **dict(evidence or {})}
+    if name == "locomo_qa":
+        items, how = locomo_items(run, preds, subset)
+        return items, RunAttribution(name, how["judges"], how["evidence"], "all", how["oracle"])
     if name == "timerag":
         return _timerag_items(run, proto, preds)
     if name == "teafarm":

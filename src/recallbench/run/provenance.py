@@ -18,7 +18,15 @@ from typing import Any
 
 from recallbench.records import Episode
 
-PACKAGES = ("recallbench", "torch", "transformers", "openai", "sentence-transformers", "numpy")
+PACKAGES = (
+    "recallbench",
+    "torch",
+    "transformers",
+    "openai",
+    "sentence-transformers",
+    "numpy",
+    "mem0ai",
+)
 
 
 # What a dirty flag covers: the code and configs that shape a run (results/, docs/ and tests/

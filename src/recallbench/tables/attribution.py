@@ -80,14 +80,14 @@ def _cell(row: str, column: str, metric: str, entry: Mapping[str, Any] | None, s
 
 
 def _read(
-    runs: Sequence[RunInfo], spec: TableSpec
+    runs: Sequence[RunInfo], spec: TableSpec, subset: str | None = None
 ) -> tuple[list[ItemFacts], list[RunAttribution], list[tuple[RunInfo, ItemFacts]]]:
     items: list[ItemFacts] = []
     infos: list[RunAttribution] = []
     owned = []
     for run in runs:
         got, info = run_items(
-            run, spec.option("evidence", None), str(spec.option("primary", "auto"))
+            run, spec.option("evidence", None), str(spec.option("primary", "auto")), subset
         )
         items += got
         infos.append(info)
@@ -126,8 +126,8 @@ def attribution_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
             oracle = [r for r in matched if is_oracle(r)]
             used.update({r.path: r for r in matched})
             row_runs[name] = actual
-            items, infos, owned = _read(actual, spec)
-            oracle_items, _, _ = _read(oracle, spec)
+            items, infos, owned = _read(actual, spec, column.get("subset"))
+            oracle_items, _, _ = _read(oracle, spec, column.get("subset"))
             cover = spec.option("cover", None) or (infos[0].cover if infos else "all")
             judges = max((len(i.judges) for i in infos), default=1)
             summary = summarize(items, cover, judges) if actual else None

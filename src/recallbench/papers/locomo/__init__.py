@@ -1,0 +1,1 @@
+"""locomo paper package: LoCoMo QA's reference entries (see README.md)."""

@@ -1,0 +1,260 @@
+"""Protocol ``locomo_qa``: LoCoMo's question answering (Maharana et al. 2024, sec. 4.1 / 5.1).
+
+Replay: the method observes the conversation's sessions in order; each question is asked once,
+after the last session (LoCoMo's setting; ``ask_after: last``) or, as an option, right after the
+session holding its last evidence turn (``ask_after: evidence``; a question without evidence is
+asked after the last session). Asking is a probe: the method recalls for the original question
+(``Query`` with the question, empty history) and must not change its store
+(``check_unperturbed``); the generator answers from the recalled memory with LoCoMo's own RAG
+prompt (``task_eval/evaluate_gpts.py``: the retrieved context, a blank line, ``QA_PROMPT``),
+with the authors' per-category question: category 2 gets "Use DATE of CONVERSATION to answer
+with an approximate date.", category 5 becomes their two-option question "Select the correct
+answer: (a) {} (b) {}." between "Not mentioned in the conversation" and the bait answer, in an
+order drawn per question (seeded by the question id, where the authors used ``random``), sent
+with ``QA_PROMPT_CAT_5``; a reply "a"/"(a)" (or b) is mapped back to its option text as their
+``get_cat_5_answer`` does. ``oracle_context`` (default false) answers from the gold evidence
+turns instead (the reader ceiling of failure attribution).
+
+Scores (``protocols.locomo.score_locomo``): ``f1`` (LoCoMo's answer F1 per category, all five),
+``j`` (Mem0's judge on categories 1-4 as Mem0 reports it; category 5 is not judged),
+``recall_at_5``/``recall_at_10``/``evidence_recall`` (evidence turns among the first k / all
+recalled items' sources), each pooled and per category (``subsets``: the category names and
+``answerable`` = categories 1-4), with episode-clustered intervals (10 conversations: 10
+clusters, so intervals are wide) and the per-episode sums for paired tests.
+
+Deviations:
+- The authors' RAG retrieves dialog turns, observations or session summaries with its own
+  retriever; here the memory method's recall is the context (that is the point of the protocol).
+- A question without evidence is not scored for recall (the authors count it as 1).
+- The authors' offline stand-in does not exist: on the extractive backend the reader is the
+  recalled item sharing most content words with the question ("Not mentioned in the
+  conversation" when none does), and category 5 picks the bait only when its words are in that
+  item: a documented no-LLM baseline, never a GPT number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any, ClassVar
+
+from recallbench.datasets import needs
+from recallbench.errors import ConfigError, did_you_mean
+from recallbench.judges import Judge, JudgeItem
+from recallbench.llm.protocol import LLMClient
+from recallbench.llm.task import PromptTask, TaskResult
+from recallbench.memory import HasAnswerPromptFields, MemoryMethod
+from recallbench.protocols.base import EpisodeResult, EvalProtocol
+from recallbench.protocols.evidence import EvidenceLocator, oracle_recall
+from recallbench.protocols.locomo._score import METRICS, score_locomo
+from recallbench.protocols.locomo._tasks import (
+    ADVERSARIAL_TASK,
+    ANSWER_TASK,
+    CHOICE,
+    NO_MEMORY_TEXT,
+    NOT_MENTIONED,
+    TEMPORAL_SUFFIX,
+    ask_session,
+    choice_answer,
+    options_for,
+)
+from recallbench.protocols.response import prompt_hash
+from recallbench.records import Episode, MemoryItem, Prediction, QAItem, Query, Recall, Score
+
+
+class LocomoQAProtocol(EvalProtocol):
+    """Ask each LoCoMo question once and score F1, J and recall@k per category."""
+
+    name = "locomo_qa"
+    MODELS: ClassVar[dict[str, str]] = {"judge": "judge"}
+    ASK_AFTER = ("last", "evidence")
+
+    def __init__(
+        self,
+        judge: Judge | None = None,
+        ask_after: str = "last",
+        session_minutes: float = 30.0,
+        max_tokens: int = 32,
+        temperature: float = 0.0,
+        seed: int | None = 0,
+        check_unperturbed: bool = True,
+        oracle_context: bool = False,
+    ) -> None:
+        if judge is None:
+            raise ConfigError("protocol locomo_qa needs a judge: add judge=mem0_j (+judge=...)")
+        if ask_after not in self.ASK_AFTER:
+            raise did_you_mean("locomo_qa ask_after", str(ask_after), self.ASK_AFTER)
+        self.judge = judge
+        self.ask_after = ask_after
+        self.session_length = timedelta(minutes=float(session_minutes))
+        decoding = {"max_tokens": int(max_tokens), "temperature": float(temperature), "seed": seed}
+        self.tasks = {
+            key: PromptTask(**{**{f: getattr(t, f) for f in t.__dataclass_fields__}, **decoding})
+            for key, t in (("answer", ANSWER_TASK), ("adversarial", ADVERSARIAL_TASK))
+        }
+        self.check_unperturbed = bool(check_unperturbed)
+        self.oracle_context = bool(oracle_context)
+        self.locator = EvidenceLocator.of({"mode": "given"})
+        self._run_llm: LLMClient | None = None
+
+    def needs(self) -> frozenset[str]:
+        """Questions with answers (LoCoMo's QA items)."""
+        return frozenset({needs.QA_ITEMS, needs.QA_ANSWERS})
+
+    def run_episode(self, episode: Episode, method: MemoryMethod, llm: LLMClient) -> EpisodeResult:
+        """Replay ``episode`` and ask every question after its session."""
+        self._run_llm = llm
+        result = EpisodeResult()
+        method.reset(episode)
+        method.prefetch_episode(episode)
+        last = max(s.index for s in episode.sessions)
+        due: dict[int, list[QAItem]] = {}
+        for qa in episode.qa:
+            due.setdefault(ask_session(qa, self.ask_after, last), []).append(qa)
+        for session in episode.sessions:
+            method.observe(session)
+            before = list(method.snapshot())
+            result.predictions.append(_memory_state(episode, session.index, before))
+            asked = due.get(session.index, [])
+            if asked:
+                now = session.start + self.session_length if session.start else None
+                result.predictions.extend(
+                    self._ask(episode, session.index, now, asked, method, llm)
+                )
+            after = list(method.snapshot())
+            if self.check_unperturbed and after != before:
+                raise RuntimeError(
+                    f"{type(method).__name__} changed its memory while answering LoCoMo "
+                    f"questions ({episode.episode_id}, after session {session.index})"
+                )
+            result.snapshots.append((session.index, after))
+        return result
+
+    def _recall(self, episode: Episode, qa: QAItem, query: Query, method: MemoryMethod) -> Recall:
+        if not self.oracle_context:
+            return method.recall(query)
+        return oracle_recall(episode, self.locator.locate(episode, qa, query.speaker), query.now)
+
+    def _ask(
+        self,
+        episode: Episode,
+        index: int,
+        now: datetime | None,
+        asked: list[QAItem],
+        method: MemoryMethod,
+        llm: LLMClient,
+    ) -> list[Prediction]:
+        speaker = episode.speakers[0]
+        queries = [Query(episode.episode_id, index, (), speaker, now, qa.question) for qa in asked]
+        if not self.oracle_context:
+            method.prefetch(queries)
+        rows: list[dict[str, Any]] = []
+        for qa, query in zip(asked, queries, strict=True):
+            recall = self._recall(episode, qa, query, method)
+            extra = (
+                method.answer_prompt_fields(query, recall)
+                if isinstance(method, HasAnswerPromptFields) and not self.oracle_context
+                else {"memory": recall.text}
+            )
+            fields = {
+                **extra,
+                "memory": extra.get("memory") or NO_MEMORY_TEXT,
+                "items": [item.text for item in recall.items],
+                "names": list(episode.speakers),
+            }
+            row: dict[str, Any] = {"qa": qa, "recall": recall, "fields": fields}
+            if qa.meta.get("category") == 5:
+                row["options"] = options_for(qa)
+                bait_is = "a" if row["options"]["a"] != NOT_MENTIONED else "b"
+                choice = CHOICE.format(row["options"]["a"], row["options"]["b"])
+                fields.update(question=qa.question + choice, bait=row["options"][bait_is])
+                fields["bait_is"] = bait_is
+            else:
+                suffix = TEMPORAL_SUFFIX if qa.meta.get("category") == 2 else ""
+                fields["question"] = qa.question + suffix
+            rows.append(row)
+        for key in ("answer", "adversarial"):
+            group = [r for r in rows if ("options" in r) == (key == "adversarial")]
+            results = llm.run_many(self.tasks[key], [r["fields"] for r in group], progress=False)
+            for r, res in zip(group, results, strict=True):
+                r["result"], r["messages"] = res, self.tasks[key].render(**r["fields"])
+        return self._judged(episode, index, rows)
+
+    def _judged(self, episode: Episode, index: int, rows: list[dict[str, Any]]) -> list[Prediction]:
+        for r in rows:
+            reply = _text(r["result"]).strip()
+            r["output"] = choice_answer(reply, r["options"]) if "options" in r else reply
+        judged = [r for r in rows if "options" not in r]
+        verdicts = self.judge.judge_many(
+            [JudgeItem(r["qa"].question, r["qa"].answers[0], r["output"]) for r in judged]
+        )
+        for r, v in zip(judged, verdicts, strict=True):
+            r["verdict"] = v.to_dict()
+        return [_prediction(episode, index, r) for r in rows]
+
+    def score(
+        self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
+    ) -> tuple[list[Score], dict[str, Any]]:
+        """Per-answer scores and the summary (``score_locomo``), with the judge described."""
+        for name in metric_names:
+            if name not in METRICS:
+                raise did_you_mean("locomo_qa metric", name, METRICS)
+        scores, summary = score_locomo(predictions)
+        summary["judge"] = {**self.judge.describe(), **summary.get("judge", {})}
+        judge_llm = getattr(self.judge, "llm", None)
+        if judge_llm is not None and judge_llm is not self._run_llm:
+            summary["judge_usage"] = judge_llm.usage.to_dict()
+        return scores, summary
+
+
+def _text(result: TaskResult) -> str:
+    return result.value if isinstance(result.value, str) else result.raw
+
+
+def _memory_state(episode: Episode, index: int, items: list[MemoryItem]) -> Prediction:
+    return Prediction(
+        pred_id=f"{episode.episode_id}/s{index}/memory",
+        episode_id=episode.episode_id,
+        session_index=index,
+        kind="memory",
+        prompt_hash="",
+        output="",
+        meta={"n_items": len(items)},
+    )
+
+
+def _prediction(episode: Episode, index: int, row: dict[str, Any]) -> Prediction:
+    qa, recall, res = row["qa"], row["recall"], row["result"]
+    category = int(qa.meta.get("category", 0))
+    meta: dict[str, Any] = {
+        "qa_id": qa.qa_id,
+        "question": qa.question,
+        "category": category,
+        "question_session": qa.after_session,
+        "evidence": list(qa.evidence),
+        "recalled_sources": [list(item.source_ids) for item in recall.items],
+        "n_recalled": len(recall.items),
+        "raw_reply": _text(res),
+        "subsets": [qa.kind] + (["answerable"] if category != 5 else []),
+    }
+    if "verdict" in row:
+        meta["judge"] = row["verdict"]
+    if "options" in row:
+        meta["options"] = row["options"]
+    if "erratum" in qa.meta:
+        meta["erratum"] = qa.meta["erratum"]
+    if recall.info.get("method") == "oracle":
+        meta["oracle"] = recall.info.get("evidence")
+    return Prediction(
+        pred_id=f"{qa.qa_id}/after_s{index}",
+        episode_id=episode.episode_id,
+        session_index=index,
+        kind="answer",
+        prompt_hash=prompt_hash(row["messages"]),
+        output=row["output"],
+        reference=qa.answers[0] if qa.answers else "",
+        recalled=recall.source_ids(),
+        usage=res.usage_dict(),
+        failure=res.failure,
+        meta=meta,
+    )

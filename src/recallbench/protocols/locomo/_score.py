@@ -1,0 +1,86 @@
+"""The summary of a ``locomo_qa`` run: F1, J and recall@k, pooled and per category.
+
+Each metric's entry is ``metrics.bootstrap.clustered_entry`` over (episode, session, [x, 1])
+rows (the value is the mean of x; the interval resamples conversations), with ``subsets`` per
+category name and ``answerable`` (categories 1-4, the set Mem0 reports). Items:
+
+- ``f1``: every answered question (LoCoMo's F1 of its category, ``_scoring.locomo_f1``);
+- ``j``: the questions the judge labelled (categories 1-4), 1 for CORRECT;
+- ``recall_at_5``, ``recall_at_10``, ``evidence_recall``: questions with evidence; the share of
+  their evidence turns among the sources of the first 5 / 10 / all recalled items.
+
+A question whose answering call failed is not scored (``failed_calls_not_scored``), as for
+every reference-based metric of the house (``metrics.scoring``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from recallbench.judges import CORRECT
+from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE
+from recallbench.metrics.bootstrap import clustered_entry
+from recallbench.protocols.locomo._scoring import locomo_f1, recall_at
+from recallbench.records import Prediction, Score
+
+RECALL_K: dict[str, int | None] = {"recall_at_5": 5, "recall_at_10": 10, "evidence_recall": None}
+METRICS = ("f1", "j", *RECALL_K)
+Row = tuple[str, int, list[float]]
+
+
+def item_values(p: Prediction) -> dict[str, float]:
+    """The per-question values of one answer prediction (absent: not scored for that metric)."""
+    out: dict[str, float] = {"f1": locomo_f1(int(p.meta["category"]), p.output, p.reference or "")}
+    verdict = p.meta.get("judge")
+    if verdict is not None:
+        out["j"] = float(verdict["label"] == CORRECT)
+    for name, k in RECALL_K.items():
+        value = recall_at(p.meta.get("evidence") or [], p.meta.get("recalled_sources") or [], k)
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def _entry(rows: list[tuple[Row, list[str]]]) -> dict[str, Any]:
+    entry = clustered_entry([r for r, _ in rows], per_session=False)
+    subsets = sorted({s for _, subs in rows for s in subs})
+    entry["subsets"] = {
+        s: clustered_entry([r for r, subs in rows if s in subs], per_session=False) for s in subsets
+    }
+    return entry
+
+
+def score_locomo(predictions: Sequence[Prediction]) -> tuple[list[Score], dict[str, Any]]:
+    """Return per-answer scores and the run summary of a ``locomo_qa`` run."""
+    answers = [p for p in predictions if p.kind == "answer"]
+    scored = [p for p in answers if not (p.failure or "").startswith(CALL_FAILURE)]
+    rows: dict[str, list[tuple[Row, list[str]]]] = {m: [] for m in METRICS}
+    scores: list[Score] = []
+    for p in scored:
+        subsets = [str(s) for s in p.meta.get("subsets") or ()]
+        for name, value in item_values(p).items():
+            scores.append(Score(p.pred_id, name, value))
+            rows[name].append(((p.episode_id, p.session_index, [value, 1.0]), subsets))
+    verdicts = [p.meta["judge"] for p in answers if p.meta.get("judge") is not None]
+    summary: dict[str, Any] = {
+        "metrics": {name: _entry(r) for name, r in rows.items()},
+        "failed_calls_not_scored": len(answers) - len(scored),
+        "answer_failures": sum(1 for p in answers if p.failure),
+        "judge": {
+            "judged": len(verdicts),
+            "parse_failures": sum(
+                1 for v in verdicts if str(v.get("failure") or "").startswith(PARSE_FAILURE)
+            ),
+            "call_failures": sum(
+                1 for v in verdicts if str(v.get("failure") or "").startswith(CALL_FAILURE)
+            ),
+        },
+        "errata_items": sum(1 for p in answers if "erratum" in p.meta),
+        "aggregation": (
+            "value = mean over the questions scored (f1: all categories, LoCoMo's rule per "
+            "category; j: categories 1-4; recall: questions with evidence); subsets = per "
+            "category and answerable (1-4); intervals resample the conversations"
+        ),
+    }
+    return scores, summary

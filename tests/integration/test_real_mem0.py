@@ -1,0 +1,36 @@
+"""``make test-server``: Mem0 on one LoCoMo conversation against the real llama.cpp server.
+
+Mem0's extraction (``mem0.extract``, a JSON reply shape) with structured replies, LoCoMo's answers
+in free text, Mem0's judge J (JSON shape) on the same server: every call is parsed or counted,
+and the run ends ``finished`` or honestly ``degraded`` (parse failures over the health limit),
+never failed. The fixture conversation conv-2 (2 sessions) keeps it short.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def test_mem0_on_one_locomo_conversation_with_structured_replies(real_run):
+    args = [
+        "dataset=locomo",
+        "dataset.options.conversations=conv-2",
+        "protocol=locomo_qa",
+        "+judge=mem0_j",
+        "memory=mem0",
+        "embedder=hashing",
+        "memory.threshold=0.0",
+        "generator.structured=llamacpp",
+    ]
+    info, usage = real_run("mem0", args)
+    assert info["status"] in ("finished", "degraded"), info
+    assert "mem0ai" in info["versions"]
+    extract = usage["tasks"]["mem0.extract"]
+    assert extract["calls"] > 0
+    assert extract["parse_failures"] + extract["failures"] <= extract["calls"]  # counted
+    judge = usage["tasks"]["judge.mem0_j"]
+    assert judge["calls"] > 0
+    if info["status"] == "finished":
+        assert extract["parse_failures"] == 0 and judge["parse_failures"] == 0

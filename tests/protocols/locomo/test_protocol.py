@@ -1,0 +1,149 @@
+"""Protocol ``locomo_qa`` on the fixture: asking, category-5 options, summary per category."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from omegaconf import OmegaConf
+
+from recallbench import CONF_DIR
+from recallbench.cli.build import build_judge, build_memory_factory
+from recallbench.datasets.locomo import load
+from recallbench.embed.hashing import HashingEmbedder
+from recallbench.judges import JudgeItem
+from recallbench.judges.mem0_j import ACCURACY_PROMPT, J_TASK, parse_j_label
+from recallbench.llm import build_llm
+from recallbench.llm.task import ParseError
+from recallbench.protocols.locomo import (
+    LocomoQAProtocol,
+    ask_session,
+    choice_answer,
+    options_for,
+    score_locomo,
+)
+from recallbench.records import Prediction
+from recallbench.testing.configs import load_group_config
+
+
+@pytest.fixture(scope="module")
+def episodes(fixtures_dir):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return load(fixtures_dir)
+
+
+@pytest.fixture(scope="module")
+def llm():
+    return build_llm({"backend": "extractive"})
+
+
+JUDGE = {"_target_": "recallbench.judges.mem0_j.Mem0JJudge", "name": "mem0_j", "generator": None}
+
+
+def _protocol(llm, **overrides):
+    node = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "protocol" / "locomo_qa.yaml"))
+    params = {k: v for k, v in node.items() if k not in ("_target_", "name", "metrics", "judge")}
+    return LocomoQAProtocol(judge=build_judge(JUDGE, llm=llm), **{**params, **overrides})
+
+
+def _method(llm):
+    node = load_group_config(CONF_DIR / "memory" / "naive_rag.yaml")
+    return build_memory_factory(node, llm, HashingEmbedder())()
+
+
+def test_j_prompt_is_mem0s_and_parses_json_labels():
+    assert ACCURACY_PROMPT.startswith("\nYour task is to label an answer")
+    assert ACCURACY_PROMPT.rstrip().endswith('in a json format with the key as "label".')
+    text = J_TASK.render(question="Q?", label_answer="G", answer_to_judge="A")[0]["content"]
+    assert "Question: Q?\nGold answer: G\nGenerated answer: A\n" in text
+    assert parse_j_label('{"label": "CORRECT"}') == 1
+    assert parse_j_label('The dates match. {"label": "WRONG"}') == 0
+    for bad in ("CORRECT", '{"label": "correct"}', '{"verdict": "CORRECT"}'):
+        with pytest.raises(ParseError):
+            parse_j_label(bad)
+
+
+def test_j_offline_twin_goes_through_the_parser(llm):
+    judge = build_judge(JUDGE, llm=llm)
+    verdicts = judge.judge_many(
+        [
+            JudgeItem("Where did Dev move?", "Oslo", "He moved to Oslo."),
+            JudgeItem("Q?", "Oslo", "Rome"),
+        ]
+    )
+    assert [(v.label, v.raw) for v in verdicts] == [
+        (1, '{"label": "CORRECT"}'),
+        (0, '{"label": "WRONG"}'),
+    ]
+    assert "lexical" in judge.describe()["note"]
+
+
+def test_choice_answer_and_options(episodes):
+    bait = episodes[0].qa[10]
+    opts = options_for(bait)
+    assert opts == options_for(bait) and set(opts.values()) == {
+        "Not mentioned in the conversation",
+        "Pixel",
+    }
+    assert choice_answer("(a)", {"a": "x", "b": "y"}) == "x"
+    assert choice_answer("b", {"a": "x", "b": "y"}) == "y"
+    assert choice_answer("Pixel, his dog", {"a": "x", "b": "y"}) == "pixel, his dog"
+
+
+def test_ask_after_last_or_evidence(episodes):
+    qa = episodes[0].qa
+    assert ask_session(qa[0], "last", 2) == 2
+    assert ask_session(qa[0], "evidence", 2) == 1  # D1:2, D1:4
+    assert ask_session(qa[5], "evidence", 2) == 2  # D1:1 and D2:2
+    assert ask_session(qa[9], "evidence", 2) == 2  # no evidence: after the last session
+
+
+def test_run_scores_every_question_once_per_category(episodes, llm):
+    protocol = _protocol(llm, ask_after="evidence")
+    preds = []
+    for ep in episodes:
+        preds += protocol.run_episode(ep, _method(llm), llm).predictions
+    answers = [p for p in preds if p.kind == "answer"]
+    assert len(answers) == sum(len(e.qa) for e in episodes)
+    first = {p.meta["qa_id"]: p for p in answers}["locomo/conv-1/q0"]
+    assert first.session_index == 1 and first.meta["subsets"] == ["multi_hop", "answerable"]
+    bait = [p for p in answers if p.meta["category"] == 5]
+    assert all("judge" not in p.meta for p in bait)  # Mem0 does not judge category 5
+    assert all(p.output in p.meta["options"].values() for p in bait)
+    scores, summary = protocol.score(preds, ["f1", "j", "recall_at_5"])
+    f1 = summary["metrics"]["f1"]
+    assert f1["n"] == len(answers) and summary["metrics"]["j"]["n"] == len(answers) - len(bait)
+    names = {"adversarial", "answerable", "multi_hop", "open_domain", "single_hop", "temporal"}
+    assert set(f1["subsets"]) == names
+    by_id = {(s.pred_id, s.metric): s.value for s in scores}
+    sub = f1["subsets"]["adversarial"]
+    assert sub["value"] == pytest.approx(sum(by_id[(p.pred_id, "f1")] for p in bait) / len(bait))
+    assert summary["judge"]["name"] == "mem0_j" and summary["judge"]["parse_failures"] == 0
+    with pytest.raises(KeyError, match="f1"):
+        protocol.score(preds, ["f11"])
+
+
+def _answer(episode, qa_id, category, output, reference, evidence, recalled, label=None):
+    subsets = ["single_hop", "answerable"] if category == 4 else ["adversarial"]
+    meta = {"qa_id": qa_id, "category": category, "evidence": evidence}
+    meta |= {"recalled_sources": recalled, "subsets": subsets}
+    if label is not None:
+        meta["judge"] = {"label": label, "failure": None}
+    return Prediction(qa_id, episode, 2, "answer", "h", output, reference, meta=meta)
+
+
+def test_summary_values_by_hand():
+    preds = [
+        _answer("e1", "e1/q0", 4, "a red kite", "red kite in the sky", ["t1"], [["t1"]], 1),
+        _answer("e1", "e1/q1", 5, "Not mentioned in the conversation", "x", ["t2"], [["t3"]]),
+        _answer("e2", "e2/q0", 4, "Oslo", "Oslo", ["t4", "t5"], [["t9"], ["t4"]], 0),
+    ]
+    _, summary = score_locomo(preds)
+    m = summary["metrics"]
+    assert m["f1"]["value"] == pytest.approx((2 / 3 + 1 + 1) / 3)
+    assert m["f1"]["subsets"]["single_hop"]["value"] == pytest.approx((2 / 3 + 1) / 2)
+    assert m["f1"]["subsets"]["adversarial"]["value"] == 1.0
+    assert m["j"]["value"] == 0.5 and m["j"]["n"] == 2
+    assert m["recall_at_5"]["value"] == pytest.approx((1 + 0 + 0.5) / 3)
+    assert m["f1"]["n_clusters"] == 2 and "bootstrap" in m["f1"]
