@@ -247,3 +247,32 @@ def test_msc_source_expects_the_session_5_files():
     assert "msc_dialogue/session_5/test.txt" in tarball.expect
     assert "msc_dialogue/session_5/valid.txt" in tarball.expect
     assert "msc_dialogue/session_5/train.txt" not in tarball.expect  # valid/test only
+
+
+def test_a_zip_release_unpacks_like_a_tarball_and_refuses_unsafe_paths(tmp_path):
+    """LoCoMo ships a zip: its folder lands at ``dest``; ``..`` inside a zip is refused."""
+    import zipfile
+
+    from recallbench.datasets._fetch import extract_tarball
+
+    good = tmp_path / "release.zip"
+    with zipfile.ZipFile(good, "w") as zf:
+        zf.writestr("data/multimodal_dialog/locomo10_v2/26.json", "{}")
+        zf.writestr("data/multimodal_dialog/locomo10_v2/30.json", "[]")
+    dest = tmp_path / "locomo" / "data" / "multimodal_dialog"
+    extract_tarball(good, dest, "locomo10_v2")
+    assert sorted(p.name for p in (dest / "locomo10_v2").iterdir()) == ["26.json", "30.json"]
+    bad = tmp_path / "bad.zip"
+    with zipfile.ZipFile(bad, "w") as zf:
+        zf.writestr("../escape.json", "{}")
+    with pytest.raises(DownloadError, match="unsafe path"):
+        extract_tarball(bad, tmp_path / "out", "escape.json")
+
+
+def test_the_locomo_entry_matches_the_release_beside_us(real_data_dir):
+    """The pinned sha256 is the release's (../shared/data/locomo is byte-identical to it)."""
+    release = real_data_dir / "locomo" / "locomo10.zip"
+    if not release.is_file():
+        pytest.skip(f"{release} not present")
+    (tarball,) = sources()["locomo"].tarballs
+    assert sha256_file(release) == tarball.sha256

@@ -144,8 +144,29 @@ def _check_members(tar: tarfile.TarFile) -> None:
             raise tarfile.TarError(f"{member.name!r} is not a regular file or folder")
 
 
+def _unzip(archive: Path, into: str) -> None:
+    """Unpack a zip archive (LoCoMo's release), refusing absolute paths, ``..`` and links, as
+    :func:`_check_members` does for tarballs."""
+    import stat
+    import zipfile
+
+    with zipfile.ZipFile(archive) as zf:
+        for info in zf.infolist():
+            parts = Path(info.filename).parts
+            if info.filename.startswith(("/", "\\")) or ".." in parts:
+                raise DownloadError(
+                    f"{archive.name}: refused to unpack (unsafe path {info.filename!r})"
+                )
+            if stat.S_ISLNK(info.external_attr >> 16):
+                raise DownloadError(
+                    f"{archive.name}: refused to unpack ({info.filename!r} is a link)"
+                )
+        zf.extractall(into)
+
+
 def extract_tarball(archive: Path, dest: Path, marker: str) -> Path:
-    """Unpack ``archive`` so that the folder holding ``marker`` becomes ``dest``.
+    """Unpack ``archive`` (a tarball, or a ``.zip``) so that the folder holding ``marker``
+    becomes ``dest``.
 
     Refuses absolute paths, ``..``, links and device files (our own check, so it also holds on
     Python 3.11.0-3.11.3, whose tarfile lacks extraction filters; newer Pythons also apply the
@@ -154,12 +175,15 @@ def extract_tarball(archive: Path, dest: Path, marker: str) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".extract-") as tmp:
         try:
-            with tarfile.open(archive) as tar:
-                _check_members(tar)
-                if hasattr(tarfile, "data_filter"):
-                    tar.extractall(tmp, filter="data")
-                else:  # Python < 3.11.4: members were checked above
-                    tar.extractall(tmp)
+            if archive.suffix == ".zip":
+                _unzip(archive, tmp)
+            else:
+                with tarfile.open(archive) as tar:
+                    _check_members(tar)
+                    if hasattr(tarfile, "data_filter"):
+                        tar.extractall(tmp, filter="data")
+                    else:  # Python < 3.11.4: members were checked above
+                        tar.extractall(tmp)
         except (getattr(tarfile, "FilterError", tarfile.TarError), tarfile.TarError) as exc:
             raise DownloadError(f"{archive.name}: refused to unpack ({exc})") from None
         found = sorted(Path(tmp).rglob(marker), key=lambda p: len(p.parts))

@@ -154,6 +154,12 @@ LAMP1_FILES = [f"{s}/{s}_{k}.json" for s in ("train", "dev") for k in ("question
 LAMP1_FILES.append("test/test_questions.json")
 
 
+# LoCoMo's release as the authors' repository ships it (../shared/data/locomo/SOURCE.md).
+LOCOMO_COMMIT = "e76cdff4a04fce19090596d49862fe87a5c15aaa"
+LOCOMO_SHA256 = "5c342973da4b45c12583c9fc7594d6410880f5aba2c491a0db09db262c906fb5"
+LOCOMO_CONVERSATIONS = (26, 30, 41, 42, 43, 44, 47, 48, 49, 50)
+
+
 def _github(ep: Endpoints, name: str) -> tuple[RemoteFile, ...]:
     return tuple(
         RemoteFile(f"{ep.github_raw}/{repo}/{commit}/{urllib.parse.quote(path)}", dest, sha)
@@ -233,5 +239,20 @@ def sources(ep: Endpoints | None = None, *, with_train: bool = False) -> dict[st
             note="TeaBag's schema is unknown to recallbench: files kept as published",
         ),
         Source("lamp1", "lamp1", "CC BY-NC-SA 4.0", files=tuple(lamp)),
+        Source(
+            "locomo",
+            "locomo",
+            "CC BY-NC 4.0 (research use with attribution; cite Maharana et al. 2024)",
+            tarballs=(
+                Tarball(
+                    f"{ep.github_raw}/snap-research/locomo/{LOCOMO_COMMIT}/data/locomo10.zip",
+                    LOCOMO_SHA256,
+                    "data/multimodal_dialog/locomo10_v2",
+                    "locomo10_v2",
+                    expect=tuple(f"locomo10_v2/{n}.json" for n in LOCOMO_CONVERSATIONS),
+                ),
+            ),
+            note="the authors' 10-conversation release (data/locomo10.zip at a pinned commit)",
+        ),
     ]
     return {source.name: source for source in catalog}
