@@ -32,7 +32,7 @@ from typing import Any
 from recallbench import meter
 from recallbench.llm.causal_scoring import MAX_ROWS, sequence_nll
 from recallbench.llm.score_cache import Pair, ScoreCache, model_key
-from recallbench.store import server_store
+from recallbench.store import process_cache
 
 _memory: dict[tuple[str, str, str], tuple[float, int]] = {}  # (model key, context, text)
 _caches: dict[str, ScoreCache] = {}
@@ -42,18 +42,8 @@ _lock = threading.Lock()
 
 def use_score_cache(path: str | Path | None) -> ScoreCache | None:
     """Make ``path`` this process's on-disk score cache (None: memory only); return it."""
-    store = server_store()  # a server store (store=redis://...) holds the scores instead
-    with _lock:
-        cache = None
-        if path is not None and store is not None:
-            if store.url not in _caches or _caches[store.url].store is not store:
-                _caches[store.url] = ScoreCache(path, store=store)
-            cache = _caches[store.url]
-        elif path is not None:
-            key = str(Path(path).resolve()) if str(path) != ":memory:" else ":memory:"
-            if key not in _caches:
-                _caches[key] = ScoreCache(path)
-            cache = _caches[key]
+    with _lock:  # a server store (store=redis://...) holds the scores instead (process_cache)
+        cache: ScoreCache | None = process_cache(_caches, path, ScoreCache)
         _default[0] = cache
     return cache
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from recallbench.io import connect_shared, unusable_cache, write_immediate
-from recallbench.store import Store, server_store
+from recallbench.store import Store, process_cache
 
 if TYPE_CHECKING:
     from recallbench.metrics.base import Metric, MetricResult, Reference
@@ -189,18 +189,8 @@ class MetricCache:
 def use_metric_cache(path: str | Path | None) -> MetricCache | None:
     """Make ``path`` this process's metric result cache (None: no cache); return it. With a
     server store (``store=redis://...``) the results live there instead of in ``path``."""
-    store = server_store()
     with _lock:
-        cache = None
-        if path is not None and store is not None:
-            if store.url not in _caches or _caches[store.url].store is not store:
-                _caches[store.url] = MetricCache(path, store=store)
-            cache = _caches[store.url]
-        elif path is not None:
-            key = str(Path(path).resolve()) if str(path) != ":memory:" else ":memory:"
-            if key not in _caches:
-                _caches[key] = MetricCache(path)
-            cache = _caches[key]
+        cache: MetricCache | None = process_cache(_caches, path, MetricCache)
         _default[0] = cache
     return cache
 

@@ -27,8 +27,9 @@ A store that stops answering raises ``StoreLost`` (a ``RunStopped``): the run en
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from recallbench.errors import RunStopped
@@ -104,6 +105,26 @@ def use_store(store: Store | None) -> None:
 def server_store() -> Store | None:
     """The store ``use_store`` set, when it is a server store (else None: SQLite files)."""
     return _SHARED[0] if _SHARED and _SHARED[0].server else None
+
+
+def process_cache(
+    caches: dict[str, Any], path: str | Path | None, make: Callable[[str | Path, Store | None], Any]
+) -> Any:
+    """The cache a process uses for ``path`` (None: no cache), made once by ``make(path, store)``
+    and kept in ``caches``: on the server store when there is one (``server_store``), else in
+    the SQLite file ``path`` (``":memory:"``: a private one). The LM-score and metric-result
+    caches pick theirs this way; the caller holds its own lock."""
+    if path is None:
+        return None
+    store = server_store()
+    if store is not None:
+        if store.url not in caches or caches[store.url].store is not store:
+            caches[store.url] = make(path, store)
+        return caches[store.url]
+    key = str(Path(path).resolve()) if str(path) != ":memory:" else ":memory:"
+    if key not in caches:
+        caches[key] = make(path, None)
+    return caches[key]
 
 
 def shared_store() -> Store | None:
