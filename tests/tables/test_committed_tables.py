@@ -172,3 +172,28 @@ def test_figures_carry_the_code_and_runs_of_their_table(png):
     ]
     assert same, f"{png.name}: {facts} matches no table's code and runs"
     assert png.with_suffix(".pdf").exists(), f"{png.name}: no pdf beside"
+
+
+UNCOMMITTED = "## Results with a target but no committed table (and why)"
+
+
+def test_every_paper_result_is_committed_or_its_readme_says_why():
+    """A target whose table is not under results/tables/ is named, with its reason, in its
+    paper README's section; a target named there has no committed table (no stale reason)."""
+    from recallbench.cli.reproduce import listing
+
+    papers = TABLES.parents[1] / "src" / "recallbench" / "papers"
+    for target, _ in listing():
+        kind, paper, n = re.fullmatch(r"reproduce-(table|figure)-([a-z]+)-(\w+)", target).groups()
+        committed = any((TABLES / f"{paper}_{kind}{n}.{ext}").exists() for ext in ("md", "png"))
+        readme = (papers / paper / "README.md").read_text(encoding="utf-8")
+        section = (
+            readme.split(UNCOMMITTED, 1)[1].split("\n## ", 1)[0] if UNCOMMITTED in readme else ""
+        )
+        named = re.search(rf"`(?:make )?{target}`", section) is not None
+        assert committed != named, (
+            f"{target}: committed under results/tables/ and listed as not committed in {paper}'s "
+            "README"
+            if committed
+            else f"{target}: no committed table and no reason in {paper}'s README ({UNCOMMITTED})"
+        )
