@@ -62,10 +62,9 @@ def claims_against_activity(text: str) -> list[str]:
         if "Memory activity:" in line:
             continue
         claims = [float(m[1]) for m in RATE_CLAIM.finditer(line)]
-        if NONE_DELETED.search(line) or claims:
-            if not computed:
-                problems.append(f"states memory activity the table did not compute: {line[:120]}")
-                continue
+        if (NONE_DELETED.search(line) or claims) and not computed:
+            problems.append(f"states memory activity the table did not compute: {line[:120]}")
+            continue
         problems += [
             f"{rate} records per session vs the computed {sorted(rates)}: {line[:120]}"
             for rate in claims
