@@ -120,7 +120,7 @@ def constant_columns(cells: Sequence[Cell], min_rows: int = 3) -> list[str]:
         episodes = sorted({str(c.episodes) for c in same if c.episodes is not None})
         sizes = [f"n = {', '.join(counts)}"] if counts else []
         sizes += [f"episodes = {', '.join(episodes)}"] if episodes else []
-        column = " / ".join(k for k in key if k)
+        column = " / ".join(dict.fromkeys(k for k in key if k))  # a metric named as its column once
         notes.append(
             f"CONSTANT COLUMN: {column} is {shown.pop()} in all {len(same)} rows"
             + (f" ({'; '.join(sizes)})" if sizes else "")
