@@ -23,6 +23,7 @@ HEADER = {
     "judge": "none",
     "embedder": "minilm",
     "data": "msc @ /data {'split': 'test'}",
+    "code": "0123456789ab",
     "runs": "t/1",
 }
 
@@ -63,7 +64,8 @@ def test_a_line_figure_draws_ours_with_its_band_and_the_papers_values_dashed():
     text = "\n".join(t.get_text() for t in fig.texts)
     for fact in ("generator: extractive:extractive", "judge: none", "embedder: minilm"):
         assert fact in text
-    assert "data: msc @ /data" in text and "runs:" not in text  # provenance facts only
+    assert "data: msc @ /data" in text and "code: 0123456789ab" in text
+    assert "runs:" not in text  # provenance facts only: the runs are in the files' metadata
 
 
 def test_categories_bars_with_error_bars_and_paper_diamonds():
@@ -134,8 +136,18 @@ def test_render_writes_png_and_pdf(tmp_path):
     )
     assert paths["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert paths["pdf"].read_bytes()[:5] == b"%PDF-"
+    from PIL import Image
+
+    # the table's code and runs travel in the image's metadata (tests/tables/test_committed_tables)
+    assert Image.open(paths["png"]).info["Description"] == "code: 0123456789ab; runs: t/1"
+    assert b"code: 0123456789ab; runs: t/1" in paths["pdf"].read_bytes()
     named = render_figure(
-        sweep(), FigureSpec(file="other"), stem="x", title="t", header={}, out_dir=tmp_path
+        sweep(),
+        FigureSpec(file="other", title="Fig. 6: its own title"),
+        stem="x",
+        title="Table VIII",
+        header={},
+        out_dir=tmp_path,
     )
     assert named["png"].name == "other.png"
 

@@ -98,3 +98,20 @@ def test_a_flat_sweep_is_one_note_not_also_an_identical_group():
     assert len(notes) == 1 and notes[0].startswith("FLAT: all 3 rows stay within 1%")
     assert "all equal in 2 of 2 cells" in notes[0]
     assert "no runs map to these rows" in notes[0]
+
+
+def test_a_column_printed_the_same_in_every_row_gets_a_note():
+    rows = {
+        "THEANINE": [0.30, 97.681],
+        "COMEDY": [0.02, 97.684],  # printed 97.68 too (digits=2)
+        "MemoChat": [0.10, 97.679],
+        "Paper only": [None, None],
+    }
+    got = sameness_notes(cells(rows), {})
+    assert got == [
+        "CONSTANT COLUMN: S1 / f1 is 97.68 in all 3 rows: no row differs from another in this column"
+    ]
+    rows["MemoChat"][1] = 90.0  # one row differs: no note
+    assert sameness_notes(cells(rows), {}) == []
+    two = sameness_notes(cells({"a": [1.0, 2.0, 5.0], "b": [3.0, 2.0, 4.0]}), {})
+    assert not any(n.startswith("CONSTANT") for n in two)  # a column needs 3 rows

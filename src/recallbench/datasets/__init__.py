@@ -99,5 +99,5 @@ def try_load(
     try:
         episodes = load(name, data_dir, **dict(options or {}))
     except (FileNotFoundError, ValueError) as exc:  # absent or malformed files: say which
-        return None, str(exc).splitlines()[0][:160]
+        return None, " ".join(str(exc).split())  # whole: a cut message misleads
     return (episodes, None) if episodes else (None, "no episodes")

@@ -4,7 +4,8 @@ Default features: all-MiniLM-L6-v2 sentence embeddings (offline), scored as
 ``mauve.compute_mauve(p_features=..., q_features=...)`` scores them (below: where and why not
 through that function). The original featurizer is GPT-2-large
 (``featurizer="gpt2-large"``, registry name ``mauve_gpt2_large``, needs the HF Hub); MiniLM MAUVE
-is NOT comparable to GPT-2-large MAUVE such as THEANINE's Table 1, and every result says so.
+is NOT comparable to GPT-2-large MAUVE, nor to THEANINE's Table 1 (which names no featurizer), and
+every result says so.
 
 Quantization: ``num_buckets="auto"`` is mauve-text's rule, round(min(n_p, n_q) / 10) clusters
 with a minimum of 2: about ten samples per cluster per side (mauve-text's heuristic). With few

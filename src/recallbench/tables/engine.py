@@ -26,7 +26,7 @@ from typing import Any
 
 from recallbench.analysis import RunInfo, find_runs, latest_per_job
 from recallbench.errors import ConfigError, DataNotFoundError, did_you_mean
-from recallbench.run.provenance import describe_code, describe_deviations
+from recallbench.run.provenance import describe_code, describe_deviations, git_state
 from recallbench.run.record import describe_problems
 from recallbench.tables.cell import FEWER, FIXTURE
 from recallbench.tables.comparability import FIXTURE_REASON, Setting, is_fixture
@@ -276,6 +276,8 @@ def reproduce(spec: TableSpec, ctx: TableContext) -> dict[str, Path]:
     cells, reasons = assess(built.cells, setting, used, fixture)
     header = header_for(used) if spec.runs is not None else {}
     header.update(built.header)
+    if spec.runs is None:  # computed now from data or ratings: the code is this checkout's
+        header.setdefault("code", describe_code(git_state()))
     if "comparability" not in header and any(c.ours is not None for c in cells):
         reasons = [*built.reasons, *reasons]
         if not reasons and any(c.comparable is False and c.ours is not None for c in cells):

@@ -60,7 +60,18 @@ from recallbench.tables.cell import Cell
 __all__ = ["FigureSpec", "caption", "draw", "figure_data", "parse_figure", "render_figure"]
 
 KINDS = ("line", "bar", "stacked", "scatter", "pareto")
-CAPTION_KEYS = ("generator", "judge", "embedder", "data", "episodes", "comparability")
+CAPTION_KEYS = (
+    "generator",
+    "judge",
+    "embedder",
+    "data",
+    "episodes",
+    "code",
+    "comparability",
+)
+# Also written into the image files' metadata (PNG text chunks, PDF keywords), so a check can
+# read which runs and code a figure came from without reading its pixels.
+METADATA_KEYS = ("code", "runs")
 
 
 @dataclass(frozen=True)
@@ -77,6 +88,7 @@ class FigureSpec:
     x_metric: str = ""
     y_metric: str = ""
     file: str = ""
+    title: str = ""  # the figure's own title when it is another of the paper's results
 
 
 def parse_figure(value: Any) -> FigureSpec:
@@ -238,10 +250,12 @@ def render_figure(
     out_dir: str | Path,
 ) -> dict[str, Path]:
     """Write ``<out_dir>/<stem>.{png,pdf}`` (``spec.file`` overrides the stem); return paths."""
-    fig = draw(cells, spec, title, caption(header))
+    fig = draw(cells, spec, spec.title or title, caption(header))
     stem = spec.file or stem
     paths = {fmt: Path(out_dir) / f"{stem}.{fmt}" for fmt in ("png", "pdf")}
-    for path in paths.values():
+    facts = "; ".join(f"{k}: {header[k]}" for k in METADATA_KEYS if header.get(k))
+    metadata = {"png": {"Description": facts}, "pdf": {"Keywords": facts}}
+    for fmt, path in paths.items():
         with atomic_path(path) as tmp:
-            fig.savefig(tmp, bbox_inches="tight")
+            fig.savefig(tmp, bbox_inches="tight", format=fmt, metadata=metadata[fmt])
     return paths

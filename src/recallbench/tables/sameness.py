@@ -7,7 +7,10 @@ builder (``tables.engine``):
 - **identical rows**: rows equal (to 1e-9) in at least half of the cells both have a number in
   (and at least 2), grouped transitively: "equal in 30 of 32 cells";
 - **a flat sweep**: 3 or more rows whose numbers stay within ``rtol`` (1%) of each other in
-  every cell (column x metric) at least two rows have.
+  every cell (column x metric) at least two rows have;
+- **a constant column**: one column x metric with the same number in every row that has one
+  (at least 3 rows) while the table's rows differ elsewhere: "97.68 in all 9 rows", with the
+  cells' item and episode counts (a column on a handful of items is often where it happens).
 
 The evidence is what the memory behind each row did, read from its runs' ``summary.json``
 ``memory`` entry (``metrics.activity``; recomputed from the run folder for runs recorded
@@ -27,9 +30,16 @@ from typing import Any
 from recallbench.analysis import RunInfo
 from recallbench.metrics.activity import COUNTS, activity_of_run
 from recallbench.records import Prediction, read_jsonl
-from recallbench.tables.cell import Cell
+from recallbench.tables.cell import Cell, fmt
 
-__all__ = ["activity_of", "describe_activity", "flat_spread", "identical_groups", "sameness_notes"]
+__all__ = [
+    "activity_of",
+    "constant_columns",
+    "describe_activity",
+    "flat_spread",
+    "identical_groups",
+    "sameness_notes",
+]
 
 RTOL = 0.01
 Values = dict[str, dict[tuple[str, str], float]]  # row -> (column, metric) -> ours
@@ -93,6 +103,30 @@ def flat_spread(values: Values, rtol: float = RTOL) -> tuple[float, tuple[str, s
             return None
         worst = max(worst, (spread, key))
     return worst if seen else None
+
+
+def constant_columns(cells: Sequence[Cell], min_rows: int = 3) -> list[str]:
+    """One note per column x metric printed with the same number in every row (>= ``min_rows``)."""
+    by_key: dict[tuple[str, str], list[Cell]] = {}
+    for c in cells:
+        if isinstance(c.ours, int | float) and not isinstance(c.ours, bool):
+            by_key.setdefault((c.column, c.metric), []).append(c)
+    notes = []
+    for key, same in by_key.items():
+        shown = {fmt(c.ours, c.shown_digits) for c in same}
+        if len({c.row for c in same}) < min_rows or len(shown) != 1:
+            continue
+        counts = sorted({str(c.n) for c in same if c.n is not None})
+        episodes = sorted({str(c.episodes) for c in same if c.episodes is not None})
+        sizes = [f"n = {', '.join(counts)}"] if counts else []
+        sizes += [f"episodes = {', '.join(episodes)}"] if episodes else []
+        column = " / ".join(dict.fromkeys(k for k in key if k))  # a metric named as its column once
+        notes.append(
+            f"CONSTANT COLUMN: {column} is {shown.pop()} in all {len(same)} rows"
+            + (f" ({'; '.join(sizes)})" if sizes else "")
+            + ": no row differs from another in this column"
+        )
+    return notes
 
 
 ActivityCache = dict[Path, dict[str, Any] | None]  # a run folder's activity_of, once per folder
@@ -181,4 +215,6 @@ def sameness_notes(
             f"IDENTICAL ROWS: {names} are equal in {equal} of {shared} cells. Memory activity: "
             f"{_evidence(group, row_runs, cache)}"
         )
+    if flat is None and not any(len(g) == len(values) for g, _, _ in groups):
+        notes += constant_columns(cells)
     return notes

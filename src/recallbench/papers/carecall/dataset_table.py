@@ -104,17 +104,17 @@ def dataset_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     episodes = load("carecall", data_dir, **options)
     stats = carecall_stats(episodes, tokenizer)
     header = {
-        "Generator": "none (dataset statistics)",
-        "Judge": "none",
-        "Embedder": "none",
-        "Data": data_label(
+        "generator": "none (dataset statistics)",
+        "judge": "none",
+        "embedder": "none",
+        "data": data_label(
             "carecall_mem",
             {"file": options.get("file", DEFAULT_FILE), **options},
             episodes_sha256(episodes),
             data_dir,
         ),
-        "Words": f"tokenizer '{tokenizer}' = {TOKENIZER_NOTES[tokenizer]}",
-        "Episodes": f"{len(episodes):,} ({stats['all'].sessions:,} sessions)",
+        "words": f"tokenizer '{tokenizer}' = {TOKENIZER_NOTES[tokenizer]}",
+        "episodes": f"{len(episodes):,} ({stats['all'].sessions:,} sessions)",
     }
     notes = ["Source: " + " ".join(reference["source"].split()), *NOTES]
     # every cell describes all loaded episodes (the whole-dataset check of tables.comparability)

@@ -112,7 +112,7 @@ def dataset_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         else:
             episodes, why = try_load(name, data_dir)
         if episodes is None:
-            missing[name] = str(why).replace(str(data_dir), "<data dir>")
+            missing[name] = " ".join(str(why).replace(str(data_dir), "<data dir>").split())
             continue
         hashes[name] = data_label(name, None, episodes_sha256(episodes), data_dir)
         loaded[name] = conversation_stats(episodes, tokenizer, name)
@@ -121,13 +121,13 @@ def dataset_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         f"{k} {v.conversations:,} ({v.sessions:,} sessions)" for k, v in loaded.items()
     )
     header = {
-        "Generator": "none (dataset statistics)",
-        "Judge": "none",
-        "Embedder": "none",
-        "Data": ", ".join(hashes.values()),
-        "Words": f"tokenizer '{tokenizer}' = {TOKENIZER_NOTES[tokenizer]}",
-        "Episodes (conversations)": counts,
-        "Not available here": "; ".join(f"{k}: {v}" for k, v in missing.items()) or "none",
+        "generator": "none (dataset statistics)",
+        "judge": "none",
+        "embedder": "none",
+        "data": ", ".join(hashes.values()),
+        "words": f"tokenizer '{tokenizer}' = {TOKENIZER_NOTES[tokenizer]}",
+        "episodes": counts,
+        "not available here": "; ".join(f"{k}: {v}" for k, v in missing.items()) or "none",
     }
     notes = ["Source: " + " ".join(reference["source"].split()), *NOTES]
     cells = table1_cells(loaded, reference, alt)

@@ -38,6 +38,12 @@ if TYPE_CHECKING:
 Values = dict[str, dict[int, list[float]]]  # user -> session index -> values
 POSITIVE, NEGATIVE = 0.05, -0.05
 AVG_SESSIONS = (2, 3, 4)
+# What produced the conversations these tables read: the LUFY study's recorded logs, no run of ours.
+LOG_HEADER = {
+    "generator": "none (the LUFY study's recorded conversations, GPT-4o in the paper)",
+    "judge": "none",
+    "embedder": "none",
+}
 
 
 def sentiment_label(compound: float) -> int:
@@ -132,29 +138,51 @@ def ux_cells(spec: TableSpec, per_row: dict[str, Values | None]) -> tuple[list[C
 def _ttest_notes(
     spec: TableSpec, per_row: dict[str, Values | None], columns: Sequence[tuple[str, list[int]]]
 ) -> list[str]:
+    """One note per column with its paired t-tests, then the Holm family over all of them."""
+    from recallbench.metrics.bootstrap import holm
+
     target = spec.option("compare", None)
     reference = per_row.get(target) if target else None
     if not target or reference is None:
         return []
-    notes, better = [], []
+    tests: list[tuple[str, str, TTest]] = []  # (column, other row, test)
     for label, sessions in columns:
         if sessions == [1]:
             continue  # the shared Day-1 session
-        parts, wins = [], 0
         for row, values in per_row.items():
-            if row == target or values is None:
-                continue
-            test = significance(reference, values, sessions)
-            wins += test.t > 0 and test.p < 0.05
-            parts.append(f"vs {row}: t={test.t:.2f}, p={test.p:.3g}, n={test.n}")
-        notes.append(f"{target} {label} paired t-test " + "; ".join(parts))
-        if parts and wins == len(parts):
-            better.append(label)
-    notes.append(
+            if row != target and values is not None:
+                tests.append((label, row, significance(reference, values, sessions)))
+    adjusted = holm([t.p for _, _, t in tests])
+    notes = []
+    for label, _ in columns:
+        parts = [
+            f"vs {row}: t={t.t:.2f}, p={t.p:.3g}, p_holm={p:.3g}, n={t.n}"
+            for (col, row, t), p in zip(tests, adjusted, strict=True)
+            if col == label
+        ]
+        if parts:
+            notes.append(f"{target} {label} paired t-test " + "; ".join(parts))
+    notes += [
+        f"Holm family: the {len(tests)} paired t-tests above ({target} vs each other system, "
+        f"per column but the shared Day-1 session), p_holm = Holm's step-down adjusted p over "
+        "the family (the paper reports unadjusted p)",
         f"ours: {target} better than every other system at p < 0.05 at: "
-        f"{', '.join(better) or 'none'}"
-    )
+        f"{_better(tests, [t.p for _, _, t in tests])}; after Holm: {_better(tests, adjusted)}",
+    ]
     return notes
+
+
+def _better(tests: Sequence[tuple[str, str, TTest]], p_values: Sequence[float]) -> str:
+    """The columns where the compared row beats every other row at p < 0.05 (given p-values)."""
+    columns = dict.fromkeys(col for col, _, _ in tests)
+    wins = [
+        col
+        for col in columns
+        if all(
+            t.t > 0 and p < 0.05 for (c, _, t), p in zip(tests, p_values, strict=True) if c == col
+        )
+    ]
+    return ", ".join(wins) or "none"
 
 
 def _logs(spec: TableSpec, ctx: TableContext) -> dict[str, list[Episode]]:
@@ -173,6 +201,11 @@ def _data(logs: dict[str, list[Episode]], ctx: TableContext) -> str:
     )
 
 
+def _episodes(logs: dict[str, list[Episode]]) -> str:
+    """The header's episodes line: the users (episodes) of each system's logs."""
+    return ", ".join(sorted({str(len(eps)) for eps in logs.values()}))
+
+
 def sentiment_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     """Builder of Table 10: VADER sentiment of the user utterances of each system's logs."""
     from importlib.metadata import version
@@ -182,7 +215,9 @@ def sentiment_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         label: sentiment_values(episodes) for label, episodes in logs.items()
     }
     header = {
+        **LOG_HEADER,
         "data": _data(logs, ctx),
+        "episodes": _episodes(logs),
         "classifier": (
             f"VADER (vaderSentiment {version('vaderSentiment')}), compound >= 0.05 -> +1, "
             "<= -0.05 -> -1, else 0; the paper used fine-tuned RoBERTa classifiers"
@@ -211,7 +246,9 @@ def rating_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         if failed:
             notes.append(f"{label}: {failed} unparseable ratings left out")
     header = {
+        **LOG_HEADER,
         "data": _data(logs, ctx),
+        "episodes": _episodes(logs),
         "judge": "unavailable offline (extractive backend): n/a"
         if offline
         else f"{judge.describe()}, {samples} sample(s) per session, temperature {temperature}",

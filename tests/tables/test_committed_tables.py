@@ -1,0 +1,198 @@
+"""The committed tables under ``results/tables/``, as a reader takes them at face value.
+
+- every table's header names its generator, judge, embedder, data, code and episodes;
+- a note that states a measured fact of the memory (records per session, none deleted) agrees
+  with the memory activity the table computed from its runs (``tables.sameness``), and a table
+  that computed none states none;
+- the md, tex, csv and png/pdf of a table come from one build: the same code and runs in the
+  md and the tex header, the csv's values are the md's cells, the figures carry the md's code
+  and runs in their metadata (``tables.figure.METADATA_KEYS``).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+TABLES = Path(__file__).resolve().parents[2] / "results" / "tables"
+MD = sorted(TABLES.glob("*.md"))
+FACTS = ("generator", "judge", "embedder", "data", "code", "episodes")
+
+pytestmark = pytest.mark.skipif(not MD, reason="no committed results/tables")
+
+
+def md_header(text: str) -> dict[str, str]:
+    """``- **key**: value`` lines above the table (keys lower-cased)."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.startswith("|"):
+            break
+        if m := re.match(r"- \*\*(.+?)\*\*: (.*)", line):
+            out.setdefault(m[1].lower(), m[2])
+    return out
+
+
+def tex_header(text: str) -> dict[str, str]:
+    """``% key: value`` comment lines of a tex table."""
+    return {
+        m[1].lower(): m[2] for line in text.splitlines() if (m := re.match(r"% (.+?): (.*)", line))
+    }
+
+
+ACTIVITY = re.compile(
+    r"(\d+) records written \(([\d.]+) per episode-session\), (\d+) updated, "
+    r"(\d+) deleted or retired"
+)
+RATE_CLAIM = re.compile(r"([\d.]+) records? per (?:user per )?(?:episode-)?session")
+NONE_DELETED = re.compile(r"\b(?:none|no record)\b[^.;:]*\b(?:evicted|deleted|retired)\b")
+
+
+def claims_against_activity(text: str) -> list[str]:
+    """What the table's notes claim about its memory that its computed activity contradicts."""
+    lines = [line for line in text.splitlines() if line.startswith("- ")]
+    computed = [m for line in lines if "Memory activity:" in line for m in ACTIVITY.finditer(line)]
+    rates = {float(m[2]) for m in computed}
+    deleted = {int(m[4]) for m in computed}
+    problems = []
+    for line in lines:
+        if "Memory activity:" in line:
+            continue
+        claims = [float(m[1]) for m in RATE_CLAIM.finditer(line)]
+        if (NONE_DELETED.search(line) or claims) and not computed:
+            problems.append(f"states memory activity the table did not compute: {line[:120]}")
+            continue
+        problems += [
+            f"{rate} records per session vs the computed {sorted(rates)}: {line[:120]}"
+            for rate in claims
+            if not any(math.isclose(rate, r, abs_tol=0.05) for r in rates)
+        ]
+        if NONE_DELETED.search(line) and deleted != {0}:
+            problems.append(f"says none deleted; computed {sorted(deleted)}: {line[:120]}")
+    return problems
+
+
+def test_a_note_that_contradicts_the_activity_is_caught():
+    activity = (
+        "- IDENTICAL ROWS: 'a', 'b'. Memory activity: a: 198 records written (1.0 per "
+        "episode-session), 0 updated, 3 deleted or retired over 50 episodes; b: 198 records "
+        "written (1.0 per episode-session), 0 updated, 0 deleted or retired over 50 episodes"
+    )
+    stale = "- **flat**: it writes 0.49 records per user per session; none is evicted or deleted"
+    problems = claims_against_activity(f"{stale}\n{activity}")
+    assert len(problems) == 2 and "0.49" in problems[0] and "[0, 3]" in problems[1]
+    assert claims_against_activity(f"- **flat**: 1.0 records per session\n{activity}") == []
+    assert "did not compute" in claims_against_activity(stale)[0]
+
+
+def md_cells(text: str) -> dict[tuple[str, str], str]:
+    """(row, column label) -> the md cell's text."""
+    rows = [line for line in text.splitlines() if line.startswith("|")]
+    if len(rows) < 3:
+        return {}
+    split = [
+        [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", r.strip()[1:-1])]
+        for r in rows
+    ]
+    labels = split[0]
+    return {(r[0], labels[i]): c for r in split[2:] for i, c in enumerate(r) if i and c}
+
+
+def first_number(text: str) -> tuple[float, int] | None:
+    """The cell's leading value (ours) and its printed decimals."""
+    m = re.match(r"\s*(-?\d+(?:\.(\d+))?)", text.replace(",", ""))
+    return (float(m[1]), len(m[2] or "")) if m else None
+
+
+@pytest.mark.parametrize("md", MD, ids=lambda p: p.stem)
+def test_every_table_names_its_setting(md):
+    header = md_header(md.read_text(encoding="utf-8"))
+    missing = [k for k in FACTS if not header.get(k)]
+    assert not missing, f"{md.name}: no {', '.join(missing)} line in the header"
+
+
+@pytest.mark.parametrize("md", MD, ids=lambda p: p.stem)
+def test_notes_agree_with_the_activity_the_table_computed(md):
+    assert claims_against_activity(md.read_text(encoding="utf-8")) == [], md.name
+
+
+@pytest.mark.parametrize("md", MD, ids=lambda p: p.stem)
+def test_md_tex_csv_and_figures_come_from_one_build(md):
+    text = md.read_text(encoding="utf-8")
+    header = md_header(text)
+    tex = md.with_suffix(".tex")
+    if tex.exists():
+        got = tex_header(tex.read_text(encoding="utf-8"))
+        for key in ("code", "runs", "data", "episodes"):
+            assert got.get(key) == header.get(key), f"{tex.name}: {key} differs from the md"
+    compared = 0
+    cells = md_cells(text)
+    with md.with_suffix(".csv").open(encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            if row["ours"] in ("", "n/a"):
+                continue
+            labels = (f"{row['column']} / {row['metric']}", row["column"], row["metric"])
+            cell = next(
+                (cells[row["row"], lab] for lab in labels if (row["row"], lab) in cells), None
+            )
+            where = f"{md.name}: {row['row']} / {row['column']} / {row['metric']}"
+            assert cell is not None, f"{where}: in the csv, not in the md"
+            shown = first_number(cell)
+            if shown is None:  # a label cell (a dataset's setting): compared as text
+                assert cell.startswith(row["ours"]), f"{where}: csv {row['ours']} vs md {cell}"
+                continue
+            value, decimals = shown
+            assert abs(float(row["ours"]) - value) <= 0.5001 * 10**-decimals + 1e-9, (
+                f"{where}: csv {row['ours']} vs md {cell}"
+            )
+            compared += 1
+    assert compared or not cells, f"{md.name}: no csv value found in the md table"
+
+
+FIGURES = sorted(TABLES.glob("*.png"))
+
+
+@pytest.mark.parametrize("png", FIGURES, ids=lambda p: p.stem)
+def test_figures_carry_the_code_and_runs_of_their_table(png):
+    from PIL import Image
+
+    facts = Image.open(png).info.get("Description", "")
+    assert facts, f"{png.name}: no code/runs metadata (regenerate it with recallbench-table)"
+    got = dict(part.split(": ", 1) for part in facts.split("; ") if ": " in part)
+    # a figure drawn under its own file name (``figure: {file: ...}``) has no md of its stem
+    own = [md for md in MD if md.stem == png.stem]
+    same = [
+        md
+        for md in own or MD
+        if all(md_header(md.read_text(encoding="utf-8")).get(k) == v for k, v in got.items())
+    ]
+    assert same, f"{png.name}: {facts} matches no table's code and runs"
+    assert png.with_suffix(".pdf").exists(), f"{png.name}: no pdf beside"
+
+
+UNCOMMITTED = "## Results with a target but no committed table (and why)"
+
+
+def test_every_paper_result_is_committed_or_its_readme_says_why():
+    """A target whose table is not under results/tables/ is named, with its reason, in its
+    paper README's section; a target named there has no committed table (no stale reason)."""
+    from recallbench.cli.reproduce import listing
+
+    papers = TABLES.parents[1] / "src" / "recallbench" / "papers"
+    for target, _ in listing():
+        kind, paper, n = re.fullmatch(r"reproduce-(table|figure)-([a-z]+)-(\w+)", target).groups()
+        committed = any((TABLES / f"{paper}_{kind}{n}.{ext}").exists() for ext in ("md", "png"))
+        readme = (papers / paper / "README.md").read_text(encoding="utf-8")
+        section = (
+            readme.split(UNCOMMITTED, 1)[1].split("\n## ", 1)[0] if UNCOMMITTED in readme else ""
+        )
+        named = re.search(rf"`(?:make )?{target}`", section) is not None
+        assert committed != named, (
+            f"{target}: committed under results/tables/ and listed as not committed in {paper}'s "
+            "README"
+            if committed
+            else f"{target}: no committed table and no reason in {paper}'s README ({UNCOMMITTED})"
+        )
