@@ -71,7 +71,9 @@ def test_extractive_generator_is_not_comparable_and_shows_no_diff(tmp_path, make
     assert format_cell(bleu) == "2.00 (1.92)"  # the paper's value, no difference
     why = built.header["comparability"]
     assert "extractive:m (extractive) vs the paper's gpt-3.5-turbo-0125 (llm)" in why
-    assert "mauve on minilm vs the paper's MAUVE on GPT-2-large features" in why
+    # the paper names no MAUVE features (issue 37): the line says so, not "GPT-2-large"
+    assert "mauve on minilm vs the paper's MAUVE (Pillutla et al. 2021) on features" in why
+    assert "the paper does not name" in why
     assert built.header["paper episodes"] == "50"
     path = render(built.cells, paper="p", table=1, title="t", header=built.header, out_dir=tmp_path)
     with path["csv"].open(encoding="utf-8") as fh:
