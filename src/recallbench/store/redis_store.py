@@ -157,7 +157,12 @@ class RedisStore:
             self._put_rows(namespace, rows)
         except StoreLost:
             if self.spill is not None:  # nothing paid for is lost: the next connection sends it
-                SqliteStore(self.spill).put_many(namespace, values)
+                with self._spill_lock():
+                    spilled = SqliteStore(self.spill)
+                    try:
+                        spilled.put_many(namespace, values)
+                    finally:
+                        spilled.close()
             raise
 
     def _put_rows(self, namespace: str, rows: Mapping[str, str]) -> None:
@@ -169,18 +174,29 @@ class RedisStore:
             pipe.sadd(PREFIX + "namespaces", namespace)
             pipe.execute()
 
+    def _spill_lock(self) -> Any:
+        """One process at a time writes or flushes the spill file: the jobs of a sweep resumed
+        together each flush at connect, and one must not delete the file another has open
+        (SQLite then fails with "disk I/O error"). The lock file itself is never deleted."""
+        from filelock import FileLock
+
+        return FileLock(f"{self.spill}.flush.lock")
+
     def _flush_spill(self) -> None:
         """Send what an earlier job could not write, then remove the spill file."""
         if self.spill is None or not self.spill.is_file():
             return
-        spilled = SqliteStore(self.spill)
-        try:
-            for namespace in spilled.namespaces():
-                self._put_rows(namespace, {k: dumps(v) for k, v in spilled.scan(namespace)})
-        finally:
-            spilled.close()
-        for suffix in ("", "-wal", "-shm", ".lock"):
-            Path(f"{self.spill}{suffix}").unlink(missing_ok=True)
+        with self._spill_lock():
+            if not self.spill.is_file():  # another job of the sweep flushed it meanwhile
+                return
+            spilled = SqliteStore(self.spill)
+            try:
+                for namespace in spilled.namespaces():
+                    self._put_rows(namespace, {k: dumps(v) for k, v in spilled.scan(namespace)})
+            finally:
+                spilled.close()
+            for suffix in ("", "-wal", "-shm", ".lock"):
+                Path(f"{self.spill}{suffix}").unlink(missing_ok=True)
 
     def scan(self, namespace: str) -> Iterator[tuple[str, Any]]:
         with self._guard():
