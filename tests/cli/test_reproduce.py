@@ -1,4 +1,5 @@
-"""The Makefile's one reproduce rule: what ``recallbench reproduce`` runs for each kind of table."""
+"""The Makefile's reproduce rules: what ``recallbench reproduce`` runs for each kind of table, and
+the one list of targets (conf/experiment/) that make, ``make tables`` and the golden set read."""
 
 from __future__ import annotations
 
@@ -6,11 +7,22 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from recallbench import CONF_DIR
-from recallbench.cli.reproduce import experiment_of, listing, plan, target_of
+from recallbench.cli.reproduce import (
+    block_of,
+    experiment_of,
+    group,
+    listing,
+    plan,
+    settings,
+    target_of,
+    targets,
+)
 from recallbench.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,7 +30,7 @@ CLI = [sys.executable, "-m", "recallbench.cli"]
 MAKE = ["make", "-o", ".venv/.installed"]
 
 
-def _plan(target: str, results: Path, args: list[str] | None = None) -> list[list[str]]:
+def _plan(target: str, results: Path, args: list[str] | None = None, **kw: Any) -> list[list[str]]:
     return plan(
         target,
         results=results,
@@ -26,6 +38,7 @@ def _plan(target: str, results: Path, args: list[str] | None = None) -> list[lis
         args=args or [],
         judge="lexical",
         make=MAKE,
+        **kw,
     )
 
 
@@ -33,8 +46,10 @@ def test_target_names_map_to_experiments_and_back():
     assert experiment_of("reproduce-table-lufy-11") == "lufy_table11"
     assert experiment_of("reproduce-figure-timerag-3") == "timerag_figure3"
     assert target_of("timerag_figure3") == "reproduce-figure-timerag-3"
-    with pytest.raises(ConfigError, match="reproduce-lufy-cross: expected reproduce-table-"):
-        experiment_of("reproduce-lufy-cross")
+    assert experiment_of("reproduce-lufy-cross") == "lufy_cross"  # reproduce.target names it
+    assert experiment_of("attribution-lufy") == "attribution_lufy"
+    with pytest.raises(ConfigError, match="reproduce-lufy-crosss: expected reproduce-table-"):
+        experiment_of("reproduce-lufy-crosss")
     with pytest.raises(ConfigError, match="no such experiment"):
         _plan("reproduce-table-lufy-99", Path("results"))
 
@@ -78,14 +93,122 @@ def test_every_experiment_with_a_table_is_listed_with_its_title():
     assert listed["reproduce-table-lufy-11"].startswith("LUFY Table 11")
 
 
-def test_make_uses_the_pattern_rule_unless_a_target_has_its_own():
+def test_the_makefile_has_pattern_rules_only_and_every_target_goes_through_them():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    rules = re.findall(r"^((?:reproduce|attribution)-[\w%-]+):", makefile, re.M)
+    assert sorted(rules) == ["attribution-%", "reproduce-%", "reproduce-list"]
+
     def dry(target: str) -> str:
         done = subprocess.run(
             [*MAKE, "-n", target], cwd=ROOT, capture_output=True, text=True, check=True
         )
         return done.stdout
 
-    assert "recallbench.cli reproduce" in dry("reproduce-table-lufy-3")
-    assert "reproduce-table-lufy-3" in dry("reproduce-table-lufy-3")
-    explicit = dry("reproduce-table-theanine-1")  # two datasets: its own rule
-    assert "recallbench.cli reproduce" not in explicit and "dataset=cc" in explicit
+    assert "recallbench.cli reproduce" in dry("reproduce-table-theanine-1")
+    assert "reproduce --judge" in dry("attribution-lufy")
+
+
+def test_two_datasets_each_with_its_data_folder(tmp_path, monkeypatch):
+    """theanine_table1's reproduce.sweeps: MSC from the data folder, CC from its own."""
+    monkeypatch.chdir(ROOT)  # a fallback is relative to where make runs: the checkout
+    values = settings({}, tmp_path / "data", tmp_path)
+    msc, cc, table = _plan("reproduce-table-theanine-1", tmp_path, values=values)
+    assert msc == [*CLI, "-m", "experiment=theanine_table1", "dataset=msc", "generator=extractive"]
+    fixtures = str(ROOT / "data" / "fixtures")  # no CC under the data folder: the fixtures
+    assert cc[4:] == ["experiment=theanine_table1", "dataset=cc", f"dataset.data_dir={fixtures}",
+                      "generator=extractive"]  # fmt: skip
+    assert table == [*CLI, "table", "theanine_table1", "generator=extractive"]
+    (tmp_path / "data" / "conversation_chronicles").mkdir(parents=True)
+    (tmp_path / "data" / "conversation_chronicles" / "train.jsonl").write_text("{}\n")
+    assert settings({}, tmp_path / "data", tmp_path)["cc_data"] == str(tmp_path / "data")
+    given = settings({"cc_data": str(tmp_path / "cc")}, tmp_path / "data", tmp_path)
+    assert given["cc_data"] == str(tmp_path / "cc")  # CC_DATA_DIR=... wins
+
+
+def test_placeholders_the_fixed_judge_and_hydra_escapes(tmp_path):
+    values = settings({"answer_key": "key.jsonl"}, tmp_path, tmp_path)
+    sweep, _ = _plan("reproduce-table-caim-3", tmp_path, values=values)
+    answer_key = f"dataset.options.answer_key={Path('key.jsonl').absolute()}"
+    assert sweep[4:] == [
+        "experiment=caim_table3",
+        answer_key,
+        "generator=extractive",
+    ]  # judge: false
+    assert settings({}, tmp_path, tmp_path)["answer_key"] == "default"
+    _, lamp1, _ = _plan("reproduce-figure-timerag-5", tmp_path, values=values)
+    assert lamp1[-2] == "job=lamp1-budget-${memory.budget}"  # \${...} in the yaml, for OmegaConf
+    qa = _plan("reproduce-table-locomo-qa", tmp_path)  # an alias fixes the judge
+    assert qa[0][4:6] == ["experiment=locomo_table1", "judge=mem0_j"]
+    assert _plan("reproduce-table-locomo-1", tmp_path)[0][5] == "judge=lexical"
+
+
+def test_an_unknown_placeholder_names_the_experiment(tmp_path):
+    conf = tmp_path / "conf"
+    (conf / "experiment").mkdir(parents=True)
+    (conf / "experiment" / "toy_table1.yaml").write_text(
+        "table: {title: Toy}\nreproduce:\n  sweeps:\n    - ['dataset.data_dir={nowhere}']\n"
+    )
+    with pytest.raises(ConfigError, match=r"toy_table1.yaml reproduce.sweeps: unknown .*nowhere"):
+        _plan("reproduce-table-toy-1", tmp_path, conf_dir=conf)
+
+
+def test_needs_scripts_and_several_tables(tmp_path):
+    steps = _plan("attribution-teafarm", tmp_path, values=settings({}, tmp_path, tmp_path))
+    assert steps[0] == [*MAKE, "reproduce-table-theanine-4"]  # its runs are missing
+    assert [s[4:6] for s in steps[1:3]] == [["experiment=attribution_teafarm_oracle",
+                                              "dataset=msc"]] + [["experiment=attribution_teafarm_oracle",
+                                              "dataset=cc"]]  # fmt: skip
+    (tmp_path / "runs" / "theanine_table4" / "20260101-000000" / "job").mkdir(parents=True)
+    assert _plan("attribution-teafarm", tmp_path)[0][0] == sys.executable
+    fit, table = _plan("reproduce-table-lufy-2", tmp_path, values=settings({}, tmp_path, tmp_path))
+    assert fit == [sys.executable, "scripts/fit_lufy_weights.py", "--data-dir", str(tmp_path),
+                   "--out", f"{tmp_path}/fits/lufy_table2.json"]  # fmt: skip
+    assert _plan("reproduce-table-lufy-11", tmp_path)[-1][4:] == [
+        "lufy_table11", "lufy_table16", "lufy_table17", "lufy_table18", "generator=extractive"
+    ]  # fmt: skip
+    planned = _plan("reproduce-table-lufy-13", tmp_path, ["plan=true"])  # estimate-table-*
+    assert len(planned) == 1 and "table" not in planned[0]
+
+
+def test_lists_put_a_target_after_the_targets_whose_runs_it_reads():
+    tables = list(group("tables"))
+    assert tables.index("reproduce-table-lufy-11") < tables.index("reproduce-table-lufy-3")
+    assert tables.index("reproduce-table-timerag-6") < tables.index("reproduce-table-timerag-4")
+    assert "reproduce-table-lufy-2" not in tables  # slow: why_not says so
+    assert list(group("attribution")) == [
+        "attribution-caim", "attribution-lufy", "attribution-teafarm", "attribution-timerag"
+    ]  # fmt: skip
+    assert group("golden")["reproduce-table-theanine-1"] == ["episodes=2", "metrics=lexical"]
+
+
+def test_every_paper_target_is_in_a_list_or_says_why_not():
+    """make tables, make attribution and the golden set derive from the experiments: a target
+    in none of them (nor rendered by one that is) states its reason in reproduce.why_not."""
+    known = targets()
+    listed = {t for name in ("tables", "attribution", "golden") for t in group(name)}
+    rendered = set()
+    for name in listed:
+        data = yaml.safe_load(
+            (CONF_DIR / "experiment" / f"{known[name].experiment}.yaml").read_text()
+        )
+        rendered |= set(block_of(data).get("tables") or [known[name].experiment])
+    for target in known.values():
+        path = CONF_DIR / "experiment" / f"{target.experiment}.yaml"
+        why = block_of(yaml.safe_load(path.read_text(encoding="utf-8"))).get("why_not")
+        if target.alias:
+            continue
+        if target.name in listed or target.experiment in rendered:
+            assert not why, f"{path}: in a list, yet reproduce.why_not says {why!r}"
+        else:
+            assert why, f"{target.name}: in no list (reproduce.lists) and no reproduce.why_not"
+
+
+def test_make_help_lists_every_target():
+    done = subprocess.run(
+        ["make", "--no-print-directory", "help", f"VENV={sys.prefix}"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    shown = {line.split()[0] for line in re.sub(r"\x1b\[[0-9;]*m", "", done.stdout).splitlines()}
+    assert {name for name, _ in listing()} <= shown
+    assert {"reproduce-table-theanine-1", "reproduce-table-locomo-qa", "attribution-teafarm",
+            "reproduce-lufy-cross", "tables", "golden"} <= shown  # fmt: skip

@@ -6,7 +6,9 @@ composed and resolved app config, recorded before the variants were rewritten as
 ``defaults: [<base>, _self_]`` plus the keys they change. A new config needs no entry: it is
 checked to compose and resolve, and ``python tests/config/test_config_identity.py --record``
 pins it when it should stop moving (it never rewrites an existing entry: an entry that moves is
-a behaviour change and must be looked at, then deleted by hand).
+a behaviour change and must be looked at, then deleted by hand). An experiment's ``reproduce:``
+block (how make drives it: cli/reproduce.py; not part of a run's identity, ``run.record``) is
+left out of the hash: the blocks moved there from the Makefile (issue 36) changed no config.
 """
 
 from __future__ import annotations
@@ -49,7 +51,10 @@ def resolved_hash(overrides: list[str]) -> str:
     from recallbench.cli import compose_job
 
     cfg, choices = compose_job(overrides)
-    data = {"config": OmegaConf.to_container(cfg, resolve=True), "choices": choices}
+    config = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(config, dict)
+    config.pop("reproduce", None)
+    data = {"config": config, "choices": choices}
     text = json.dumps(data, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

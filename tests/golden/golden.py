@@ -55,44 +55,24 @@ GOLDEN = Path(__file__).resolve().parent / "tables"
 # table allows.
 ARGS = "embedder=hashing progress=false wandb.mode=disabled"
 ANSWER_KEY = ROOT / "data" / "fixtures" / "gvd" / "answer_key_en.jsonl"  # GVD fixture users
-TARGETS: dict[str, str] = {
-    "reproduce-table-lufy-1": "",
-    "reproduce-table-carecall-1": "",
-    "reproduce-table-lufy-11": ARGS,
-    "reproduce-table-lufy-3": "",
-    "reproduce-table-lufy-12": "",
-    "reproduce-table-lufy-15": "",
-    "reproduce-table-lufy-10": "",
-    "reproduce-table-lufy-13": ARGS,
-    "reproduce-table-lufy-14": "",
-    "reproduce-figure-lufy-11": ARGS,
-    "reproduce-lufy-cross": ARGS,
-    "reproduce-table-carecall-3": ARGS,
-    "reproduce-table-carecall-2": "",
-    "reproduce-table-carecall-4": ARGS + " metrics=lexical",
-    "reproduce-table-carecall-6": ARGS + " metrics=lexical",
-    "reproduce-table-theanine-1": ARGS + " episodes=2 metrics=lexical",
-    "reproduce-table-theanine-9": "",
-    "reproduce-figure-theanine-5": "",
-    "reproduce-table-theanine-2": ARGS + " episodes=2 metrics=lexical",
-    "reproduce-table-theanine-4": ARGS + " episodes=2",
-    "reproduce-table-theanine-5": ARGS + " episodes=2 metrics=lexical",
-    "reproduce-table-theanine-8": ARGS + " episodes=2 metrics=lexical",
-    "reproduce-table-caim-3": ARGS,
-    "reproduce-table-caim-2": "",
-    "reproduce-table-caim-4": "",
-    "reproduce-table-caim-5": ARGS,
-    "reproduce-table-timerag-6": ARGS + " episodes=2",
-    "reproduce-table-timerag-4": "",
-    "reproduce-table-timerag-5": "",
-    "reproduce-table-timerag-11": "",
-    "reproduce-figure-timerag-4": "",
-    "reproduce-table-timerag-7": ARGS,
-    "reproduce-table-timerag-8": ARGS + " episodes=2",
-    "reproduce-table-timerag-9": ARGS + " episodes=2",
-    "reproduce-figure-timerag-3": ARGS + " episodes=2",
-    "reproduce-figure-timerag-5": ARGS + " episodes=2",
-}
+
+
+def golden_targets() -> dict[str, str]:
+    """Every target whose experiment lists ``golden`` (``reproduce.lists``, conf/experiment/),
+    with its ``ARGS``: a target that runs a sweep gets :data:`ARGS` plus its experiment's
+    ``reproduce.golden_args``; a table of data or of other targets' runs gets none (its ``ARGS``
+    would be the table's own overrides). Targets come after those whose runs they read."""
+    from recallbench.cli.reproduce import group, plan
+
+    out = {}
+    for target, extra in group("golden").items():
+        steps = plan(target, results=ROOT / "results", gen_args=[], args=[], judge="", make=[])
+        sweeps = any("table" not in step and "experiment=" in " ".join(step) for step in steps)
+        out[target] = " ".join([ARGS, *extra]) if sweeps else ""
+    return out
+
+
+TARGETS: dict[str, str] = golden_targets()
 
 
 def run_targets(results: Path, targets: list[str]) -> None:

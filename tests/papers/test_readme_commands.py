@@ -84,7 +84,7 @@ def test_every_readme_command_runs(paper, command, tmp_path, monkeypatch, capsys
             steps = plan(
                 planned, results=tmp_path, gen_args=[], args=[], judge="lexical", make=["make"]
             )
-            assert steps and steps[-1][-2:][0] == "table", (target, planned, steps)
+            assert steps and "table" in steps[-1], (target, planned, steps)
         return
     if words[0] == "recallbench-table":
         if not template:

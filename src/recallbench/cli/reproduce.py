@@ -1,79 +1,95 @@
 """``recallbench reproduce <target>``: what a paper table needs, then the table (one make rule).
 
-``make reproduce-table-<paper>-<n>`` and ``make reproduce-figure-<paper>-<n>`` go through one
-pattern rule that calls this command with the target's name. The experiment
-``conf/experiment/<paper>_table<n>.yaml`` (``_figure<n>``) already says what its table needs:
+The experiment files ``conf/experiment/*.yaml`` are the one list of targets. Every
+``make reproduce-*`` and ``make attribution-*`` goes through a pattern rule that calls this
+command with the target's name; ``make tables``, ``make attribution``, ``make help`` and
+``tests/golden/golden.py`` read their lists through ``cli/targets.py``.
 
-1. an experiment with its own sweep (``hydra.mode: MULTIRUN``) runs it:
-   ``recallbench -m experiment=<x> [judge=<JUDGE>] <generator args> <ARGS>`` (``judge=`` only when
-   the experiment composes a judge); a job whose finished run matches (config, code, packages,
-   data) is reused, ``--rerun`` (``make ... RERUN=1``) runs every job again;
-2. a table that reads another experiment's runs (``table.runs: <y>``) makes ``y``'s target first
-   when ``<results>/runs/<y>`` holds no run yet (through ``make``, so ``y``'s own rule applies);
-3. the table is rendered: ``recallbench-table <x> <generator args>`` (plus ``ARGS`` when the table
-   reads no runs: then ``ARGS`` are the table's own overrides, e.g. an LLM rater's model).
+A target (``cli/targets.py`` names them) runs, in order:
 
-Experiments whose reproduction is not this (two datasets in one table, a fitting script, several
-tables from one sweep, a data folder of their own) keep an explicit rule in the Makefile, which
-make prefers to the pattern. ``--dry-run`` prints the steps instead of running them.
+1. ``reproduce.needs``: targets whose runs it reads; each is made first (through ``make``, so its
+   own steps apply) when ``<results>/runs/<its experiment>`` holds no run yet;
+2. ``reproduce.commands``: scripts, run with this Python (``[scripts/x.py, --out, ...]``);
+3. the sweeps: ``reproduce.sweeps`` (each a list of Hydra overrides, or
+   ``{experiment: <other>, args: [...]}``), else the experiment's own sweep when it has one
+   (``hydra.mode: MULTIRUN``), as ``recallbench [-m] experiment=<x> [judge=<JUDGE>] <sweep args>
+   <generator args> <ARGS>`` (``judge=`` only when the experiment composes a judge;
+   ``reproduce.judge`` fixes it, ``false`` leaves it out); a job whose finished run matches
+   (config, code, packages, data) is reused, ``--rerun`` (``make ... RERUN=1``) runs every job
+   again;
+4. a table that reads another experiment's runs (``table.runs: <y>``) makes ``y``'s target first
+   when ``<results>/runs/<y>`` holds no run yet;
+5. the tables: ``recallbench-table <x> [<y>...] <generator args>`` (``reproduce.tables``, else the
+   experiment's own; plus ``ARGS`` when it has no sweep and reads no runs: then ``ARGS`` are the
+   table's own overrides, e.g. an LLM rater's model).
+
+Sweep and command arguments may name ``{data_dir}``, ``{results}`` and the data folders of
+:data:`SETTINGS` (``{cc_data}``, ``{lamp1_data}``, ``{answer_key}``); a literal ``${...}`` for
+Hydra is written ``\\${...}`` (the experiment is also composed by OmegaConf). The ``reproduce:``
+block is not part of a run's identity (``run.record.NOT_IDENTITY``): it says how make drives an
+experiment, not what a run computes. ``reproduce.lists`` puts the target in ``make tables``
+(``tables``: runs here on the data), ``make attribution`` or ``make golden`` (``golden``, with the
+extra overrides ``reproduce.golden_args``); a paper experiment in no list says why in
+``reproduce.why_not`` (tests/cli/test_reproduce.py). ``--dry-run`` prints the steps.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from recallbench import CONF_DIR
+from recallbench.cli.targets import (
+    PAPER_TABLE,
+    Target,
+    block_of,
+    experiment_of,
+    group,
+    listing,
+    read_experiment,
+    target_of,
+    targets,
+)
 from recallbench.errors import ConfigError
 
-__all__ = ["experiment_of", "listing", "plan", "reproduce_main", "target_of"]
+__all__ = [
+    "PAPER_TABLE",
+    "SETTINGS",
+    "Target",
+    "block_of",
+    "experiment_of",
+    "group",
+    "listing",
+    "plan",
+    "reproduce_main",
+    "settings",
+    "target_of",
+    "targets",
+]
 
-TARGET = re.compile(r"^reproduce-(table|figure)-([a-z]+)-(\d+)$")
-
-
-def experiment_of(target: str) -> str:
-    """``reproduce-table-lufy-11`` -> ``lufy_table11`` (``reproduce-figure-timerag-3`` -> ...)."""
-    match = TARGET.match(target)
-    if match is None:
-        raise ConfigError(
-            f"{target}: expected reproduce-table-<paper>-<n> or reproduce-figure-<paper>-<n>"
-        )
-    kind, paper, number = match.groups()
-    return f"{paper}_{kind}{number}"
-
-
-def target_of(experiment: str) -> str:
-    """``lufy_table11`` -> ``reproduce-table-lufy-11`` (the inverse of :func:`experiment_of`)."""
-    match = re.match(r"^([a-z]+)_(table|figure)(\d+)$", experiment)
-    if match is None:
-        raise ConfigError(f"{experiment}: expected <paper>_table<n> or <paper>_figure<n>")
-    paper, kind, number = match.groups()
-    return f"reproduce-{kind}-{paper}-{number}"
-
-
-def _read(experiment: str, conf_dir: Path) -> dict[str, Any]:
-    path = conf_dir / "experiment" / f"{experiment}.yaml"
-    if not path.is_file():
-        raise ConfigError(f"{path}: no such experiment (make reproduce-* names conf/experiment/)")
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
-    return data
+# Data folders the sweeps name: the make variable of the same name (``CC_DATA_DIR=...`` reaches
+# here as ``--set cc_data=...``) when set, else the data folder when it holds the file, else the
+# fallback (relative to the checkout). Conversation Chronicles lives only on the Hub; LaMP-1's
+# labelled dev split likewise (the fallback is the synthetic scripts/make_lamp1_fixture.py one).
+SETTINGS: dict[str, tuple[str, str]] = {
+    "cc_data": ("conversation_chronicles/*.jsonl", "data/fixtures"),
+    "lamp1_data": ("lamp1/user/LaMP_1/dev_outputs.json", "data/fixtures/lamp1_topics"),
+}
 
 
-def _sweeps(data: dict[str, Any]) -> bool:
+def _sweeps(data: Mapping[str, Any]) -> bool:
     return str((data.get("hydra") or {}).get("mode", "")).upper() == "MULTIRUN"
 
 
-def _has_judge(data: dict[str, Any]) -> bool:
+def _has_judge(data: Mapping[str, Any]) -> bool:
     for entry in data.get("defaults") or []:
         keys = entry.keys() if isinstance(entry, dict) else [entry]
         if any(str(k).split(" ")[-1].lstrip("/").split("@")[0] == "judge" for k in keys):
@@ -85,6 +101,31 @@ def _has_runs(results: Path, tag: str) -> bool:
     return any(p.is_dir() for p in (results / "runs" / tag).glob("*/*"))
 
 
+def settings(given: Mapping[str, str], data_dir: Path, results: Path) -> dict[str, str]:
+    """The values of the placeholders (``{cc_data}`` ...): ``given`` first, then :data:`SETTINGS`."""
+    out = {"data_dir": str(data_dir), "results": str(results)}
+    for name, (probe, fallback) in SETTINGS.items():
+        value = given.get(name) or (str(data_dir) if glob.glob(str(data_dir / probe)) else "")
+        out[name] = str(Path(value or fallback).absolute())  # fallback: the checkout's
+    key = given.get("answer_key")
+    out["answer_key"] = str(Path(key).absolute()) if key else "default"
+    return out
+
+
+def _fill(words: list[Any], values: Mapping[str, str], where: str) -> list[str]:
+    out = []
+    for word in words:
+        text = str(word)
+        try:
+            text = re.sub(r"(?<!\\)\{(\w+)\}", lambda m: values[m[1]], text)
+        except KeyError as exc:
+            known = ", ".join(f"{{{k}}}" for k in values)
+            raise ConfigError(f"{where}: unknown placeholder {{{exc.args[0]}}} in {word!r} "
+                              f"(expected one of {known})") from None  # fmt: skip
+        out.append(text.replace("\\$", "$"))
+    return out
+
+
 def plan(
     target: str,
     *,
@@ -94,47 +135,62 @@ def plan(
     judge: str,
     make: list[str],
     conf_dir: Path = CONF_DIR,
+    values: Mapping[str, str] | None = None,
 ) -> list[list[str]]:
     """The commands ``target`` runs, in order (see the module docstring)."""
-    experiment = experiment_of(target)
-    data = _read(experiment, conf_dir)
-    table = data.get("table") or {}
+    known = targets(conf_dir)
+    chosen = known.get(target) or Target(target, experiment_of(target), "")
+    experiment = chosen.experiment
+    data = read_experiment(experiment, conf_dir)
+    block, table = block_of(data), data.get("table") or {}
+    where = f"conf/experiment/{experiment}.yaml reproduce"
+    values = dict(
+        values or settings({}, Path(os.environ.get("RECALLBENCH_DATA_DIR", "data")), results)
+    )
     cli = [sys.executable, "-m", "recallbench.cli"]
     steps: list[list[str]] = []
-    if _sweeps(data):
-        judged = [f"judge={judge}"] if _has_judge(data) else []
-        steps.append([*cli, "-m", f"experiment={experiment}", *judged, *gen_args, *args])
+    for need in block.get("needs") or []:
+        if need not in known:
+            raise ConfigError(f"{where}.needs: {need} is no target (make reproduce-list)")
+        if not _has_runs(results, known[need].experiment):
+            steps.append([*make, need])
+    for command in block.get("commands") or []:
+        steps.append([sys.executable, *_fill(command, values, f"{where}.commands")])
+    sweeps = block.get("sweeps")
+    for sweep in ([[]] if _sweeps(data) else []) if sweeps is None else sweeps:
+        spec = sweep if isinstance(sweep, dict) else {"args": sweep}
+        name = str(spec.get("experiment", experiment))
+        swept = data if name == experiment else read_experiment(name, conf_dir)
+        fixed = chosen.judge or block.get("judge")
+        judged = [f"judge={fixed or judge}"] if fixed is not False and _has_judge(swept) else []
+        mode = ["-m"] if _sweeps(swept) else []
+        extra = _fill(spec.get("args") or [], values, f"{where}.sweeps")
+        steps.append([*cli, *mode, f"experiment={name}", *judged, *extra, *gen_args, *args])
     runs = table.get("runs")
     if isinstance(runs, str) and runs != experiment and not _has_runs(results, runs):
         steps.append([*make, target_of(runs)])
-    own = [] if _sweeps(data) or runs else args
-    steps.append([*cli, "table", experiment, *gen_args, *own])
+    own = [] if sweeps or _sweeps(data) or runs else args
+    if "plan=true" in args:  # make estimate-table-*: a plan renders no table
+        return steps
+    rendered = [str(t) for t in block.get("tables") or [experiment]]
+    steps.append([*cli, "table", *rendered, *gen_args, *own])
     return steps
-
-
-def listing(conf_dir: Path = CONF_DIR) -> list[tuple[str, str]]:
-    """(target, title) of every experiment with a paper table or figure, in name order."""
-    out = []
-    for path in sorted((conf_dir / "experiment").glob("*.yaml")):
-        if not re.match(r"^[a-z]+_(table|figure)\d+$", path.stem):
-            continue
-        table = _read(path.stem, conf_dir).get("table") or {}
-        if table:
-            out.append((target_of(path.stem), str(table.get("title", ""))))
-    return out
 
 
 def reproduce_main(argv: list[str] | None = None) -> None:
     """``recallbench reproduce <target> [--gen ARGS] [--args ARGS] [--judge NAME] [--dry-run]``."""
     parser = argparse.ArgumentParser(prog="recallbench reproduce", description=__doc__)
-    parser.add_argument(
-        "target", nargs="?", help="reproduce-table-<paper>-<n> | reproduce-figure-<paper>-<n>"
-    )
+    parser.add_argument("target", nargs="?", help="a target of make reproduce-list")
     parser.add_argument("--list", action="store_true", help="every target and its table's title")
+    parser.add_argument("--group", help="the targets of a list (tables, attribution, golden)")
     parser.add_argument("--gen", default="", help="generator overrides (the Makefile's GEN_ARGS)")
     parser.add_argument("--args", default="", help="other Hydra overrides (the Makefile's ARGS)")
     parser.add_argument("--judge", default="lexical", help="judge of experiments that have one")
     parser.add_argument("--make", default="make", help="how to call make for a missing run")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE",
+        help=f"a data folder the sweeps name ({', '.join(SETTINGS)}, answer_key); empty: default",
+    )  # fmt: skip
     parser.add_argument("--dry-run", action="store_true", help="print the steps only")
     parser.add_argument(
         "--rerun", action="store_true", help="run every job again (finished runs are reused)"
@@ -144,14 +200,19 @@ def reproduce_main(argv: list[str] | None = None) -> None:
         from recallbench.run.resume import RERUN_ENV
 
         os.environ[RERUN_ENV] = "1"
-    if ns.list:
-        for target, title in listing():
-            print(f"{target:34} {title}")
-        return
-    if ns.target is None:
-        parser.error("name a target, e.g. reproduce-table-lufy-3 (or --list)")
-    results = Path(os.environ.get("RECALLBENCH_RESULTS_DIR", "results"))
     try:
+        if ns.list:
+            for target, title in listing():
+                print(f"{target:34} {title}")
+            return
+        if ns.group:
+            print(" ".join(group(ns.group)))
+            return
+        if ns.target is None:
+            parser.error("name a target, e.g. reproduce-table-lufy-3 (or --list)")
+        results = Path(os.environ.get("RECALLBENCH_RESULTS_DIR", "results"))
+        data_dir = Path(os.environ.get("RECALLBENCH_DATA_DIR", "data/downloaded"))
+        given = dict(s.split("=", 1) for s in ns.set if "=" in s)
         steps = plan(
             ns.target,
             results=results,
@@ -159,6 +220,7 @@ def reproduce_main(argv: list[str] | None = None) -> None:
             args=shlex.split(ns.args),
             judge=ns.judge,
             make=shlex.split(ns.make),
+            values=settings(given, data_dir, results),
         )
     except ConfigError as exc:
         sys.exit(f"recallbench reproduce: {exc}")

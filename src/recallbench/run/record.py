@@ -94,6 +94,7 @@ NOT_IDENTITY = (
     "choices",
     "overrides",
     "health",
+    "reproduce",  # how make drives an experiment (cli/reproduce.py), not what a run computes
     "dataset.data_dir",
     "generator.concurrency",
     "generator.rpm",
