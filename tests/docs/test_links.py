@@ -1,0 +1,114 @@
+"""Every link and every repository path that README.md and docs/*.md name resolves.
+
+- a markdown link ``[text](target)`` that is not a web address names a file relative to the page
+  (and, after ``#``, a heading of that page: GitHub's anchor of it);
+- a path in a code span (``src/...``, ``conf/...``, ``docs/...``, ``tests/...``, ``bench/...``,
+  ``scripts/...``, ``notebooks/...``, ``data/fixtures/...``, ``results/tables/...``, or any
+  ``a/b.py``-like path) names a file or folder of the repository, from its root, from ``src/`` or
+  from ``src/recallbench/`` (``recallbench/metrics/attribution.py``, ``cli/reuse.py``). A span with
+  a placeholder (``<paper>``, ``*``, ``{..}``, ``$VAR``, ``...``) names a family, not a path, and
+  is skipped, as are run-time outputs (``results/runs/...``, ``results/cache/...``). A page names
+  a file it proposes (one an example would add) in ``<!-- not in the repository: a/b.py ... -->``:
+  those must not exist (a stale note fails) and are not looked for.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+SPAN = re.compile(r"`([^`\n]+)`")
+ROOTS = ("src/", "conf/", "docs/", "tests/", "bench/", "scripts/", "notebooks/", "data/fixtures/")
+ROOTS += ("results/tables/", ".ci/")
+SUFFIX = re.compile(r"\.(py|md|ya?ml|json|jsonl|ipynb|csv|toml|txt|sh)$")
+PLACEHOLDER = re.compile(r"[<>*{}$|]|\.\.\.")
+
+
+def anchors(page: Path) -> set[str]:
+    """GitHub's anchors of a page's headings (lower case, punctuation dropped, spaces -> -)."""
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+    heads = re.findall(r"^#+\s+(.*)$", text, re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in heads}
+
+
+def links(page: Path) -> list[str]:
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+    return [t for t in LINK.findall(text) if not re.match(r"[a-z]+:", t)]
+
+
+def proposed(page: Path) -> set[str]:
+    """The paths a page names before they exist (its ``not in the repository`` notes)."""
+    notes = re.findall(r"<!-- not in the repository[^:]*:(.*?)-->", page.read_text("utf-8"), re.S)
+    return {word for note in notes for word in note.split()}
+
+
+def paths(page: Path) -> list[str]:
+    """The repository paths named in the page's code spans and code blocks."""
+    found = []
+    for span in SPAN.findall(page.read_text(encoding="utf-8")):
+        for word in span.split():
+            word = word.strip("(),;:'\"").split("=", 1)[-1]
+            if word.startswith(("../", "/", "~")) or PLACEHOLDER.search(word) or "/" not in word:
+                continue
+            if word.startswith("results/") and not word.startswith("results/tables/"):
+                continue  # a run-time output
+            if word.startswith(ROOTS) or SUFFIX.search(word):
+                found.append(word)
+    return found
+
+
+def _exists(path: str) -> bool:
+    return any(
+        (base / path).exists() for base in (ROOT, ROOT / "src", ROOT / "src" / "recallbench")
+    )
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_link_resolves(page):
+    bad = []
+    for target in links(page):
+        file, _, anchor = target.partition("#")
+        dest = (page.parent / file).resolve() if file else page
+        if not dest.exists():
+            bad.append(f"{target}: no {dest.relative_to(ROOT) if ROOT in dest.parents else dest}")
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+            bad.append(f"{target}: no heading #{anchor} in {dest.name}")
+    assert not bad, f"{page.relative_to(ROOT)}: " + "; ".join(bad)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_repository_path_resolves(page):
+    named = proposed(page)
+    bad = sorted({p for p in paths(page) if p not in named and not _exists(p)})
+    assert not bad, f"{page.relative_to(ROOT)} names paths the repository lacks: {bad}"
+    stale = sorted(p for p in named if _exists(p))
+    assert not stale, f"{page.relative_to(ROOT)}: 'not in the repository' yet present: {stale}"
+
+
+def test_the_checks_find_what_they_look_for(tmp_path):
+    """The link and path finders see a broken link, a missing heading and a missing path."""
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# A page\n\n[ok](page.md#a-page) [gone](nowhere.md) [bad](page.md#nope) "
+        "[web](https://example.org)\n`src/recallbench/cli/reproduce.py` `src/nope.py` "
+        "`src/recallbench/papers/<paper>/README.md` `recallbench/metrics/attribution.py`\n",
+        encoding="utf-8",
+    )
+    assert links(page) == ["page.md#a-page", "nowhere.md", "page.md#nope"]
+    assert anchors(page) == {"a-page"}
+    found = paths(page)
+    assert found == ["src/recallbench/cli/reproduce.py", "src/nope.py",
+                     "recallbench/metrics/attribution.py"]  # fmt: skip
+    assert [p for p in found if not _exists(p)] == ["src/nope.py"]
+
+
+def test_readme_is_short_and_gives_the_test_command_ci_runs():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) < 120
+    assert "make test" in readme and "make reproduce-table-lufy-11" in readme
+    assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
