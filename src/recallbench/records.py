@@ -1,4 +1,4 @@
-"""Frozen records passed between stages (DESIGN.md section 2).
+"""Frozen records passed between stages (docs/architecture.md, "Seams").
 
 Every record has a stable string id taken from the dataset (never a list position alone),
 serializes to a JSON-ready dict with ``to_dict`` and comes back losslessly with ``from_dict``.

@@ -4,7 +4,7 @@
     llm = build_llm({"backend": "extractive"}, cache_path=None)
     result = llm.run(task, **fields)
 
-See DESIGN.md section 4 and notes/API.md for the contract.
+The contract: ``LLMClient`` (``llm/protocol.py``) and docs/architecture.md, "Seams".
 """
 
 from __future__ import annotations

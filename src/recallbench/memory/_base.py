@@ -1,4 +1,4 @@
-"""The MemoryMethod contract (DESIGN.md section 3).
+"""The MemoryMethod contract (docs/extending.md, "A memory method").
 
 A memory method is reset at the start of every episode, observes each finished session, and
 recalls for a ``Query`` that carries only the past. It never sees references, answers or future

@@ -177,7 +177,7 @@ class QAProtocol(EvalProtocol):
                 raise RuntimeError(
                     f"{type(method).__name__} changed its memory while answering probe "
                     f"questions ({episode.episode_id}, after session {session.index}): "
-                    "evaluation must not perturb memory (notes/API.md)"
+                    "evaluation must not perturb memory (QAProtocol.check_unperturbed)"
                 )
             result.snapshots.append((session.index, after))
         return result

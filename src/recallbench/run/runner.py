@@ -1,4 +1,4 @@
-"""One run = dataset x memory x generator x protocol -> a run folder (DESIGN.md section 6).
+"""One run = dataset x memory x generator x protocol -> a run folder (docs/running.md).
 
 Run folder ``results/runs/<tag>/<stamp>/<job>/``::
 

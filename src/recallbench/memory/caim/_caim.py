@@ -24,7 +24,7 @@ Deviations:
 - Prompts for date resolution, inductive thoughts, review, STM summary and the final response
   are ours (the paper describes these steps but prints no prompt); see ``SOURCE_OURS``.
 - Ontology expansion runs on each key event during Post-Thinking, not on probe inputs: probes
-  must not change memory (notes/API.md), and the paper's placement of the step is only
+  must not change memory (the QA protocol checks it: ``check_unperturbed``), and the paper's placement of the step is only
   "analyze the user input".
 - A memory's timestamp is its session's date (GVD has dates only); a merged memory keeps the
   latest date as ``timestamp`` and every member's date in ``attrs["timestamps"]``, which the
