@@ -15,12 +15,7 @@ from recallbench import cli
 FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures"
 # In-process, Hydra must leave logging alone: its dictConfig would close handlers that other
 # test modules' imports (absl via rouge-score) bound to pytest's captured stderr.
-PER_PROCESS_ENV = (
-    "RECALLBENCH_STAMP",
-    "RECALLBENCH_SWEPT",
-    "RECALLBENCH_VERBOSE",
-    "RECALLBENCH_ARGV",
-)
+PER_PROCESS_ENV = ("RECALLBENCH_STAMP", "RECALLBENCH_VERBOSE")
 LOGGING = ("hydra/job_logging=none", "hydra/hydra_logging=none")
 
 

@@ -128,11 +128,11 @@ def test_resume_folder_of_the_wrong_kind_is_one_line(
     assert needle in line and "Traceback" not in outcome.err
 
 
-def test_resume_command_of_an_interrupted_sweep_job_names_the_sweep(monkeypatch):
+def test_resume_command_of_an_interrupted_sweep_job_names_the_sweep():
     from recallbench import cli
 
-    monkeypatch.setenv(cli.ARGV_ENV, "-m memory=no_memory,full_history episodes=2")
-    command = cli.resume_command(Path("results/runs/adhoc/s/msc-no_memory-extractive"), True)
+    argv = ["-m", "memory=no_memory,full_history", "episodes=2"]  # Launch.argv: as typed
+    command = cli.resume_command(Path("results/runs/adhoc/s/msc-no_memory-extractive"), True, argv)
     assert command == (
         "recallbench -m memory=no_memory,full_history episodes=2 resume_dir=results/runs/adhoc/s"
     )

@@ -10,7 +10,7 @@ import contextlib
 import os
 import random
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -189,7 +189,6 @@ def resolve_workers(value: Any, llm: LLMClient, n_episodes: int) -> int:
 
 
 MAX_JOB = 120  # characters of a run folder name derived from a sweep job's overrides
-SWEPT_ENV = "RECALLBENCH_SWEPT"  # keys the command line sweeps (read by jobs in other processes)
 
 
 def swept_keys(argv: list[str]) -> list[str]:
@@ -204,7 +203,12 @@ def swept_keys(argv: list[str]) -> list[str]:
     return sorted({o.get_key_element().lstrip("+~") for o in parsed if o.is_sweep_override()})
 
 
-def default_job(cfg: DictConfig, choices: Mapping[str, Any], overrides: list[str]) -> str:
+def default_job(
+    cfg: DictConfig,
+    choices: Mapping[str, Any],
+    overrides: list[str],
+    swept: Collection[str] = (),
+) -> str:
     """``<dataset>-<memory>-<generator>``, plus the swept values of a sweep job.
 
     Jobs of one sweep that share their group choices (``memory.k=2,6``) would share a folder;
@@ -212,7 +216,8 @@ def default_job(cfg: DictConfig, choices: Mapping[str, Any], overrides: list[str
     (``msc-memory_retrieval-extractive-memory.k_2``). Constant overrides (``episodes=5``) do not
     enter the name, so a rerun with other constants replaces the older runs of its cells in
     tables (newest run per job) instead of being pooled with them. Names longer than
-    ``MAX_JOB`` keep a hash of the swept values instead.
+    ``MAX_JOB`` keep a hash of the swept values instead. ``swept``: the keys the command line
+    sweeps (``swept_keys``, passed by ``cli.main`` in ``Launch.swept``), besides the sweeper's.
     """
     import hashlib
 
@@ -221,8 +226,7 @@ def default_job(cfg: DictConfig, choices: Mapping[str, Any], overrides: list[str
     from recallbench.io import safe_name
 
     base = f"{cfg.dataset.name}-{choices['memory']}-{choices['generator']}"
-    swept = set(filter(None, os.environ.get(SWEPT_ENV, "").split(",")))
-    swept |= set(HydraConfig.get().sweeper.get("params") or {})
+    swept = {*swept, *(HydraConfig.get().sweeper.get("params") or {})}
     extras = sorted(
         o
         for o in overrides

@@ -25,15 +25,15 @@ With ``generator.structured=auto`` the plan still asks the endpoint which mode i
 ``GET /models``, part of every cache key); name the mode to plan without the server.
 
 ``plan`` and ``plan_latency_s`` are not config keys (a plan makes no run): they are taken off the
-command line before Hydra reads it and reach the jobs (also in other processes) through the
-environment.
+command line before Hydra reads it and reach the jobs (also in other processes) as
+``cli.launch.Launch.plan_latency_s``.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +42,12 @@ from recallbench.io import write_json
 from recallbench.llm.budget import Budget, Meter, PlanRow
 from recallbench.store import Store
 
-PLAN_ENV = "RECALLBENCH_PLAN"  # latency per call in seconds; set: plan mode
-PLAN_DIR_ENV = "RECALLBENCH_PLAN_DIR"  # the plan folder(s) the total reads (cli.checks sets it)
 DEFAULT_LATENCY_S = 2.0  # a short chat completion of gpt-4o-mini / gpt-3.5 class models
 
 
-def take_plan_args(argv: list[str]) -> list[str]:
-    """Strip ``plan=...`` and ``plan_latency_s=...`` from ``argv``; remember them."""
+def take_plan_args(argv: list[str]) -> tuple[list[str], float | None]:
+    """Strip ``plan=...`` and ``plan_latency_s=...`` from ``argv``: the rest, and the latency per
+    call of a plan (None: no plan; ``cli.launch.Launch.plan_latency_s``)."""
     plan, latency, rest = False, DEFAULT_LATENCY_S, []
     for arg in argv:
         key, _, value = arg.partition("=")
@@ -63,13 +62,7 @@ def take_plan_args(argv: list[str]) -> list[str]:
                 raise ConfigError(f"plan_latency_s={value!r}: expected seconds") from None
         else:
             rest.append(arg)
-    if plan:
-        os.environ[PLAN_ENV] = str(latency)
-    return rest
-
-
-def planning() -> bool:
-    return bool(os.environ.get(PLAN_ENV))
+    return rest, latency if plan else None
 
 
 def plan_meter(budget: Budget, store: Store | None = None, sweep: str = "") -> Meter:
@@ -120,10 +113,16 @@ def _wall(seconds: float) -> str:
 
 
 def report_plan(
-    meter: Meter, job: str, about: str, workers: int, llm: Any, keep: Path
+    meter: Meter,
+    job: str,
+    about: str,
+    workers: int,
+    llm: Any,
+    keep: Path,
+    latency: float = DEFAULT_LATENCY_S,
 ) -> dict[str, Any]:
-    """Print one job's plan, keep it as JSON in the folder ``keep`` and leave it for the total."""
-    latency = float(os.environ.get(PLAN_ENV) or DEFAULT_LATENCY_S)
+    """Print one job's plan (``latency`` seconds per call), keep it as JSON in the folder
+    ``keep`` and leave it for the total."""
     lines, total = _table(meter.rows)
     wall = meter.wall_s(latency, workers)
     print(f"plan {job}: {about}", flush=True)
@@ -146,13 +145,10 @@ def report_plan(
     return plan
 
 
-def print_plan_total(since: float = 0.0) -> None:
-    """After every job: the total over this invocation's plans (when there was more than one):
-    the plans written since ``since`` in the folders ``PLAN_DIR_ENV`` lists."""
-    folders = os.environ.pop(PLAN_DIR_ENV, None)
-    if not folders or not planning():
-        return
-    plans = [p for folder in folders.split(os.pathsep) for p in _read_plans(Path(folder), since)]
+def print_plan_total(folders: Sequence[Path], since: float = 0.0) -> None:
+    """After every job of a plan: the total over this invocation's plans (when there was more
+    than one): the plans written since ``since`` in ``folders`` (``Launch.plan_dirs``)."""
+    plans = [p for folder in folders for p in _read_plans(Path(folder), since)]
     if len(plans) >= 2:
         _print_total(plans, f"plan total over {len(plans)} jobs (run one after another):")
 

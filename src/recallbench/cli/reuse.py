@@ -60,8 +60,6 @@ REUSED = "finished with the same config, code, packages and data; RERUN=1 runs i
 # per invocation, never part of what a command computes
 PER_INVOCATION = {
     "RECALLBENCH_STAMP",
-    "RECALLBENCH_ARGV",
-    "RECALLBENCH_SWEPT",
     "RECALLBENCH_RERUN",
     "RECALLBENCH_VERBOSE",
 }
@@ -133,14 +131,12 @@ def code_identity() -> dict[str, Any]:
     return {**{k: code[k] for k in CODE_KEYS}, "versions": package_versions()}
 
 
-def record_command(argv: Sequence[str]) -> Path | None:
+def record_command(argv: Sequence[str], planning: bool = False) -> Path | None:
     """Write the record of this command's jobs (None: a plan, nothing to record, or unknown
     code)."""
-    from recallbench.cli.plan import planning
-
     jobs = list(_JOBS)
     start_command()
-    if planning():
+    if planning:
         return None
     code = code_identity()
     if not jobs or code["git_sha"] is None or code["git_dirty"] is None:
@@ -199,12 +195,10 @@ def reused_run(
     return done
 
 
-def replayed(argv: list[str]) -> bool:
+def replayed(argv: list[str], planning: bool = False) -> bool:
     """Print the runs of ``argv`` when this command finished before with the same code,
     configs and data (its checks passed then) and neither a plan nor a rerun is asked."""
-    from recallbench.cli.plan import planning
-
-    if planning() or rerun_asked() or (jobs := replay_command(argv)) is None:
+    if planning or rerun_asked() or (jobs := replay_command(argv)) is None:
         start_command()  # this command's jobs are collected from here on
         return False
     for done in jobs:

@@ -17,7 +17,7 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +28,9 @@ from recallbench.run.sweep import SWEEP_FILE, read_sweep, sweep_lines
 from recallbench.store import Store, network_fs, open_store, unwritable, use_store
 from recallbench.store import is_server as is_server_store
 
-STAMP_ENV = "RECALLBENCH_STAMP"  # the stamp of one invocation (``cli.main`` also passes stamp=)
-ARGV_ENV = "RECALLBENCH_ARGV"  # the command line, for resume commands printed by jobs in workers
-MAIN_PID_ENV = "RECALLBENCH_MAIN_PID"  # the submitting process (jobs elsewhere are workers)
+# The stamp of one invocation, a user's setting (the Makefile sets one per make invocation so the
+# sweeps of a table share a folder); ``cli.main`` passes it on as ``stamp=``.
+STAMP_ENV = "RECALLBENCH_STAMP"
 
 
 def check_places(cfg: DictConfig, mounts: str | None = None) -> None:
@@ -87,16 +87,6 @@ def job_store(cfg: DictConfig) -> Iterator[Store]:
         store.close()
 
 
-def in_worker() -> bool:
-    """Does this job run outside the submitting process (a joblib, submitit or SLURM worker)?
-
-    A worker's job that stops (a budget, a lost store) returns instead of exiting: a worker
-    that exits makes joblib abort the sweep's other jobs mid-run; ``sweep_exit`` in the
-    submitting process then exits 75."""
-    main = os.environ.get(MAIN_PID_ENV)
-    return main is not None and main != str(os.getpid())
-
-
 def sweep_exit(folders: list[Path], since: float) -> None:
     """After the jobs ran in workers: one line and exit 75 when any of them stopped
     ``interrupted`` (the jobs' own lines said why and how to resume)."""
@@ -145,13 +135,13 @@ def status_main(argv: list[str] | None = None) -> None:
         print("\n".join(sweep_lines(folder)))
 
 
-def resume_command(run_dir: Path, sweep: bool = False) -> str:
-    """The command line that resumes ``run_dir``: this command's overrides + ``resume_dir=``;
-    for a job of a sweep, ``-m`` and the sweep's folder (its finished jobs are skipped)."""
+def resume_command(run_dir: Path, sweep: bool = False, argv: Sequence[str] | None = None) -> str:
+    """The command line that resumes ``run_dir``: the command's overrides (``argv``, as typed:
+    ``Launch.argv``; None: this process's) + ``resume_dir=``; for a job of a sweep, ``-m`` and
+    the sweep's folder (its finished jobs are skipped)."""
     import shlex
 
-    given = os.environ.get(ARGV_ENV)
-    argv = shlex.split(given) if given is not None else sys.argv[1:]
+    argv = sys.argv[1:] if argv is None else argv
     drop = ("resume_dir=", "stamp=")
     args = [a for a in argv if not a.startswith(drop) and a not in ("-m", "--multirun")]
     target = run_dir.parent if sweep else run_dir
@@ -159,15 +149,23 @@ def resume_command(run_dir: Path, sweep: bool = False) -> str:
 
 
 def report_stop(
-    runner: Any, run_dir: Path, sweep: bool, job: str, why: str, then: str, n: int
+    runner: Any,
+    run_dir: Path,
+    sweep: bool,
+    job: str,
+    why: str,
+    then: str,
+    n: int,
+    argv: Sequence[str] | None = None,
 ) -> None:
-    """One line for a run that stopped cleanly (run.json ``interrupted``), and its sweep state."""
+    """One line for a run that stopped cleanly (run.json ``interrupted``), and its sweep state
+    (``argv``: the command as typed, for the resume command)."""
     from recallbench.run.sweep import record_end
 
     record_end(runner.info, run_dir, run_dir.parent, job)
     print(
         f"recallbench: {why}, after {runner.info.get('episodes_done', 0)}/{n} episodes "
-        f"(run.json: interrupted); {then} with: {resume_command(run_dir, sweep)}",
+        f"(run.json: interrupted); {then} with: {resume_command(run_dir, sweep, argv)}",
         file=sys.stderr,
         flush=True,
     )
