@@ -58,14 +58,15 @@ SHARES = ("lm_scoring", "embeddings", "llm_calls", "metrics")
 
 def make_targets(tree: Path, venv: Path) -> list[str]:
     """The ``reproduce-*`` targets of a Makefile: its explicit rules in file order, then those its
-    ``reproduce-table-%`` pattern rule makes (``recallbench reproduce --list``), where it has one."""
+    ``reproduce-table-%`` (or, since issue 36, ``reproduce-%``) pattern rule makes
+    (``recallbench reproduce --list``: the experiments name them), where it has one."""
     text = (tree / "Makefile").read_text(encoding="utf-8")
     explicit = [
         t
         for t in re.findall(r"^(reproduce-[a-z0-9-]+):", text, flags=re.M)
         if t != "reproduce-list"
     ]
-    if "reproduce-table-%:" not in text:
+    if "reproduce-table-%:" not in text and "reproduce-%:" not in text:
         return explicit
     env = {**os.environ, "PYTHONPATH": str(tree / "src")}
     listed = subprocess.run(
