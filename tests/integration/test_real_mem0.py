@@ -32,5 +32,11 @@ def test_mem0_on_one_locomo_conversation_with_structured_replies(real_run):
     assert extract["parse_failures"] + extract["failures"] <= extract["calls"]  # counted
     judge = usage["tasks"]["judge.mem0_j"]
     assert judge["calls"] > 0
+    for name in ("mem0.extract", "judge.mem0_j"):  # the counts the report quotes (pytest -s)
+        task = usage["tasks"][name]
+        print(
+            f"{name}: calls {task['calls']}, parse failures {task['parse_failures']}, "
+            f"call failures {task['failures']}; run {info['status']}"
+        )
     if info["status"] == "finished":
         assert extract["parse_failures"] == 0 and judge["parse_failures"] == 0
