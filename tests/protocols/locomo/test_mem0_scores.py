@@ -8,7 +8,7 @@ import math
 import pytest
 from nltk.tokenize import NLTKWordTokenizer
 
-from recallbench.protocols.locomo import item_values, mem0_b1, mem0_f1
+from recallbench.protocols.locomo import item_values, mem0_b1, mem0_f1, score_locomo
 from recallbench.records import Prediction
 from recallbench.text import nltk_word_tokenize
 
@@ -79,3 +79,16 @@ def test_item_values_score_b1_and_mem0_f1_on_categories_1_to_4_only():
     assert got["b1"] == pytest.approx(4 / 6) and got["f1_mem0"] == pytest.approx(3 / 5)
     bait = item_values(_answer(5, "Not mentioned in the conversation", "whatever"))
     assert "b1" not in bait and "f1_mem0" not in bait and bait["f1"] == 1.0
+
+
+def test_summary_pools_b1_and_mem0_f1_over_categories_1_to_4():
+    preds = [
+        _answer(4, "Alice is born in July.", "Alice was born in March."),
+        _answer(5, "Not mentioned in the conversation", "whatever"),
+        _answer(1, "Lisbon", "Lisbon"),
+    ]
+    _, summary = score_locomo(preds)
+    m = summary["metrics"]
+    assert m["b1"]["n"] == 2 and m["b1"]["value"] == pytest.approx((4 / 6 + 1) / 2)
+    assert m["f1_mem0"]["value"] == pytest.approx((3 / 5 + 1) / 2)
+    assert m["f1"]["n"] == 3  # LoCoMo's F1 scores category 5 too
