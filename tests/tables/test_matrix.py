@@ -155,3 +155,37 @@ def test_plan_missing_and_short_reasons(tmp_path):
     assert short_reason(GOLD_REASON) == "needs gold memory"
     assert short_reason("no data: msc/ not found") == "no data"
     assert short_reason("failed: ValueError: x") == "failed"
+
+
+def test_cost_of_a_setting_that_reads_a_subset(results):
+    # LoCoMo's matrix setting reads its categories 1-4 (place {"subset": "answerable"}): the
+    # subset says where a cell reads, not which runs it takes; it used to select no run at all
+    # ("n/a: not run" for every token count)
+    plan_path = results / "runs" / "matrix" / "plan.json"
+    plan = json.loads(plan_path.read_text())
+    plan["settings"][0]["place"] = {"subset": "answerable"}
+    plan_path.write_text(json.dumps(plan))
+    for memory, values in F1.items():
+        summary = (
+            results / "runs" / "matrix" / "20260101-000000" / f"toy_qa-{memory}" / "summary.json"
+        )
+        entry = _entry(values)
+        half = _entry([v / 2 for v in values])
+        summary.write_text(
+            json.dumps({"metrics": {"f1": {**entry, "subsets": {"answerable": half}}}})
+        )
+    block = {
+        "id": "matrix_cost",
+        "builder": "recallbench.tables.matrix.matrix_cost",
+        "quality": ["f1"],
+        "metrics": {
+            "quality": {"label": "Quality", "scale": 100, "digits": 1},
+            "write": {"label": "Write tokens"},
+            "answer": {"label": "Answer tokens"},
+        },
+    }
+    _, rows = _render(results, block)
+    got = {(r["row"], r["column"], r["metric"]): r["ours"] for r in rows}
+    assert float(got["Good", "Toy QA", "Quality"]) == 50.0  # the subset's value, not the pool's
+    assert float(got["Good", "Toy QA", "Write tokens"]) == pytest.approx(40 / 7, abs=1e-6)
+    assert float(got["Mixed", "Toy QA", "Answer tokens"]) == pytest.approx(10, abs=1e-6)

@@ -37,7 +37,7 @@ from recallbench.errors import DataNotFoundError
 from recallbench.tables.cell import Cell
 from recallbench.tables.cells import summary_table
 from recallbench.tables.engine import BuiltTable, TableContext
-from recallbench.tables.spec import TableSpec
+from recallbench.tables.spec import TableSpec, selector
 
 __all__ = ["load_plan", "matrix_cost", "matrix_table", "short_reason"]
 
@@ -170,7 +170,7 @@ def _cost_cells(
             quality = by_place.get((row["label"], label))
             if quality is not None:
                 out.append(replace(quality, metric=labels["quality"].get("label", "Quality")))
-            sel = {k: v for k, v in column.items() if k not in ("label", "value", "session")}
+            sel = selector(column)  # a column reading a subset/qsession selects runs too
             matched = select(select(runs, {"memory": row["memory"]}), sel)
             for name, stage in STAGES.items():
                 spent = [t for r in matched if (t := _tokens(r, stage)) is not None]

@@ -3,10 +3,12 @@
     from recallbench.protocols.locomo import LocomoQAProtocol, locomo_f1, recall_at
 
 See ``_protocol`` (replay, prompts, options), ``_scoring`` (LoCoMo's F1 rules, recall@k) and
-``_score`` (the run summary per category with clustered intervals), ``_tasks`` (the
+``_score`` (the run summary per category with clustered intervals), ``_mem0_scores`` (Mem0's
+B1 and its own F1), ``_tasks`` (the
 authors' prompts as PromptTasks, category-5 options).
 """
 
+from recallbench.protocols.locomo._mem0_scores import mem0_b1, mem0_f1
 from recallbench.protocols.locomo._protocol import LocomoQAProtocol
 from recallbench.protocols.locomo._score import METRICS, item_values, score_locomo
 from recallbench.protocols.locomo._scoring import (
@@ -37,6 +39,8 @@ __all__ = [
     "f1_score",
     "item_values",
     "locomo_f1",
+    "mem0_b1",
+    "mem0_f1",
     "normalize_answer",
     "options_for",
     "recall_at",

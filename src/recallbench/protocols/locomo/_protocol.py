@@ -16,7 +16,8 @@ with ``QA_PROMPT_CAT_5``; a reply "a"/"(a)" (or b) is mapped back to its option 
 turns instead (the reader ceiling of failure attribution).
 
 Scores (``protocols.locomo.score_locomo``): ``f1`` (LoCoMo's answer F1 per category, all five),
-``j`` (Mem0's judge on categories 1-4 as Mem0 reports it; category 5 is not judged),
+``j`` (Mem0's judge on categories 1-4 as Mem0 reports it; category 5 is not judged), ``b1`` and
+``f1_mem0`` (Mem0's BLEU-1 and its token-set F1, categories 1-4: ``_mem0_scores``),
 ``recall_at_5``/``recall_at_10``/``evidence_recall`` (evidence turns among the first k / all
 recalled items' sources), each pooled and per category (``subsets``: the category names and
 ``answerable`` = categories 1-4), with episode-clustered intervals (10 conversations: 10

@@ -6,6 +6,8 @@ category name and ``answerable`` (categories 1-4, the set Mem0 reports). Items:
 
 - ``f1``: every answered question (LoCoMo's F1 of its category, ``_scoring.locomo_f1``);
 - ``j``: the questions the judge labelled (categories 1-4), 1 for CORRECT;
+- ``b1``, ``f1_mem0``: categories 1-4 (Mem0 skips 5), Mem0's BLEU-1 and Mem0's own token-set F1
+  against the release's answer (``_mem0_scores``);
 - ``recall_at_5``, ``recall_at_10``, ``evidence_recall``: questions with evidence; the share of
   their evidence turns among the sources of the first 5 / 10 / all recalled items.
 
@@ -21,17 +23,22 @@ from typing import Any
 from recallbench.judges import CORRECT
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE
 from recallbench.metrics.bootstrap import clustered_entry
+from recallbench.protocols.locomo._mem0_scores import mem0_b1, mem0_f1
 from recallbench.protocols.locomo._scoring import locomo_f1, recall_at
 from recallbench.records import Prediction, Score
 
 RECALL_K: dict[str, int | None] = {"recall_at_5": 5, "recall_at_10": 10, "evidence_recall": None}
-METRICS = ("f1", "j", *RECALL_K)
+METRICS = ("f1", "j", "b1", "f1_mem0", *RECALL_K)
 Row = tuple[str, int, list[float]]
 
 
 def item_values(p: Prediction) -> dict[str, float]:
     """The per-question values of one answer prediction (absent: not scored for that metric)."""
-    out: dict[str, float] = {"f1": locomo_f1(int(p.meta["category"]), p.output, p.reference or "")}
+    category = int(p.meta["category"])
+    out: dict[str, float] = {"f1": locomo_f1(category, p.output, p.reference or "")}
+    if category != 5:  # Mem0's evaluation skips category 5
+        out["b1"] = mem0_b1(p.output, p.reference or "")
+        out["f1_mem0"] = mem0_f1(p.output, p.reference or "")
     verdict = p.meta.get("judge")
     if verdict is not None:
         out["j"] = float(verdict["label"] == CORRECT)
@@ -79,7 +86,7 @@ def score_locomo(predictions: Sequence[Prediction]) -> tuple[list[Score], dict[s
         "errata_items": sum(1 for p in answers if "erratum" in p.meta),
         "aggregation": (
             "value = mean over the questions scored (f1: all categories, LoCoMo's rule per "
-            "category; j: categories 1-4; recall: questions with evidence); subsets = per "
+            "category; j, b1, f1_mem0: categories 1-4; recall: questions with evidence); subsets = per "
             "category and answerable (1-4); intervals resample the conversations"
         ),
     }
