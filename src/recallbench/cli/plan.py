@@ -40,6 +40,7 @@ from typing import Any
 from recallbench.errors import ConfigError
 from recallbench.io import write_json
 from recallbench.llm.budget import Budget, Meter, PlanRow
+from recallbench.llm.protocol import LLMClient
 from recallbench.store import Store
 
 PLAN_ENV = "RECALLBENCH_PLAN"  # latency per call in seconds; set: plan mode
@@ -120,7 +121,7 @@ def _wall(seconds: float) -> str:
 
 
 def report_plan(
-    meter: Meter, job: str, about: str, workers: int, llm: Any, keep: Path
+    meter: Meter, job: str, about: str, workers: int, llm: LLMClient, keep: Path
 ) -> dict[str, Any]:
     """Print one job's plan, keep it as JSON in the folder ``keep`` and leave it for the total."""
     latency = float(os.environ.get(PLAN_ENV) or DEFAULT_LATENCY_S)
@@ -133,8 +134,8 @@ def report_plan(
     if budget.max_usd is not None:
         fits = total.usd_max is not None and total.usd_max <= budget.max_usd
         print(f"  budget generator.max_usd={budget.max_usd:g}: {'fits' if fits else 'may stop'}")
-    if getattr(llm, "_flow", None) is not None and llm._flow.repairs:
-        print(f"  not counted: up to {llm._flow.repairs} repair turn(s) per unparsed reply")
+    if llm.repairs:
+        print(f"  not counted: up to {llm.repairs} repair turn(s) per unparsed reply")
     plan = {
         "job": job,
         "about": about,
@@ -199,9 +200,9 @@ def total_main(argv: list[str] | None = None) -> None:
     _print_total(plans, f"plan total over the {len(plans)} jobs of {where}:")
 
 
-def describe_llm(llm: Any) -> str:
+def describe_llm(llm: LLMClient) -> str:
     """``backend:model @ endpoint`` of an LLM, for one line of a plan."""
-    endpoint = getattr(llm.backend, "endpoint", None)
+    endpoint = llm.backend.endpoint
     return f"{llm.backend.name}:{llm.model}" + (f" @ {endpoint}" if endpoint else "")
 
 

@@ -114,7 +114,7 @@ class CallFlow:
                 done(hit)
         misses = [i for i, r in enumerate(results) if r is None]
         if misses and self.meter.dry:  # plan: count what would be sent, send nothing
-            self.meter.round(len(misses), getattr(self.backend, "concurrency", 1))
+            self.meter.round(len(misses), self.backend.concurrency)
             planned = self.meter.planned_before([self.key(calls[i]) for i in misses])
             for i, repeat in zip(misses, planned, strict=True):
                 reply = stand_in(calls[i], self.backend.count_tokens)
@@ -133,7 +133,8 @@ class CallFlow:
     def _repair_call(self, call: Call, result: TaskResult) -> Call:
         """The next turn of ``call``'s chat: its unparsed reply, then the parser's error."""
         try:
-            call.parse(result.raw)  # type: ignore[misc]  # the error in full (failure is cut)
+            if call.parse is not None:  # the error in full (failure is cut)
+                call.parse(result.raw)
             error = result.failure or ""
         except PARSE_ERRORS as exc:
             error = str(exc)
@@ -153,9 +154,7 @@ class CallFlow:
     def close(self) -> None:
         """Close the backend's async client on the loop, then stop the loop thread."""
         if self._loop is not None:
-            aclose = getattr(self.backend, "aclose", None)
-            if aclose is not None:
-                self._loop.run(aclose())
+            self._loop.run(self.backend.aclose())
             self._loop.stop()
             self._loop = None
             self._slots = None  # bound to that loop
@@ -175,7 +174,7 @@ class CallFlow:
                     refused.append(stop)
                     return None
                 try:
-                    completion = await self.backend.acomplete(call.messages, call.dec)  # type: ignore[attr-defined]
+                    completion = await self.backend.acomplete(call.messages, call.dec)
                 except BackendCallError as exc:
                     self.meter.settle(held, 0.0)
                     result = self._failed(call, str(exc))
@@ -202,13 +201,13 @@ class CallFlow:
         if not self.meter.bounded or self.meter.dry:
             return contextlib.nullcontext()
         if self._slots is None:
-            self._slots = asyncio.Semaphore(int(getattr(self.backend, "concurrency", 1) or 1))
+            self._slots = asyncio.Semaphore(max(1, self.backend.concurrency))
         return self._slots
 
     def _call_sync(self, call: Call) -> TaskResult:
         held = self.meter.admit(lambda: self._worst(call))
         try:
-            completion = self.backend.complete(call.messages, call.dec)  # type: ignore[attr-defined]
+            completion = self.backend.complete(call.messages, call.dec)
         except BackendCallError as exc:
             self.meter.settle(held, 0.0)
             return self._failed(call, str(exc))

@@ -176,19 +176,17 @@ class Runner:
             info["error"] = f"{type(exc).__name__}: {exc}"
             raise
         finally:
-            if (describe := getattr(self.llm, "describe", None)) is not None:
-                info["generator"] = describe()  # incl. the structured mode in force (resolved)
+            info["generator"] = self.llm.describe()  # incl. the structured mode in force
             info["finished_unix"] = time.time()
             info["episodes_done"] = len(list((self.run_dir / "items").glob("*.jsonl")))
             info["predictions_done"] = len(predictions) or self._items_predictions()
             write_run_json(self.run_dir, info)
-            if getattr(self.llm, "usage", None) is not None:
-                self._flush_usage()
+            self._flush_usage()
 
     def _seed_budget(self) -> None:
         """A resumed run's budget counts what its earlier attempts sent and spent."""
-        budget = getattr(self.llm, "meter", None)  # llm.budget.Meter (not the process meters)
-        if budget is None or not budget.budget or self.attempt == 1:
+        budget = self.llm.meter  # llm.budget.Meter (not the process meters)
+        if not budget.budget or self.attempt == 1:
             return
         totals = summed_usage(self.run_dir).get("totals") or {}
         sent = int(totals.get("calls") or 0) - int(totals.get("cached_calls") or 0)
