@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from recallbench.llm import LLM, Completion, ParseError
-from recallbench.memory._llm_common import parse_options
+from recallbench.memory.blocks.llm_common import parse_options
 from recallbench.memory.comedy import Comedy, parse_compressed, parse_session_memories, third_person
 from recallbench.memory.memochat import MemoChat, parse_memos
 from recallbench.memory.rsum_llm import RSumLLM, parse_memory

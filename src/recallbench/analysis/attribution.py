@@ -50,9 +50,9 @@ from recallbench.analysis.runs import RunInfo
 from recallbench.judges.lexical import is_dont_know
 from recallbench.metrics.attribution import Cover, ItemFacts
 from recallbench.metrics.bootstrap import RATIO, Additive, ci_fields
-from recallbench.protocols import timerag_scores as ts
 from recallbench.protocols.evidence import EvidenceLocator
 from recallbench.protocols.timerag import reply_targets, split_single
+from recallbench.protocols.timerag import scores as ts
 from recallbench.records import Episode, MemoryItem, Prediction, QAItem, read_jsonl
 
 PROTOCOLS = ("qa", "qa_gvd", "teafarm", "timerag", "locomo_qa")

@@ -54,7 +54,7 @@ def read_episodes(run: RunInfo, episode_ids: Sequence[str]) -> dict[str, Episode
             out[eid] = Episode.from_dict(json.loads(path.read_text(encoding="utf-8")))
     missing = [e for e in episode_ids if e not in out]
     if missing:
-        from recallbench.protocols.gvd_scores import load_run_episodes
+        from recallbench.protocols.qa_gvd.scores import load_run_episodes
 
         loaded = load_run_episodes(run.path)
         out.update({e: loaded[e] for e in missing if e in loaded})

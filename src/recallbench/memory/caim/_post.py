@@ -1,6 +1,6 @@
 """CAIM Post-Thinking tasks (sec. 3.3.3): key events, inductive thoughts, memory review.
 
-Also the shared offline "thought" rules used by TiM (``memory/tim.py``): a key event is a
+Also the shared offline "thought" rules used by TiM (``memory/tim/``): a key event is a
 first-person (or recommending) sentence of a turn; a thought is that sentence compressed
 (greetings and fillers dropped) and rewritten in the third person with the speakers' names.
 """
@@ -13,7 +13,7 @@ from functools import partial
 
 from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
-from recallbench.memory._summarize import extractive_summary
+from recallbench.memory.blocks.summarize import extractive_summary
 from recallbench.memory.caim._controller import FIRST_PERSON
 from recallbench.memory.caim._ontology import Ontology
 from recallbench.memory.caim._shapes import index_pattern
@@ -301,7 +301,7 @@ def parse_summary(reply: str) -> str:
 
 
 def offline_stm_summary(dialogue: str, **_: object) -> str:
-    """The extractive summary of ``_summarize`` (self-disclosing sentences), else the dialogue."""
+    """The extractive summary of ``blocks.summarize`` (self-disclosing sentences), else the dialogue."""
     return extractive_summary(dialogue=dialogue) or dialogue
 
 

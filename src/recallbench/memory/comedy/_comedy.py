@@ -42,7 +42,7 @@ from recallbench.llm.protocol import LLMClient
 from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import PromptTask
 from recallbench.memory._base import query_text, render_history
-from recallbench.memory._llm_common import (
+from recallbench.memory.blocks.llm_common import (
     LLMBaseline,
     ResponseStyle,
     choose_options,
@@ -50,7 +50,7 @@ from recallbench.memory._llm_common import (
     render_options,
     trace,
 )
-from recallbench.memory._summarize import extractive_summary
+from recallbench.memory.blocks.summarize import extractive_summary
 from recallbench.memory.comedy._offline import (
     offline_compress,
     offline_select,

@@ -8,13 +8,13 @@ from collections import defaultdict
 from typing import Any
 
 from recallbench.llm.task import ParseError
-from recallbench.memory._llm_common import (
+from recallbench.memory.blocks.llm_common import (
     bullet_lines,
     choose_options,
     jaccard,
     stems,
 )
-from recallbench.memory._summarize import parse_sentences
+from recallbench.memory.blocks.summarize import parse_sentences
 from recallbench.text import words
 
 SECTIONS = {

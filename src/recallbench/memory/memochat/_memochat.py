@@ -38,7 +38,7 @@ from recallbench.errors import ConfigError
 from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import PromptTask
 from recallbench.memory._base import query_text
-from recallbench.memory._llm_common import (
+from recallbench.memory.blocks.llm_common import (
     LLMBaseline,
     ResponseStyle,
     choose_options,

@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from recallbench.llm.shapes import JsonReply, Pattern
 from recallbench.llm.task import ParseError
-from recallbench.memory._llm_common import choose_options, load_json
-from recallbench.memory._summarize import extractive_summary
+from recallbench.memory.blocks.llm_common import choose_options, load_json
+from recallbench.memory.blocks.summarize import extractive_summary
 from recallbench.records import Session
 from recallbench.text import content_words
 from recallbench.text import crude_stem as stem
