@@ -22,6 +22,7 @@ from recallbench.protocols.response import ResponseProtocol
 from recallbench.protocols.teafarm import TeaFarmProtocol
 from recallbench.protocols.timerag import TimeRAGProtocol
 from recallbench.records import Episode, MemoryItem, QAItem, Query, Recall, Session, Turn
+from recallbench.testing.backend import ReplyBackend
 
 START = datetime(2024, 5, 1, 9, 0)
 TURNS = {
@@ -164,7 +165,7 @@ def test_qa_oracle_prompt_holds_exactly_the_evidence():
     assert preds[1].meta["oracle"]["unknown"].startswith("no turn covers")
 
 
-class Recording:
+class Recording(ReplyBackend):
     """A backend that records the agent's prompts and answers the Fig. 29 judge "Correct"."""
 
     name, local, offline, is_async, model, context_length = "rec", True, False, False, "r", 9999

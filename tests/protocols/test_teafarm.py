@@ -28,6 +28,7 @@ from recallbench.protocols.teafarm import (
     parse_verdict,
 )
 from recallbench.records import Episode, Session, Turn
+from recallbench.testing.backend import ReplyBackend
 
 A, B = "Speaker A", "Speaker B"
 START = datetime(2023, 3, 1, 10, 0)
@@ -64,7 +65,7 @@ def embedder():
     return HashingEmbedder(dim=64)
 
 
-class ScriptedBackend:
+class ScriptedBackend(ReplyBackend):
     """A model stand-in: fixed agent reply; the Fig. 29 judge reads the agent's answer."""
 
     name, local, offline, is_async, model, context_length = "script", True, False, False, "s", 9999

@@ -128,7 +128,11 @@ class LLM:
         return self._execute([self._task_call(task, fields)], progress=False, desc=task.name)[0]
 
     def run_many(
-        self, task: PromptTask[T], fields_list: list[dict[str, Any]], *, progress: bool | None = None
+        self,
+        task: PromptTask[T],
+        fields_list: list[dict[str, Any]],
+        *,
+        progress: bool | None = None,
     ) -> list[TaskResult[T]]:
         """Run ``task`` over many field dicts, concurrently on async backends; order is kept."""
         calls = [self._task_call(task, fields) for fields in fields_list]

@@ -48,7 +48,11 @@ class LLMClient(Protocol):
     def run(self, task: PromptTask[T], **fields: Any) -> TaskResult[T]: ...
 
     def run_many(
-        self, task: PromptTask[T], fields_list: list[dict[str, Any]], *, progress: bool | None = None
+        self,
+        task: PromptTask[T],
+        fields_list: list[dict[str, Any]],
+        *,
+        progress: bool | None = None,
     ) -> list[TaskResult[T]]: ...
 
     def chat(

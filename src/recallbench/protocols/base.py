@@ -19,8 +19,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from recallbench.metrics.summary import Summary
 from recallbench.records import Episode, MemoryItem, Prediction, Score
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ class EvalProtocol(ABC):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], dict[str, Any]]:
+    ) -> tuple[list[Score], Summary]:
         """Return per-item scores and the run summary (default: the reference-based metrics of
         ``metric_names`` over ``Prediction.reference``, per session: ``metrics.scoring``)."""
         from recallbench.metrics.scoring import score_predictions  # heavy: only when scoring

@@ -22,7 +22,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from recallbench.analysis import RunInfo, find_runs, latest_per_job
 from recallbench.errors import ConfigError, DataNotFoundError, did_you_mean
@@ -36,6 +36,12 @@ from recallbench.tables.sameness import sameness_notes
 from recallbench.tables.sources import source_runs
 from recallbench.tables.spec import TableSpec
 
+if TYPE_CHECKING:
+    from recallbench.embed import TextEmbedder
+    from recallbench.judges import Judge
+    from recallbench.judges.caim import CaimJudge
+    from recallbench.llm.protocol import LLMClient
+
 __all__ = [
     "BuiltTable",
     "TableContext",
@@ -48,7 +54,14 @@ __all__ = [
     "table_runs",
 ]
 
-Factory = Callable[..., Any]
+# The model factories a table command gives its builders (``cli.table.table_services``): an
+# LLM and a QA judge as the config names them, a CAIM judge and an embedder from a config node.
+LLMFactory = Callable[[], "LLMClient"]
+JudgeFactory = Callable[[], "Judge"]
+CaimJudgeFactory = Callable[[Any], "CaimJudge"]
+EmbedderFactory = Callable[[Any], "TextEmbedder"]
+Factory = LLMFactory | JudgeFactory | CaimJudgeFactory | EmbedderFactory
+FactoryName = Literal["make_llm", "make_judge", "make_caim_judge", "make_embedder"]
 
 
 @dataclass(frozen=True)
@@ -64,14 +77,29 @@ class TableContext:
     data_dir: Path | None = None
     runs: tuple[RunInfo, ...] = ()
     config: Mapping[str, Any] = field(default_factory=dict)
-    make_llm: Factory | None = None
-    make_judge: Factory | None = None
-    make_caim_judge: Factory | None = None
-    make_embedder: Factory | None = None
+    make_llm: LLMFactory | None = None
+    make_judge: JudgeFactory | None = None
+    make_caim_judge: CaimJudgeFactory | None = None
+    make_embedder: EmbedderFactory | None = None
 
-    def need(self, name: str) -> Factory:
+    @overload
+    def need(self, name: Literal["make_llm"]) -> LLMFactory: ...
+    @overload
+    def need(self, name: Literal["make_judge"]) -> JudgeFactory: ...
+    @overload
+    def need(self, name: Literal["make_caim_judge"]) -> CaimJudgeFactory: ...
+    @overload
+    def need(self, name: Literal["make_embedder"]) -> EmbedderFactory: ...
+
+    def need(self, name: FactoryName) -> Factory:
         """Return the factory ``name``; an error when the command did not provide it."""
-        factory = getattr(self, name)
+        factories: dict[str, Factory | None] = {
+            "make_llm": self.make_llm,
+            "make_judge": self.make_judge,
+            "make_caim_judge": self.make_caim_judge,
+            "make_embedder": self.make_embedder,
+        }
+        factory = factories[name]
         if factory is None:
             raise ConfigError(
                 f"this table needs {name}, which only the table command provides "
@@ -114,7 +142,8 @@ def resolve_builder(spec: TableSpec) -> Callable[[TableSpec, TableContext], Buil
     if not callable(builder := getattr(module, name, None)):
         options = [k for k, v in vars(module).items() if callable(v) and not k.startswith("_")]
         raise spec.error("builder", str(did_you_mean(f"builder in {module_name}", name, options)))
-    return builder
+    typed: Callable[[TableSpec, TableContext], BuiltTable] = builder  # a module attribute: Any
+    return typed
 
 
 def table_runs(spec: TableSpec, results_dir: str | Path) -> list[RunInfo]:

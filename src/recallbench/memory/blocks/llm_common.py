@@ -17,7 +17,7 @@ from typing import Any, Literal
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.protocol import LLMClient
-from recallbench.llm.task import ParseError
+from recallbench.llm.task import ParseError, TaskResult
 from recallbench.memory._base import Message, render_history
 from recallbench.memory.blocks.baseline import BaselineMethod
 from recallbench.memory.blocks.prompts import response_messages
@@ -163,7 +163,7 @@ class LLMBaseline(BaselineMethod):
         )
         return [{"role": "user", "content": text}]
 
-    def _count(self, task: str, result: Any) -> bool:
+    def _count(self, task: str, result: TaskResult[Any]) -> bool:
         """Count a failed (call or parse) ``result`` of ``task``; return whether it succeeded."""
         if not result.parsed:
             self.failures[task] += 1

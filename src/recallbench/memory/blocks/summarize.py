@@ -88,7 +88,7 @@ def extractive_summary(
 
 def summary_task(
     speakers: tuple[str, ...] | None = None, max_sentences: int = 8, min_words: int = 4
-) -> PromptTask:
+) -> PromptTask[tuple[str, ...]]:
     """Return the per-session summarization task; its offline twin is ``extractive_summary``.
 
     Unparseable replies fall back to no memory for that session (counted as a parse failure).

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from functools import partial
+from typing import Any
 
 from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
@@ -171,7 +172,7 @@ def offline_key_events(stm: str, speakers: tuple[str, ...] = (), **_: object) ->
     return ",".join(out)
 
 
-KEY_EVENTS_TASK = PromptTask(
+KEY_EVENTS_TASK: PromptTask[list[tuple[str, str]]] = PromptTask(
     name="caim.key_events",
     template=(("system", KEY_EVENTS_PROMPT), ("user", "{stm}")),
     parse=parse_key_events,
@@ -213,7 +214,7 @@ def offline_thought(
     return f"{','.join(tags)} | {compress(event, speakers)} | {timestamp}"
 
 
-def thought_task(known: frozenset[str]) -> PromptTask:
+def thought_task(known: frozenset[str]) -> PromptTask[tuple[list[str], str, str] | None]:
     """Inductive thought + tags for one key event; fallback None (the method keeps the event)."""
     return PromptTask(
         name="caim.inductive_thought",
@@ -261,7 +262,7 @@ def parse_review(reply: str, n: int) -> list[tuple[list[int], list[str], str, st
     return out
 
 
-def offline_review(entries: list[dict], groups: list[list[int]], **_: object) -> str:
+def offline_review(entries: list[dict[str, Any]], groups: list[list[int]], **_: object) -> str:
     """Merge each group of duplicates (found by the method: cosine >= threshold) into the
     longest thought, the union of tags and the latest timestamp; other memories unchanged."""
     lines = []
@@ -275,7 +276,7 @@ def offline_review(entries: list[dict], groups: list[list[int]], **_: object) ->
     return "\n".join(lines)
 
 
-def review_task(n: int) -> PromptTask:
+def review_task(n: int) -> PromptTask[list[tuple[list[int], list[str], str, str]] | None]:
     """Memory Review of ``n`` memories sharing a tag; fallback None leaves them unchanged."""
     return PromptTask(
         name="caim.review",

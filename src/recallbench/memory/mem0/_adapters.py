@@ -114,7 +114,7 @@ EXTRACT_TASK = PromptTask(
 class Mem0LLM(LLMBase):  # mem0ai ships no type information: its bases are Any
     """mem0's LLM interface answered by recallbench's LLM layer (``EXTRACT_TASK``)."""
 
-    def __init__(self, llm: LLMClient, task: PromptTask = EXTRACT_TASK) -> None:
+    def __init__(self, llm: LLMClient, task: PromptTask[str] = EXTRACT_TASK) -> None:
         super().__init__({"model": getattr(llm, "model", "recallbench")})
         self.client = llm
         self.task = task

@@ -57,9 +57,9 @@ class MemoryRetrieval(AllMemories):
         k: int = 6,
         context_turns: int = 3,
         update: bool = False,
-        thresholds: Mapping | None = None,
+        thresholds: Mapping[str, float] | None = None,
         offline_rule: str = "auto",
-        charngram: Mapping | None = None,
+        charngram: Mapping[str, Any] | None = None,
         **params: Any,
     ) -> None:
         super().__init__(llm, embedder, **params)

@@ -71,9 +71,9 @@ class MemoryUpdate(AllMemories):
         llm: LLMClient,
         embedder: TextEmbedder,
         *,
-        thresholds: Mapping | None = None,
+        thresholds: Mapping[str, float] | None = None,
         offline_rule: str = "auto",
-        charngram: Mapping | None = None,
+        charngram: Mapping[str, Any] | None = None,
         **params: Any,
     ) -> None:
         super().__init__(llm, embedder, **params)

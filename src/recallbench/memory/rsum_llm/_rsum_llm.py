@@ -198,7 +198,7 @@ class RSumLLM(LLMBaseline):
             previous_memory=previous,
             dialogue=render_history(session.turns),
         )
-        if not self._count("update", result):
+        if not self._count("update", result) or result.value is None:
             return  # keep the previous pool
         sentences = list(result.value)
         if len(sentences) > self.max_sentences:

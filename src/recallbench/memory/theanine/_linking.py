@@ -110,10 +110,10 @@ def parse_relation(reply: str) -> str:
         if body.lower().startswith("relation"):
             found = _LABEL_ANY.search(body[len("relation") :])
             if found:
-                return _CANON[re.sub(r"\s+", "", found.group(1)).lower()]
+                return str(_CANON[re.sub(r"\s+", "", found.group(1)).lower()])
     labels = set(_LABEL_EXACT.findall(reply))
     if len(labels) == 1:
-        return labels.pop()
+        return str(labels.pop())
     raise ParseError(f"no single relation ({', '.join(LABELS)}) in reply {reply[:80]!r}")
 
 
@@ -172,7 +172,7 @@ def extractive_relation(
     return f"- Explanation: {why}\n- Relation: {label}"
 
 
-def linking_task(embedder: TextEmbedder, thresholds: Mapping[str, float]) -> PromptTask:
+def linking_task(embedder: TextEmbedder, thresholds: Mapping[str, float]) -> PromptTask[str]:
     """Return the Fig. 22 relation task (fallback None: an unparseable reply adds no edge)."""
     offline = partial(extractive_relation, embedder=embedder, thresholds=dict(thresholds))
     return PromptTask(

@@ -47,7 +47,7 @@ class TimelineRetriever:
 
     llm: LLMClient
     embedder: TextEmbedder
-    refinement_task: PromptTask
+    refinement_task: PromptTask[str | None]
     k: int = 3
     n: int = 1
     context_turns: int = 0

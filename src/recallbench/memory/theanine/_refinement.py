@@ -113,7 +113,7 @@ def timeline_units(text: str) -> list[str]:
     return units
 
 
-def refinement_task(embedder: TextEmbedder, max_events: int) -> PromptTask:
+def refinement_task(embedder: TextEmbedder, max_events: int) -> PromptTask[str | None]:
     """Return the Fig. 23 refinement task (stage ``answer``; fallback: the raw timeline)."""
     offline = partial(extractive_refinement, embedder=embedder, max_events=max_events)
     return PromptTask(

@@ -118,7 +118,7 @@ def offline_organize(
     return "INSERT"
 
 
-POST_THINK_TASK = PromptTask(
+POST_THINK_TASK: PromptTask[list[str]] = PromptTask(
     name="tim.post_think",
     template=POST_THINK_PROMPT,
     parse=parse_thoughts,

@@ -42,6 +42,7 @@ from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
+from recallbench.metrics.summary import Summary
 from recallbench.protocols.base import EpisodeResult, EvalProtocol
 from recallbench.records import Episode, Prediction, Query, Score, Turn
 
@@ -164,7 +165,7 @@ class LaMP1Protocol(EvalProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], dict[str, Any]]:
+    ) -> tuple[list[Score], Summary]:
         """Cross-fitted predictions, then accuracy, macro-F1, context tokens and latency."""
         from recallbench.metrics.bootstrap import ci_fields, clustered_entry
         from recallbench.metrics.clusters import Generic
@@ -199,7 +200,7 @@ class LaMP1Protocol(EvalProtocol):
             else:
                 items = [(i, 1, [v, 1.0]) for i, v in zip(ids, rows[name], strict=True)]
                 metrics[name] = clustered_entry(items, per_session=False)
-        summary = {
+        summary: Summary = {
             "metrics": metrics,
             "predicted": {LABELS[i]: int((got == i).sum()) for i in (0, 1)},
             "classifier": {"kind": "logistic_regression", "C": self.C, "folds": self.folds},

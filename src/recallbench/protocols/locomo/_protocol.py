@@ -44,6 +44,7 @@ from recallbench.judges import Judge, JudgeItem
 from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import PromptTask, TaskResult
 from recallbench.memory import HasAnswerPromptFields, MemoryMethod
+from recallbench.metrics.summary import Summary
 from recallbench.protocols.base import EpisodeResult, EvalProtocol
 from recallbench.protocols.evidence import EvidenceLocator, oracle_recall
 from recallbench.protocols.locomo._score import METRICS, score_locomo
@@ -194,7 +195,7 @@ class LocomoQAProtocol(EvalProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], dict[str, Any]]:
+    ) -> tuple[list[Score], Summary]:
         """Per-answer scores and the summary (``score_locomo``), with the judge described."""
         for name in metric_names:
             if name not in METRICS:
@@ -207,7 +208,7 @@ class LocomoQAProtocol(EvalProtocol):
         return scores, summary
 
 
-def _text(result: TaskResult) -> str:
+def _text(result: TaskResult[Any]) -> str:
     return result.value if isinstance(result.value, str) else result.raw
 
 

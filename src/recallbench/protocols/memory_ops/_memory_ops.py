@@ -48,6 +48,7 @@ from recallbench.memory.memory_update import (
     set_prf,
     transitions,
 )
+from recallbench.metrics.summary import Summary
 from recallbench.protocols.base import EvalProtocol
 from recallbench.protocols.memory_ops.scores import METRICS, score_memory_ops
 from recallbench.protocols.response import EpisodeResult
@@ -252,7 +253,7 @@ class MemoryOpsProtocol(EvalProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], dict[str, Any]]:
+    ) -> tuple[list[Score], Summary]:
         """Set F1, pairwise accuracy and operation shares (``memory_ops_scores``)."""
         for name in metric_names:
             if name not in METRICS:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from recallbench.metrics.summary import Summary
 from recallbench.records import Prediction, Score
 
 OPS = {"P": "pass", "R": "replace", "A": "append", "D": "delete"}
@@ -37,7 +38,7 @@ def _entry(rows: Sequence[tuple[str, int, float]], per_session: bool = True) -> 
     return clustered_entry([(c, s, [v, 1.0]) for c, s, v in rows], per_session=per_session)
 
 
-def score_memory_ops(predictions: Sequence[Prediction]) -> tuple[list[Score], dict]:
+def score_memory_ops(predictions: Sequence[Prediction]) -> tuple[list[Score], Summary]:
     """Return per-item scores and the summary of a ``memory_ops`` run."""
     sets = [p for p in predictions if p.kind == "memory_set"]
     pairs = [p for p in predictions if p.kind == "memory_pair"]
@@ -81,7 +82,7 @@ def score_memory_ops(predictions: Sequence[Prediction]) -> tuple[list[Score], di
             "derived": True,
             "predicted": sum(o == op for o in predicted) / len(predicted) if predicted else 0.0,
         }
-    summary = {
+    summary: Summary = {
         "metrics": metrics,
         "n_transitions": len(sets),
         "n_transitions_with_pairs": sum(1 for p in sets if p.meta["has_pairs"]),

@@ -41,6 +41,7 @@ from recallbench.judges import Judge, JudgeItem
 from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import PromptTask, TaskResult
 from recallbench.memory import HasAnswerPromptFields, HasRetention, MemoryMethod, replay_recalls
+from recallbench.metrics.summary import Summary
 from recallbench.protocols.base import EvalProtocol
 from recallbench.protocols.evidence import EvidenceLocator, oracle_recall
 from recallbench.protocols.qa.scores import QA_METRICS, score_qa
@@ -299,7 +300,7 @@ class QAProtocol(EvalProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], dict[str, Any]]:
+    ) -> tuple[list[Score], Summary]:
         """Return per-answer scores and the run summary (``qa_scores.score_qa``).
 
         A judge with its own LLM (``judge.generator`` set) has its usage and cost in
@@ -315,5 +316,5 @@ class QAProtocol(EvalProtocol):
         return scores, summary
 
 
-def _text(result: TaskResult) -> str:
+def _text(result: TaskResult[Any]) -> str:
     return result.value if isinstance(result.value, str) else result.raw

@@ -26,6 +26,7 @@ import numpy as np
 from recallbench.judges import CORRECT, DONT_KNOW, INCORRECT
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE
 from recallbench.metrics.bootstrap import Additive, ClusterStatistic, MeanOf, ci_fields
+from recallbench.metrics.summary import Summary
 from recallbench.records import Prediction, Score
 
 RATIO = {"fn": "ratio"}
@@ -57,7 +58,9 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def _entry(per_session: dict[str, dict], value: float, n: int, **extra: Any) -> dict[str, Any]:
+def _entry(
+    per_session: dict[str, dict[str, Any]], value: float, n: int, **extra: Any
+) -> dict[str, Any]:
     means = [v["value"] for v in per_session.values()]
     return {
         "value": value,
@@ -68,7 +71,7 @@ def _entry(per_session: dict[str, dict], value: float, n: int, **extra: Any) -> 
     }
 
 
-def _qa_metrics(answers: Sequence[Prediction]) -> dict[str, dict]:
+def _qa_metrics(answers: Sequence[Prediction]) -> dict[str, dict[str, Any]]:
     # (episode, session, question-session) -> [correct, incorrect, don't know]
     counts: dict[tuple[str, int, int], list[int]] = defaultdict(lambda: [0, 0, 0])
     slot = {CORRECT: 0, INCORRECT: 1, DONT_KNOW: 2}
@@ -90,7 +93,7 @@ def _qa_metrics(answers: Sequence[Prediction]) -> dict[str, dict]:
 
     cells = [(s, q) for s, qs in sorted(groups.items()) for q in qs]
     pooled_rows = table(cells).reshape(len(episodes), len(cells), 3).sum(axis=1)
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     for metric in ("precision", "recall", "f1", "dont_know_rate"):
         pooled = Additive(tuple(episodes), pooled_rows, {"fn": "prf", "which": metric})
         per_session, per_q, parts = {}, {}, []
@@ -125,17 +128,18 @@ def _mean_ci(parts: Sequence[ClusterStatistic]) -> list[float] | None:
     """The interval of the mean over sessions (the tables' "Avg.")."""
     if not parts:
         return None
-    return ci_fields(MeanOf.of(parts), full=False, keep=False)["ci95"]
+    ci: list[float] | None = ci_fields(MeanOf.of(parts), full=False, keep=False)["ci95"]
+    return ci
 
 
-def _retention_metrics(states: Sequence[Prediction]) -> dict[str, dict]:
+def _retention_metrics(states: Sequence[Prediction]) -> dict[str, dict[str, Any]]:
     by_session: dict[int, list[Prediction]] = defaultdict(list)
     for p in states:
         if "created" in p.meta:
             by_session[p.session_index].append(p)
     if not by_session:
         return {}
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     for metric in ("retained", "created", "retention_rate"):
         per_session: dict[str, dict[str, Any]] = {}
         parts = []
@@ -176,7 +180,7 @@ def _failed(verdict: Mapping[str, Any], kind: str) -> bool:
 
 def score_qa(
     predictions: Sequence[Prediction], judge_info: Mapping[str, Any]
-) -> tuple[list[Score], dict]:
+) -> tuple[list[Score], Summary]:
     """Score judged answers and memory states into per-answer scores and the run summary."""
     answers = [p for p in predictions if p.kind == "answer"]
     states = [p for p in predictions if p.kind == "memory"]
@@ -194,7 +198,7 @@ def score_qa(
         "call_failures": sum(1 for v in verdicts if _failed(v, CALL_FAILURE)),
         "labels": {str(k): sum(1 for v in verdicts if v["label"] == k) for k in (1, 0, 2)},
     }
-    summary = {
+    summary: Summary = {
         "metrics": metrics,
         "judge": judge,
         "answer_failures": sum(1 for p in answers if p.failure),

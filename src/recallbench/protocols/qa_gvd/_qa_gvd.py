@@ -27,6 +27,7 @@ from recallbench.judges import Judge
 from recallbench.judges.caim import CaimItem, CaimJudge, LexicalCaimJudge
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
+from recallbench.metrics.summary import Summary
 from recallbench.protocols.base import EpisodeResult
 from recallbench.protocols.qa import QAProtocol
 from recallbench.protocols.qa.scores import QA_METRICS
@@ -116,7 +117,7 @@ class GVDQAProtocol(QAProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], dict[str, Any]]:
+    ) -> tuple[list[Score], Summary]:
         """Return per-answer scores and the summary: protocol ``qa``'s plus CAIM's metrics."""
         for name in metric_names:
             if name not in QA_METRICS and name not in GVD_METRICS:

@@ -109,7 +109,7 @@ def _mean_stat(pairs: Sequence[tuple[str, float]]) -> Additive | None:
     return Additive.from_items([e for e, _ in pairs], [[v, 1.0] for _, v in pairs], RATIO)
 
 
-def storage_stats(states: Sequence[Prediction]) -> dict[str, dict]:
+def storage_stats(states: Sequence[Prediction]) -> dict[str, dict[str, Any]]:
     """Table 4: entries and words of each episode's store after its last session, summed."""
     last: dict[str, Prediction] = {}
     for p in states:
@@ -150,7 +150,7 @@ def storage_stats(states: Sequence[Prediction]) -> dict[str, dict]:
     }
 
 
-def score_caim(predictions: Sequence[Prediction]) -> tuple[list[Score], dict[str, dict]]:
+def score_caim(predictions: Sequence[Prediction]) -> tuple[list[Score], dict[str, dict[str, Any]]]:
     """Return per-answer CAIM scores and the summary entries of the four metrics and Table 4."""
     answers = [p for p in predictions if p.kind == "answer" and "caim" in p.meta]
     verdicts = {p.pred_id: CaimVerdict.from_dict(p.meta["caim"]) for p in answers}
@@ -161,7 +161,7 @@ def score_caim(predictions: Sequence[Prediction]) -> tuple[list[Score], dict[str
 
 def verdict_scores(
     answers: Sequence[Prediction], verdicts: Mapping[str, CaimVerdict]
-) -> tuple[list[Score], dict[str, dict]]:
+) -> tuple[list[Score], dict[str, dict[str, Any]]]:
     """Aggregate CAIM verdicts (keyed by pred_id) of ``answers`` into scores and metric entries."""
     scores, metrics = [], {}
     for metric in CAIM_METRICS:

@@ -56,7 +56,7 @@ from recallbench.text import char_ngrams
 # (query, recall, prompt messages, seconds recall took) and (recall, messages, recall seconds,
 # the generator's result, seconds generation took): one response on its way to a Prediction.
 Recalled = tuple[Query, Recall, list[Message], float]
-Generated = tuple[Recall, list[Message], float, TaskResult, float]
+Generated = tuple[Recall, list[Message], float, TaskResult[Any], float]
 
 MEMORY_TURNS = "memory_turns"
 
@@ -82,7 +82,7 @@ def uses_memory(reply: str, memory: list[str], threshold: float) -> bool:
     return False
 
 
-def _usage(res: TaskResult) -> dict[str, Any]:
+def _usage(res: TaskResult[Any]) -> dict[str, Any]:
     return {
         "prompt_tokens": res.prompt_tokens,
         "completion_tokens": res.completion_tokens,
@@ -253,7 +253,7 @@ class ResponseProtocol(EvalProtocol):
         recall: Recall,
         messages: list[Message],
         recall_s: float,
-        res: TaskResult,
+        res: TaskResult[Any],
         generate_s: float,
     ) -> Prediction:
         pred = Prediction(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 from recallbench.datasets.teabag import (
     SOURCES,
@@ -71,8 +71,8 @@ class QuestionSource:
 
     summaries: Literal["gold", "llm"]
     teabag_file: Path | None
-    question_task: PromptTask
-    session6_task: PromptTask
+    question_task: PromptTask[dict[str, str] | None]
+    session6_task: PromptTask[list[tuple[str, str]] | None]
 
     def questions(
         self, episode: Episode, history: History, qllm: LLMClient
@@ -203,7 +203,7 @@ class QuestionSource:
 
     def _session6(
         self, episode: Episode, history: History, q: Question, qllm: LLMClient
-    ) -> tuple[list[tuple[str, str]], TaskResult | None]:
+    ) -> tuple[list[tuple[str, str]], TaskResult[Any] | None]:
         """Synthesize session n+1 (Fig. 28); it always ends with the question (repaired if not).
 
         Returns the turns and, when the reply was unusable, the failed result (else None).
@@ -253,7 +253,7 @@ class QuestionSource:
         write_teabag(self.teabag_file, keep + new)
 
     @staticmethod
-    def _failed(episode: Episode, history: History, step: str, res: TaskResult) -> Prediction:
+    def _failed(episode: Episode, history: History, step: str, res: TaskResult[Any]) -> Prediction:
         return Prediction(
             pred_id=f"{episode.episode_id}/teafarm-{step}",
             episode_id=episode.episode_id,

@@ -115,7 +115,7 @@ def parse_verdict(reply: str) -> bool:
     found = _RESULT.findall(reply)
     if not found:
         raise ParseError(f"Fig. 29 reply has no 'Result: Correct/Incorrect': {reply[-120:]!r}")
-    return found[-1].lower() == "correct"
+    return str(found[-1]).lower() == "correct"
 
 
 # Reply shapes (structured outputs), each the layout its parser reads, lines bounded so that the

@@ -37,6 +37,7 @@ from typing import Any, ClassVar, Literal
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
+from recallbench.metrics.summary import Summary
 from recallbench.protocols.base import EvalProtocol
 from recallbench.protocols.evidence import Evidence, EvidenceLocator, oracle_recall
 from recallbench.protocols.response import EpisodeResult, prompt_hash
@@ -195,7 +196,7 @@ class TeaFarmProtocol(EvalProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], dict]:
+    ) -> tuple[list[Score], Summary]:
         """Success rate (Correct / judged questions), overall and per source dataset.
 
         Intervals are episode-clustered bootstrap CIs (``metrics.bootstrap``): an episode's
@@ -237,7 +238,7 @@ class TeaFarmProtocol(EvalProtocol):
             **ci_fields(stat(list(zip(judged, values, strict=True)))),
         }
         entry["session_mean_ci95"] = entry["ci95"]
-        summary = {
+        summary: Summary = {
             "metrics": {"success_rate": entry},
             "teafarm": {
                 "question_sources": sorted({p.meta["question_source"] for p in judged}),

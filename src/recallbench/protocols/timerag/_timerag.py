@@ -46,6 +46,7 @@ from typing import Any
 
 from recallbench.judges.nli import NLI_TASK, UNAVAILABLE
 from recallbench.llm.protocol import LLMClient
+from recallbench.metrics.summary import Summary
 from recallbench.protocols.response import ResponseProtocol
 from recallbench.protocols.timerag import scores as ts
 from recallbench.records import (
@@ -257,6 +258,6 @@ class TimeRAGProtocol(ResponseProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], dict[str, Any]]:
+    ) -> tuple[list[Score], Summary]:
         """ROUGE-L/BERTScore of the responses and the TimeRAG measures (``timerag_scores``)."""
         return ts.score_timerag(predictions, metric_names)

@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
+from recallbench.metrics.summary import Summary
 from recallbench.records import Prediction, Score
 from recallbench.text import content_words, porter_stem
 
@@ -176,7 +177,7 @@ def _response_value(p: Prediction, name: str) -> float | None:
 
 def score_timerag(
     predictions: Sequence[Prediction], metric_names: Sequence[str]
-) -> tuple[list[Score], dict]:
+) -> tuple[list[Score], Summary]:
     """Reference metrics of the responses plus the TimeRAG metrics (module docstring)."""
     from recallbench.llm.task import CALL_FAILURE
     from recallbench.metrics.bootstrap import clustered_entry

@@ -68,7 +68,7 @@ def reply(label: str, why: str) -> str:
 
 
 def english_operation(
-    *, memory: str, summary: str, embedder: TextEmbedder, thresholds: Mapping
+    *, memory: str, summary: str, embedder: TextEmbedder, thresholds: Mapping[str, float]
 ) -> str:
     """Classify a (memory, summary) pair with the lexical/embedding rule (module docstring)."""
     tag_m, body_m = split_tag(memory)

@@ -157,7 +157,12 @@ def append_operation(*, memory: str, summary: str) -> str:
 
 
 def auto_operation(
-    *, memory: str, summary: str, embedder: TextEmbedder, thresholds: Mapping, charngram: Mapping
+    *,
+    memory: str,
+    summary: str,
+    embedder: TextEmbedder,
+    thresholds: Mapping[str, float],
+    charngram: Mapping[str, Any],
 ) -> str:
     """The character n-gram rule for a pair with Hangul, else the English rule."""
     if _HANGUL.search(memory) or _HANGUL.search(summary):
@@ -168,8 +173,8 @@ def auto_operation(
 
 
 def offline_rule_fn(
-    rule: str, embedder: TextEmbedder, thresholds: Mapping, charngram: Mapping
-) -> partial:
+    rule: str, embedder: TextEmbedder, thresholds: Mapping[str, float], charngram: Mapping[str, Any]
+) -> partial[str]:
     """Return the offline implementation of the Fig. 25 task for ``rule`` (its config bound)."""
     if rule == "english":
         return partial(english_operation, embedder=embedder, thresholds=dict(thresholds))
@@ -189,11 +194,11 @@ def offline_rule_fn(
 
 def operation_task(
     embedder: TextEmbedder,
-    thresholds: Mapping | None = None,
+    thresholds: Mapping[str, float] | None = None,
     *,
     offline_rule: str = "auto",
-    charngram: Mapping | None = None,
-) -> PromptTask:
+    charngram: Mapping[str, Any] | None = None,
+) -> PromptTask[str]:
     """Return the Fig. 25 classifier task; offline it answers with ``offline_rule``."""
     return PromptTask(
         name="memory.update_operation",
@@ -213,7 +218,9 @@ def operation_task(
     )
 
 
-def _checked(given: Mapping | None, defaults: Mapping, what: str) -> dict:
+def _checked(
+    given: Mapping[str, Any] | None, defaults: Mapping[str, Any], what: str
+) -> dict[str, Any]:
     unknown = set(given or {}) - set(defaults)
     if unknown:
         raise ConfigError(f"unknown {what} {sorted(unknown)} (options: {sorted(defaults)})")
@@ -235,10 +242,10 @@ class MemoryUpdater:
         self,
         llm: LLMClient,
         embedder: TextEmbedder,
-        thresholds: Mapping | None = None,
+        thresholds: Mapping[str, float] | None = None,
         *,
         offline_rule: str = "auto",
-        charngram: Mapping | None = None,
+        charngram: Mapping[str, Any] | None = None,
     ) -> None:
         if offline_rule not in OFFLINE_RULES:
             raise ConfigError(
@@ -254,7 +261,7 @@ class MemoryUpdater:
         )
         self.log: list[dict[str, Any]] = []
 
-    def with_charngram(self, charngram: Mapping) -> MemoryUpdater:
+    def with_charngram(self, charngram: Mapping[str, Any]) -> MemoryUpdater:
         """Return a fresh updater like this one with other character n-gram thresholds."""
         return MemoryUpdater(
             self.llm,
@@ -264,7 +271,7 @@ class MemoryUpdater:
             charngram=charngram,
         )
 
-    def classify(self, pairs: Sequence[tuple[str, str]]) -> list[TaskResult]:
+    def classify(self, pairs: Sequence[tuple[str, str]]) -> list[TaskResult[Any]]:
         """Return the classifier's results for (memory, summary) text pairs; value = label."""
         return self.llm.run_many(self.task, [{"memory": m, "summary": s} for m, s in pairs])
 
