@@ -62,6 +62,7 @@ def signature_any(fn: Function) -> tuple[bool, bool]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root", nargs="?", default="src/recallbench", type=Path)
+    parser.add_argument("--list", action="store_true", help="print each function with Any")
     args = parser.parse_args()
     total = with_any = fixed_any = 0
     for path in sorted(args.root.rglob("*.py")):
@@ -69,6 +70,8 @@ def main() -> None:
         for fn in public_functions(tree):
             total += 1
             some, fixed = signature_any(fn)
+            if args.list and some:
+                print(f"{path.relative_to(args.root)}:{fn.lineno} {fn.name}")
             with_any += some
             fixed_any += fixed
     print(f"public functions: {total}")

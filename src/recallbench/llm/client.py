@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from recallbench import meter
@@ -123,14 +123,14 @@ class LLM:
 
     # -- public calls ---------------------------------------------------------------------
 
-    def run(self, task: PromptTask[T], **fields: Any) -> TaskResult[T]:
+    def run(self, task: PromptTask[T], **fields: object) -> TaskResult[T]:
         """Render ``task`` with ``fields``, call (or hit the cache), parse and record usage."""
         return self._execute([self._task_call(task, fields)], progress=False, desc=task.name)[0]
 
     def run_many(
         self,
         task: PromptTask[T],
-        fields_list: list[dict[str, Any]],
+        fields_list: Sequence[Mapping[str, object]],
         *,
         progress: bool | None = None,
     ) -> list[TaskResult[T]]:
@@ -213,7 +213,7 @@ class LLM:
                     self._structured_mode = mode_from_owner(owner)
             return self._structured_mode
 
-    def _task_call(self, task: PromptTask[Any], fields: dict[str, Any]) -> Call:
+    def _task_call(self, task: PromptTask[Any], fields: Mapping[str, object]) -> Call:
         offline = None
         if task.offline is not None:
             offline = lambda: task.offline(**fields)  # noqa: E731

@@ -7,7 +7,7 @@ does not import them back: the protocol's signatures need ``PromptTask``, ``Task
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from recallbench.llm.budget import Meter
@@ -45,12 +45,12 @@ class LLMClient(Protocol):
 
     def count_tokens(self, text: str) -> int: ...
 
-    def run(self, task: PromptTask[T], **fields: Any) -> TaskResult[T]: ...
+    def run(self, task: PromptTask[T], **fields: object) -> TaskResult[T]: ...
 
     def run_many(
         self,
         task: PromptTask[T],
-        fields_list: list[dict[str, Any]],
+        fields_list: Sequence[Mapping[str, object]],
         *,
         progress: bool | None = None,
     ) -> list[TaskResult[T]]: ...

@@ -33,6 +33,7 @@ class ParseError(ValueError):
 PARSE_ERRORS = (ValueError, KeyError, IndexError, TypeError)
 
 T = TypeVar("T")
+V = TypeVar("V", covariant=True)  # a result is read-only: a TaskResult[int] is a TaskResult[object]
 Template = str | tuple[tuple[str, str], ...]
 
 
@@ -182,7 +183,7 @@ class PromptTask(Generic[T]):
         except PARSE_ERRORS as exc:
             raise ParseError(f"{exc} (expected {self.reply.describe()})") from None
 
-    def render(self, **fields: Any) -> list[Message]:
+    def render(self, **fields: object) -> list[Message]:
         """Fill the template with ``fields`` and return chat messages."""
         try:
             if isinstance(self.template, str):
@@ -195,7 +196,7 @@ class PromptTask(Generic[T]):
 
 
 @dataclass(frozen=True)
-class TaskResult(Generic[T]):
+class TaskResult(Generic[V]):
     """What ``LLM.run`` returns: the parsed value, the raw reply and the call's usage.
 
     ``failure`` is None on success, else starts with ``CALL_FAILURE`` (value = the task's
@@ -205,7 +206,7 @@ class TaskResult(Generic[T]):
     every turn, ``raw`` is the last reply.
     """
 
-    value: T
+    value: V
     raw: str
     parsed: bool = True
     cached: bool = False
@@ -231,12 +232,12 @@ class TaskResult(Generic[T]):
         return out
 
 
-def unparsed(result: TaskResult[Any]) -> bool:
+def unparsed(result: TaskResult[object]) -> bool:
     """Did ``result``'s reply fail its parser (not the call)?"""
     return result.failure is not None and result.failure.startswith(PARSE_FAILURE)
 
 
-def merged_turns(before: TaskResult[Any], after: TaskResult[T]) -> TaskResult[T]:
+def merged_turns(before: TaskResult[object], after: TaskResult[V]) -> TaskResult[V]:
     """``after`` (a repair turn's result) carrying the usage of every turn so far."""
     costs = (before.cost_usd, after.cost_usd)
     cost = None if costs[0] is None or costs[1] is None else costs[0] + costs[1]

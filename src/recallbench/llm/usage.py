@@ -43,7 +43,7 @@ class Bucket:
 
     def add(
         self,
-        result: TaskResult[Any],
+        result: TaskResult[object],
         full_cost: float | None,
         repair: bool = False,
         final: bool = True,
@@ -109,7 +109,7 @@ class Usage:
         self,
         name: str,
         stage: str,
-        result: TaskResult[Any],
+        result: TaskResult[object],
         full_cost: float | None,
         *,
         repair: bool = False,

@@ -163,7 +163,7 @@ class LLMBaseline(BaselineMethod):
         )
         return [{"role": "user", "content": text}]
 
-    def _count(self, task: str, result: TaskResult[Any]) -> bool:
+    def _count(self, task: str, result: TaskResult[object]) -> bool:
         """Count a failed (call or parse) ``result`` of ``task``; return whether it succeeded."""
         if not result.parsed:
             self.failures[task] += 1

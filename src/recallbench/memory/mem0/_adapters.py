@@ -73,7 +73,7 @@ def parse_extraction(reply: str) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
-def offline_extraction(user: str, **_: Any) -> str:
+def offline_extraction(user: str, **_: object) -> str:
     """Extract without an LLM: each new message of the speaker ("user") with enough words.
 
     The no-LLM stand-in of Mem0's extraction: the speaker's own messages (Mem0's LoCoMo recipe
@@ -130,7 +130,7 @@ class Mem0LLM(LLMBase):  # mem0ai ships no type information: its bases are Any
         response_format: Any = None,
         tools: Any = None,
         tool_choice: str = "auto",
-        **_: Any,
+        **_: object,
     ) -> str:
         """Answer mem0's extraction messages (one system, one user) through ``llm.run``."""
         if tools:

@@ -29,7 +29,6 @@ Deviations:
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
@@ -116,7 +115,7 @@ def offline_update(
     max_sentences: int,
     dedup_threshold: float = 0.5,
     per_session: int = 8,
-    **_: Any,
+    **_: object,
 ) -> str:
     """Offline memory iteration: merge the session's extractive summary into the previous pool.
 

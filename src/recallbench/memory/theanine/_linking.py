@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import lru_cache, partial
-from typing import Any
 
 import numpy as np
 
@@ -164,7 +163,7 @@ def extractive_relation(
     sentence2: str,
     embedder: TextEmbedder,
     thresholds: Mapping[str, float],
-    **_: Any,
+    **_: object,
 ) -> str:
     """Offline Fig. 22 reply: ``relation_rule`` in the prompt's output format."""
     cos = _cosine(embedder, split_subject(sentence1)[1], split_subject(sentence2)[1])

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from functools import partial
-from typing import Any
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.llm.shapes import Pattern
@@ -72,7 +71,7 @@ def extractive_refinement(
     query: str,
     embedder: TextEmbedder,
     max_events: int,
-    **_: Any,
+    **_: object,
 ) -> str:
     """Offline Fig. 23 reply: the timeline in order, trimmed to the retrieved memory ``anchor``
     plus the events most similar to ``query`` (``max_events`` in all), with connectives."""

@@ -30,7 +30,6 @@ Deviations: embeddings are the run's embedder (MiniLM offline), not the paper's.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import numpy as np
 
@@ -73,7 +72,7 @@ def parse_thoughts(reply: str) -> list[str]:
     return [ln for ln in lines if ln and ln.upper().strip(".") != "NONE" and len(words(ln)) >= 2]
 
 
-def offline_post_think(pair: str, speakers: tuple[str, ...] = (), **_: Any) -> str:
+def offline_post_think(pair: str, speakers: tuple[str, ...] = (), **_: object) -> str:
     """The qualifying sentences of the pair, compressed to third-person thoughts."""
     out = []
     for line in pair.splitlines():
@@ -105,7 +104,7 @@ def _negated(text: str) -> bool:
 
 
 def offline_organize(
-    new: str, candidates: list[tuple[str, float]], merge_threshold: float, **_: Any
+    new: str, candidates: list[tuple[str, float]], merge_threshold: float, **_: object
 ) -> str:
     """FORGET the first candidate equal to the new thought up to a negation; MERGE the first
     with cosine >= merge_threshold into the longer text; else INSERT."""

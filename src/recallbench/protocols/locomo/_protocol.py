@@ -208,7 +208,7 @@ class LocomoQAProtocol(EvalProtocol):
         return scores, summary
 
 
-def _text(result: TaskResult[Any]) -> str:
+def _text(result: TaskResult[object]) -> str:
     return result.value if isinstance(result.value, str) else result.raw
 
 

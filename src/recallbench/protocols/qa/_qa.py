@@ -78,7 +78,7 @@ NO_MEMORY_TEXT = "(nothing recalled)"
 
 
 def offline_answer(
-    question: str, items: Sequence[str] = (), names: Sequence[str] = (), **_: Any
+    question: str, items: Sequence[str] = (), names: Sequence[str] = (), **_: object
 ) -> str:
     """Answer without an LLM: the recalled item sharing most content words with the question.
 
@@ -316,5 +316,5 @@ class QAProtocol(EvalProtocol):
         return scores, summary
 
 
-def _text(result: TaskResult[Any]) -> str:
+def _text(result: TaskResult[object]) -> str:
     return result.value if isinstance(result.value, str) else result.raw

@@ -82,7 +82,7 @@ def uses_memory(reply: str, memory: list[str], threshold: float) -> bool:
     return False
 
 
-def _usage(res: TaskResult[Any]) -> dict[str, Any]:
+def _usage(res: TaskResult[object]) -> dict[str, Any]:
     return {
         "prompt_tokens": res.prompt_tokens,
         "completion_tokens": res.completion_tokens,

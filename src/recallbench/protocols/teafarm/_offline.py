@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from functools import partial
-from typing import Any
 
 from recallbench.text import answer_content as content
 from recallbench.text import answer_words as words
@@ -124,7 +123,7 @@ def third_person(sent: str, speaker: str) -> str:
     return re.sub(r"\b(my|mine)\b", f"{speaker}'s", sent).rstrip(".!?") + "."
 
 
-def offline_summary(dialogue_turns: list[list[str]] | None = None, **_: Any) -> str:
+def offline_summary(dialogue_turns: list[list[str]] | None = None, **_: object) -> str:
     """Summarize without an LLM: each speaker's first-person statements in the third person."""
     lines = [
         third_person(sent, speaker)
@@ -180,7 +179,7 @@ def counterfactual(summaries: list[str], asker: str, asked: str) -> tuple[str, s
     raise LookupError(f"no summary sentence mentions {asked!r}: cannot build a counterfactual")
 
 
-def offline_questions(summary_list: list[str], speaker1: str, speaker2: str, **_: Any) -> str:
+def offline_questions(summary_list: list[str], speaker1: str, speaker2: str, **_: object) -> str:
     """Fig. 27 without an LLM, in the reply format the prompt asks for.
 
     When the summaries say nothing about a speaker the reply is a note that the parser rejects,
@@ -211,7 +210,7 @@ _S6_LINES = (
 )
 
 
-def offline_session6(asker: str, responder: str, question: str, topic: str, **_: Any) -> str:
+def offline_session6(asker: str, responder: str, question: str, topic: str, **_: object) -> str:
     """Fig. 28 without an LLM: 10 small-talk lines on ``topic``, then the question (11)."""
     speakers = [asker if i % 2 == 0 else responder for i in range(len(_S6_LINES))]
     lines = [f"{s}: {t.format(topic=topic)}" for s, t in zip(speakers, _S6_LINES, strict=True)]
@@ -238,7 +237,7 @@ def lexical_verdict(query: str, answer: str, response: str) -> tuple[bool, str]:
     return correct, why
 
 
-def offline_judge(query: str, answer: str, response: str, **_: Any) -> str:
+def offline_judge(query: str, answer: str, response: str, **_: object) -> str:
     """Fig. 29 without an LLM, in the reply format the prompt asks for."""
     correct, why = lexical_verdict(query, answer, response)
     return f"[Evaluation] Evaluation: {why}. Result: {'Correct' if correct else 'Incorrect'}"
