@@ -3,7 +3,8 @@
 Public: a module-level function or a method of a module-level class, whose name (and its class's
 name) has no leading underscore; functions nested in functions are not counted. A signature
 "has Any" when a parameter's or the return's annotation names ``Any`` anywhere (``Any``,
-``dict[str, Any]``, ``Callable[..., Any]``). ``*args``/``**kwargs: Any`` are counted apart too,
+``dict[str, Any]``, ``Callable[..., Any]``) or a bare generic (``dict``, ``list``, ``Mapping``,
+``Callable``...: its parameters are ``Any``). ``*args``/``**kwargs: Any`` are counted apart too,
 since a keyword bag of template fields is ``Any`` by nature. Parsed with ``ast``: nothing is
 imported.
 
@@ -18,10 +19,43 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+# Generic types whose bare name means "of Any" (``dict`` is ``dict[Any, Any]``).
+BARE_GENERICS = {
+    "dict",
+    "list",
+    "tuple",
+    "set",
+    "frozenset",
+    "type",
+    "Mapping",
+    "MutableMapping",
+    "Sequence",
+    "Iterable",
+    "Iterator",
+    "Callable",
+    "Collection",
+    "partial",
+    "Dict",
+    "List",
+    "Tuple",
+    "Set",
+}
+
+
+def _bare_generics(node: ast.expr) -> bool:
+    subscripted = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Subscript)}
+    for sub in ast.walk(node):
+        name = sub.id if isinstance(sub, ast.Name) else getattr(sub, "attr", None)
+        if name in BARE_GENERICS and id(sub) not in subscripted:
+            return True
+    return False
+
 
 def _names_any(node: ast.expr | None) -> bool:
     if node is None:
         return False
+    if _bare_generics(node):
+        return True
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name) and sub.id == "Any":
             return True
