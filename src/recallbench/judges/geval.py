@@ -67,7 +67,7 @@ def offline_choice(
     )
 
 
-GEVAL_TASK = PromptTask(
+GEVAL_TASK: PromptTask[str | None] = PromptTask(
     name="judge.geval_helpfulness",
     template=GEVAL_PROMPT,
     parse=parse_choice,

@@ -115,7 +115,7 @@ def make_qa_judge_task(
 
 
 QA_JUDGE_TASK = make_qa_judge_task()
-RATING_TASK = PromptTask(
+RATING_TASK: PromptTask[float | None] = PromptTask(
     name="judge.ux_rating",
     template=RATING_PROMPT,
     parse=parse_rating,

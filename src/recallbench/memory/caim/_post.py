@@ -306,7 +306,7 @@ def offline_stm_summary(dialogue: str, **_: object) -> str:
     return extractive_summary(dialogue=dialogue) or dialogue
 
 
-STM_SUMMARY_TASK = PromptTask(
+STM_SUMMARY_TASK: PromptTask[str | None] = PromptTask(
     name="caim.stm_summary",
     template=STM_SUMMARY_PROMPT,
     parse=parse_summary,

@@ -164,7 +164,7 @@ def offline_expansion(ontology: str, text: str, skip: tuple[str, ...] = (), **_:
     return onto.to_json()
 
 
-ONTOLOGY_EXPANSION_TASK = PromptTask(
+ONTOLOGY_EXPANSION_TASK: PromptTask[dict[str, Any] | None] = PromptTask(
     name="caim.ontology_expansion",
     template=ONTOLOGY_EXPANSION_PROMPT,
     parse=parse_expansion,

@@ -51,7 +51,7 @@ def offline_importance(*, content: str, **_: object) -> str:
     return f"Score: {score}\nReason: {'; '.join(reasons) or 'mundane small talk'}"
 
 
-IMPORTANCE_TASK = PromptTask(
+IMPORTANCE_TASK: PromptTask[float] = PromptTask(
     name="lufy.importance",
     template=IMPORTANCE_PROMPT,
     parse=parse_importance,

@@ -143,7 +143,7 @@ def _parse_profile(reply: str) -> str:
     return bullets(profile_facts(reply))  # "None" (no facts yet) is a valid, empty profile
 
 
-SUMMARY_TASK = PromptTask(
+SUMMARY_TASK: PromptTask[str | None] = PromptTask(
     name="lufy.summary",
     template=SUMMARY_PROMPT,
     parse=_parse_text,
@@ -153,7 +153,7 @@ SUMMARY_TASK = PromptTask(
     max_tokens=128,
     source=SUMMARY_SOURCE,
 )
-PROFILE_TASK = PromptTask(
+PROFILE_TASK: PromptTask[str | None] = PromptTask(
     name="lufy.profile",
     template=PROFILE_PROMPT,
     parse=_parse_profile,

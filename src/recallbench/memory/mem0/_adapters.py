@@ -97,7 +97,7 @@ def offline_extraction(user: str, **_: object) -> str:
     return json.dumps({"memory": facts}, ensure_ascii=False)
 
 
-EXTRACT_TASK = PromptTask(
+EXTRACT_TASK: PromptTask[str] = PromptTask(
     name="mem0.extract",
     template=(("system", "{system}"), ("user", "{user}")),
     parse=parse_extraction,

@@ -127,7 +127,7 @@ POST_THINK_TASK: PromptTask[list[str]] = PromptTask(
     max_tokens=256,
     source=SOURCE,
 )
-ORGANIZE_TASK = PromptTask(
+ORGANIZE_TASK: PromptTask[tuple[str, int, str]] = PromptTask(
     name="tim.organize",
     template=ORGANIZE_PROMPT,
     parse=parse_organize,

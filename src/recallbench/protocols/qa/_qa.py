@@ -97,7 +97,7 @@ def offline_answer(
     return best
 
 
-QA_ANSWER_TASK = PromptTask(
+QA_ANSWER_TASK: PromptTask[str] = PromptTask(
     name="qa.answer",
     template=QA_ANSWER_PROMPT,
     offline=offline_answer,

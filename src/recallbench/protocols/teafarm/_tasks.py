@@ -130,7 +130,7 @@ SESSION6_REPLY = Pattern(
 )
 VERDICT_REPLY = Pattern(r"Evaluation: [^\n]{1,300} Result: (Correct|Incorrect)")
 
-SUMMARY_TASK = PromptTask(
+SUMMARY_TASK: PromptTask[str | None] = PromptTask(
     name="teafarm.summary",
     template=SUMMARY_PROMPT,
     offline=offline_summary,
@@ -140,7 +140,7 @@ SUMMARY_TASK = PromptTask(
     temperature=0.0,
     source=SUMMARY_SOURCE,
 )
-QUESTION_TASK = PromptTask(
+QUESTION_TASK: PromptTask[dict[str, str] | None] = PromptTask(
     name="teafarm.questions",
     template=QUESTION_PROMPT,
     parse=parse_questions,
@@ -153,7 +153,7 @@ QUESTION_TASK = PromptTask(
     seed=0,
     reply=QUESTIONS_REPLY,
 )
-SESSION6_TASK = PromptTask(
+SESSION6_TASK: PromptTask[list[tuple[str, str]] | None] = PromptTask(
     name="teafarm.session6",
     template=SESSION6_PROMPT,
     parse=parse_dialogue,
@@ -166,7 +166,7 @@ SESSION6_TASK = PromptTask(
     seed=0,
     reply=SESSION6_REPLY,
 )
-JUDGE_TASK = PromptTask(
+JUDGE_TASK: PromptTask[bool] = PromptTask(
     name="judge.teafarm",
     template=_JUDGE_TEMPLATE,
     parse=parse_verdict,
