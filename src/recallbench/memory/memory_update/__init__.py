@@ -1,17 +1,16 @@
 """THEANINE "All Memories + Memory Update" (Bae et al. 2022, Algorithm 1, without retrieval).
 
-The method (``memory=memory_update``, ``conf/memory/memory_update.yaml``) is in ``_memory_update``.
+The method (``memory=memory_update``, ``conf/memory/memory_update.yaml``) is in
+``_memory_update``; this package is also the public face of Bae et al.'s building blocks
+(``memory.blocks.bae_update``) for the ``memory_ops`` protocol and the CareCall scripts.
 """
 
-from recallbench.memory.memory_update._memory_update import (
+from recallbench.memory.blocks.bae_update import (
     CHARNGRAM_DEFAULTS,
     CHARNGRAM_FIT,
-    ENGLISH_FIT_ON,
     GRID,
     OFFLINE_RULES,
-    OP_NAMES,
     TO_ALGORITHM1,
-    MemoryUpdate,
     MemoryUpdater,
     Transition,
     algorithm1,
@@ -21,6 +20,9 @@ from recallbench.memory.memory_update._memory_update import (
     transitions,
     update_texts,
 )
+from recallbench.memory.blocks.bae_update import FIT_ON as ENGLISH_FIT_ON
+from recallbench.memory.blocks.bae_update import NAMES as OP_NAMES
+from recallbench.memory.memory_update._memory_update import MemoryUpdate
 
 __all__ = [
     "CHARNGRAM_DEFAULTS",

@@ -3,8 +3,9 @@
 The classifier, its prompt (THEANINE Fig. 25, verbatim), the offline rules and Algorithm 1 live
 in ``memory/blocks/bae_update/`` (shared with ``memory_retrieval`` and ``session_summaries``), the
 character n-gram rule in ``_charops``; see their docstrings for the paper, the label mapping and
-the deviations. This module is also the public face of the memory-operation building blocks
-(``transitions``, ``set_f1``, ``fit_charngram``, ...) for the ``memory_ops`` protocol.
+the deviations. The package (``memory_update/__init__``) is also the public face of the
+memory-operation building blocks (``transitions``, ``set_f1``, ``fit_charngram``, ...) for the
+``memory_ops`` protocol.
 
 Refit the character n-gram rule's defaults (``CHARNGRAM_DEFAULTS``) on a CareCall_mem file:
 ``python scripts/fit_charngram.py <data_dir> [file]``.
@@ -18,42 +19,7 @@ from typing import Any
 from recallbench.embed.base import TextEmbedder
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory.all_memories import AllMemories
-from recallbench.memory.blocks.bae_update import (
-    CHARNGRAM_DEFAULTS,
-    CHARNGRAM_FIT,
-    GRID,
-    OFFLINE_RULES,
-    TO_ALGORITHM1,
-    MemoryUpdater,
-    Transition,
-    algorithm1,
-    fit_charngram,
-    set_f1,
-    set_prf,
-    transitions,
-    update_texts,
-)
-from recallbench.memory.blocks.bae_update import FIT_ON as ENGLISH_FIT_ON
-from recallbench.memory.blocks.bae_update import NAMES as OP_NAMES
-
-__all__ = [
-    "CHARNGRAM_DEFAULTS",
-    "CHARNGRAM_FIT",
-    "ENGLISH_FIT_ON",
-    "GRID",
-    "OFFLINE_RULES",
-    "OP_NAMES",
-    "TO_ALGORITHM1",
-    "MemoryUpdate",
-    "MemoryUpdater",
-    "Transition",
-    "algorithm1",
-    "fit_charngram",
-    "set_f1",
-    "set_prf",
-    "transitions",
-    "update_texts",
-]
+from recallbench.memory.blocks.bae_update import MemoryUpdater
 
 
 class MemoryUpdate(AllMemories):

@@ -34,7 +34,6 @@ SOURCE = (
     "LoCoMo: copied unchanged from the authors' code, snap-research/locomo "
     "task_eval/evaluate_gpts.py (RAG mode: context, blank line, QA prompt)"
 )
-NO_MEMORY_TEXT = "(nothing recalled)"
 
 
 def _offline_answer(question: str, items: Sequence[str] = (), **fields: Any) -> str:

@@ -32,18 +32,19 @@ of failure attribution (``analysis.attribution``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any, ClassVar
 
 from recallbench.datasets import needs
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.judges import Judge, JudgeItem
 from recallbench.llm.protocol import LLMClient
-from recallbench.llm.task import PromptTask, TaskResult
-from recallbench.memory import HasAnswerPromptFields, HasRetention, MemoryMethod, replay_recalls
+from recallbench.llm.task import PromptTask
+from recallbench.memory import HasRetention, MemoryMethod, replay_recalls
 from recallbench.metrics.summary import Summary
-from recallbench.protocols.base import EvalProtocol
-from recallbench.protocols.evidence import EvidenceLocator, oracle_recall
+from recallbench.protocols.base import EvalProtocol, add_judge_usage, reply_text
+from recallbench.protocols.evidence import EvidenceLocator
+from recallbench.protocols.qa._ask import Probe, ask_fields
 from recallbench.protocols.qa.scores import QA_METRICS, score_qa
 from recallbench.protocols.response import EpisodeResult, prompt_hash
 from recallbench.records import (
@@ -51,8 +52,6 @@ from recallbench.records import (
     MemoryItem,
     Prediction,
     QAItem,
-    Query,
-    Recall,
     Score,
     Session,
 )
@@ -74,11 +73,10 @@ QA_ANSWER_PROMPT = (
 )
 QA_ANSWER_SOURCE = "ours (LUFY sec. 5.4 prints no answering prompt)"
 DONT_KNOW_ANSWER = "I don't know."
-NO_MEMORY_TEXT = "(nothing recalled)"
 
 
 def offline_answer(
-    question: str, items: Sequence[str] = (), names: Sequence[str] = (), **_: object
+    question: str, items: Sequence[str] = (), names: Sequence[str] = (), **_: Any
 ) -> str:
     """Answer without an LLM: the recalled item sharing most content words with the question.
 
@@ -97,7 +95,7 @@ def offline_answer(
     return best
 
 
-QA_ANSWER_TASK: PromptTask[str] = PromptTask(
+QA_ANSWER_TASK = PromptTask(
     name="qa.answer",
     template=QA_ANSWER_PROMPT,
     offline=offline_answer,
@@ -171,7 +169,7 @@ class QAProtocol(EvalProtocol):
             if self.sessions is None or session.index in self.sessions:
                 now = session.start + self.session_length if session.start else None
                 asked = [q for q in episode.qa if q.after_session <= session.index]
-                answers = self._answer(episode, session.index, now, asked, method, llm)
+                answers = self._answer(Probe(episode, session.index, now, asked), method, llm)
                 result.predictions.extend(self._judge_all(answers, asked, judge))
             after = list(method.snapshot())
             if self.check_unperturbed and after != before:
@@ -208,44 +206,16 @@ class QAProtocol(EvalProtocol):
             meta=meta,
         )
 
-    def _answer(
-        self,
-        episode: Episode,
-        index: int,
-        now: datetime | None,
-        asked: list[QAItem],
-        method: MemoryMethod,
-        llm: LLMClient,
-    ) -> list[dict[str, Any]]:
+    def _answer(self, probe: Probe, method: MemoryMethod, llm: LLMClient) -> list[dict[str, Any]]:
+        episode, index, _, asked = probe
         user = episode.speakers[self.user_index]
         others = [s for s in episode.speakers if s != user]
         bot = others[0] if others else "the assistant"
         rows, fields = [], []
-        queries = [Query(episode.episode_id, index, (), user, now, qa.question) for qa in asked]
-        if not self.oracle_context:
-            method.prefetch(queries)
-        for qa, query in zip(asked, queries, strict=True):
-            oracle = self.locator.locate(episode, qa, user) if self.oracle_context else None
-            recall: Recall = (
-                method.recall(query) if oracle is None else oracle_recall(episode, oracle, now)
-            )
-            extra = (
-                method.answer_prompt_fields(query, recall)
-                if isinstance(method, HasAnswerPromptFields)
-                else {"memory": recall.text}
-            )
-            memory = extra.get("memory") or NO_MEMORY_TEXT
-            fields.append(
-                {
-                    **extra,
-                    "memory": memory,
-                    "question": qa.question,
-                    "user": user,
-                    "bot": bot,
-                    "items": [item.text for item in recall.items],
-                    "names": list(episode.speakers),
-                }
-            )
+        locator = self.locator if self.oracle_context else None
+        got = ask_fields(probe, user, method, locator)
+        for qa, (_, recall, oracle, memory_fields) in zip(asked, got, strict=True):
+            fields.append({**memory_fields, "question": qa.question, "user": user, "bot": bot})
             rows.append(
                 {
                     "qa": qa,
@@ -266,7 +236,7 @@ class QAProtocol(EvalProtocol):
         self, rows: list[dict[str, Any]], asked: list[QAItem], judge: Judge
     ) -> list[Prediction]:
         items = [
-            JudgeItem(r["qa"].question, " / ".join(r["qa"].answers), _text(r["result"]))
+            JudgeItem(r["qa"].question, " / ".join(r["qa"].answers), reply_text(r["result"]))
             for r in rows
         ]
         verdicts = judge.judge_many(items)
@@ -310,11 +280,5 @@ class QAProtocol(EvalProtocol):
             if name not in QA_METRICS:
                 raise did_you_mean("qa metric", name, QA_METRICS)
         scores, summary = score_qa(predictions, self.judge.describe())
-        judge_llm = getattr(self.judge, "llm", None)
-        if judge_llm is not None and judge_llm is not self._run_llm:
-            summary["judge_usage"] = judge_llm.usage.to_dict()
+        add_judge_usage(summary, self.judge, self._run_llm)
         return scores, summary
-
-
-def _text(result: TaskResult[object]) -> str:
-    return result.value if isinstance(result.value, str) else result.raw

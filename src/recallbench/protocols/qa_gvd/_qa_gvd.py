@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any, ClassVar
 
 from recallbench.datasets import needs
@@ -29,7 +28,7 @@ from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
 from recallbench.metrics.summary import Summary
 from recallbench.protocols.base import EpisodeResult
-from recallbench.protocols.qa import QAProtocol
+from recallbench.protocols.qa import Probe, QAProtocol
 from recallbench.protocols.qa.scores import QA_METRICS
 from recallbench.protocols.qa_gvd.scores import GVD_METRICS, caim_item, score_caim
 from recallbench.records import Episode, MemoryItem, Prediction, QAItem, Score
@@ -65,16 +64,8 @@ class GVDQAProtocol(QAProtocol):
         self._episode = episode
         return super().run_episode(episode, method, llm)
 
-    def _answer(
-        self,
-        episode: Episode,
-        index: int,
-        now: datetime | None,
-        asked: list[QAItem],
-        method: MemoryMethod,
-        llm: LLMClient,
-    ) -> list[dict[str, Any]]:
-        rows = super()._answer(episode, index, now, asked, method, llm)
+    def _answer(self, probe: Probe, method: MemoryMethod, llm: LLMClient) -> list[dict[str, Any]]:
+        rows = super()._answer(probe, method, llm)
         store = tuple(method.snapshot())  # the store the questions met (before any probe)
         for row in rows:
             row["store"] = store
