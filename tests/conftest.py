@@ -65,7 +65,8 @@ def _declared_tasks() -> list:
     from recallbench.judges import entailment, geval, llm, nli
     from recallbench.judges._caim_llm import _TEMPLATES, rubric_task
     from recallbench.llm import LLM, ExtractiveBackend
-    from recallbench.memory import _update, tim
+    from recallbench.memory import tim
+    from recallbench.memory.blocks import bae_update
     from recallbench.memory.caim import Ontology, _controller, _post, _tasks
     from recallbench.memory.comedy import Comedy
     from recallbench.memory.lufy._estimators import IMPORTANCE_TASK
@@ -74,7 +75,7 @@ def _declared_tasks() -> list:
     from recallbench.memory.theanine._linking import DEFAULT_THRESHOLDS, linking_task
     from recallbench.memory.theanine._refinement import refinement_task
     from recallbench.memory.timerag._extractor import EXTRACT_TASK
-    from recallbench.protocols import teafarm_tasks
+    from recallbench.protocols import teafarm as teafarm_tasks
 
     emb, offline = HashingEmbedder(), LLM(ExtractiveBackend())
     known = frozenset(Ontology.load().terms())
@@ -89,7 +90,7 @@ def _declared_tasks() -> list:
         entailment.ENTAILMENT_TASK,
         geval.GEVAL_TASK,
         *(rubric_task(m) for m in _TEMPLATES),
-        _update.operation_task(emb),
+        bae_update.operation_task(emb),
         _controller.INFORMATION_NECESSARY_TASK,
         _tasks.ONTOLOGY_EXPANSION_TASK,
         _tasks.select_tags_task(known),

@@ -151,3 +151,190 @@ def test_every_paper_package_is_in_the_independence_contract():
         f"recallbench.papers.{p.name}" for p in papers.iterdir() if (p / "__init__.py").is_file()
     }
     assert set(independent["modules"]) == on_disk
+
+
+# One package per unit (issue 36): a memory method or a protocol is one folder, named by its
+# config, and the roots hold only the contract. The checks take the folders as arguments so the
+# tests below can show each one failing on a tree that breaks it.
+MEMORY_ROOT_FILES = {"__init__.py", "_base.py", "_abilities.py"}  # the contract, the abilities
+MEMORY_SHARED = "blocks"  # the one package of parts several methods share
+PROTOCOL_ROOT_FILES = {"__init__.py", "base.py", "evidence.py"}  # the contract, shared evidence
+# Protocol configs whose stem is neither their package nor "<package>_<variant>" (a paper's
+# setting of a protocol, e.g. response_carecall -> response): the documented exceptions.
+PROTOCOL_STEMS = {
+    "locomo_qa": "locomo",  # LoCoMo's QA protocol; `locomo` is also the dataset and paper name
+    "response_timerag": "timerag",  # TimeRAG's responses protocol, a ResponseProtocol subclass
+}
+
+
+def _config_target(conf: Path, stem: str, seen: tuple[str, ...] = ()) -> str | None:
+    """The ``_target_`` a group config builds: its own, else the last of its ``defaults``."""
+    import yaml
+
+    if stem in seen:
+        raise AssertionError(f"{conf / stem}.yaml: defaults cycle {seen}")
+    data = yaml.safe_load((conf / f"{stem}.yaml").read_text(encoding="utf-8")) or {}
+    if "_target_" in data:
+        return str(data["_target_"])
+    for entry in reversed(data.get("defaults") or []):
+        if isinstance(entry, str) and entry != "_self_" and (conf / f"{entry}.yaml").is_file():
+            target = _config_target(conf, entry, (*seen, stem))
+            if target is not None:
+                return target
+    return None
+
+
+def _unit_targets(conf: Path, package: str) -> dict[str, str | None]:
+    """Map every choice of a config group (``_``-files are parts, not choices) to the package
+    under ``package`` its ``_target_`` names (None: it names none)."""
+    units = {}
+    for path in sorted(conf.glob("*.yaml")):
+        if path.stem.startswith("_"):
+            continue
+        target = _config_target(conf, path.stem) or ""
+        head, _, rest = target.partition(package + ".")
+        units[path.stem] = rest.split(".")[0] if not head and rest.count(".") >= 1 else None
+    return units
+
+
+def _packages(root: Path) -> set[str]:
+    return {p.name for p in root.iterdir() if p.is_dir() and p.name != "__pycache__"}
+
+
+def memory_layout_problems(root: Path, conf: Path) -> list[str]:
+    """What breaks "one package per method" in ``root`` (memory/) given ``conf`` (conf/memory)."""
+    bad = []
+    loose = sorted(p.name for p in root.glob("*.py") if p.name not in MEMORY_ROOT_FILES)
+    if loose:
+        bad.append(
+            f"memory/ root holds {loose}: a method goes in memory/<stem>/, a shared part "
+            f"in memory/{MEMORY_SHARED}/ (only {sorted(MEMORY_ROOT_FILES)} stay)"
+        )
+    packages = _packages(root)
+    targets = _unit_targets(conf, "recallbench.memory")
+    for stem, package in targets.items():
+        if package is None or package == MEMORY_SHARED or package not in packages:
+            bad.append(
+                f"conf/memory/{stem}.yaml: _target_ must name a class of a method package "
+                f"recallbench.memory.<stem>.<Class>, got package {package!r}"
+            )
+        elif package not in targets:
+            bad.append(
+                f"conf/memory/{stem}.yaml targets memory/{package}/, which has no "
+                f"conf/memory/{package}.yaml of its own (stem = config = CLI choice)"
+            )
+    for package in sorted(packages - {MEMORY_SHARED}):
+        if not (root / package / "__init__.py").is_file():
+            bad.append(f"memory/{package}/ has no __init__.py")
+        if targets.get(package) != package:
+            bad.append(
+                f"memory/{package}/ is not a method: conf/memory/{package}.yaml must target "
+                f"it (a part several methods share belongs in memory/{MEMORY_SHARED}/)"
+            )
+    return bad
+
+
+def protocol_layout_problems(root: Path, conf: Path) -> list[str]:
+    """What breaks "one package per protocol" in ``root`` (protocols/) given conf/protocol."""
+    bad = []
+    loose = sorted(p.name for p in root.glob("*.py") if p.name not in PROTOCOL_ROOT_FILES)
+    if loose:
+        bad.append(
+            f"protocols/ root holds {loose}: a protocol and its scoring go together in "
+            f"protocols/<name>/ (no *_scores.py beside it; only "
+            f"{sorted(PROTOCOL_ROOT_FILES)} stay)"
+        )
+    packages = _packages(root)
+    targets = _unit_targets(conf, "recallbench.protocols")
+    for stem, package in targets.items():
+        if package is None or package not in packages:
+            bad.append(
+                f"conf/protocol/{stem}.yaml: _target_ must name a class of a protocol "
+                f"package recallbench.protocols.<name>.<Class>, got package {package!r}"
+            )
+        elif stem != package and not stem.startswith(package + "_"):
+            if PROTOCOL_STEMS.get(stem) != package:
+                bad.append(
+                    f"conf/protocol/{stem}.yaml targets protocols/{package}/: name it "
+                    f"{package}.yaml or {package}_<variant>.yaml, or document the "
+                    f"mapping in PROTOCOL_STEMS"
+                )
+    for package in sorted(packages):
+        if not (root / package / "__init__.py").is_file():
+            bad.append(f"protocols/{package}/ has no __init__.py")
+        if package not in targets.values():
+            bad.append(f"protocols/{package}/ is the _target_ of no conf/protocol config")
+    return bad
+
+
+def test_one_package_per_memory_method():
+    problems = memory_layout_problems(PKG / "memory", ROOT / "conf" / "memory")
+    assert not problems, "\n".join(problems)
+
+
+def test_one_package_per_protocol():
+    problems = protocol_layout_problems(PKG / "protocols", ROOT / "conf" / "protocol")
+    assert not problems, "\n".join(problems)
+
+
+def _tree(base: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (base / name).parent.mkdir(parents=True, exist_ok=True)
+        (base / name).write_text(text, encoding="utf-8")
+
+
+def test_the_layout_checks_fail_on_each_violation(tmp_path):
+    """Each rule above, broken once in a small tree, is reported (the checks can fail)."""
+    mem, mconf = tmp_path / "memory", tmp_path / "conf_memory"
+    _tree(
+        mem,
+        {
+            "__init__.py": "",
+            "_base.py": "",
+            "_abilities.py": "",
+            "a/__init__.py": "",
+            "blocks/__init__.py": "",
+        },
+    )
+    _tree(
+        mconf,
+        {
+            "a.yaml": "_target_: recallbench.memory.a.A\n",
+            "a_small.yaml": "defaults: [a, _self_]\nk: 1\n",
+            "_part.yaml": "k: 2\n",
+        },
+    )
+    assert memory_layout_problems(mem, mconf) == []
+    _tree(mem, {"_update.py": "", "b/__init__.py": "", "c/x.py": ""})
+    _tree(
+        mconf,
+        {
+            "c.yaml": "_target_: recallbench.memory.c.C\n",
+            "d.yaml": "_target_: recallbench.memory.blocks.D\n",
+            "e.yaml": "_target_: recallbench.memory.a.A\n",
+        },
+    )
+    problems = "\n".join(memory_layout_problems(mem, mconf))
+    assert "root holds ['_update.py']" in problems  # a loose module at the root
+    assert "memory/b/ is not a method" in problems  # a package without its config
+    assert "memory/c/ has no __init__.py" in problems
+    assert "d.yaml: _target_ must name a class of a method package" in problems  # into blocks
+    assert "e.yaml" not in problems  # a variant may have its own stem when it targets a method
+
+    pro, pconf = tmp_path / "protocols", tmp_path / "conf_protocol"
+    _tree(pro, {"__init__.py": "", "base.py": "", "evidence.py": "", "qa/__init__.py": ""})
+    _tree(pconf, {"qa_lufy.yaml": "_target_: recallbench.protocols.qa.QA\n"})
+    assert protocol_layout_problems(pro, pconf) == []
+    _tree(pro, {"qa_scores.py": "", "lamp/__init__.py": ""})
+    _tree(
+        pconf,
+        {
+            "chat.yaml": "_target_: recallbench.protocols.qa.QA\n",
+            "flat.yaml": "_target_: recallbench.protocols.flat.Flat\n",
+        },
+    )
+    problems = "\n".join(protocol_layout_problems(pro, pconf))
+    assert "root holds ['qa_scores.py']" in problems
+    assert "protocols/lamp/ is the _target_ of no conf/protocol config" in problems
+    assert "chat.yaml targets protocols/qa/" in problems  # stem neither qa nor qa_<variant>
+    assert "flat.yaml: _target_ must name a class of a protocol package" in problems

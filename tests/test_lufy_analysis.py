@@ -21,7 +21,7 @@ from recallbench.papers.lufy.memories import (
 from recallbench.papers.lufy.runs import lufy_reference
 from recallbench.papers.lufy.topk import answering_memory, topk_cells
 from recallbench.papers.lufy.ux import sentiment_label, ux_cells
-from recallbench.protocols.qa_scores import score_qa
+from recallbench.protocols.qa.scores import score_qa
 from recallbench.records import MemoryItem, Prediction
 from recallbench.tables import load_spec, table_only
 from recallbench.tables.cells import summary_cells

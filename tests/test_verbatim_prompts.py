@@ -35,12 +35,12 @@ MAX_SLOT = 60
 VERBATIM = [
     ("theanine.md", "recallbench.memory.theanine._linking", "LINKING_PROMPT"),  # Fig. 22
     ("theanine.md", "recallbench.memory.theanine._refinement", "REFINEMENT_PROMPT"),  # Fig. 23
-    ("theanine.md", "recallbench.memory._prompts", "THEANINE_RESPONSE_PROMPT"),  # Fig. 24
-    ("theanine.md", "recallbench.memory._update", "UPDATE_PROMPT"),  # Fig. 25
+    ("theanine.md", "recallbench.memory.blocks.prompts", "THEANINE_RESPONSE_PROMPT"),  # Fig. 24
+    ("theanine.md", "recallbench.memory.blocks.bae_update._update", "UPDATE_PROMPT"),  # Fig. 25
     ("theanine.md", "recallbench.judges.geval", "GEVAL_PROMPT"),  # Fig. 26
-    ("theanine.md", "recallbench.protocols.teafarm_tasks", "QUESTION_PROMPT"),  # Fig. 27
-    ("theanine.md", "recallbench.protocols.teafarm_tasks", "SESSION6_PROMPT"),  # Fig. 28
-    ("theanine.md", "recallbench.protocols.teafarm_tasks", "JUDGE_PROMPT"),  # Fig. 29
+    ("theanine.md", "recallbench.protocols.teafarm", "QUESTION_PROMPT"),  # Fig. 27
+    ("theanine.md", "recallbench.protocols.teafarm", "SESSION6_PROMPT"),  # Fig. 28
+    ("theanine.md", "recallbench.protocols.teafarm", "JUDGE_PROMPT"),  # Fig. 29
     ("theanine.md", "recallbench.judges.entailment", "ENTAILMENT_INSTRUCTIONS"),  # Fig. 14
     ("lufy.md", "recallbench.memory.lufy._estimators", "IMPORTANCE_PROMPT"),  # Fig. 1
     ("lufy.md", "recallbench.memory.lufy._recall", "RESPONSE_PROMPT"),  # Fig. 4

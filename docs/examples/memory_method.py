@@ -1,6 +1,7 @@
 """A new memory method: keep the last ``n`` turns of every past session.
 
-In the project this class would live in ``src/recallbench/memory/last_turns.py`` with the config
+In the project this class would live in ``src/recallbench/memory/last_turns/`` (``_last_turns.py``
+and an ``__init__`` that re-exports ``LastTurns``) with the config
 ``conf/memory/last_turns.yaml`` (``_target_: recallbench.memory.last_turns.LastTurns``, ``n: 2``).
 """
 

@@ -1,6 +1,6 @@
 """A new protocol: replay every session but the last, then answer the last session's second turn.
 
-In the project: ``src/recallbench/protocols/next_reply.py`` and ``conf/protocol/next_reply.yaml``
+In the project: ``src/recallbench/protocols/next_reply/`` and ``conf/protocol/next_reply.yaml``
 (``_target_: recallbench.protocols.next_reply.NextReply``, ``name: next_reply``, ``max_tokens``).
 """
 

@@ -9,7 +9,7 @@ import pytest
 from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.judgepanel import AnswerJudge, PanelOptions, run_panel, write_report
 from recallbench.judges import LexicalJudge
-from recallbench.protocols.qa_scores import prf
+from recallbench.protocols.qa.scores import prf
 
 
 def _panel(run, **options):

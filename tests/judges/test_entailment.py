@@ -14,6 +14,7 @@ from recallbench.judges.entailment import (
 )
 from recallbench.llm import LLM, Completion, ParseError, build_llm
 from recallbench.records import Episode, Prediction, Session, Turn
+from recallbench.testing.backend import ReplyBackend
 
 A, B = "Speaker A", "Speaker B"
 
@@ -41,7 +42,7 @@ PREDS = [
 ]
 
 
-class Replies:
+class Replies(ReplyBackend):
     name, local, offline, is_async, model, context_length = "script", True, False, False, "s", 999
 
     def __init__(self, reply):

@@ -14,6 +14,7 @@ from recallbench.judges.llm import (
     parse_rating,
 )
 from recallbench.llm import ParseError, build_llm
+from recallbench.testing.backend import ReplyBackend
 
 
 @pytest.mark.parametrize(
@@ -63,7 +64,7 @@ def test_prompt_is_the_papers_and_renders():
     assert QA_JUDGE_TASK.stage == "judge" and RATING_TASK.offline is None
 
 
-class _Backend:
+class _Backend(ReplyBackend):
     """A scripted replier standing in for a model (used through the real LLM facade)."""
 
     name, local, offline, is_async, model, context_length = "script", True, False, False, "s", 999

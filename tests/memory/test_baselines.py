@@ -11,10 +11,10 @@ import pytest
 
 from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.llm.task import ParseError
-from recallbench.memory._gold import attribute
-from recallbench.memory._prompts import THEANINE_RESPONSE_PROMPT
-from recallbench.memory._summarize import extractive_summary, parse_sentences
 from recallbench.memory.all_memories import AllMemories
+from recallbench.memory.blocks.gold import attribute
+from recallbench.memory.blocks.prompts import THEANINE_RESPONSE_PROMPT
+from recallbench.memory.blocks.summarize import extractive_summary, parse_sentences
 from recallbench.memory.full_history import FullHistory
 from recallbench.memory.gold_memory import GoldMemory
 from recallbench.memory.memory_retrieval import MemoryRetrieval

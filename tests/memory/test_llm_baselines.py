@@ -7,11 +7,12 @@ from datetime import datetime, timedelta
 import pytest
 
 from recallbench.llm import LLM, Completion, ParseError
-from recallbench.memory._llm_common import parse_options
+from recallbench.memory.blocks.llm_common import parse_options
 from recallbench.memory.comedy import Comedy, parse_compressed, parse_session_memories, third_person
 from recallbench.memory.memochat import MemoChat, parse_memos
 from recallbench.memory.rsum_llm import RSumLLM, parse_memory
 from recallbench.records import Episode, Query, Session, Turn
+from recallbench.testing.backend import ReplyBackend
 
 START = datetime(2023, 3, 1, 18, 0)
 
@@ -36,7 +37,7 @@ def query(ep: Episode, text: str, question: str | None = None) -> Query:
     return Query(ep.episode_id, len(ep.sessions) + 1, (turn,), "Alice", None, question)
 
 
-class Script:
+class Script(ReplyBackend):
     """A scripted model behind the real LLM facade: the first rule whose key is in the prompt."""
 
     name, local, offline, is_async, model, context_length = "script", True, False, False, "s", 999

@@ -11,7 +11,7 @@ import pytest
 from recallbench.datasets import memory_pairs
 from recallbench.errors import ConfigError
 from recallbench.llm.task import ParseError
-from recallbench.memory._update import (
+from recallbench.memory.blocks.bae_update._update import (
     TO_ALGORITHM1,
     UPDATE_PROMPT,
     MemoryUpdater,

@@ -13,6 +13,7 @@ import yaml
 from recallbench.llm import LLM, Completion, build_llm
 from recallbench.papers.theanine.head_to_head import compare, compare_runs, pair_predictions
 from recallbench.records import Episode, Prediction, Session, Turn, write_jsonl
+from recallbench.testing.backend import ReplyBackend
 
 A, B = "Speaker A", "Speaker B"
 TURNS = [
@@ -51,7 +52,7 @@ HELPFUL = {
 UNHELPFUL = {"How is your dog doing?": "Speaker A works at a bakery."}
 
 
-class FirstBiased:
+class FirstBiased(ReplyBackend):
     """A judge with pure position bias: always picks MEMORY 1."""
 
     name, local, offline, is_async, model, context_length = "script", True, False, False, "s", 9999

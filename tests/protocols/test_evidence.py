@@ -17,11 +17,12 @@ from recallbench.llm import LLM, Completion, build_llm
 from recallbench.memory import MemoryMethod
 from recallbench.memory.no_memory import NoMemory
 from recallbench.protocols.evidence import Evidence, EvidenceLocator, answer_turns, oracle_recall
-from recallbench.protocols.qa import QAProtocol
+from recallbench.protocols.qa import Probe, QAProtocol
 from recallbench.protocols.response import ResponseProtocol
 from recallbench.protocols.teafarm import TeaFarmProtocol
 from recallbench.protocols.timerag import TimeRAGProtocol
 from recallbench.records import Episode, MemoryItem, QAItem, Query, Recall, Session, Turn
+from recallbench.testing.backend import ReplyBackend
 
 START = datetime(2024, 5, 1, 9, 0)
 TURNS = {
@@ -150,7 +151,7 @@ def test_qa_oracle_prompt_holds_exactly_the_evidence():
     method.reset(ep)
     for s in ep.sessions:
         method.observe(s)
-    rows = proto._answer(ep, 2, None, list(QUESTIONS), method, llm)
+    rows = proto._answer(Probe(ep, 2, None, list(QUESTIONS)), method, llm)
     cat, colour = (row["messages"][-1]["content"] for row in rows)
     memory = cat.split("Memory:\n", 1)[1].split("\n\nQuestion:", 1)[0]
     assert memory == "Ann: I adopted a cat named Miso."
@@ -164,7 +165,7 @@ def test_qa_oracle_prompt_holds_exactly_the_evidence():
     assert preds[1].meta["oracle"]["unknown"].startswith("no turn covers")
 
 
-class Recording:
+class Recording(ReplyBackend):
     """A backend that records the agent's prompts and answers the Fig. 29 judge "Correct"."""
 
     name, local, offline, is_async, model, context_length = "rec", True, False, False, "r", 9999

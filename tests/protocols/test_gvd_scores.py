@@ -23,8 +23,8 @@ from recallbench.judges.caim import (
 from recallbench.llm import build_llm
 from recallbench.llm.task import ParseError
 from recallbench.memory import MemoryMethod
-from recallbench.protocols.gvd_scores import rescore_run, storage_stats
 from recallbench.protocols.qa_gvd import GVDQAProtocol
+from recallbench.protocols.qa_gvd.scores import rescore_run, storage_stats
 from recallbench.records import MemoryItem, Prediction, Query, Recall, Session
 from recallbench.run.runner import Runner
 

@@ -13,7 +13,7 @@ from recallbench.llm import build_llm
 from recallbench.memory.memory_retrieval import MemoryRetrieval
 from recallbench.memory.no_memory import NoMemory
 from recallbench.protocols.memory_ops import MemoryOpsProtocol, derived_operation
-from recallbench.protocols.memory_ops_scores import score_memory_ops
+from recallbench.protocols.memory_ops.scores import score_memory_ops
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from recallbench.judges import LexicalJudge, LLMJudge
 from recallbench.llm import build_llm
 from recallbench.memory import MemoryMethod
 from recallbench.protocols.qa import DONT_KNOW_ANSWER, QAProtocol, offline_answer
-from recallbench.protocols.qa_scores import f1, prf, score_qa
+from recallbench.protocols.qa.scores import f1, prf, score_qa
 from recallbench.records import (
     Episode,
     MemoryItem,

@@ -15,12 +15,12 @@ from recallbench.embed import HashingEmbedder
 from recallbench.llm import LLM, Completion, ParseError, build_llm
 from recallbench.memory.no_memory import NoMemory
 from recallbench.memory.session_summaries import SessionSummaries
-from recallbench.protocols.teafarm import TeaFarmProtocol
-from recallbench.protocols.teafarm_tasks import (
+from recallbench.protocols.teafarm import (
     JUDGE_PROMPT,
     JUDGE_TASK,
     QUESTION_PROMPT,
     SESSION6_PROMPT,
+    TeaFarmProtocol,
     counterfactual,
     lexical_verdict,
     parse_dialogue,
@@ -28,6 +28,7 @@ from recallbench.protocols.teafarm_tasks import (
     parse_verdict,
 )
 from recallbench.records import Episode, Session, Turn
+from recallbench.testing.backend import ReplyBackend
 
 A, B = "Speaker A", "Speaker B"
 START = datetime(2023, 3, 1, 10, 0)
@@ -64,7 +65,7 @@ def embedder():
     return HashingEmbedder(dim=64)
 
 
-class ScriptedBackend:
+class ScriptedBackend(ReplyBackend):
     """A model stand-in: fixed agent reply; the Fig. 29 judge reads the agent's answer."""
 
     name, local, offline, is_async, model, context_length = "script", True, False, False, "s", 9999
@@ -188,7 +189,7 @@ def test_offline_counterfactuals_negate_the_fact(fact, question, answer):
 
 
 def test_msc_persona_facts_feed_the_offline_generator():
-    from recallbench.protocols.teafarm_tasks import third_person
+    from recallbench.protocols.teafarm import third_person
 
     assert third_person("I don't eat meat.", B) == "Speaker B doesn't eat meat."
     assert third_person("I go hiking.", B) == "Speaker B goes hiking."

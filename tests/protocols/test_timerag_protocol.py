@@ -1,7 +1,7 @@
 """The ``timerag`` protocol and its measures (TimeRAG-Memory sec. 4, Tables IV-VI, XI).
 
 Every expected value below is computed by hand from the definitions in
-``recallbench.protocols.timerag_scores``.
+``recallbench.protocols.timerag.scores``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from recallbench.embed import HashingEmbedder
 from recallbench.llm import build_llm
 from recallbench.memory.no_memory import NoMemory
 from recallbench.memory.timerag import TimeRAG
-from recallbench.protocols import timerag_scores as ts
 from recallbench.protocols.timerag import TimeRAGProtocol, known_before, split_single
+from recallbench.protocols.timerag import scores as ts
 from recallbench.records import Episode, Prediction, Session, Turn
 from recallbench.testing.stub import StubServer
 

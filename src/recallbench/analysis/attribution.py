@@ -38,21 +38,21 @@ from typing import Any
 
 from recallbench.analysis.attribution_locomo import locomo_items
 from recallbench.analysis.attribution_reads import (
-    Stores,
     carried,
     is_oracle,
     live,
+    outcome_of,
     protocol_config,
     read_episodes,
     read_stores,
+    turn_facts,
 )
 from recallbench.analysis.runs import RunInfo
-from recallbench.judges.lexical import is_dont_know
 from recallbench.metrics.attribution import Cover, ItemFacts
 from recallbench.metrics.bootstrap import RATIO, Additive, ci_fields
-from recallbench.protocols import timerag_scores as ts
 from recallbench.protocols.evidence import EvidenceLocator
 from recallbench.protocols.timerag import reply_targets, split_single
+from recallbench.protocols.timerag import scores as ts
 from recallbench.records import Episode, MemoryItem, Prediction, QAItem, read_jsonl
 
 PROTOCOLS = ("qa", "qa_gvd", "teafarm", "timerag", "locomo_qa")
@@ -115,42 +115,6 @@ def run_items(
     return _qa_items(run, proto, preds, settings, "judge" if primary == "judge" else name)
 
 
-def _turn_facts(
-    pred: Prediction,
-    credit: float,
-    outcome: str,
-    found: tuple[tuple[str, ...], str],
-    stores: Stores,
-    at: int,
-    others: Mapping[str, float],
-) -> ItemFacts:
-    """Facts of a turn-evidence item: the store after session ``at`` and every earlier one."""
-    units, unknown = found
-    store = stores.get(at, [])
-    ever = set().union(*(carried(items, gone=True) for s, items in stores.items() if s <= at))
-    evidence = set(units)
-    return ItemFacts(
-        pred.pred_id,
-        pred.episode_id,
-        credit,
-        outcome,
-        units,
-        frozenset(carried(store) & evidence),
-        frozenset(ever & evidence),
-        frozenset(set(pred.recalled) & evidence),
-        dict(others),
-        unknown,
-    )
-
-
-def _outcome(credit: float, output: str) -> str:
-    if credit >= 1:
-        return "correct"
-    if credit > 0:
-        return "partial"
-    return "dont_know" if is_dont_know(output) else "wrong"
-
-
 C1 = {1: 1.0, 0: 0.0, 2: 0.0}
 
 
@@ -181,10 +145,10 @@ def _qa_items(
         names[first] = None
         credit = verdicts.pop(first)
         names.update(dict.fromkeys(verdicts))
-        outcome = "dont_know" if first == c1_name and label == 2 else _outcome(credit, p.output)
+        outcome = "dont_know" if first == c1_name and label == 2 else outcome_of(credit, p.output)
         stores_ = stores[p.episode_id]
         items.append(
-            _turn_facts(p, credit, outcome, (units, unknown), stores_, p.session_index, verdicts)
+            turn_facts(p, credit, outcome, (units, unknown), stores_, p.session_index, verdicts)
         )
     judges = tuple(names) or (c1_name,)
     how = "; ".join(sorted(hows))
@@ -237,8 +201,8 @@ def _teafarm_items(
             hows.add(got.how)
         credit = 1.0 if p.meta["judge"]["correct"] else 0.0
         stores = read_stores(run.path, p.episode_id)
-        outcome = _outcome(credit, p.output)
-        items.append(_turn_facts(p, credit, outcome, found, stores, last, {}))
+        outcome = outcome_of(credit, p.output)
+        items.append(turn_facts(p, credit, outcome, found, stores, last, {}))
     judges = tuple(sorted({f"TeaFarm Fig. 29 ({p.meta['judge']['backend']})" for p in replies}))
     how = "; ".join(sorted(hows))
     return items, RunAttribution(
@@ -279,7 +243,7 @@ def _timerag_items(
                 p.pred_id,
                 p.episode_id,
                 credit,
-                _outcome(credit, p.output),
+                outcome_of(credit, p.output),
                 units,
                 frozenset(held[max(held)] if held else ()),
                 frozenset(set().union(*ever)),

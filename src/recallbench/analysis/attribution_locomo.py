@@ -16,9 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from recallbench.analysis.attribution_reads import carried, is_oracle, read_stores
+from recallbench.analysis.attribution_reads import is_oracle, outcome_of, read_stores, turn_facts
 from recallbench.analysis.runs import RunInfo
-from recallbench.judges.lexical import is_dont_know
 from recallbench.metrics.attribution import ItemFacts
 from recallbench.protocols.locomo import locomo_f1
 from recallbench.records import Prediction
@@ -34,14 +33,6 @@ def _credit(p: Prediction, j_name: str) -> tuple[float, dict[str, float], str]:
     if verdict is None:  # category 5: LoCoMo's rule
         return f1, {}, F1_NAME
     return float(verdict["label"] == 1), {F1_NAME: f1}, j_name
-
-
-def _outcome(credit: float, output: str) -> str:
-    if credit >= 1:
-        return "correct"
-    if credit > 0:
-        return "partial"
-    return "dont_know" if is_dont_know(output) else "wrong"
 
 
 def locomo_items(
@@ -64,22 +55,16 @@ def locomo_items(
             if isinstance(oracle, Mapping)
             else p.meta.get("evidence") or ()
         )
-        store = stores[p.episode_id]
-        at = p.session_index
-        ever = set().union(*(carried(i, gone=True) for s, i in store.items() if s <= at))
-        evidence = set(units)
+        found = (units, "" if units else NO_EVIDENCE)
         items.append(
-            ItemFacts(
-                p.pred_id,
-                p.episode_id,
+            turn_facts(
+                p,
                 credit,
-                _outcome(credit, p.output),
-                units,
-                frozenset(carried(store.get(at, [])) & evidence),
-                frozenset(ever & evidence),
-                frozenset(set(p.recalled) & evidence),
+                outcome_of(credit, p.output),
+                found,
+                stores[p.episode_id],
+                p.session_index,
                 others,
-                "" if units else NO_EVIDENCE,
             )
         )
     info = {

@@ -1,6 +1,8 @@
 """What failure attribution reads of a run folder besides its predictions: the store after every
 session (``memory/<episode>.jsonl``), the episodes as replayed (``episodes/``, else the dataset
-of ``config.yaml``) and the protocol block of ``config.yaml`` (``analysis.attribution``).
+of ``config.yaml``) and the protocol block of ``config.yaml`` (``analysis.attribution``); and
+the facts of a turn-evidence item and its outcome, built the same way for every protocol
+(``turn_facts``, ``outcome_of``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from typing import Any
 
 from recallbench.analysis.runs import RunInfo
 from recallbench.io import safe_name
-from recallbench.records import Episode, MemoryItem
+from recallbench.judges.lexical import is_dont_know
+from recallbench.metrics.attribution import ItemFacts
+from recallbench.records import Episode, MemoryItem, Prediction
 
 Stores = dict[int, list[MemoryItem]]
 
@@ -54,7 +58,7 @@ def read_episodes(run: RunInfo, episode_ids: Sequence[str]) -> dict[str, Episode
             out[eid] = Episode.from_dict(json.loads(path.read_text(encoding="utf-8")))
     missing = [e for e in episode_ids if e not in out]
     if missing:
-        from recallbench.protocols.gvd_scores import load_run_episodes
+        from recallbench.protocols.qa_gvd.scores import load_run_episodes
 
         loaded = load_run_episodes(run.path)
         out.update({e: loaded[e] for e in missing if e in loaded})
@@ -73,3 +77,40 @@ def protocol_config(run: RunInfo) -> dict[str, Any]:
 def is_oracle(run: RunInfo) -> bool:
     """True for an oracle-context run (``protocol.oracle_context``)."""
     return bool(protocol_config(run).get("oracle_context"))
+
+
+def turn_facts(
+    pred: Prediction,
+    credit: float,
+    outcome: str,
+    found: tuple[tuple[str, ...], str],
+    stores: Stores,
+    at: int,
+    others: Mapping[str, float],
+) -> ItemFacts:
+    """Facts of a turn-evidence item: the store after session ``at`` and every earlier one."""
+    units, unknown = found
+    store = stores.get(at, [])
+    ever = set().union(*(carried(items, gone=True) for s, items in stores.items() if s <= at))
+    evidence = set(units)
+    return ItemFacts(
+        pred.pred_id,
+        pred.episode_id,
+        credit,
+        outcome,
+        units,
+        frozenset(carried(store) & evidence),
+        frozenset(ever & evidence),
+        frozenset(set(pred.recalled) & evidence),
+        dict(others),
+        unknown,
+    )
+
+
+def outcome_of(credit: float, output: str) -> str:
+    """An item's outcome: correct (full credit), partial, dont_know (an abstention) or wrong."""
+    if credit >= 1:
+        return "correct"
+    if credit > 0:
+        return "partial"
+    return "dont_know" if is_dont_know(output) else "wrong"

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from recallbench.analysis.runs import RunInfo, config_value, override_keys
+from recallbench.metrics.summary import read_summary
 
 KEY = ("tag", "stamp", "job")
 SUMMARY_COLUMNS = (*KEY, "metric", "session", "value", "session_mean", "n", "ci_low", "ci_high")
@@ -58,8 +59,7 @@ def load_summaries(runs: list[RunInfo]) -> pd.DataFrame:
     overrides = override_columns(runs)
     rows = []
     for run in runs:
-        summary = json.loads((run.path / "summary.json").read_text())
-        for metric, entry in summary.get("metrics", {}).items():
+        for metric, entry in read_summary(run.path)["metrics"].items():
             base = {**_base(run, overrides), "metric": metric}
             rows.append(
                 {

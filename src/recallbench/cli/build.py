@@ -222,7 +222,7 @@ def _judge(cfg: dict[str, Any], group: str, run_llm: LLMClient | None, what: str
         return construct(cfg, group, what)
     llm: LLMClient
     if cfg.get("generator") is not None:
-        meter = getattr(run_llm, "meter", None)
+        meter = None if run_llm is None else run_llm.meter
         llm = build_generator(cfg["generator"], cfg.get("cache_path"), f"{what}.generator", meter)
     elif run_llm is None:
         raise ConfigError(f"{what}: no generator configured and no run LLM given")
@@ -286,8 +286,7 @@ def build_protocol(
         sub = cfg.pop(arg, None)
         slot = f"{what}.{arg}"
         if group == "generator":
-            meter = getattr(llm, "meter", None)
-            slots[arg] = llm if sub is None else build_generator(sub, cache, slot, meter)
+            slots[arg] = llm if sub is None else build_generator(sub, cache, slot, llm.meter)
         elif group == "embedder":
             slots[arg] = embedder if sub is None else build_embedder(sub, cache_dir, slot)
         elif group == "judge":

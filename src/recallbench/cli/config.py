@@ -179,7 +179,7 @@ def resolve_workers(value: Any, llm: LLMClient, n_episodes: int) -> int:
     """Episodes replayed at once: ``auto`` is the generator's concurrency for API backends (whose
     calls wait on the network) and 1 for in-process models (which compete for the CPU)."""
     if value in (None, "auto"):
-        concurrency = int(getattr(llm.backend, "concurrency", 1) or 1)
+        concurrency = max(1, llm.backend.concurrency)
         workers = concurrency if llm.backend.is_async else 1
     elif isinstance(value, int) and not isinstance(value, bool) and value >= 1:
         workers = value

@@ -40,6 +40,7 @@ from typing import Any
 from recallbench.errors import ConfigError
 from recallbench.io import write_json
 from recallbench.llm.budget import Budget, Meter, PlanRow
+from recallbench.llm.protocol import LLMClient
 from recallbench.store import Store
 
 DEFAULT_LATENCY_S = 2.0  # a short chat completion of gpt-4o-mini / gpt-3.5 class models
@@ -117,7 +118,7 @@ def report_plan(
     job: str,
     about: str,
     workers: int,
-    llm: Any,
+    llm: LLMClient,
     keep: Path,
     latency: float = DEFAULT_LATENCY_S,
 ) -> dict[str, Any]:
@@ -132,8 +133,8 @@ def report_plan(
     if budget.max_usd is not None:
         fits = total.usd_max is not None and total.usd_max <= budget.max_usd
         print(f"  budget generator.max_usd={budget.max_usd:g}: {'fits' if fits else 'may stop'}")
-    if getattr(llm, "_flow", None) is not None and llm._flow.repairs:
-        print(f"  not counted: up to {llm._flow.repairs} repair turn(s) per unparsed reply")
+    if llm.repairs:
+        print(f"  not counted: up to {llm.repairs} repair turn(s) per unparsed reply")
     plan = {
         "job": job,
         "about": about,
@@ -195,9 +196,9 @@ def total_main(argv: list[str] | None = None) -> None:
     _print_total(plans, f"plan total over the {len(plans)} jobs of {where}:")
 
 
-def describe_llm(llm: Any) -> str:
+def describe_llm(llm: LLMClient) -> str:
     """``backend:model @ endpoint`` of an LLM, for one line of a plan."""
-    endpoint = getattr(llm.backend, "endpoint", None)
+    endpoint = llm.backend.endpoint
     return f"{llm.backend.name}:{llm.model}" + (f" @ {endpoint}" if endpoint else "")
 
 

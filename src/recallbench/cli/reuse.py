@@ -33,6 +33,7 @@ from typing import Any
 
 from recallbench.cli.build import plain
 from recallbench.io import write_json
+from recallbench.metrics.summary import has_summary
 from recallbench.records import Episode
 from recallbench.run.provenance import git_state, package_versions
 from recallbench.run.record import USABLE
@@ -150,7 +151,7 @@ def _still_newest(job: Mapping[str, Any]) -> bool:
     """Whether the recorded run is still its job's newest usable run, as recorded."""
     folder = Path(job["run"])
     info = previous_info(folder)
-    if info.get("status") not in USABLE or not (folder / "summary.json").is_file():
+    if info.get("status") not in USABLE or not has_summary(folder):
         return False
     if (info.get("config_hash"), info.get("dataset_sha256")) != (
         job["config_hash"],

@@ -16,7 +16,7 @@ The facts:
   answer; ``QA answer key``: some question carries an answerability label (GVD's key);
 - ``gold <key>``: every episode has a session whose ``gold`` holds ``key`` (``memory``,
   ``summary``, ``persona``, ``persona_session``); ``gold summary or persona``: one of the keys a
-  ``source: gold`` summary reads (``memory._common.GOLD_SUMMARY_KEYS``);
+  ``source: gold`` summary reads (``memory.blocks.gold.GOLD_SUMMARY_KEYS``);
 - ``session <i>``: some episode has a session with index ``i`` (a response protocol answers
   from its first target session on).
 """

@@ -4,7 +4,7 @@
   credit (1 accepted, 0 not, 0.5 CAIM's partial credit), with the 95% episode-clustered
   bootstrap interval (``metrics.bootstrap``: every question of an episode is about one user,
   and LUFY asks each question after every session).
-- The headline metric on the run's own answers, LUFY's definitions (``protocols.qa_scores``):
+- The headline metric on the run's own answers, LUFY's definitions (``protocols.qa.scores``):
   precision = credit / answered, recall = credit / asked (= the acceptance, the accuracy), F1;
   an answer is unanswered when the judge labels it don't-know, or, for a judge without that
   label, when it gets no credit and ``judges.lexical.is_dont_know`` calls it a don't-know.

@@ -8,7 +8,7 @@ panel's acceptance rates average) and whether it says "don't know":
 - ``caim_correctness``: CAIM's Response Correctness rubric (``judges.caim.CORRECTNESS_PROMPT``,
   ours from CAIM sec. 4.1.3; 0 / 0.5 / 1 -> that credit). Offline twin: the CAIM lexical
   judge's correctness (coverage of the answer's key tokens, no answer-key keywords here).
-- ``teafarm_fig29``: THEANINE Fig. 29, verbatim (``protocols.teafarm_tasks.JUDGE_TASK``):
+- ``teafarm_fig29``: THEANINE Fig. 29, verbatim (``protocols.teafarm.JUDGE_TASK``):
   Correct -> 1, Incorrect -> 0. Offline twin: TeaFarm's lexical verdict, on ``teafarm`` runs
   only (``twin_for``): it weighs the correct answer's words against the counterfactual
   premise's (the question's words), so on a plain question it rejects every answer that
@@ -22,7 +22,7 @@ Replies are parsed as exact tokens (the papers' parsers; ``parse_correct_wrong``
 unparseable reply gets the task's fallback (no credit) and is counted as a parse failure.
 
 Deviations: the CAIM rubric reads the gold answer as its reference (``Answer key: ...``); the
-run's own GVD judge also saw the evidence turns (``protocols.gvd_scores.reference_text``). The
+run's own GVD judge also saw the evidence turns (``protocols.qa_gvd.scores.reference_text``). The
 probes replace the answer, not the evidence, so the panel keeps the reference to the key.
 """
 
@@ -37,7 +37,7 @@ from recallbench.judges import CORRECT, DONT_KNOW
 from recallbench.judges.caim import CaimItem, rubric_task
 from recallbench.judges.llm import make_qa_judge_task
 from recallbench.llm.task import ParseError, PromptTask
-from recallbench.protocols.teafarm_tasks import JUDGE_TASK
+from recallbench.protocols.teafarm import JUDGE_TASK
 
 # Ours, modeled on the LoCoMo judge prompt that mem0's evaluation distributes (mem0ai/mem0
 # evaluation/metrics/llm_judge.py, ACCURACY_PROMPT), which snap-research/locomo#23 quotes as

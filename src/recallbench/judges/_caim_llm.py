@@ -95,7 +95,7 @@ def rubric_task(metric: str, offline_judge: LexicalCaimJudge | None = None) -> P
     offline = None
     if metric != "contextual_coherence":
 
-        def offline(_item: CaimItem, **_: Any) -> str:
+        def offline(_item: CaimItem, **_: object) -> str:
             value = lexical.judge(_item).scores[metric]
             return _token(0.0 if value is None else value)
 

@@ -66,7 +66,7 @@ def parse_entailment(reply: str) -> str:
     return "contradict" if word.startswith("contradict") else word
 
 
-ENTAILMENT_TASK = PromptTask(
+ENTAILMENT_TASK: PromptTask[str | None] = PromptTask(
     name="judge.entailment",
     template=ENTAILMENT_INSTRUCTIONS + ENTAILMENT_FORMAT,
     parse=parse_entailment,

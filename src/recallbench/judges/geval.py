@@ -10,7 +10,6 @@ uses it (THEANINE Fig. 5) is ``recallbench.papers.theanine.head_to_head``.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
@@ -53,7 +52,9 @@ def _stems(text: str) -> set[str]:
     return {stem(w) for w in content(words(text))}
 
 
-def offline_choice(last_utterance: str, context: str, memory1: str, memory2: str, **_: Any) -> str:
+def offline_choice(
+    last_utterance: str, context: str, memory1: str, memory2: str, **_: object
+) -> str:
     """Fig. 26 without an LLM: more content words shared with the last utterance, then context."""
     keys = []
     for memory in (memory1, memory2):
@@ -66,7 +67,7 @@ def offline_choice(last_utterance: str, context: str, memory1: str, memory2: str
     )
 
 
-GEVAL_TASK = PromptTask(
+GEVAL_TASK: PromptTask[str | None] = PromptTask(
     name="judge.geval_helpfulness",
     template=GEVAL_PROMPT,
     parse=parse_choice,

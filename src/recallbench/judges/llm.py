@@ -97,7 +97,7 @@ def make_qa_judge_task(
         raise ConfigError(f"llm judge: fallback must be one of {LABELS}, got {fallback!r}")
     lexical = offline_judge or LexicalJudge()
 
-    def offline(question: str, label_answer: str, answer_to_judge: str, **_: Any) -> str:
+    def offline(question: str, label_answer: str, answer_to_judge: str, **_: object) -> str:
         return str(lexical.label(question, label_answer, answer_to_judge)[0])
 
     return PromptTask(
@@ -115,7 +115,7 @@ def make_qa_judge_task(
 
 
 QA_JUDGE_TASK = make_qa_judge_task()
-RATING_TASK = PromptTask(
+RATING_TASK: PromptTask[float | None] = PromptTask(
     name="judge.ux_rating",
     template=RATING_PROMPT,
     parse=parse_rating,

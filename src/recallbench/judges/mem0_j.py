@@ -92,7 +92,7 @@ def make_j_task(offline_judge: LexicalJudge | None = None) -> PromptTask:
     """Return the J PromptTask; offline it answers with the lexical judge's verdict as JSON."""
     lexical = offline_judge or LexicalJudge()
 
-    def offline(question: str, label_answer: str, answer_to_judge: str, **_: Any) -> str:
+    def offline(question: str, label_answer: str, answer_to_judge: str, **_: object) -> str:
         label = lexical.label(question, label_answer, answer_to_judge)[0]
         return json.dumps({"label": "CORRECT" if label == CORRECT else "WRONG"})
 

@@ -52,7 +52,7 @@ def parse_nli(reply: str) -> str:
     )
 
 
-NLI_TASK = PromptTask(
+NLI_TASK: PromptTask[str | None] = PromptTask(
     name="judge.nli",
     template=NLI_PROMPT,
     parse=parse_nli,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -53,7 +53,7 @@ def _plain_json(value: Any) -> Any:
     raise TypeError(f"not plain data: {type(value).__name__}")
 
 
-def fields_key(fields: dict[str, Any]) -> str | None:
+def fields_key(fields: Mapping[str, object]) -> str | None:
     """Canonical JSON of task fields, or None when some field is not plain data."""
     try:
         return json.dumps(fields, sort_keys=True, ensure_ascii=False, default=_plain_json)

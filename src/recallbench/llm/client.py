@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from recallbench import meter
 from recallbench.errors import ConfigError
@@ -50,6 +50,8 @@ from recallbench.llm.structured import Structured, check_mode, mode_from_owner
 from recallbench.llm.task import Message, PromptTask, TaskResult
 from recallbench.llm.types import Backend, Decoding
 from recallbench.llm.usage import Usage
+
+T = TypeVar("T")
 
 
 class LLM:
@@ -110,19 +112,28 @@ class LLM:
     def context_length(self) -> int:
         return self.backend.context_length
 
+    @property
+    def repairs(self) -> int:
+        """Repair turns per unparsed reply (``generator.repairs``; ``recallbench.llm.flow``)."""
+        return self._flow.repairs
+
     def count_tokens(self, text: str) -> int:
         """Count tokens with a local tokenizer (exact for hf models, approximate for OpenAI)."""
         return self.backend.count_tokens(text)
 
     # -- public calls ---------------------------------------------------------------------
 
-    def run(self, task: PromptTask, **fields: Any) -> TaskResult:
+    def run(self, task: PromptTask[T], **fields: object) -> TaskResult[T]:
         """Render ``task`` with ``fields``, call (or hit the cache), parse and record usage."""
         return self._execute([self._task_call(task, fields)], progress=False, desc=task.name)[0]
 
     def run_many(
-        self, task: PromptTask, fields_list: list[dict[str, Any]], *, progress: bool | None = None
-    ) -> list[TaskResult]:
+        self,
+        task: PromptTask[T],
+        fields_list: Sequence[Mapping[str, object]],
+        *,
+        progress: bool | None = None,
+    ) -> list[TaskResult[T]]:
         """Run ``task`` over many field dicts, concurrently on async backends; order is kept."""
         calls = [self._task_call(task, fields) for fields in fields_list]
         return self._execute(calls, progress=progress_enabled(progress), desc=task.name)
@@ -137,7 +148,7 @@ class LLM:
         max_tokens: int = 256,
         temperature: float = 0.0,
         seed: int | None = None,
-    ) -> TaskResult:
+    ) -> TaskResult[str]:
         """Free-form generation; ``value`` is the stripped reply (``offline()`` if extractive)."""
         call = Call(
             name,
@@ -156,9 +167,9 @@ class LLM:
         return {
             "backend": self.backend.name,
             "model": self.model,
-            "base_url": getattr(self.backend, "base_url", None),
+            "base_url": self.backend.base_url,
             "cache_scope": self.cache_scope,
-            "repairs": self._flow.repairs,
+            "repairs": self.repairs,
             "context_length": self.context_length,
             "cache": self.cache.path if self.cache else None,
             "price_per_1m": None if price is None else [price.input_per_1m, price.output_per_1m],
@@ -195,14 +206,14 @@ class LLM:
         """The structured mode in force: ``auto`` resolved (once) from the backend."""
         with self._mode_lock:
             if self._structured_mode is None:
-                owner = getattr(self.backend, "aowner", None)
-                if self.backend.name == "hf" or owner is None:
+                if not self.backend.is_async:  # hf (and no model): decoded here
                     self._structured_mode = "local"
                 else:  # the openai backend: ask the endpoint who serves it
-                    self._structured_mode = mode_from_owner(self._flow.loop().run(owner()))
+                    owner = self._flow.loop().run(self.backend.aowner())
+                    self._structured_mode = mode_from_owner(owner)
             return self._structured_mode
 
-    def _task_call(self, task: PromptTask, fields: dict[str, Any]) -> Call:
+    def _task_call(self, task: PromptTask[Any], fields: Mapping[str, object]) -> Call:
         offline = None
         if task.offline is not None:
             offline = lambda: task.offline(**fields)  # noqa: E731
@@ -230,6 +241,6 @@ class LLM:
             return None
         return call_key(call, self.backend, self.model, self.cache_scope)
 
-    def _execute(self, calls: list[Call], *, progress: bool, desc: str) -> list[TaskResult]:
+    def _execute(self, calls: list[Call], *, progress: bool, desc: str) -> list[TaskResult[Any]]:
         with meter.timed("llm_calls"):
             return self._flow.run(calls, progress=progress, desc=desc)

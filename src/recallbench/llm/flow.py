@@ -84,7 +84,7 @@ class CallFlow:
         self._loop_lock = threading.Lock()
         self._slots: asyncio.Semaphore | None = None  # under a budget: requests in flight
 
-    def run(self, calls: list[Call], *, progress: bool, desc: str) -> list[TaskResult]:
+    def run(self, calls: list[Call], *, progress: bool, desc: str) -> list[TaskResult[Any]]:
         """Answer ``calls``, then the repair turns of unparsed replies; results in input order."""
         self.breaker.check()
         done = Progress(self.usage, len(calls), desc, progress)
@@ -104,9 +104,9 @@ class CallFlow:
             done.close()
         return results
 
-    def _answer(self, calls: list[Call], done: Progress) -> list[TaskResult]:
+    def _answer(self, calls: list[Call], done: Progress) -> list[TaskResult[Any]]:
         """One round: cache hits and offline answers first, then the backend."""
-        results: list[TaskResult | None] = []
+        results: list[TaskResult[Any] | None] = []
         for call in calls:
             hit = self._lookup(call)
             results.append(hit)
@@ -114,7 +114,7 @@ class CallFlow:
                 done(hit)
         misses = [i for i, r in enumerate(results) if r is None]
         if misses and self.meter.dry:  # plan: count what would be sent, send nothing
-            self.meter.round(len(misses), getattr(self.backend, "concurrency", 1))
+            self.meter.round(len(misses), self.backend.concurrency)
             planned = self.meter.planned_before([self.key(calls[i]) for i in misses])
             for i, repeat in zip(misses, planned, strict=True):
                 reply = stand_in(calls[i], self.backend.count_tokens)
@@ -130,10 +130,11 @@ class CallFlow:
             done(finished)
         return [r for r in results if r is not None]
 
-    def _repair_call(self, call: Call, result: TaskResult) -> Call:
+    def _repair_call(self, call: Call, result: TaskResult[Any]) -> Call:
         """The next turn of ``call``'s chat: its unparsed reply, then the parser's error."""
         try:
-            call.parse(result.raw)  # type: ignore[misc]  # the error in full (failure is cut)
+            if call.parse is not None:  # the error in full (failure is cut)
+                call.parse(result.raw)
             error = result.failure or ""
         except PARSE_ERRORS as exc:
             error = str(exc)
@@ -153,9 +154,7 @@ class CallFlow:
     def close(self) -> None:
         """Close the backend's async client on the loop, then stop the loop thread."""
         if self._loop is not None:
-            aclose = getattr(self.backend, "aclose", None)
-            if aclose is not None:
-                self._loop.run(aclose())
+            self._loop.run(self.backend.aclose())
             self._loop.stop()
             self._loop = None
             self._slots = None  # bound to that loop
@@ -163,11 +162,11 @@ class CallFlow:
     # -- internals ------------------------------------------------------------------------
 
     async def _amany(
-        self, calls: list[Call], done: Callable[[TaskResult], None]
-    ) -> list[TaskResult]:
+        self, calls: list[Call], done: Callable[[TaskResult[Any]], None]
+    ) -> list[TaskResult[Any]]:
         refused: list[BudgetExceeded] = []
 
-        async def one(call: Call) -> TaskResult | None:
+        async def one(call: Call) -> TaskResult[Any] | None:
             async with self._slot():  # a reservation holds only for a request about to be sent
                 try:
                     held = self.meter.admit(lambda: self._worst(call))
@@ -175,7 +174,7 @@ class CallFlow:
                     refused.append(stop)
                     return None
                 try:
-                    completion = await self.backend.acomplete(call.messages, call.dec)  # type: ignore[attr-defined]
+                    completion = await self.backend.acomplete(call.messages, call.dec)
                 except BackendCallError as exc:
                     self.meter.settle(held, 0.0)
                     result = self._failed(call, str(exc))
@@ -202,13 +201,13 @@ class CallFlow:
         if not self.meter.bounded or self.meter.dry:
             return contextlib.nullcontext()
         if self._slots is None:
-            self._slots = asyncio.Semaphore(int(getattr(self.backend, "concurrency", 1) or 1))
+            self._slots = asyncio.Semaphore(max(1, self.backend.concurrency))
         return self._slots
 
-    def _call_sync(self, call: Call) -> TaskResult:
+    def _call_sync(self, call: Call) -> TaskResult[Any]:
         held = self.meter.admit(lambda: self._worst(call))
         try:
-            completion = self.backend.complete(call.messages, call.dec)  # type: ignore[attr-defined]
+            completion = self.backend.complete(call.messages, call.dec)
         except BackendCallError as exc:
             self.meter.settle(held, 0.0)
             return self._failed(call, str(exc))
@@ -226,7 +225,7 @@ class CallFlow:
         prompt = count_message_tokens(call.messages, self.backend.count_tokens)
         return self._cost(Completion("", prompt, 0, 0.0), call.dec.max_tokens)
 
-    def _lookup(self, call: Call) -> TaskResult | None:
+    def _lookup(self, call: Call) -> TaskResult[Any] | None:
         """Answer without a model call: a cache hit, or the offline implementation."""
         key = self.key(call)
         hit = self.cache.get(key) if key is not None and self.cache is not None else None
@@ -249,7 +248,7 @@ class CallFlow:
 
     def _finish(
         self, call: Call, completion: Completion, cached: bool = False, repeat: bool = False
-    ) -> TaskResult:
+    ) -> TaskResult[Any]:
         full_cost = self._cost(completion)
         if self.meter.dry:
             row = plan_row(call.dec.max_tokens, completion, self._cost, cached, repeat)
@@ -300,7 +299,7 @@ class CallFlow:
         except PARSE_ERRORS as exc:
             return call.fallback, f"{PARSE_FAILURE}: {type(exc).__name__}: {str(exc)[:200]}"
 
-    def _failed(self, call: Call, message: str) -> TaskResult:
+    def _failed(self, call: Call, message: str) -> TaskResult[Any]:
         result = TaskResult(
             value=call.fallback,
             raw="",

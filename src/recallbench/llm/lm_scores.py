@@ -109,7 +109,7 @@ class CausalLM:
 
 
 _named: dict[str, CausalLM] = {}
-_objects: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_objects: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
 def object_identity(model: Any, tokenizer: Any) -> dict[str, Any]:

@@ -7,12 +7,15 @@ does not import them back: the protocol's signatures need ``PromptTask``, ``Task
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from recallbench.llm.budget import Meter
 from recallbench.llm.task import PromptTask, TaskResult
 from recallbench.llm.types import Backend, Message
 from recallbench.llm.usage import Usage
+
+T = TypeVar("T")
 
 
 @runtime_checkable
@@ -21,11 +24,18 @@ class LLMClient(Protocol):
 
     The seam is typed so a replacement (a recording double in a test, another client) shows in
     the signatures what it must offer: the backend's identity (``backend.name``,
-    ``backend.offline``), usage counters, token counting, and the three ways to call.
+    ``backend.offline``), usage counters, the budget meter, its repair turns, what it is for
+    run.json (``describe``), token counting, and the three ways to call.
     """
 
     backend: Backend
     usage: Usage
+    meter: Meter  # the job's budget and plan counts (``llm.budget``)
+
+    @property
+    def repairs(self) -> int: ...
+
+    def describe(self) -> dict[str, Any]: ...
 
     @property
     def model(self) -> str: ...
@@ -35,11 +45,15 @@ class LLMClient(Protocol):
 
     def count_tokens(self, text: str) -> int: ...
 
-    def run(self, task: PromptTask, **fields: Any) -> TaskResult: ...
+    def run(self, task: PromptTask[T], **fields: object) -> TaskResult[T]: ...
 
     def run_many(
-        self, task: PromptTask, fields_list: list[dict[str, Any]], *, progress: bool | None = None
-    ) -> list[TaskResult]: ...
+        self,
+        task: PromptTask[T],
+        fields_list: Sequence[Mapping[str, object]],
+        *,
+        progress: bool | None = None,
+    ) -> list[TaskResult[T]]: ...
 
     def chat(
         self,
@@ -51,4 +65,4 @@ class LLMClient(Protocol):
         max_tokens: int = 256,
         temperature: float = 0.0,
         seed: int | None = None,
-    ) -> TaskResult: ...
+    ) -> TaskResult[str]: ...

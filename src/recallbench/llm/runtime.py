@@ -43,7 +43,7 @@ class Progress:
             self.bar = tqdm(total=total, desc=desc, unit="call", leave=False)
         self.usage, self.cached, self.failed, self.shown = usage, 0, 0, 0.0
 
-    def __call__(self, result: TaskResult) -> None:
+    def __call__(self, result: TaskResult[object]) -> None:
         if self.bar is None:
             return
         self.cached += int(result.cached)

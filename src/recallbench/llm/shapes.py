@@ -64,7 +64,7 @@ def _wrapper(value_schema: dict[str, Any]) -> dict[str, Any]:
 def _unwrap(reply: str) -> str:
     data = _json_object(reply)
     if data is not None and set(data) == {WRAPPER_KEY} and isinstance(data[WRAPPER_KEY], str):
-        return data[WRAPPER_KEY]
+        return str(data[WRAPPER_KEY])
     return reply
 
 
@@ -143,7 +143,8 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
 def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
     """A pydantic model's JSON schema, refs inlined (built once per model: it is in every key)."""
     schema = model.model_json_schema()
-    return _inline(schema, schema.get("$defs", {}))
+    inlined: dict[str, Any] = _inline(schema, schema.get("$defs", {}))
+    return inlined
 
 
 def _strict_problems(node: Any, where: str = "$") -> list[str]:

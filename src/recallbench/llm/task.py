@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar, overload
 
 from recallbench.llm.shapes import Shape
 from recallbench.llm.types import Message
@@ -32,14 +32,24 @@ class ParseError(ValueError):
 # A parser signals an unparseable reply with one of these (ParseError is a ValueError).
 PARSE_ERRORS = (ValueError, KeyError, IndexError, TypeError)
 
+T = TypeVar("T")
+V = TypeVar("V", covariant=True)  # a result is read-only: a TaskResult[int] is a TaskResult[object]
+Template = str | tuple[tuple[str, str], ...]
 
-def _identity(text: str) -> str:
+
+def text_reply(text: str) -> str:
+    """The parser of a free-text task: the reply, stripped."""
     return text.strip()
 
 
-@dataclass(frozen=True)
-class PromptTask:
+@dataclass(frozen=True, init=False)
+class PromptTask(Generic[T]):
     """A named prompt template with a parser and a deterministic offline implementation.
+
+    ``T`` is the parsed value's type: ``LLM.run`` returns a ``TaskResult[T]``. It covers the
+    fallback too (a task whose parser returns ``int`` and whose fallback is None is a
+    ``PromptTask[int | None]``). A task without ``parse`` is free text (``text_reply``): a
+    ``PromptTask[str]`` when its fallback is a string, ``PromptTask[str | None]`` without one.
 
     Attributes:
         name: unique task name; usage is recorded under it (e.g. ``"lufy.importance"``).
@@ -61,18 +71,105 @@ class PromptTask:
     """
 
     name: str
-    template: str | tuple[tuple[str, str], ...]
-    parse: Callable[[str], Any] = _identity
-    offline: Callable[..., str] | None = None
-    fallback: Any = None
-    stage: Stage = "generate"
-    max_tokens: int = 256
-    temperature: float = 0.0
-    source: str = ""
-    seed: int | None = None
-    reply: Shape | None = None
+    template: Template
+    parse: Callable[[str], T]
+    offline: Callable[..., str] | None
+    fallback: T
+    stage: Stage
+    max_tokens: int
+    temperature: float
+    source: str
+    seed: int | None
+    reply: Shape | None
 
-    def parse_reply(self, text: str) -> Any:
+    # The dataclass' own __init__ cannot type a default parser (``text_reply`` is not a
+    # ``Callable[[str], T]`` for every T): these overloads say which T a call builds.
+    @overload
+    def __init__(
+        self: PromptTask[str],
+        name: str,
+        template: Template,
+        parse: None = None,
+        offline: Callable[..., str] | None = None,
+        *,
+        fallback: str,
+        stage: Stage = "generate",
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        source: str = "",
+        seed: int | None = None,
+        reply: Shape | None = None,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: PromptTask[str | None],
+        name: str,
+        template: Template,
+        parse: None = None,
+        offline: Callable[..., str] | None = None,
+        fallback: None = None,
+        stage: Stage = "generate",
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        source: str = "",
+        seed: int | None = None,
+        reply: Shape | None = None,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self,
+        name: str,
+        template: Template,
+        parse: Callable[[str], T],
+        offline: Callable[..., str] | None,
+        fallback: T,
+        stage: Stage = "generate",
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        source: str = "",
+        seed: int | None = None,
+        reply: Shape | None = None,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self,
+        name: str,
+        template: Template,
+        parse: Callable[[str], T],
+        offline: Callable[..., str] | None = None,
+        *,
+        fallback: T,
+        stage: Stage = "generate",
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        source: str = "",
+        seed: int | None = None,
+        reply: Shape | None = None,
+    ) -> None: ...
+
+    def __init__(
+        self,
+        name: str,
+        template: Template,
+        parse: Callable[[str], Any] | None = None,
+        offline: Callable[..., str] | None = None,
+        fallback: Any = None,
+        stage: Stage = "generate",
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        source: str = "",
+        seed: int | None = None,
+        reply: Shape | None = None,
+    ) -> None:
+        given = dict(locals())
+        given["parse"] = text_reply if parse is None else parse
+        for name_ in (f.name for f in dataclasses.fields(self)):
+            object.__setattr__(self, name_, given[name_])
+
+    def parse_reply(self, text: str) -> T:
         """Parse a reply in the free-text form or the structured form of ``reply``.
 
         The structured form is first brought back to the free-text form (``Shape.to_text``),
@@ -86,7 +183,7 @@ class PromptTask:
         except PARSE_ERRORS as exc:
             raise ParseError(f"{exc} (expected {self.reply.describe()})") from None
 
-    def render(self, **fields: Any) -> list[Message]:
+    def render(self, **fields: object) -> list[Message]:
         """Fill the template with ``fields`` and return chat messages."""
         try:
             if isinstance(self.template, str):
@@ -99,7 +196,7 @@ class PromptTask:
 
 
 @dataclass(frozen=True)
-class TaskResult:
+class TaskResult(Generic[V]):
     """What ``LLM.run`` returns: the parsed value, the raw reply and the call's usage.
 
     ``failure`` is None on success, else starts with ``CALL_FAILURE`` (value = the task's
@@ -109,7 +206,7 @@ class TaskResult:
     every turn, ``raw`` is the last reply.
     """
 
-    value: Any
+    value: V
     raw: str
     parsed: bool = True
     cached: bool = False
@@ -135,12 +232,12 @@ class TaskResult:
         return out
 
 
-def unparsed(result: TaskResult) -> bool:
+def unparsed(result: TaskResult[object]) -> bool:
     """Did ``result``'s reply fail its parser (not the call)?"""
     return result.failure is not None and result.failure.startswith(PARSE_FAILURE)
 
 
-def merged_turns(before: TaskResult, after: TaskResult) -> TaskResult:
+def merged_turns(before: TaskResult[object], after: TaskResult[V]) -> TaskResult[V]:
     """``after`` (a repair turn's result) carrying the usage of every turn so far."""
     costs = (before.cost_usd, after.cost_usd)
     cost = None if costs[0] is None or costs[1] is None else costs[0] + costs[1]

@@ -61,17 +61,43 @@ class BackendCallError(RuntimeError):
 
 
 class Backend(Protocol):
-    """What ``LLM`` needs from a backend."""
+    """What ``LLM`` needs from a backend: every member ``LLM`` and its ``CallFlow`` use.
+
+    A synchronous backend (``is_async`` False) answers through ``complete``, an async one
+    through ``acomplete`` on ``LLM``'s event loop; the other method raises
+    ``NotImplementedError`` (the flow never calls it). The no-model backend (``offline``) calls
+    neither: ``LLM`` answers with each task's offline implementation.
+    """
 
     name: str
     model: str
     endpoint: str | None  # the server that answers (API backends), part of the cache key
-    context_length: int
+    base_url: str | None  # the API's base URL as configured (run.json); None: no server
     local: bool  # True: runs on this machine, costs 0
     offline: bool  # True: no model at all, ``LLM`` uses the task's offline implementation
     is_async: bool  # True: ``acomplete`` on LLM's event loop; False: ``complete``
+    concurrency: int  # requests in flight at most (1: one call at a time)
+
+    @property
+    def context_length(self) -> int: ...
 
     def count_tokens(self, text: str) -> int: ...
+
+    def complete(self, messages: list[Message], dec: Decoding) -> Completion:
+        """Answer one call (synchronous backends); raise ``BackendCallError`` when it fails."""
+        ...
+
+    async def acomplete(self, messages: list[Message], dec: Decoding) -> Completion:
+        """Answer one call (async backends); raise ``BackendCallError`` when it fails."""
+        ...
+
+    async def aowner(self) -> str | None:
+        """Who serves the model (``/models`` ``owned_by``) for ``structured: auto``; None: unknown."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what ``acomplete`` opened (on ``LLM``'s event loop)."""
+        ...
 
     def close(self) -> None: ...
 

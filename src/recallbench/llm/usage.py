@@ -42,7 +42,11 @@ class Bucket:
     repaired: int = 0
 
     def add(
-        self, result: TaskResult, full_cost: float | None, repair: bool = False, final: bool = True
+        self,
+        result: TaskResult[object],
+        full_cost: float | None,
+        repair: bool = False,
+        final: bool = True,
     ) -> None:
         """Add one call; ``full_cost`` is its cost had it not been cached (None: unknown).
 
@@ -105,7 +109,7 @@ class Usage:
         self,
         name: str,
         stage: str,
-        result: TaskResult,
+        result: TaskResult[object],
         full_cost: float | None,
         *,
         repair: bool = False,

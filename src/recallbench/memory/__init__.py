@@ -1,18 +1,16 @@
-"""Memory methods: one module or package per method, each a CLI choice with a config of the
-same stem (``memory=theanine`` <-> ``conf/memory/theanine.yaml`` <-> ``memory/theanine/``).
+"""Memory methods: one package per method, each a CLI choice with a config of the same stem
+(``memory=theanine`` <-> ``conf/memory/theanine.yaml`` <-> ``memory/theanine/``).
 
-Shared building blocks are ``_``-prefixed modules (``_base``: the contract; ``_replay``: the
-queries of a logged session, before every reply; ``_baseline``: the classic baselines' common
-state; ``_summarize``: per-session summarization; ``_gold``: gold memory sentences and their
-source turns; ``_retrieval``: cosine top-k; ``_prompts``: the response prompts;
-``_llm_common``: the LLM-driven baselines' helpers; ``_update``: Bae et al.'s Algorithm 1;
-``_abilities``: the optional abilities a protocol may use, as ``runtime_checkable``
-Protocols). The public contract a protocol or a new method needs is re-exported here.
+At this root only the contract: ``_base`` (``MemoryMethod``, the messages and history helpers)
+and ``_abilities`` (the optional abilities a protocol may use, as ``runtime_checkable``
+Protocols). The parts several methods share are in ``blocks/`` (``blocks/__init__`` lists them;
+``blocks.bae_update``: Bae et al.'s Algorithm 1). The public contract a protocol or a new method
+needs is re-exported here; ``tests/test_architecture.py`` keeps the layout.
 """
 
 from recallbench.memory._abilities import HasAnswerPromptFields, HasRetention, HasUpdater
 from recallbench.memory._base import MemoryMethod, Message, render_history, strip_speaker
-from recallbench.memory._replay import replay_recalls, reply_queries
+from recallbench.memory.blocks.replay import replay_recalls, reply_queries
 
 __all__ = [
     "HasAnswerPromptFields",

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from recallbench.records import Query, Recall
 
 if TYPE_CHECKING:  # keeps ``import recallbench.memory`` light
-    from recallbench.memory._update import MemoryUpdater
+    from recallbench.memory.blocks.bae_update import MemoryUpdater
 
 
 @runtime_checkable

@@ -309,7 +309,7 @@ def clustered_entry(
     value, stat = part(rows)
     entry: dict[str, Any] = {"value": value, "n": len(rows), **ci_fields(stat)}
     if per_session:
-        sessions: dict[int, list] = {}
+        sessions: dict[int, list[Any]] = {}
         for row in rows:
             sessions.setdefault(row[1], []).append(row)
         entry["per_session"] = {}

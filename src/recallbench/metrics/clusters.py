@@ -82,13 +82,15 @@ class Additive(ClusterStatistic):
         return cls(ids, matrix, dict(spec), **kw)
 
     def values(self, idx: np.ndarray) -> np.ndarray:
-        return estimate(self.spec, self.matrix[np.asarray(idx)].sum(axis=-2))
+        out: np.ndarray = estimate(self.spec, self.matrix[np.asarray(idx)].sum(axis=-2))
+        return out
 
     def covers(self, idx: np.ndarray) -> np.ndarray:
         idx = np.asarray(idx)
         if self.present is None:
             return np.ones(idx.shape[:-1], dtype=bool)
-        return self.present[idx].any(axis=-1)
+        out: np.ndarray = self.present[idx].any(axis=-1)
+        return out
 
     def aligned(self, ids: Sequence[str]) -> Additive:
         where = {c: i for i, c in enumerate(self.ids)}
@@ -138,7 +140,8 @@ class Generic(ClusterStatistic):
         idx = np.asarray(idx)
         if self.own is None:
             return np.ones(idx.shape[:-1], dtype=bool)
-        return (self.own[idx] >= 0).any(axis=-1)
+        out: np.ndarray = (self.own[idx] >= 0).any(axis=-1)
+        return out
 
     def aligned(self, ids: Sequence[str]) -> Generic:
         base = np.arange(len(self.ids)) if self.own is None else self.own
@@ -174,10 +177,11 @@ class MeanOf(ClusterStatistic):
         covered = np.array([p.covers(idx) for p in self.parts], dtype=bool)
         count = covered.sum(axis=0)
         total = np.where(covered, values, 0.0).sum(axis=0)
-        return np.divide(total, count, out=np.zeros_like(total), where=count > 0)
+        mean: np.ndarray = np.divide(total, count, out=np.zeros_like(total), where=count > 0)
+        return mean
 
     def covers(self, idx: np.ndarray) -> np.ndarray:
-        return np.any([p.covers(idx) for p in self.parts], axis=0)
+        return np.asarray(np.any([p.covers(idx) for p in self.parts], axis=0), dtype=bool)
 
     def aligned(self, ids: Sequence[str]) -> MeanOf:
         return MeanOf(tuple(p.aligned(ids) for p in self.parts), tuple(ids), self.note)

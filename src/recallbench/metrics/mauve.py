@@ -238,7 +238,10 @@ class MauveMetric(Metric):
         from mauve.compute_mauve import get_features_from_input
 
         try:
-            return get_features_from_input(None, None, texts, "gpt2-large", 1024, -1, name, 1)
+            features: np.ndarray = get_features_from_input(
+                None, None, texts, "gpt2-large", 1024, -1, name, 1
+            )
+            return features
         except OSError as exc:
             raise RuntimeError(
                 "MAUVE with featurizer='gpt2-large' downloads gpt2-large from the HF Hub; "

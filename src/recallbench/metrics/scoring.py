@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from recallbench.llm.task import CALL_FAILURE
+from recallbench.metrics.summary import Summary
 from recallbench.records import Prediction, Score
 
 # A metric whose value is a mean over seeds (MAUVE's k-means) reports each seed's value under
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 def score_predictions(
     predictions: Sequence[Prediction], metric_names: Sequence[str]
-) -> tuple[list[Score], dict]:
+) -> tuple[list[Score], Summary]:
     """Score predictions with reference-based metrics, overall and per session.
 
     ``summary[metric]`` holds ``value`` (the metric's corpus value over all predictions),
@@ -48,7 +49,7 @@ def score_predictions(
     scored = [p for p in with_reference if not (p.failure or "").startswith(CALL_FAILURE)]
     subsets = sorted({str(s) for p in scored for s in p.meta.get("subsets") or ()})
     scores: list[Score] = []
-    summary: dict[str, Any] = {
+    summary: Summary = {
         "metrics": {},
         "failed_calls_not_scored": len(with_reference) - len(scored),
     }

@@ -11,7 +11,8 @@ them (``score``). The runner drives it in this order::
 
 Every hook but ``run_episode`` has a default here, so the runner calls each one directly: a
 protocol overrides what it needs (``memory_ops`` classifies labelled pairs in ``run_extra``; most
-protocols have their own ``score``).
+protocols have their own ``score``). Two helpers the judged protocols share: ``reply_text`` (what
+a judge reads of a reply) and ``add_judge_usage`` (a judge's own LLM usage in the summary).
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from recallbench.metrics.summary import Summary
 from recallbench.records import Episode, MemoryItem, Prediction, Score
 
 if TYPE_CHECKING:
     from recallbench.llm.protocol import LLMClient
+    from recallbench.llm.task import TaskResult
     from recallbench.memory import MemoryMethod
 
 
@@ -76,9 +79,22 @@ class EvalProtocol(ABC):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], dict[str, Any]]:
+    ) -> tuple[list[Score], Summary]:
         """Return per-item scores and the run summary (default: the reference-based metrics of
         ``metric_names`` over ``Prediction.reference``, per session: ``metrics.scoring``)."""
         from recallbench.metrics.scoring import score_predictions  # heavy: only when scoring
 
         return score_predictions(predictions, metric_names)
+
+
+def reply_text(result: TaskResult[object]) -> str:
+    """The reply a judge reads: the parsed value when it is text, else the raw reply."""
+    return result.value if isinstance(result.value, str) else result.raw
+
+
+def add_judge_usage(summary: Summary, judge: object, run_llm: object) -> None:
+    """Put the usage of a judge with its own LLM (``judge.generator`` set) in
+    ``summary["judge_usage"]``; a judge on the run's LLM (``run_llm``) is in ``usage.json``."""
+    judge_llm = getattr(judge, "llm", None)
+    if judge_llm is not None and judge_llm is not run_llm:
+        summary["judge_usage"] = judge_llm.usage.to_dict()

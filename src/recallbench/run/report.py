@@ -10,9 +10,12 @@ what the run wrote, so what the terminal shows is what a table or notebook will 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from recallbench.errors import DatasetFormatError
+from recallbench.metrics.summary import Summary, read_summary
 from recallbench.run.provenance import describe_code
 
 if TYPE_CHECKING:
@@ -23,16 +26,25 @@ HEADLINE = 8  # metrics shown (the rest are in summary.json)
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        return json.loads(path.read_text())
+        data = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
+    return data if isinstance(data, dict) else {}
 
 
 def _number(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, (int, float)) else "n/a"
 
 
-def metric_rows(summary: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+def _summary(run_dir: Path) -> Summary:
+    """The run's summary; an unscored run (or an unreadable file) shows no metric."""
+    try:
+        return read_summary(run_dir)
+    except (OSError, DatasetFormatError):
+        return {"metrics": {}}
+
+
+def metric_rows(summary: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
     """``(metric, value, 95% CI, n)`` for the first ``HEADLINE`` metrics of a summary."""
     rows = []
     for name, entry in list((summary.get("metrics") or {}).items())[:HEADLINE]:
@@ -81,7 +93,7 @@ def end_of_run(run_dir: Path) -> Panel:
     from rich.table import Table
 
     info = _read(run_dir / "run.json")
-    summary = _read(run_dir / "summary.json")
+    summary = _summary(run_dir)
     usage = _read(run_dir / "usage.json")
     table = Table(box=None, pad_edge=False)
     for column, justify in (("metric", "left"), ("value", "right"), ("95% CI", "right")):

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from recallbench.errors import ResumeError
+from recallbench.metrics.summary import has_summary
 from recallbench.records import Episode
 from recallbench.run.provenance import episodes_sha256, git_state, package_versions
 from recallbench.run.record import USABLE, config_diff, config_hash
@@ -34,7 +35,7 @@ def rerun_asked() -> bool:
     return os.environ.get(RERUN_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
-def run_identity(config: dict, episodes: Sequence[Episode]) -> dict[str, Any]:
+def run_identity(config: dict[str, Any], episodes: Sequence[Episode]) -> dict[str, Any]:
     """What a finished run's ``run.json`` must hold to be reused for ``config`` on ``episodes``."""
     code = git_state()
     return {
@@ -59,25 +60,26 @@ def reusable_run(results_dir: Path, tag: str, job: str, identity: dict[str, Any]
     )
     for folder in (s / job for s in stamps):
         info = previous_info(folder)
-        if info.get("status") not in USABLE or not (folder / "summary.json").is_file():
+        if info.get("status") not in USABLE or not has_summary(folder):
             continue
         return folder if all(info.get(k) == v for k, v in identity.items()) else None
     return None
 
 
-def previous_info(run_dir: Path) -> dict:
+def previous_info(run_dir: Path) -> dict[str, Any]:
     """The ``run.json`` of an earlier attempt in this folder (empty for a new run)."""
     path = run_dir / "run.json"
     if not path.is_file():
         return {}
     try:
-        return json.loads(path.read_text())
+        data = json.loads(path.read_text())
     except ValueError:
         return {}
+    return data if isinstance(data, dict) else {}
 
 
 def refuse_foreign(
-    run_dir: Path, config: dict, previous: dict, digest: str, dataset_sha: str
+    run_dir: Path, config: dict[str, Any], previous: dict[str, Any], digest: str, dataset_sha: str
 ) -> None:
     """A run folder belongs to one config and one dataset: refuse to continue another's."""
     if not previous:

@@ -24,7 +24,6 @@ rerun into the same folder (``resume_dir``) also skips finished episodes.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import platform
@@ -41,6 +40,7 @@ from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
 from recallbench.metrics.activity import activity_of_run
+from recallbench.metrics.summary import Summary, has_summary, read_summary, write_summary
 from recallbench.parallel import ordered_map
 from recallbench.protocols.base import EvalProtocol
 from recallbench.records import Episode, MemoryItem, Prediction, read_jsonl, write_jsonl
@@ -96,7 +96,7 @@ class Runner:
         self.already_finished = False  # run() found this folder's run finished: nothing done
         self._metered = meter.snapshot()
 
-    def run(self, episodes: Sequence[Episode]) -> dict[str, Any]:
+    def run(self, episodes: Sequence[Episode]) -> Summary:
         """Run every episode (skipping finished ones), score, and write the run folder.
 
         The record stays honest whatever happens (``run.record``): SIGTERM/SIGINT leave
@@ -108,10 +108,9 @@ class Runner:
         digest = config_hash(self.config)
         dataset_sha = episodes_sha256(episodes)
         refuse_foreign(self.run_dir, self.config, previous, digest, dataset_sha)
-        summary_path = self.run_dir / "summary.json"
-        if previous.get("status") in USABLE and summary_path.is_file():
+        if previous.get("status") in USABLE and has_summary(self.run_dir):
             self.info, self.already_finished = previous, True  # same config and data: done
-            return json.loads(summary_path.read_text(encoding="utf-8"))
+            return read_summary(self.run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.attempt = int(previous.get("attempt", 0)) + 1
         self._seed_budget()
@@ -153,7 +152,7 @@ class Runner:
             summary["n_episodes"] = len(episodes)
             summary["n_predictions"] = len(predictions)
             summary["memory"] = activity_of_run(self.run_dir, predictions)
-            write_json(self.run_dir / "summary.json", summary)
+            write_summary(self.run_dir, summary)
             usage = self._flush_usage()
             problems = health_problems(self.llm.usage.to_dict(), self.health)
             info["status"] = "degraded" if problems else "finished"
@@ -176,19 +175,17 @@ class Runner:
             info["error"] = f"{type(exc).__name__}: {exc}"
             raise
         finally:
-            if (describe := getattr(self.llm, "describe", None)) is not None:
-                info["generator"] = describe()  # incl. the structured mode in force (resolved)
+            info["generator"] = self.llm.describe()  # incl. the structured mode in force
             info["finished_unix"] = time.time()
             info["episodes_done"] = len(list((self.run_dir / "items").glob("*.jsonl")))
             info["predictions_done"] = len(predictions) or self._items_predictions()
             write_run_json(self.run_dir, info)
-            if getattr(self.llm, "usage", None) is not None:
-                self._flush_usage()
+            self._flush_usage()
 
     def _seed_budget(self) -> None:
         """A resumed run's budget counts what its earlier attempts sent and spent."""
-        budget = getattr(self.llm, "meter", None)  # llm.budget.Meter (not the process meters)
-        if budget is None or not budget.budget or self.attempt == 1:
+        budget = self.llm.meter  # llm.budget.Meter (not the process meters)
+        if not budget.budget or self.attempt == 1:
             return
         totals = summed_usage(self.run_dir).get("totals") or {}
         sent = int(totals.get("calls") or 0) - int(totals.get("cached_calls") or 0)
@@ -201,7 +198,7 @@ class Runner:
             for p in (self.run_dir / "items").glob("*.jsonl")
         )
 
-    def _flush_usage(self) -> dict:
+    def _flush_usage(self) -> dict[str, Any]:
         """Write this attempt's usage and the sum over attempts (``usage.json``); return the sum."""
         usage = {**self.llm.usage.to_dict(), "compute": meter.delta(self._metered)}
         write_json(self.run_dir / "usage" / f"attempt-{self.attempt}.json", usage)

@@ -15,8 +15,9 @@ import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from recallbench.metrics.summary import Summary
 from recallbench.records import Prediction
 
 if TYPE_CHECKING:
@@ -42,7 +43,11 @@ class WandbLogger:
         self.verbose = verbose
 
     def log_run(
-        self, config: dict, summary: dict, predictions: Sequence[Prediction], usage: dict
+        self,
+        config: dict[str, Any],
+        summary: Summary,
+        predictions: Sequence[Prediction],
+        usage: dict[str, Any],
     ) -> None:
         """Log a finished run; does nothing when the mode is ``disabled``."""
         if self.mode == "disabled":
@@ -63,7 +68,7 @@ class WandbLogger:
         try:
             flat = {
                 f"{name}/{key}": val
-                for name, entry in summary.get("metrics", {}).items()
+                for name, entry in summary["metrics"].items()
                 for key, val in entry.items()
                 if isinstance(val, int | float)
             }

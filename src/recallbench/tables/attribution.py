@@ -51,16 +51,25 @@ MEASURES: dict[str, tuple[str, float, int]] = {
 
 def _entry(summary: Mapping[str, Any], measure: str) -> Mapping[str, Any] | None:
     if measure in CLASSES:
-        entry = summary["shares"][measure]
+        entry: Mapping[str, Any] = summary["shares"][measure]
         return None if entry.get("applicable") is False else entry
     if measure == "forgotten":
-        return summary["not_in_memory_reasons"]["forgotten"]
+        forgotten: Mapping[str, Any] = summary["not_in_memory_reasons"]["forgotten"]
+        return forgotten
     if measure == "dont_know":
-        return summary["failure_outcomes"]["dont_know"]
-    return summary.get(measure)
+        dont_know: Mapping[str, Any] = summary["failure_outcomes"]["dont_know"]
+        return dont_know
+    other: Mapping[str, Any] | None = summary.get(measure)
+    return other
 
 
-def _cell(row: str, column: str, metric: str, entry: Mapping[str, Any] | None, spec: tuple) -> Cell:
+def _cell(
+    row: str,
+    column: str,
+    metric: str,
+    entry: Mapping[str, Any] | None,
+    spec: tuple[str, float, int],
+) -> Cell:
     label, scale, digits = spec
     if entry is None or (not entry.get("n") and metric != "failures"):
         return Cell(row, column, label, None, None, n=0 if entry else None, digits=digits)
@@ -179,7 +188,9 @@ def _row_notes(
     return [f"{where}: " + "; ".join(parts)]
 
 
-def _items_file(spec: TableSpec, ctx: TableContext, failures: list) -> Path:
+def _items_file(
+    spec: TableSpec, ctx: TableContext, failures: list[tuple[str, RunInfo, Any, Any]]
+) -> Path:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["row", "run", "item_id", "episode_id", "class", "outcome", "reason"])

@@ -46,12 +46,12 @@ Options (``table:`` keys besides the schema's):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from recallbench.analysis import RunInfo, run_value, select
+from recallbench.metrics.summary import Summary, metric_entry, read_summary
 from recallbench.tables.cell import Cell, seed_sd
 from recallbench.tables.comparability import Setting, is_fixture
 from recallbench.tables.engine import BuiltTable, TableContext, paper_setting, reference_values
@@ -100,7 +100,7 @@ def summary_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cell],
 
 Key = tuple[str, str, str]  # (row, column, metric) labels of a cell
 Entry = Mapping[str, Any]  # a row or column of the spec (its label and run selector)
-Summaries = dict[str, dict[str, Any]]  # summary.json per run folder, read once
+Summaries = dict[str, Summary]  # summary.json per run folder, read once
 
 
 @dataclass
@@ -130,7 +130,7 @@ def _read(
     for run in runs:
         summary = summaries.get(str(run.path)) or _summary(run)
         summaries[str(run.path)] = summary
-        entry = summary.get("metrics", {}).get(metric)
+        entry = metric_entry(summary, metric)
         stratum = str(run.config.get("dataset", {}).get("name", ""))
         if entry is not None and (got := entry_found(entry, column, field_name, stratum)):
             out.append((run, got))
@@ -138,7 +138,7 @@ def _read(
 
 
 def _detail(run: RunInfo, metric: str, summaries: Summaries) -> str:
-    meta = summaries[str(run.path)].get("metrics", {}).get(metric, {}).get("meta") or {}
+    meta = (metric_entry(summaries[str(run.path)], metric) or {}).get("meta") or {}
     return str(meta.get("featurizer") or meta.get("model") or "")
 
 
@@ -237,8 +237,8 @@ def left_out_notes(left_out: Mapping[tuple[str, str], int]) -> list[str]:
     ]
 
 
-def _summary(run: RunInfo) -> dict[str, Any]:
-    return json.loads((run.path / "summary.json").read_text(encoding="utf-8"))
+def _summary(run: RunInfo) -> Summary:
+    return read_summary(run.path)
 
 
 def summary_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:

@@ -224,7 +224,8 @@ def _episodes(value: Any, where: str) -> int | Mapping[str, int | None] | None:
     if isinstance(value, Mapping) and all(ok(v) for v in value.values()):
         return {str(k): v for k, v in value.items()}
     if ok(value):
-        return value
+        episodes: int | None = value
+        return episodes
     raise ValueError(
         f"{where}: episodes: expected a positive integer, a mapping label -> integer, or null; "
         f"got {value!r}"

@@ -20,16 +20,17 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from recallbench.analysis import RunInfo, find_runs, latest_per_job
-from recallbench.errors import ConfigError, DataNotFoundError, did_you_mean
+from recallbench.errors import DataNotFoundError, did_you_mean
 from recallbench.run.provenance import describe_code, describe_deviations, git_state
 from recallbench.run.record import describe_problems
 from recallbench.tables.cell import FEWER, FIXTURE
 from recallbench.tables.comparability import FIXTURE_REASON, Setting, is_fixture
+from recallbench.tables.context import BuiltTable, TableContext
 from recallbench.tables.figure import parse_figure, render_figure
 from recallbench.tables.render import Cell, load_reference, render
 from recallbench.tables.sameness import sameness_notes
@@ -48,61 +49,6 @@ __all__ = [
     "table_runs",
 ]
 
-Factory = Callable[..., Any]
-
-
-@dataclass(frozen=True)
-class TableContext:
-    """What a builder receives besides its spec: folders, runs, config and model factories.
-
-    ``config`` is the composed experiment config as plain values; ``make_llm()`` builds the
-    configured generator, ``make_judge()`` the configured judge, ``make_caim_judge(cfg)`` a
-    CAIM judge and ``make_embedder(cfg)`` an embedder from their config mappings.
-    """
-
-    results_dir: Path
-    data_dir: Path | None = None
-    runs: tuple[RunInfo, ...] = ()
-    config: Mapping[str, Any] = field(default_factory=dict)
-    make_llm: Factory | None = None
-    make_judge: Factory | None = None
-    make_caim_judge: Factory | None = None
-    make_embedder: Factory | None = None
-
-    def need(self, name: str) -> Factory:
-        """Return the factory ``name``; an error when the command did not provide it."""
-        factory = getattr(self, name)
-        if factory is None:
-            raise ConfigError(
-                f"this table needs {name}, which only the table command provides "
-                "(recallbench-table / recallbench.cli.table_main)"
-            )
-        return factory
-
-    def need_data_dir(self) -> Path:
-        """The data root; an error naming the setting when the command gave none."""
-        if self.data_dir is None:
-            raise DataNotFoundError(
-                "this table reads the data root, which is not set: set paths.data_dir "
-                "(make: DATA_DIR=..., or RECALLBENCH_DATA_DIR)"
-            )
-        return self.data_dir
-
-
-@dataclass
-class BuiltTable:
-    """A builder's result: cells plus what the header, notes and layout need."""
-
-    cells: list[Cell]
-    runs: Sequence[RunInfo] = ()  # the runs the cells came from (header); () = all of ctx.runs
-    header: dict[str, str] = field(default_factory=dict)  # added to (or replacing) the run header
-    notes: list[str] = field(default_factory=list)
-    corner: str = ""
-    show_n: bool = True
-    files: dict[str, Path] = field(default_factory=dict)  # other files written (png, json)
-    reasons: list[str] = field(default_factory=list)  # why cells are not comparable (header)
-    row_runs: dict[str, list[RunInfo]] = field(default_factory=dict)  # row -> its runs
-
 
 def resolve_builder(spec: TableSpec) -> Callable[[TableSpec, TableContext], BuiltTable]:
     """Import the builder named by ``table.builder`` (errors name the file and the key)."""
@@ -114,7 +60,8 @@ def resolve_builder(spec: TableSpec) -> Callable[[TableSpec, TableContext], Buil
     if not callable(builder := getattr(module, name, None)):
         options = [k for k, v in vars(module).items() if callable(v) and not k.startswith("_")]
         raise spec.error("builder", str(did_you_mean(f"builder in {module_name}", name, options)))
-    return builder
+    typed: Callable[[TableSpec, TableContext], BuiltTable] = builder  # a module attribute: Any
+    return typed
 
 
 def table_runs(spec: TableSpec, results_dir: str | Path) -> list[RunInfo]:

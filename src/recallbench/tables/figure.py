@@ -191,7 +191,7 @@ def draw(cells: Sequence[Cell], spec: FigureSpec, title: str, caption_text: str 
     return fig
 
 
-def _pareto_axes(fig: Figure, cells: Sequence[Cell], spec: FigureSpec) -> list:
+def _pareto_axes(fig: Figure, cells: Sequence[Cell], spec: FigureSpec) -> list[Any]:
     """One panel per (x metric, ``panels`` label): quality against that cost."""
     costs = [m.strip() for m in spec.x_metric.split(",") if m.strip()]
     names = list(dict.fromkeys(part(c, spec.panels) for c in cells))

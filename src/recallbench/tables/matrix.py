@@ -53,7 +53,10 @@ def load_plan(results_dir: str | Path, tag: str | None) -> dict[str, Any]:
             f"{path} not found: plan and run the matrix first (`make matrix` or "
             "`python -m recallbench.cli.matrix`)"
         )
-    return json.loads(path.read_text(encoding="utf-8"))
+    plan = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(plan, dict):
+        raise DataNotFoundError(f"{path}: expected a JSON object (the matrix plan)")
+    return plan
 
 
 def short_reason(reason: str) -> str:

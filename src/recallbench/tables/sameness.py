@@ -21,7 +21,6 @@ named without evidence.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 
 from recallbench.analysis import RunInfo
 from recallbench.metrics.activity import COUNTS, activity_of_run
+from recallbench.metrics.summary import has_summary, read_summary
 from recallbench.records import Prediction, read_jsonl
 from recallbench.tables.cell import Cell, fmt
 
@@ -134,9 +134,8 @@ ActivityCache = dict[Path, dict[str, Any] | None]  # a run folder's activity_of,
 
 def activity_of(run: RunInfo) -> dict[str, Any] | None:
     """A run's memory activity: its summary's ``memory`` entry, else recomputed from the folder."""
-    summary_path = run.path / "summary.json"
-    summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.exists() else {}
-    if "memory" in summary:
+    summary = read_summary(run.path) if has_summary(run.path) else None
+    if summary is not None and "memory" in summary:
         return summary["memory"]
     if not (run.path / "memory").is_dir():
         return None

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from recallbench.errors import ConfigError
+from recallbench.metrics.summary import Summary
 from recallbench.view.load import RunFiles
 from recallbench.view.timeline import Entry, entry_for, turn_anchor
 
@@ -104,6 +105,6 @@ def compare_runs(a: RunFiles, b: RunFiles, metric: str | None = None) -> Compari
     return Comparison(a, b, chosen, pairs, metrics)
 
 
-def _value(summary: dict[str, Any], metric: str) -> Any:
+def _value(summary: Summary, metric: str) -> Any:
     entry = summary.get("metrics", {}).get(metric)
     return entry.get("value") if isinstance(entry, dict) else None

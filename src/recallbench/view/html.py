@@ -18,6 +18,7 @@ from markupsafe import Markup
 
 from recallbench import __version__
 from recallbench.analysis.frames import override_columns
+from recallbench.metrics.summary import Summary
 from recallbench.run.record import describe_problems
 from recallbench.run.sweep import SWEEP_FILE, sweep_lines
 from recallbench.view.compare import Comparison
@@ -125,7 +126,7 @@ def run_setting(run: RunFiles) -> list[tuple[str, str]]:
     return rows
 
 
-def session_keys(summary: dict[str, Any]) -> list[str]:
+def session_keys(summary: Summary) -> list[str]:
     keys = {
         s
         for e in summary.get("metrics", {}).values()

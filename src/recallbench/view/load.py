@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from recallbench.analysis.runs import RunInfo, runs_in
 from recallbench.errors import DataNotFoundError, DatasetFormatError
 from recallbench.io import safe_name
+from recallbench.metrics.summary import SUMMARY_FILE, Summary, has_summary, read_summary
 from recallbench.records import Episode, MemoryItem, Prediction
 
 T = TypeVar("T")
@@ -31,7 +32,7 @@ class RunFiles:
 
     info: RunInfo
     record: dict[str, Any]  # run.json
-    summary: dict[str, Any]
+    summary: Summary
     usage: dict[str, Any]
     predictions: tuple[Prediction, ...]
     scores: dict[str, dict[str, float]]  # pred_id -> metric -> value
@@ -138,7 +139,11 @@ def load_run(folder: str | Path) -> RunFiles:
     (info,) = runs_in(run_dir, finished=False)
     missing: list[str] = []
     record = _json(run_dir / "run.json", missing)
-    summary = _json(run_dir / "summary.json", missing)
+    summary: Summary = {"metrics": {}}  # an unscored run: no metric
+    if has_summary(run_dir):
+        summary = read_summary(run_dir)
+    else:
+        missing.append(SUMMARY_FILE)
     usage = _json(run_dir / "usage.json", missing)
     predictions = _predictions(run_dir, missing)
     scores = _scores(run_dir, missing)

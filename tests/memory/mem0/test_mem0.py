@@ -14,6 +14,7 @@ from recallbench.llm.task import ParseError
 from recallbench.memory.mem0 import EXTRACT_TASK, Mem0Memory
 from recallbench.memory.mem0._adapters import offline_extraction, parse_extraction
 from recallbench.records import Query
+from recallbench.testing.backend import ReplyBackend
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +24,7 @@ def episode(fixtures_dir):
         return load(fixtures_dir, conversations="conv-2")[0]
 
 
-class _Script:
+class _Script(ReplyBackend):
     """A model that states one fact per call and counts the calls it receives."""
 
     name, local, offline, is_async, model, context_length = "script", True, False, False, "s", 99999

@@ -59,7 +59,7 @@ def _token_table(tokenizer: Any) -> Any:
         ]
 
         def decode(tokens: list[int]) -> str:
-            return tokenizer.decode(tokens).rstrip("\ufffd")
+            return str(tokenizer.decode(tokens)).rstrip("\ufffd")
 
         table = lib.TokenEnforcerTokenizerData(
             regular, decode, tokenizer.eos_token_id, False, vocab

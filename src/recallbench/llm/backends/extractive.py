@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from recallbench.llm.backends.gguf import local_token_counter
+from recallbench.llm.types import Completion, Decoding, Message
 
 
 class ExtractiveBackend:
@@ -14,9 +15,11 @@ class ExtractiveBackend:
 
     name = "extractive"
     endpoint = None
+    base_url = None
     local = True
     offline = True
     is_async = False
+    concurrency = 1
 
     def __init__(self, model: str = "extractive", context_length: int = 16385) -> None:
         self.model = model
@@ -24,6 +27,18 @@ class ExtractiveBackend:
 
     def count_tokens(self, text: str) -> int:
         return local_token_counter()(text)
+
+    def complete(self, messages: list[Message], dec: Decoding) -> Completion:
+        raise NotImplementedError("the extractive backend has no model: LLM answers offline")
+
+    async def acomplete(self, messages: list[Message], dec: Decoding) -> Completion:
+        raise NotImplementedError("the extractive backend has no model: LLM answers offline")
+
+    async def aowner(self) -> str | None:
+        return None
+
+    async def aclose(self) -> None:
+        pass
 
     def close(self) -> None:
         pass

@@ -29,6 +29,7 @@ from typing import Any
 
 from recallbench.errors import ConfigError
 from recallbench.llm.backends.gguf import hf_tokenizer_from_gguf, smollm2_gguf
+from recallbench.llm.types import Completion, Decoding, Message
 
 SMOLLM2 = "smollm2-135m-instruct"
 _ALIASES = {"smollm2": SMOLLM2, SMOLLM2: SMOLLM2, "SmolLM2-135M-Instruct": SMOLLM2}
@@ -221,9 +222,11 @@ class HFBackend:
 
     name = "hf"
     endpoint = None  # the weights are named by ``model`` (a converted GGUF is keyed by size+mtime)
+    base_url = None
     local = True
     offline = False
     is_async = False
+    concurrency = 1  # one call at a time under a lock
 
     def __init__(
         self, model: str = SMOLLM2, context_length: int | None = None, threads: int | None = 1
@@ -253,11 +256,9 @@ class HFBackend:
         text = "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant:"
         return tok(text, return_tensors="pt")["input_ids"]
 
-    def complete(self, messages: list[dict[str, str]], dec: Any) -> Any:
+    def complete(self, messages: list[Message], dec: Decoding) -> Completion:
         """Generate a reply (greedy at temperature 0, else sampled with ``dec.seed``)."""
         import torch
-
-        from recallbench.llm.types import Completion
 
         lm, tok = load_causal_lm(self.model)
         ids = self._encode(messages, tok)
@@ -293,6 +294,15 @@ class HFBackend:
         new = out[0, ids.shape[1] :]
         text = tok.decode(new, skip_special_tokens=True)
         return Completion(text, int(ids.shape[1]), int(new.shape[0]), latency)
+
+    async def acomplete(self, messages: list[Message], dec: Decoding) -> Completion:
+        raise NotImplementedError("the hf backend is synchronous: LLM calls complete")
+
+    async def aowner(self) -> str | None:
+        return None  # no server: structured decoding is local (lm-format-enforcer)
+
+    async def aclose(self) -> None:
+        pass
 
     def close(self) -> None:
         pass

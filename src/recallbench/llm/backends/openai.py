@@ -233,6 +233,9 @@ class OpenAIBackend:
                 f"choices[0].message.content, got {str(resp)[:200]!r}"
             ) from None
 
+    def complete(self, messages: list[Message], dec: Decoding) -> Completion:
+        raise NotImplementedError("the openai backend is async: LLM calls acomplete")
+
     async def aowner(self) -> str | None:
         """``owned_by`` of the endpoint's first model (``GET /models``; None when it has none).
 

@@ -1,11 +1,11 @@
 """CAIM (cognitive AI memory framework, 2025): controller, tag ontology, post-thinking.
 
-``memory=caim`` <-> ``conf/memory/caim.yaml`` <-> :class:`CAIM`. Helpers: ``_tasks`` (the
-paper's prompts), ``_ontology`` (the tag ontology), ``_dates`` (date resolution against the
-simulated clock), ``_post`` (post-thinking: key events, inductive thoughts, review), ``_ltm``
-(post-thinking's writes to the long-term memory: store, expand, review, merge). The offline
-Key Events rule (``key_sentences``, ``compress``) is public because Think-in-Memory
-(``memory/tim.py``), CAIM's baseline, builds its offline thoughts the same way.
+``memory=caim`` <-> ``conf/memory/caim.yaml`` <-> :class:`CAIM`. Helpers: ``_tasks`` (the paper's
+prompts), ``_ontology`` (the tag ontology), ``_dates`` (date resolution against the simulated
+clock), ``_post`` (post-thinking: key events, inductive thoughts, review), ``_ltm`` (post-thinking's
+writes to the long-term memory: store, expand, review, merge). The offline Key Events rule
+(``key_sentences``, ``compress``) is public because Think-in-Memory (``memory/tim/``), CAIM's
+baseline, builds its offline thoughts the same way.
 """
 
 from recallbench.memory.caim._caim import CAIM

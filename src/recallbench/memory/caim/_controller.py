@@ -95,7 +95,7 @@ def offline_retrieval(command: str, today: str, **_: object) -> str:
     return "A" if ws & PAST_CUES or past_dates or asks_self else "B"
 
 
-def controller_task(name: str, prompt: str, offline: Callable[..., str]) -> PromptTask:
+def controller_task(name: str, prompt: str, offline: Callable[..., str]) -> PromptTask[str]:
     """A/B decision task; an unparseable reply falls back to 'A' (retrieve: safer to look)."""
     return PromptTask(
         name=f"caim.controller.{name}",

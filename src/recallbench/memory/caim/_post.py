@@ -1,6 +1,6 @@
 """CAIM Post-Thinking tasks (sec. 3.3.3): key events, inductive thoughts, memory review.
 
-Also the shared offline "thought" rules used by TiM (``memory/tim.py``): a key event is a
+Also the shared offline "thought" rules used by TiM (``memory/tim/``): a key event is a
 first-person (or recommending) sentence of a turn; a thought is that sentence compressed
 (greetings and fillers dropped) and rewritten in the third person with the speakers' names.
 """
@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import re
 from functools import partial
+from typing import Any
 
 from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
-from recallbench.memory._summarize import extractive_summary
+from recallbench.memory.blocks.summarize import extractive_summary
 from recallbench.memory.caim._controller import FIRST_PERSON
 from recallbench.memory.caim._ontology import Ontology
 from recallbench.memory.caim._shapes import index_pattern
@@ -171,7 +172,7 @@ def offline_key_events(stm: str, speakers: tuple[str, ...] = (), **_: object) ->
     return ",".join(out)
 
 
-KEY_EVENTS_TASK = PromptTask(
+KEY_EVENTS_TASK: PromptTask[list[tuple[str, str]]] = PromptTask(
     name="caim.key_events",
     template=(("system", KEY_EVENTS_PROMPT), ("user", "{stm}")),
     parse=parse_key_events,
@@ -213,7 +214,7 @@ def offline_thought(
     return f"{','.join(tags)} | {compress(event, speakers)} | {timestamp}"
 
 
-def thought_task(known: frozenset[str]) -> PromptTask:
+def thought_task(known: frozenset[str]) -> PromptTask[tuple[list[str], str, str] | None]:
     """Inductive thought + tags for one key event; fallback None (the method keeps the event)."""
     return PromptTask(
         name="caim.inductive_thought",
@@ -261,7 +262,7 @@ def parse_review(reply: str, n: int) -> list[tuple[list[int], list[str], str, st
     return out
 
 
-def offline_review(entries: list[dict], groups: list[list[int]], **_: object) -> str:
+def offline_review(entries: list[dict[str, Any]], groups: list[list[int]], **_: object) -> str:
     """Merge each group of duplicates (found by the method: cosine >= threshold) into the
     longest thought, the union of tags and the latest timestamp; other memories unchanged."""
     lines = []
@@ -275,7 +276,7 @@ def offline_review(entries: list[dict], groups: list[list[int]], **_: object) ->
     return "\n".join(lines)
 
 
-def review_task(n: int) -> PromptTask:
+def review_task(n: int) -> PromptTask[list[tuple[list[int], list[str], str, str]] | None]:
     """Memory Review of ``n`` memories sharing a tag; fallback None leaves them unchanged."""
     return PromptTask(
         name="caim.review",
@@ -301,11 +302,11 @@ def parse_summary(reply: str) -> str:
 
 
 def offline_stm_summary(dialogue: str, **_: object) -> str:
-    """The extractive summary of ``_summarize`` (self-disclosing sentences), else the dialogue."""
+    """The extractive summary of ``blocks.summarize`` (self-disclosing sentences), else the dialogue."""
     return extractive_summary(dialogue=dialogue) or dialogue
 
 
-STM_SUMMARY_TASK = PromptTask(
+STM_SUMMARY_TASK: PromptTask[str | None] = PromptTask(
     name="caim.stm_summary",
     template=STM_SUMMARY_PROMPT,
     parse=parse_summary,

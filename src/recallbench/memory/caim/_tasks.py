@@ -17,6 +17,7 @@ import json
 import re
 from datetime import date
 from functools import partial
+from typing import Any
 
 from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
@@ -133,7 +134,7 @@ def _letters(reply: str) -> str:
 # --- ontology and tags ----------------------------------------------------------------------
 
 
-def parse_expansion(reply: str) -> dict | None:
+def parse_expansion(reply: str) -> dict[str, Any] | None:
     """Parse the expansion reply: OK -> None; else the JSON ontology (fences tolerated).
 
     A term the reply lists again is dropped there, with what is under it (its first place
@@ -163,7 +164,7 @@ def offline_expansion(ontology: str, text: str, skip: tuple[str, ...] = (), **_:
     return onto.to_json()
 
 
-ONTOLOGY_EXPANSION_TASK = PromptTask(
+ONTOLOGY_EXPANSION_TASK: PromptTask[dict[str, Any] | None] = PromptTask(
     name="caim.ontology_expansion",
     template=ONTOLOGY_EXPANSION_PROMPT,
     parse=parse_expansion,
@@ -204,7 +205,7 @@ def offline_select_tags(
     return ",".join(tags) or NO_TAGS
 
 
-def select_tags_task(known: frozenset[str]) -> PromptTask:
+def select_tags_task(known: frozenset[str]) -> PromptTask[list[str]]:
     """Select Tags against the current ontology's terms (``known``)."""
     return PromptTask(
         name="caim.select_tags",
@@ -234,7 +235,7 @@ def offline_dates(command: str, today: str, sessions: str, **_: object) -> str:
     return ",".join(d.isoformat() for d in found) or "NONE"
 
 
-DATES_TASK = PromptTask(
+DATES_TASK: PromptTask[list[str]] = PromptTask(
     name="caim.time_reference",
     template=(("system", DATES_PROMPT), ("user", "{command}")),
     parse=parse_dates,
@@ -257,7 +258,7 @@ GENERIC = frozenset(
 )
 
 
-def render_items(entries: list[dict]) -> str:
+def render_items(entries: list[dict[str, Any]]) -> str:
     """Render candidate memories as numbered Table 1 rows: ``[n] tags | thought | timestamp``."""
     return "\n".join(
         f"[{i}] {','.join(e['tags'])} | {e['thought']} | {e['timestamp']}"
@@ -292,7 +293,11 @@ def parse_relevance(reply: str, thoughts: tuple[str, ...] = ()) -> list[int]:
 
 
 def offline_relevance(
-    command: str, entries: list[dict], dates: list[str], skip: tuple[str, ...] = (), **_: object
+    command: str,
+    entries: list[dict[str, Any]],
+    dates: list[str],
+    skip: tuple[str, ...] = (),
+    **_: object,
 ) -> str:
     """Keep the items dated on a referenced date when the command names dates; otherwise the
     items sharing a content-word stem with the command (names and recall words excluded).
@@ -306,7 +311,7 @@ def offline_relevance(
     return render_items(keep) if keep else ""
 
 
-def relevance_task(thoughts: tuple[str, ...]) -> PromptTask:
+def relevance_task(thoughts: tuple[str, ...]) -> PromptTask[list[int] | None]:
     """Relevance of Memories over candidates with these thoughts; fallback None = keep all."""
     return PromptTask(
         name="caim.relevance",

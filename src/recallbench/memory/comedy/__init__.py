@@ -1,8 +1,8 @@
 """COMEDY (Chen et al. 2024), a THEANINE baseline: session memories compressed into events,
 portraits and relation, selected per response.
 
-``memory=comedy`` <-> ``conf/memory/comedy.yaml`` <-> :class:`Comedy`. Helpers: ``_comedy``
-(prompts and the method), ``_offline`` (reply parsers and the offline implementations).
+``memory=comedy`` <-> ``conf/memory/comedy.yaml`` <-> :class:`Comedy`. Helpers: ``_comedy`` (prompts
+and the method), ``_offline`` (reply parsers and the offline implementations).
 """
 
 from recallbench.memory.comedy._comedy import Comedy

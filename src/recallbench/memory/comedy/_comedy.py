@@ -42,7 +42,7 @@ from recallbench.llm.protocol import LLMClient
 from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import PromptTask
 from recallbench.memory._base import query_text, render_history
-from recallbench.memory._llm_common import (
+from recallbench.memory.blocks.llm_common import (
     LLMBaseline,
     ResponseStyle,
     choose_options,
@@ -50,7 +50,7 @@ from recallbench.memory._llm_common import (
     render_options,
     trace,
 )
-from recallbench.memory._summarize import extractive_summary
+from recallbench.memory.blocks.summarize import extractive_summary
 from recallbench.memory.comedy._offline import (
     offline_compress,
     offline_select,
@@ -149,7 +149,7 @@ class Comedy(LLMBaseline):
             event_words=event_words,
         )
         session = partial(extractive_summary, max_sentences=max_sentences)
-        self.session_task = PromptTask(
+        self.session_task: PromptTask[tuple[str, ...]] = PromptTask(
             "comedy.session_memory",
             COMEDY_SESSION_PROMPT,
             parse_session_memories,
@@ -172,10 +172,12 @@ class Comedy(LLMBaseline):
             source=SOURCES["compress"],
             reply=COMPRESS_REPLY,
         )
-        self.select_task = PromptTask(
+        self.select_task: PromptTask[tuple[int, ...]] = PromptTask(
             "comedy.select",
             COMEDY_SELECT_PROMPT,
-            offline=offline_select,
+            partial(parse_options, n_options=0),  # the options are bound per call (_select)
+            offline_select,
+            (),  # unused: a failed selection falls back to choose_options
             stage="answer",
             max_tokens=32,
             source=SOURCES["select"],
@@ -221,7 +223,7 @@ class Comedy(LLMBaseline):
         }
         result = self.llm.run(self.compress_task, **fields)
         parts = result.value
-        if not self._count("compress", result):
+        if not self._count("compress", result) or parts is None:
             offline = self._offline_compress(
                 memories=fields["memories"], speakers=fields["speakers"]
             )

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Any
 
 from recallbench.llm.task import ParseError
-from recallbench.memory._llm_common import (
+from recallbench.memory.blocks.llm_common import (
     bullet_lines,
     choose_options,
     jaccard,
     stems,
 )
-from recallbench.memory._summarize import parse_sentences
+from recallbench.memory.blocks.summarize import parse_sentences
 from recallbench.text import words
 
 SECTIONS = {
@@ -113,7 +112,7 @@ def offline_compress(
     max_events: int = 10,
     max_portrait: int = 2,
     event_words: int = 20,
-    **_: Any,
+    **_: object,
 ) -> str:
     """Offline compression of rendered session memories into the three-section reply."""
     rows = _memory_lines(memories)
@@ -147,7 +146,9 @@ def _relation(rows: list[tuple[int, str, str]], names: list[str]) -> str:
     return text + (f"; both talked about {', '.join(common[:3])}." if common else ".")
 
 
-def offline_select(*, option_texts: list[str], dialogue: str, max_selected: int, **_: Any) -> str:
+def offline_select(
+    *, option_texts: list[str], dialogue: str, max_selected: int, **_: object
+) -> str:
     """Offline selection: compressed items sharing stems with the context, as ``1, 4``."""
     context = "\n".join(line.partition(": ")[2] for line in dialogue.splitlines())
     chosen = choose_options(context, option_texts, max_selected)

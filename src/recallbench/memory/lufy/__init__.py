@@ -1,11 +1,11 @@
 """LUFY (Sumida et al. 2024) and the LUFY-family store that Naive RAG and MemoryBank share.
 
-``memory=lufy`` <-> ``conf/memory/lufy.yaml`` <-> :class:`Lufy`. Helpers: ``_store`` (the
-forgetting store of the LUFY family), ``_entries`` (its entries and how they are written),
-``_recall`` (its retrieval and the Fig. 4 response prompt), ``_tasks`` (summary/profile
-prompts, the lexical importance heuristic), ``_arousal`` (the EmoBank arousal regressor),
-``_estimators`` (the L importance prompt and the P surprise), ``_lufy`` (the method and its
-strength, importance and alpha).
+``memory=lufy`` <-> ``conf/memory/lufy.yaml`` <-> :class:`Lufy`. Helpers: ``_store`` (the forgetting
+store of the LUFY family), ``_entries`` (its entries and how they are written), ``_recall`` (its
+retrieval and the Fig. 4 response prompt), ``_tasks`` (summary/profile prompts, the lexical
+importance heuristic), ``_arousal`` (the EmoBank arousal regressor), ``_estimators`` (the L
+importance prompt and the P surprise), ``_lufy`` (the method and its strength, importance and
+alpha).
 """
 
 from recallbench.memory.lufy._arousal import (

@@ -120,7 +120,9 @@ class ArousalModel:
 
     def predict_vectors(self, vectors: np.ndarray) -> np.ndarray:
         """Return arousal (1-5 scale, clipped) for rows of embedder vectors."""
-        return np.clip(np.asarray(vectors, dtype=np.float64) @ self.coef + self.intercept, *SCALE)
+        raw = np.asarray(vectors, dtype=np.float64) @ self.coef + self.intercept
+        clipped: np.ndarray = np.clip(raw, *SCALE)
+        return clipped
 
     def predict(self, texts: Sequence[str], embedder: TextEmbedder) -> np.ndarray:
         """Embed ``texts`` with ``embedder`` (must be the training embedder) and predict."""

@@ -12,7 +12,6 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from recallbench.errors import ConfigError
 from recallbench.llm.shapes import Pattern
@@ -46,13 +45,13 @@ def parse_importance(reply: str) -> float:
     return min(max(float(match.group(1)), 1.0), 10.0)
 
 
-def offline_importance(*, content: str, **_: Any) -> str:
+def offline_importance(*, content: str, **_: object) -> str:
     """Rate an utterance with ``_tasks.lexical_importance``, in the reply format Fig. 1 asks."""
     score, reasons = lexical_importance(content)
     return f"Score: {score}\nReason: {'; '.join(reasons) or 'mundane small talk'}"
 
 
-IMPORTANCE_TASK = PromptTask(
+IMPORTANCE_TASK: PromptTask[float] = PromptTask(
     name="lufy.importance",
     template=IMPORTANCE_PROMPT,
     parse=parse_importance,

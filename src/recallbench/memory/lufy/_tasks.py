@@ -14,7 +14,6 @@ Deviations:
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.records import Turn
@@ -93,7 +92,7 @@ def _speaker_lines(dialogue: str, user: str) -> list[str]:
     ]
 
 
-def offline_summary(*, user: str, dialogue: str, max_utterances: int = 3, **_: Any) -> str:
+def offline_summary(*, user: str, dialogue: str, max_utterances: int = 3, **_: object) -> str:
     """Extractive summary: the user's most memorable utterances (lexical score), in order."""
     lines = [t for t in _speaker_lines(dialogue, user) if t]
     if not lines:
@@ -110,7 +109,13 @@ def profile_facts(text: str) -> list[str]:
 
 
 def offline_profile(
-    *, user: str, profile: str, dialogue: str, per_session: int = 5, max_facts: int = 12, **_: Any
+    *,
+    user: str,
+    profile: str,
+    dialogue: str,
+    per_session: int = 5,
+    max_facts: int = 12,
+    **_: object,
 ) -> str:
     """Extractive profile: old facts plus the session's self-disclosing user sentences."""
     found = []
@@ -138,7 +143,7 @@ def _parse_profile(reply: str) -> str:
     return bullets(profile_facts(reply))  # "None" (no facts yet) is a valid, empty profile
 
 
-SUMMARY_TASK = PromptTask(
+SUMMARY_TASK: PromptTask[str | None] = PromptTask(
     name="lufy.summary",
     template=SUMMARY_PROMPT,
     parse=_parse_text,
@@ -148,7 +153,7 @@ SUMMARY_TASK = PromptTask(
     max_tokens=128,
     source=SUMMARY_SOURCE,
 )
-PROFILE_TASK = PromptTask(
+PROFILE_TASK: PromptTask[str | None] = PromptTask(
     name="lufy.profile",
     template=PROFILE_PROMPT,
     parse=_parse_profile,

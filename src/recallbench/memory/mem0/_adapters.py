@@ -73,7 +73,7 @@ def parse_extraction(reply: str) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
-def offline_extraction(user: str, **_: Any) -> str:
+def offline_extraction(user: str, **_: object) -> str:
     """Extract without an LLM: each new message of the speaker ("user") with enough words.
 
     The no-LLM stand-in of Mem0's extraction: the speaker's own messages (Mem0's LoCoMo recipe
@@ -97,7 +97,7 @@ def offline_extraction(user: str, **_: Any) -> str:
     return json.dumps({"memory": facts}, ensure_ascii=False)
 
 
-EXTRACT_TASK = PromptTask(
+EXTRACT_TASK: PromptTask[str] = PromptTask(
     name="mem0.extract",
     template=(("system", "{system}"), ("user", "{user}")),
     parse=parse_extraction,
@@ -114,7 +114,7 @@ EXTRACT_TASK = PromptTask(
 class Mem0LLM(LLMBase):  # mem0ai ships no type information: its bases are Any
     """mem0's LLM interface answered by recallbench's LLM layer (``EXTRACT_TASK``)."""
 
-    def __init__(self, llm: LLMClient, task: PromptTask = EXTRACT_TASK) -> None:
+    def __init__(self, llm: LLMClient, task: PromptTask[str] = EXTRACT_TASK) -> None:
         super().__init__({"model": getattr(llm, "model", "recallbench")})
         self.client = llm
         self.task = task
@@ -130,7 +130,7 @@ class Mem0LLM(LLMBase):  # mem0ai ships no type information: its bases are Any
         response_format: Any = None,
         tools: Any = None,
         tool_choice: str = "auto",
-        **_: Any,
+        **_: object,
     ) -> str:
         """Answer mem0's extraction messages (one system, one user) through ``llm.run``."""
         if tools:

@@ -49,7 +49,7 @@ from typing import Any
 
 from recallbench.embed import TextEmbedder
 from recallbench.llm.protocol import LLMClient
-from recallbench.memory._baseline import BaselineMethod
+from recallbench.memory.blocks.baseline import BaselineMethod
 from recallbench.records import MemoryItem, Query, Recall, Session
 
 os.environ["MEM0_TELEMETRY"] = "False"  # read by mem0 at import: before the imports below

@@ -1,9 +1,9 @@
 """MemoChat (Lu et al. 2023), a THEANINE baseline: topic memos, LLM memo selection, memo-grounded
 responses.
 
-``memory=memochat`` <-> ``conf/memory/memochat.yaml`` <-> :class:`MemoChat`. Helpers:
-``_memochat`` (prompts and the method), ``_memos`` (the memo JSON and its reply shape, the
-parser and the offline implementations).
+``memory=memochat`` <-> ``conf/memory/memochat.yaml`` <-> :class:`MemoChat`. Helpers: ``_memochat``
+(prompts and the method), ``_memos`` (the memo JSON and its reply shape, the parser and the offline
+implementations).
 """
 
 from recallbench.memory.memochat._memochat import (

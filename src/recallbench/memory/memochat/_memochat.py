@@ -38,7 +38,7 @@ from recallbench.errors import ConfigError
 from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import PromptTask
 from recallbench.memory._base import query_text
-from recallbench.memory._llm_common import (
+from recallbench.memory.blocks.llm_common import (
     LLMBaseline,
     ResponseStyle,
     choose_options,
@@ -136,10 +136,12 @@ class MemoChat(LLMBaseline):
             source=MEMO_WRITE_SOURCE,
             reply=MEMOS_REPLY,
         )
-        self.select_task = PromptTask(
+        self.select_task: PromptTask[tuple[int, ...]] = PromptTask(
             "memochat.select_memos",
             MEMO_SELECT_PROMPT,
-            offline=offline_select,
+            partial(parse_options, n_options=0),  # the options are bound per call (_select)
+            offline_select,
+            (),  # unused: a failed selection falls back to choose_options
             stage="answer",
             max_tokens=32,
             source=MEMO_SELECT_SOURCE,
@@ -160,7 +162,7 @@ class MemoChat(LLMBaseline):
         }
         result = self.llm.run(self.write_task, **fields)
         memos = result.value
-        if not self._count("write", result):
+        if not self._count("write", result) or memos is None:
             memos = parse_memos(offline_memos(**fields))
         self._memos.extend(self._items(session, memos))
 

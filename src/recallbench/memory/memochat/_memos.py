@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from recallbench.llm.shapes import JsonReply, Pattern
 from recallbench.llm.task import ParseError
-from recallbench.memory._llm_common import choose_options, load_json
-from recallbench.memory._summarize import extractive_summary
+from recallbench.memory.blocks.llm_common import choose_options, load_json
+from recallbench.memory.blocks.summarize import extractive_summary
 from recallbench.records import Session
 from recallbench.text import content_words
 from recallbench.text import crude_stem as stem
@@ -93,7 +93,7 @@ def _topic(lines: list[str], topic_words: int) -> str:
     return ", ".join(first[s][1] for s in ranked[:topic_words])
 
 
-def offline_memos(*, dialogue: str, min_turns: int = 2, topic_words: int = 3, **_: Any) -> str:
+def offline_memos(*, dialogue: str, min_turns: int = 2, topic_words: int = 3, **_: object) -> str:
     """Offline memo writing: lexical topic segmentation of the numbered ``dialogue``.
 
     A turn that shares no stemmed content word with the running segment opens a new segment
@@ -124,7 +124,7 @@ def offline_memos(*, dialogue: str, min_turns: int = 2, topic_words: int = 3, **
     return json.dumps(memos)
 
 
-def offline_select(*, query: str, option_texts: list[str], max_selected: int, **_: Any) -> str:
+def offline_select(*, query: str, option_texts: list[str], max_selected: int, **_: object) -> str:
     """Offline memo selection: options sharing stemmed content words with ``query``, as ``N#M``."""
     chosen = choose_options(query, option_texts, max_selected)
     return "#".join(str(i + 1) for i in chosen) if chosen else str(len(option_texts) + 1)

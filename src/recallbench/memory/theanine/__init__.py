@@ -1,10 +1,9 @@
 """THEANINE (Ong et al., NAACL 2025): timeline memory graph, relation-aware linking, refinement.
 
-``memory=theanine`` <-> ``conf/memory/theanine.yaml`` <-> :class:`Theanine`. Helpers:
-``_graph`` (the memory graph and its timelines), ``_linking`` (Fig. 22 prompt, parser, offline
-relation rule), ``_refinement`` (Fig. 23 prompt, parser, offline refinement), ``_recall``
-(Phase II: the timeline retriever, a collaborator of the method), ``_theanine`` (the method and
-its Phase I).
+``memory=theanine`` <-> ``conf/memory/theanine.yaml`` <-> :class:`Theanine`. Helpers: ``_graph``
+(the memory graph and its timelines), ``_linking`` (Fig. 22 prompt, parser, offline relation rule),
+``_refinement`` (Fig. 23 prompt, parser, offline refinement), ``_recall`` (Phase II: the timeline
+retriever, a collaborator of the method), ``_theanine`` (the method and its Phase I).
 """
 
 from recallbench.memory.theanine._graph import MemoryGraph

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import lru_cache, partial
-from typing import Any
 
 import numpy as np
 
@@ -110,10 +109,10 @@ def parse_relation(reply: str) -> str:
         if body.lower().startswith("relation"):
             found = _LABEL_ANY.search(body[len("relation") :])
             if found:
-                return _CANON[re.sub(r"\s+", "", found.group(1)).lower()]
+                return str(_CANON[re.sub(r"\s+", "", found.group(1)).lower()])
     labels = set(_LABEL_EXACT.findall(reply))
     if len(labels) == 1:
-        return labels.pop()
+        return str(labels.pop())
     raise ParseError(f"no single relation ({', '.join(LABELS)}) in reply {reply[:80]!r}")
 
 
@@ -164,7 +163,7 @@ def extractive_relation(
     sentence2: str,
     embedder: TextEmbedder,
     thresholds: Mapping[str, float],
-    **_: Any,
+    **_: object,
 ) -> str:
     """Offline Fig. 22 reply: ``relation_rule`` in the prompt's output format."""
     cos = _cosine(embedder, split_subject(sentence1)[1], split_subject(sentence2)[1])
@@ -172,7 +171,7 @@ def extractive_relation(
     return f"- Explanation: {why}\n- Relation: {label}"
 
 
-def linking_task(embedder: TextEmbedder, thresholds: Mapping[str, float]) -> PromptTask:
+def linking_task(embedder: TextEmbedder, thresholds: Mapping[str, float]) -> PromptTask[str]:
     """Return the Fig. 22 relation task (fallback None: an unparseable reply adds no edge)."""
     offline = partial(extractive_relation, embedder=embedder, thresholds=dict(thresholds))
     return PromptTask(

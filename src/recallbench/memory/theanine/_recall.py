@@ -19,7 +19,7 @@ from recallbench.embed.base import TextEmbedder
 from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import PromptTask
 from recallbench.memory._base import query_text, render_history
-from recallbench.memory._retrieval import top_k
+from recallbench.memory.blocks.retrieval import top_k
 from recallbench.memory.theanine._graph import MemoryGraph
 from recallbench.memory.theanine._refinement import render_timeline
 from recallbench.records import MemoryItem, Query
@@ -47,7 +47,7 @@ class TimelineRetriever:
 
     llm: LLMClient
     embedder: TextEmbedder
-    refinement_task: PromptTask
+    refinement_task: PromptTask[str | None]
     k: int = 3
     n: int = 1
     context_turns: int = 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from functools import partial
-from typing import Any
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.llm.shapes import Pattern
@@ -72,7 +71,7 @@ def extractive_refinement(
     query: str,
     embedder: TextEmbedder,
     max_events: int,
-    **_: Any,
+    **_: object,
 ) -> str:
     """Offline Fig. 23 reply: the timeline in order, trimmed to the retrieved memory ``anchor``
     plus the events most similar to ``query`` (``max_events`` in all), with connectives."""
@@ -113,7 +112,7 @@ def timeline_units(text: str) -> list[str]:
     return units
 
 
-def refinement_task(embedder: TextEmbedder, max_events: int) -> PromptTask:
+def refinement_task(embedder: TextEmbedder, max_events: int) -> PromptTask[str | None]:
     """Return the Fig. 23 refinement task (stage ``answer``; fallback: the raw timeline)."""
     offline = partial(extractive_refinement, embedder=embedder, max_events=max_events)
     return PromptTask(

@@ -73,8 +73,8 @@ from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory._base import render_history
-from recallbench.memory._prompts import PromptStyle
-from recallbench.memory._retrieval import top_k
+from recallbench.memory.blocks.prompts import PromptStyle
+from recallbench.memory.blocks.retrieval import top_k
 from recallbench.memory.session_summaries import SessionSummaries
 from recallbench.memory.theanine._graph import MemoryGraph
 from recallbench.memory.theanine._linking import (

@@ -96,7 +96,7 @@ def offline_extraction(speaker: str, utterance: str) -> str:
     return json.dumps(rows)
 
 
-EXTRACT_TASK = PromptTask(
+EXTRACT_TASK: PromptTask[list[Candidate]] = PromptTask(
     name="timerag.extract",
     template=EXTRACT_PROMPT,
     parse=parse_extraction,

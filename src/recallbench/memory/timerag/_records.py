@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 from recallbench.records import MemoryItem
 
@@ -33,7 +34,7 @@ class MemoryRecord:
     speaker: str
     session_index: int
     status: str = ACTIVE
-    provenance: tuple[dict, ...] = field(default_factory=tuple)
+    provenance: tuple[dict[str, Any], ...] = field(default_factory=tuple)
 
     def key(self) -> tuple[str, str]:
         """Records of one speaker and slot compete (conflict detection, overwrite)."""

@@ -13,7 +13,7 @@ from recallbench.errors import ConfigError
 from recallbench.llm.protocol import LLMClient
 from recallbench.llm.types import Message
 from recallbench.memory._base import MemoryMethod, query_text
-from recallbench.memory._prompts import TIMERAG_SYSTEM, TIMERAG_USER, response_messages
+from recallbench.memory.blocks.prompts import TIMERAG_SYSTEM, TIMERAG_USER, response_messages
 from recallbench.memory.timerag._extractor import EXTRACT_TASK
 from recallbench.memory.timerag._profile import profile_candidates
 from recallbench.memory.timerag._records import MemoryRecord
@@ -22,7 +22,7 @@ from recallbench.memory.timerag._writer import Candidate, candidates, deletion_r
 from recallbench.records import Episode, MemoryItem, Query, Recall, Session, Turn
 from recallbench.text import tokenize
 
-# Sec. 3.5, verbatim (defined in memory._prompts, shared with baselines' prompt_style: timerag).
+# Sec. 3.5, verbatim (defined in memory.blocks.prompts, shared with baselines' prompt_style: timerag).
 SYSTEM, USER = TIMERAG_SYSTEM, TIMERAG_USER
 SOURCE = "TimeRAG-Memory sec. 3.5, verbatim"
 SIM_TEXTS = ("value", "record")

@@ -18,7 +18,7 @@ from typing import Any
 
 from recallbench.analysis import RunInfo, select
 from recallbench.metrics.agreement import agreement_report, align_ratings
-from recallbench.protocols.gvd_scores import rescore_run
+from recallbench.protocols.qa_gvd.scores import rescore_run
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 from recallbench.tables.engine import reference_values
 from recallbench.tables.spec import selector

@@ -48,7 +48,7 @@ from recallbench.humaneval import (
     unit_scores,
 )
 from recallbench.metrics.bootstrap import holm
-from recallbench.protocols.gvd_scores import load_run_episodes
+from recallbench.protocols.qa_gvd.scores import load_run_episodes
 from recallbench.records import Episode, Prediction, Session, read_jsonl
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec, load_reference
 from recallbench.tables.spec import selector

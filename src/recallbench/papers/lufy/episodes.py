@@ -51,7 +51,7 @@ def parse_category(reply: str) -> str:
     return next(label for label in LABELS if label.lower() in found)
 
 
-CATEGORY_TASK = PromptTask(
+CATEGORY_TASK: PromptTask[str | None] = PromptTask(
     name="lufy.utterance_category",
     template=CATEGORY_PROMPT,
     parse=parse_category,

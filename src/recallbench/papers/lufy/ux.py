@@ -229,9 +229,10 @@ def sentiment_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
 
 def rating_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     """Builder of Table 8: the Fig. 6 rating of every session script by the command's judge."""
+    from recallbench.judges.llm import LLMJudge
+
     judge = ctx.need("make_judge")()
-    llm = getattr(judge, "llm", None)
-    offline = llm is None or getattr(llm.backend, "offline", True)
+    offline = not isinstance(judge, LLMJudge) or judge.llm.backend.offline
     settings = ctx.config.get("judge") or {}
     samples = int(settings.get("rating_samples") or 1)
     temperature = float(settings.get("rating_temperature") or 0.0)
@@ -239,7 +240,7 @@ def rating_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     notes: list[str] = []
     logs = _logs(spec, ctx)
     for label, episodes in logs.items():
-        if offline:
+        if offline or not isinstance(judge, LLMJudge):
             per_row[label] = None
             continue
         per_row[label], failed = rating_values(episodes, judge, samples, temperature)

@@ -12,7 +12,6 @@ folder for the PNGs and ``efficiency.json``, default ``figures/theanine``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from recallbench.analysis.costs import cost_table as cost_rows
 from recallbench.analysis.costs import run_cost
 from recallbench.analysis.pareto import pareto_front, plot_pareto
 from recallbench.io import write_json
+from recallbench.metrics.summary import metric_entry, read_summary
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec, header_for
 from recallbench.tables.engine import reference_values
 from recallbench.tables.spec import selector
@@ -106,11 +106,10 @@ AXES = {
 
 def run_quality(run_dir: str | Path, metric: str, value: str = "session_mean") -> float | None:
     """Return ``summary.json``'s ``metric`` (x100, as the paper prints it) or None if absent."""
-    summary = json.loads((Path(run_dir) / "summary.json").read_text(encoding="utf-8"))
-    entry = summary.get("metrics", {}).get(metric)
+    entry = metric_entry(read_summary(run_dir), metric)
     if entry is None:
         return None
-    return 100.0 * float(entry.get(value, entry["value"]))
+    return 100.0 * float(entry[value] if value in entry else entry["value"])
 
 
 def efficiency_figures(

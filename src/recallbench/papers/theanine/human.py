@@ -37,7 +37,7 @@ from recallbench.humaneval import (
     read_ratings,
 )
 from recallbench.memory import render_history
-from recallbench.protocols.gvd_scores import load_run_episodes, load_stores
+from recallbench.protocols.qa_gvd.scores import load_run_episodes, load_stores
 from recallbench.records import Prediction, read_jsonl
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec, load_reference
 

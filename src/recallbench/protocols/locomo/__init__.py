@@ -1,11 +1,10 @@
 """LoCoMo's QA protocol (``locomo_qa``) and its scoring: answer F1, Mem0's J, recall@k.
 
-    from recallbench.protocols.locomo import LocomoQAProtocol, locomo_f1, recall_at
+from recallbench.protocols.locomo import LocomoQAProtocol, locomo_f1, recall_at
 
 See ``_protocol`` (replay, prompts, options), ``_scoring`` (LoCoMo's F1 rules, recall@k) and
 ``_score`` (the run summary per category with clustered intervals), ``_mem0_scores`` (Mem0's
-B1 and its own F1), ``_tasks`` (the
-authors' prompts as PromptTasks, category-5 options).
+B1 and its own F1), ``_tasks`` (the authors' prompts as PromptTasks, category-5 options).
 """
 
 from recallbench.protocols.locomo._mem0_scores import mem0_b1, mem0_f1

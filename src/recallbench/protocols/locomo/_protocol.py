@@ -36,31 +36,32 @@ Deviations:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any, ClassVar
 
 from recallbench.datasets import needs
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.judges import Judge, JudgeItem
 from recallbench.llm.protocol import LLMClient
-from recallbench.llm.task import PromptTask, TaskResult
-from recallbench.memory import HasAnswerPromptFields, MemoryMethod
-from recallbench.protocols.base import EpisodeResult, EvalProtocol
-from recallbench.protocols.evidence import EvidenceLocator, oracle_recall
+from recallbench.llm.task import PromptTask
+from recallbench.memory import MemoryMethod
+from recallbench.metrics.summary import Summary
+from recallbench.protocols.base import EpisodeResult, EvalProtocol, add_judge_usage, reply_text
+from recallbench.protocols.evidence import EvidenceLocator
 from recallbench.protocols.locomo._score import METRICS, score_locomo
 from recallbench.protocols.locomo._tasks import (
     ADVERSARIAL_TASK,
     ANSWER_TASK,
     CHOICE,
-    NO_MEMORY_TEXT,
     NOT_MENTIONED,
     TEMPORAL_SUFFIX,
     ask_session,
     choice_answer,
     options_for,
 )
+from recallbench.protocols.qa import Probe, ask_fields
 from recallbench.protocols.response import prompt_hash
-from recallbench.records import Episode, MemoryItem, Prediction, QAItem, Query, Recall, Score
+from recallbench.records import Episode, MemoryItem, Prediction, QAItem, Score
 
 
 class LocomoQAProtocol(EvalProtocol):
@@ -120,7 +121,7 @@ class LocomoQAProtocol(EvalProtocol):
             if asked:
                 now = session.start + self.session_length if session.start else None
                 result.predictions.extend(
-                    self._ask(episode, session.index, now, asked, method, llm)
+                    self._ask(Probe(episode, session.index, now, asked), method, llm)
                 )
             after = list(method.snapshot())
             if self.check_unperturbed and after != before:
@@ -131,38 +132,12 @@ class LocomoQAProtocol(EvalProtocol):
             result.snapshots.append((session.index, after))
         return result
 
-    def _recall(self, episode: Episode, qa: QAItem, query: Query, method: MemoryMethod) -> Recall:
-        if not self.oracle_context:
-            return method.recall(query)
-        return oracle_recall(episode, self.locator.locate(episode, qa, query.speaker), query.now)
-
-    def _ask(
-        self,
-        episode: Episode,
-        index: int,
-        now: datetime | None,
-        asked: list[QAItem],
-        method: MemoryMethod,
-        llm: LLMClient,
-    ) -> list[Prediction]:
-        speaker = episode.speakers[0]
-        queries = [Query(episode.episode_id, index, (), speaker, now, qa.question) for qa in asked]
-        if not self.oracle_context:
-            method.prefetch(queries)
+    def _ask(self, probe: Probe, method: MemoryMethod, llm: LLMClient) -> list[Prediction]:
+        locator = self.locator if self.oracle_context else None
+        asker = probe.episode.speakers[0]
+        got = ask_fields(probe, asker, method, locator, method_fields=not self.oracle_context)
         rows: list[dict[str, Any]] = []
-        for qa, query in zip(asked, queries, strict=True):
-            recall = self._recall(episode, qa, query, method)
-            extra = (
-                method.answer_prompt_fields(query, recall)
-                if isinstance(method, HasAnswerPromptFields) and not self.oracle_context
-                else {"memory": recall.text}
-            )
-            fields = {
-                **extra,
-                "memory": extra.get("memory") or NO_MEMORY_TEXT,
-                "items": [item.text for item in recall.items],
-                "names": list(episode.speakers),
-            }
+        for qa, (_, recall, _, fields) in zip(probe.asked, got, strict=True):
             row: dict[str, Any] = {"qa": qa, "recall": recall, "fields": fields}
             if qa.meta.get("category") == 5:
                 row["options"] = options_for(qa)
@@ -179,11 +154,11 @@ class LocomoQAProtocol(EvalProtocol):
             results = llm.run_many(self.tasks[key], [r["fields"] for r in group], progress=False)
             for r, res in zip(group, results, strict=True):
                 r["result"], r["messages"] = res, self.tasks[key].render(**r["fields"])
-        return self._judged(episode, index, rows)
+        return self._judged(probe.episode, probe.session_index, rows)
 
     def _judged(self, episode: Episode, index: int, rows: list[dict[str, Any]]) -> list[Prediction]:
         for r in rows:
-            reply = _text(r["result"]).strip()
+            reply = reply_text(r["result"]).strip()
             r["output"] = choice_answer(reply, r["options"]) if "options" in r else reply
         judged = [r for r in rows if "options" not in r]
         verdicts = self.judge.judge_many(
@@ -195,21 +170,15 @@ class LocomoQAProtocol(EvalProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], dict[str, Any]]:
+    ) -> tuple[list[Score], Summary]:
         """Per-answer scores and the summary (``score_locomo``), with the judge described."""
         for name in metric_names:
             if name not in METRICS:
                 raise did_you_mean("locomo_qa metric", name, METRICS)
         scores, summary = score_locomo(predictions)
         summary["judge"] = {**self.judge.describe(), **summary.get("judge", {})}
-        judge_llm = getattr(self.judge, "llm", None)
-        if judge_llm is not None and judge_llm is not self._run_llm:
-            summary["judge_usage"] = judge_llm.usage.to_dict()
+        add_judge_usage(summary, self.judge, self._run_llm)
         return scores, summary
-
-
-def _text(result: TaskResult) -> str:
-    return result.value if isinstance(result.value, str) else result.raw
 
 
 def _memory_state(episode: Episode, index: int, items: list[MemoryItem]) -> Prediction:
@@ -235,7 +204,7 @@ def _prediction(episode: Episode, index: int, row: dict[str, Any]) -> Prediction
         "evidence": list(qa.evidence),
         "recalled_sources": [list(item.source_ids) for item in recall.items],
         "n_recalled": len(recall.items),
-        "raw_reply": _text(res),
+        "raw_reply": reply_text(res),
         "subsets": [qa.kind] + (["answerable"] if category != 5 else []),
     }
     if "verdict" in row:

@@ -23,6 +23,7 @@ from typing import Any
 from recallbench.judges import CORRECT
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE
 from recallbench.metrics.bootstrap import clustered_entry
+from recallbench.metrics.summary import Summary
 from recallbench.protocols.locomo._mem0_scores import mem0_b1, mem0_f1
 from recallbench.protocols.locomo._scoring import locomo_f1, recall_at
 from recallbench.records import Prediction, Score
@@ -58,7 +59,7 @@ def _entry(rows: list[tuple[Row, list[str]]]) -> dict[str, Any]:
     return entry
 
 
-def score_locomo(predictions: Sequence[Prediction]) -> tuple[list[Score], dict[str, Any]]:
+def score_locomo(predictions: Sequence[Prediction]) -> tuple[list[Score], Summary]:
     """Return per-answer scores and the run summary of a ``locomo_qa`` run."""
     answers = [p for p in predictions if p.kind == "answer"]
     scored = [p for p in answers if not (p.failure or "").startswith(CALL_FAILURE)]
@@ -70,7 +71,7 @@ def score_locomo(predictions: Sequence[Prediction]) -> tuple[list[Score], dict[s
             scores.append(Score(p.pred_id, name, value))
             rows[name].append(((p.episode_id, p.session_index, [value, 1.0]), subsets))
     verdicts = [p.meta["judge"] for p in answers if p.meta.get("judge") is not None]
-    summary: dict[str, Any] = {
+    summary: Summary = {
         "metrics": {name: _entry(r) for name, r in rows.items()},
         "failed_calls_not_scored": len(answers) - len(scored),
         "answer_failures": sum(1 for p in answers if p.failure),

@@ -34,7 +34,6 @@ SOURCE = (
     "LoCoMo: copied unchanged from the authors' code, snap-research/locomo "
     "task_eval/evaluate_gpts.py (RAG mode: context, blank line, QA prompt)"
 )
-NO_MEMORY_TEXT = "(nothing recalled)"
 
 
 def _offline_answer(question: str, items: Sequence[str] = (), **fields: Any) -> str:
@@ -53,7 +52,7 @@ def _offline_choice(question: str, items: Sequence[str] = (), **fields: Any) -> 
     )
 
 
-ANSWER_TASK = PromptTask(
+ANSWER_TASK: PromptTask[str] = PromptTask(
     name="locomo.answer",
     template="{memory}\n\n" + QA_PROMPT,
     offline=_offline_answer,
@@ -63,7 +62,7 @@ ANSWER_TASK = PromptTask(
     temperature=0.0,
     source=SOURCE,
 )
-ADVERSARIAL_TASK = PromptTask(
+ADVERSARIAL_TASK: PromptTask[str] = PromptTask(
     name="locomo.answer_adversarial",
     template="{memory}\n\n" + QA_PROMPT_CAT_5,
     offline=_offline_choice,

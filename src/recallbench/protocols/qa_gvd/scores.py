@@ -1,0 +1,256 @@
+"""Scores of protocol ``qa_gvd``: CAIM Table 3 (four metrics) and Table 4 (LTM storage).
+
+Per answer prediction, ``meta["caim"]["scores"]`` holds the four CAIM metrics (0 / 0.5 / 1 or
+None = unavailable / not applicable, see ``recallbench.judges.caim``). A metric's ``value`` is
+the mean over the questions where it is available (``n``), with an episode-clustered bootstrap
+95% CI (``metrics.bootstrap``: questions nest in the 15 users), ``n_unavailable`` and
+``per_session``; the paper reports these means as percentages. Table 4: ``ltm_entries`` and
+``ltm_words`` are the store's entries and whitespace words after the last session, summed over
+episodes (the paper: "across the 15 users"), ``words_per_entry`` their ratio.
+
+``rescore_run(run_dir, judge)`` scores a finished run's answers with another (built) CAIM judge
+(the recalled items are in the predictions, the store in ``memory/<episode>.jsonl``, the key
+from the run's dataset config): the raters of the agreement study (Table 2).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from recallbench.io import safe_name
+from recallbench.judges.caim import CAIM_METRICS, CaimItem, CaimJudge, CaimVerdict
+from recallbench.metrics.bootstrap import Additive, ci_fields
+from recallbench.records import Episode, MemoryItem, Prediction, QAItem, Score, read_jsonl
+
+RATIO = {"fn": "ratio"}
+STORAGE_METRICS = ("ltm_entries", "ltm_words", "words_per_entry")
+GVD_METRICS = (*CAIM_METRICS, *STORAGE_METRICS)
+UNANSWERABLE_REFERENCE = "The conversations do not contain the answer (unanswerable question)."
+
+
+def reference_text(episode: Episode | None, qa: QAItem) -> str:
+    """Return what an LLM judge reads as the reference: the key, else the user's history."""
+    turns = {t.turn_id: (s, t) for s in (episode.sessions if episode else ()) for t in s.turns}
+    if qa.meta.get("answerable") is False:
+        return UNANSWERABLE_REFERENCE
+    if qa.answers:
+        lines = [f"Answer key: {' / '.join(qa.answers)}"]
+        for tid in qa.evidence:
+            if tid in turns:
+                s, t = turns[tid]
+                day = s.start.date().isoformat() if s.start else f"session {s.index}"
+                lines.append(f"Evidence [{day}] {t.speaker}: {t.text}")
+        return "\n".join(lines)
+    history = [
+        f"[{s.start.date().isoformat() if s.start else s.index}] {t.speaker}: {t.text}"
+        for s, t in turns.values()
+    ]
+    return "No answer key. The conversation history:\n" + "\n".join(history)
+
+
+def caim_item(
+    episode: Episode | None,
+    qa: QAItem,
+    response: str,
+    recalled: Sequence[MemoryItem],
+    store: Sequence[MemoryItem],
+) -> CaimItem:
+    """Build the judge's view of one answered question."""
+    answerable = qa.meta.get("answerable")
+    return CaimItem(
+        question=qa.question,
+        response=response,
+        answers=tuple(qa.answers),
+        keywords=tuple(qa.meta.get("keywords") or ()),
+        answerable=answerable if isinstance(answerable, bool) else None,
+        evidence=tuple(qa.evidence),
+        reference=reference_text(episode, qa),
+        recalled=tuple(recalled),
+        store=tuple(store),
+    )
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def _metric_entry(rows: list[tuple[str, int, float | None]]) -> dict[str, Any]:
+    """Entry of one CAIM metric from (episode, session, score or None) rows."""
+    scored = [(e, s, v) for e, s, v in rows if v is not None]
+    values = [v for _, _, v in scored]
+    by_session: dict[int, list[tuple[str, float]]] = defaultdict(list)
+    for e, s, v in scored:
+        by_session[s].append((e, v))
+    per_session = {}
+    for s, pairs in sorted(by_session.items()):
+        per_session[str(s)] = {"value": _mean([v for _, v in pairs]), "n": len(pairs)}
+        per_session[str(s)].update(ci_fields(_mean_stat(pairs), full=False))
+    entry: dict[str, Any] = {
+        "value": _mean(values),
+        "n": len(values),
+        "n_unavailable": len(rows) - len(values),
+        "per_session": per_session,
+    }
+    entry.update(ci_fields(_mean_stat([(e, v) for e, _, v in scored])))
+    if not values:
+        entry["note"] = "unavailable with this judge (e.g. coherence offline)"
+    return entry
+
+
+def _mean_stat(pairs: Sequence[tuple[str, float]]) -> Additive | None:
+    """The mean of (episode, value) pairs as a function of the episodes (None: no pairs)."""
+    if not pairs:
+        return None
+    return Additive.from_items([e for e, _ in pairs], [[v, 1.0] for _, v in pairs], RATIO)
+
+
+def storage_stats(states: Sequence[Prediction]) -> dict[str, dict[str, Any]]:
+    """Table 4: entries and words of each episode's store after its last session, summed."""
+    last: dict[str, Prediction] = {}
+    for p in states:
+        if p.kind == "memory" and (
+            p.episode_id not in last or p.session_index > last[p.episode_id].session_index
+        ):
+            last[p.episode_id] = p
+    if not last:
+        return {}
+    ids = list(last)
+    rows = [
+        [float(last[e].meta.get("n_items", 0)), float(last[e].meta.get("n_words", 0))] for e in ids
+    ]
+    entries, words = (int(sum(r[k] for r in rows)) for k in (0, 1))
+    n = len(last)
+    note = "sum over episodes of the store after the last session"
+    total = {"fn": "total"}
+    return {
+        "ltm_entries": {
+            "value": entries,
+            "n": n,
+            "per_episode_mean": entries / n,
+            "aggregation": note,
+            **ci_fields(Additive.from_items(ids, [[r[0]] for r in rows], total)),
+        },
+        "ltm_words": {
+            "value": words,
+            "n": n,
+            "per_episode_mean": words / n,
+            "aggregation": note,
+            **ci_fields(Additive.from_items(ids, [[r[1]] for r in rows], total)),
+        },
+        "words_per_entry": {
+            "value": words / entries if entries else 0.0,
+            "n": n,
+            **ci_fields(Additive.from_items(ids, [[r[1], r[0]] for r in rows], RATIO)),
+        },
+    }
+
+
+def score_caim(predictions: Sequence[Prediction]) -> tuple[list[Score], dict[str, dict[str, Any]]]:
+    """Return per-answer CAIM scores and the summary entries of the four metrics and Table 4."""
+    answers = [p for p in predictions if p.kind == "answer" and "caim" in p.meta]
+    verdicts = {p.pred_id: CaimVerdict.from_dict(p.meta["caim"]) for p in answers}
+    scores, metrics = verdict_scores(answers, verdicts)
+    metrics.update(storage_stats(predictions))
+    return scores, metrics
+
+
+def verdict_scores(
+    answers: Sequence[Prediction], verdicts: Mapping[str, CaimVerdict]
+) -> tuple[list[Score], dict[str, dict[str, Any]]]:
+    """Aggregate CAIM verdicts (keyed by pred_id) of ``answers`` into scores and metric entries."""
+    scores, metrics = [], {}
+    for metric in CAIM_METRICS:
+        rows = [
+            (p.episode_id, p.session_index, verdicts[p.pred_id].scores.get(metric)) for p in answers
+        ]
+        scores += [
+            Score(p.pred_id, metric, v)
+            for p, (_, _, v) in zip(answers, rows, strict=True)
+            if v is not None
+        ]
+        metrics[metric] = _metric_entry(rows)
+    failures = sum(len(v.failures) for v in verdicts.values())
+    for metric in CAIM_METRICS:
+        metrics[metric]["judge_failures"] = sum(
+            metric in verdicts[p.pred_id].failures for p in answers
+        )
+    if answers:
+        metrics["retrieval_accuracy"]["all_judge_failures"] = failures
+    return scores, metrics
+
+
+def _memory_item(d: Mapping[str, Any]) -> MemoryItem:
+    created = d.get("created")
+    return MemoryItem(
+        str(d["item_id"]),
+        str(d["text"]),
+        str(d.get("kind", "")),
+        datetime.fromisoformat(created) if isinstance(created, str) else None,
+        tuple(d.get("source_ids") or ()),
+    )
+
+
+def load_stores(run_dir: Path) -> dict[tuple[str, int], tuple[MemoryItem, ...]]:
+    """Read ``memory/*.jsonl`` of a run: (episode_id, after_session) -> the store then."""
+    stores = {}
+    for path in sorted((run_dir / "memory").glob("*.jsonl")):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            row = json.loads(line)
+            if not isinstance(row.get("items"), list) or "after_session" not in row:
+                raise ValueError(f"{path} line {n}: expected after_session and an items list")
+            items = tuple(MemoryItem.from_dict(i) for i in row["items"])
+            stores[(path.stem, int(row["after_session"]))] = items
+    return stores
+
+
+def load_run_episodes(run_dir: Path) -> dict[str, Episode]:
+    """Reload the episodes a run saw from its ``config.yaml`` dataset block."""
+    import yaml
+
+    from recallbench.datasets import load
+
+    cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
+    ds = cfg.get("dataset") or {}
+    if "name" not in ds or "data_dir" not in ds:
+        raise ValueError(
+            f"{run_dir}/config.yaml: dataset block needs name and data_dir, got {sorted(ds)}"
+        )
+    episodes = load(ds["name"], ds["data_dir"], **(ds.get("options") or {}))
+    return {e.episode_id: e for e in episodes}
+
+
+def rescore_run(
+    run_dir: str | Path, judge: CaimJudge
+) -> tuple[list[Prediction], dict[str, CaimVerdict]]:
+    """Score the answers of a finished ``qa_gvd`` run with ``judge`` (a built CAIM judge)."""
+    run_dir = Path(run_dir)
+    preds = read_jsonl(run_dir / "predictions.jsonl", Prediction)
+    answers = [p for p in preds if p.kind == "answer"]
+    missing = [p.pred_id for p in answers if "recalled_items" not in p.meta]
+    if missing:
+        raise ValueError(
+            f"{run_dir}/predictions.jsonl: {len(missing)} answers lack meta.recalled_items "
+            f"(first: {missing[0]}); rescoring needs a run of protocol qa_gvd"
+        )
+    episodes = load_run_episodes(run_dir)
+    stores = load_stores(run_dir)
+    items = []
+    for p in answers:
+        episode = episodes.get(p.episode_id)
+        qa = next((q for q in (episode.qa if episode else ()) if q.qa_id == p.meta["qa_id"]), None)
+        if qa is None:
+            raise ValueError(f"{run_dir}: question {p.meta['qa_id']} not in the run's dataset")
+        store = stores.get((safe_name(p.episode_id), p.session_index))
+        if store is None:
+            raise ValueError(
+                f"{run_dir}/memory: no store of {p.episode_id} after session {p.session_index}"
+            )
+        recalled = [_memory_item(d) for d in p.meta["recalled_items"]]
+        items.append(caim_item(episode, qa, p.output, recalled, store))
+    verdicts = judge.judge_many(items)
+    return answers, {p.pred_id: v for p, v in zip(answers, verdicts, strict=True)}
