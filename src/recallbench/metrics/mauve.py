@@ -158,6 +158,7 @@ class MauveMetric(Metric):
         self.seeds = seeds
         self._embedder = embedder
         self._injected = embedder is not None  # an object's features: not cacheable by name
+        self._features_path: str | None = None
         self.featurizer = featurizer
         self.num_buckets = num_buckets
         self.seed = seed
@@ -165,11 +166,16 @@ class MauveMetric(Metric):
 
     @property
     def embedder(self) -> Embedder:
-        """The feature extractor (MiniLM, loaded on first use, unless one was injected)."""
-        if self._embedder is None:
+        """The feature extractor (MiniLM, loaded on first use, unless one was injected); the
+        default one keeps its vectors in the embedding cache a run set (``metrics.cache``), so
+        texts seen by the run's MiniLM embedder or another run's MAUVE are not embedded again."""
+        from recallbench.metrics.cache import feature_cache_path
+
+        path = feature_cache_path()
+        if self._embedder is None or (not self._injected and path != self._features_path):
             from recallbench.embed.minilm import MiniLMEmbedder
 
-            self._embedder = MiniLMEmbedder()
+            self._embedder, self._features_path = MiniLMEmbedder(cache_path=path), path
         return self._embedder
 
     def compute(self, predictions: Sequence[str], references: Sequence[Reference]) -> MetricResult:
