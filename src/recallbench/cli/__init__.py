@@ -173,7 +173,8 @@ def run(
             else Meter(budget, sweep=ledger)
         )
         use_score_cache(Path(paths.cache_dir) / "lm_scores.sqlite")  # LUFY's P, PPL metrics
-        use_metric_cache(Path(paths.cache_dir) / "metric_results.sqlite")  # MAUVE, BERTScore
+        cache_dir = Path(paths.cache_dir)  # MAUVE, BERTScore, PPL results; MAUVE's features
+        use_metric_cache(cache_dir / "metric_results.sqlite", cache_dir / "embeddings.sqlite")
         llm = build_generator(cfg.generator, Path(paths.cache_dir) / "llm.sqlite", meter=meter)
         embedder = build_embedder(cfg.embedder, paths.cache_dir)
         protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, paths.cache_dir)

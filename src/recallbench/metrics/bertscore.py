@@ -7,6 +7,16 @@ NOT comparable to THEANINE's BertScore (86.28 on MSC, printed x100). THEANINE na
 its values are in the range of unrescaled ``roberta-large`` layer 17, bert-score's English
 default: ``BERTScoreMetric("roberta-large", 17)`` (registry name ``bertscore_roberta_large``)
 for users with Hub access.
+
+A pair's F1 depends on the pair alone (no IDF), so a metric object scores a pair once: a run's
+summary scores every pair, then again per session and per subset, and those repeats are looked
+up (they were half of a THEANINE job's encoder passes).
+
+Deviations:
+- A looked-up pair was scored in another batch than a fresh computation of the subset would
+  use; padding to another length changes float32 sums, so a subset's F1 can differ from its
+  separate computation by float noise (~1e-7 relative, within the golden tolerance
+  4 sqrt(384) eps32). A new ``BERTScoreMetric`` object computes without the memo.
 """
 
 from __future__ import annotations
