@@ -281,6 +281,14 @@ def light_stem(word: str) -> str:
     return w
 
 
+@lru_cache(maxsize=100_000)
+def content_stems(text: str) -> frozenset[str]:
+    """The light stems of ``text``'s content words (``answer_words``, stopwords dropped),
+    remembered per text: an offline reader compares every recalled item with each question
+    (Full history on LoCoMo: ~400 items x ~200 questions per conversation)."""
+    return frozenset(light_stem(w) for w in answer_content(answer_words(text)))
+
+
 _SUFFIXES = ("ing", "ies", "ed", "es", "s")
 
 
