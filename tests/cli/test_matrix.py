@@ -86,7 +86,8 @@ def test_a_partial_plan_keeps_the_other_cells(plan):
     assert both["cells"]["ops"] == plan["cells"]["ops"]
 
 
-def test_a_small_matrix_on_fixtures(tmp_path, capsys):
+def test_a_small_matrix_on_fixtures(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("RECALLBENCH_STAMP", "20260101-000000")  # one matrix command's stamp
     argv = [
         "--settings",
         "msc_theanine",
@@ -120,6 +121,17 @@ def test_a_small_matrix_on_fixtures(tmp_path, capsys):
     reused = again["cells"]["msc_theanine"]["naive_rag"]
     assert reused["reused"] is True and reused["run"] == cell["run"]
     assert again["cells"]["msc_theanine"]["no_memory"]["status"] == "finished"  # kept
+    # the same config hash made by other code (or on other data) is not the same run: the
+    # cell's identity is run()'s (config hash, code sha and diff hash, packages, data sha256)
+    info_path = Path(cell["run"]) / "run.json"
+    info = json.loads(info_path.read_text())
+    info_path.write_text(json.dumps({**info, "git_diff_sha256": "another-working-tree"}))
+    monkeypatch.setenv("RECALLBENCH_STAMP", "20260101-000001")  # a later command
+    matrix_main(["--methods", "naive_rag", *argv[2:]])
+    third = json.loads((tmp_path / "runs" / "matrix" / "plan.json").read_text())
+    rerun = third["cells"]["msc_theanine"]["naive_rag"]
+    assert rerun["status"] == "finished" and "reused" not in rerun
+    assert rerun["run"] != cell["run"]
 
 
 @pytest.mark.parametrize("flag", [["--episodes", "3"], ["episodes=3"]])

@@ -152,6 +152,28 @@ def test_full_history_truncates_from_the_front(llm, embedder):
     assert episode.sessions[3].turns[1].text in prompt  # the current session is never cut
 
 
+def test_full_history_tokenizes_a_history_once_for_all_its_questions(llm, embedder, monkeypatch):
+    """LoCoMo asks ~200 questions after the same sessions: the rendered history (16k tokens
+    there) is counted once per history and first kept turn, not once or more per question."""
+    episode = _long_episode()
+    method = FullHistory(llm, embedder, context_length=100_000)
+    method.reset(episode)
+    for s in episode.sessions[:2]:
+        method.observe(s)
+    counted: list[str] = []
+    count = llm.count_tokens
+    monkeypatch.setattr(llm, "count_tokens", lambda text: counted.append(text) or count(text))
+    questions = [f"What did we say about topic {k}?" for k in range(20)]
+    recalls = [method.recall(Query("L", 3, (), "A", None, q)) for q in questions]
+    history = recalls[0].text
+    assert history and sum(text == history for text in counted) == 1
+    assert {r.info["history_tokens"] for r in recalls} == {count(history)}  # exact, as before
+    method.observe(episode.sessions[2])  # another history: counted anew, still exactly
+    again = method.recall(Query("L", 4, (), "A", None, questions[0]))
+    assert again.text != history and again.info["history_tokens"] == count(again.text)
+    assert sum(text == again.text for text in counted) == 1
+
+
 def test_full_history_without_room_keeps_nothing(llm, embedder):
     episode = _long_episode(2)
     method = FullHistory(llm, embedder, context_length=10)

@@ -102,6 +102,58 @@ def test_settings_inputs_and_package_versions_decide_the_key(cache, tmp_path):
     assert identity(MauveMetric(seed=3)) != identity(MauveMetric(seed=4))
 
 
+PLUGIN = """
+from recallbench.metrics.base import Metric, MetricResult, check_inputs
+from recallbench.metrics.mauve import auto_buckets
+
+CALLS = []
+
+
+class Chars(Metric):
+    name = "chars"
+    cache_results = True
+
+    def compute(self, predictions, references):
+        CALLS.append(len(predictions))
+        preds, _ = check_inputs(self.name, predictions, references)
+        return MetricResult(float(sum(len(p) for p in preds) * SCALE), None, {})
+
+
+SCALE = 1
+"""
+
+
+def test_an_edited_metric_source_misses_the_cache(cache, tmp_path, monkeypatch):
+    import importlib
+    import os
+
+    from recallbench.metrics.cache import code_modules
+
+    package = tmp_path / "plugin_chars_metric"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    source = package / "chars.py"
+    source.write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("plugin_chars_metric.chars")
+    metric = module.Chars()
+    # its own module, its base class's and those it imports names from (recallbench.metrics.mauve)
+    assert {"plugin_chars_metric.chars", "recallbench.metrics.base"} <= set(code_modules(metric))
+    assert "recallbench.metrics.mauve" in code_modules(metric)
+    assert "numpy" not in code_modules(MauveMetric())  # third-party code: keyed by version
+    assert "recallbench.embed.minilm" in code_modules(MauveMetric())  # cache_modules
+    assert cached_compute(metric, ["ab"], ["c"]).value == 2.0
+    assert cached_compute(module.Chars(), ["ab"], ["c"]).value == 2.0
+    assert module.CALLS == [1]  # the second was looked up
+    # the metric's code changes (SCALE 1 -> 10): the same inputs are computed by the new code
+    source.write_text(PLUGIN.replace("SCALE = 1", "SCALE = 10"))
+    os.utime(source, ns=(source.stat().st_atime_ns, source.stat().st_mtime_ns + 10**9))
+    module = importlib.reload(module)
+    assert cached_compute(module.Chars(), ["ab"], ["c"]).value == 20.0
+    assert module.CALLS == [1]  # reloaded: its list is new, and holds this computation
+    assert len(cache) == 2
+
+
 def test_a_metric_built_on_an_object_is_not_cached(cache):
     from recallbench.embed.hashing import HashingEmbedder
 

@@ -33,6 +33,26 @@ def test_bertscore_identical_vs_different():
     assert result.meta["rescaled"] is False
 
 
+def test_bertscore_scores_a_pair_once_per_metric_and_as_alone(monkeypatch):
+    import bert_score
+
+    pairs = [("I walked the dog.", "We walked our dog."), ("Tea is hot.", "The invoice was paid.")]
+    metric = BERTScoreMetric()
+    whole = metric.compute([p for p, _ in pairs], [r for _, r in pairs])
+    encoded: list[int] = []
+    score = bert_score.BERTScorer.score
+
+    def counted(self, cands, refs, *args, **kwargs):
+        encoded.append(len(cands))
+        return score(self, cands, refs, *args, **kwargs)
+
+    monkeypatch.setattr(bert_score.BERTScorer, "score", counted)
+    part = metric.compute([pairs[1][0]], [pairs[1][1]])  # a session's subset: looked up
+    assert encoded == [] and part.items == whole.items[1:]
+    alone = BERTScoreMetric().compute([pairs[1][0]], [pairs[1][1]])  # computed by itself
+    assert encoded == [1] and alone.items[0] == pytest.approx(whole.items[1], abs=1e-5)
+
+
 def test_bertscore_refuses_rescaling_a_local_model():
     with pytest.raises(ConfigError, match="does nothing for local model paths"):
         BERTScoreMetric(rescale_with_baseline=True)

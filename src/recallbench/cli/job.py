@@ -90,7 +90,8 @@ def build_runner(
 
     cache = Path(cfg.paths.cache_dir)
     use_score_cache(cache / "lm_scores.sqlite")  # LUFY's P, PPL metrics
-    use_metric_cache(cache / "metric_results.sqlite")  # MAUVE, BERTScore
+    # MAUVE, BERTScore, PPL results; MAUVE's features go through the embedding cache
+    use_metric_cache(cache / "metric_results.sqlite", cache / "embeddings.sqlite")
     llm = build_generator(cfg.generator, cache / "llm.sqlite", meter=meter)
     embedder = build_embedder(cfg.embedder, cfg.paths.cache_dir)
     protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, cfg.paths.cache_dir)

@@ -33,6 +33,7 @@ from recallbench.cli.build import (
     build_generator,
     build_memory_factory,
     build_protocol,
+    plain,
 )
 from recallbench.cli.checks import check_config
 from recallbench.cli.config import compose_job, select_episodes, user_errors
@@ -154,29 +155,16 @@ def plan_matrix(
     return plan, episodes
 
 
-def finished_run(results_dir: str | Path, tag: str, job: str, digest: str) -> Path | None:
-    """The newest usable run of ``job`` under ``tag`` made with the same config (its hash)."""
-    from recallbench.run.record import USABLE
+def finished_run(
+    cfg: Any, job: str, choices: dict[str, str], overrides: list[str], episodes: list
+) -> Path | None:
+    """The finished run the cell's job reuses, by the identity ``run`` checks
+    (``run.resume.run_identity``: config hash, code sha and dirty hash, packages, the sampled
+    episodes' sha256), said on stderr as ``run`` says it; None: the cell runs."""
+    from recallbench.cli.reuse import reused_run
 
-    for folder in sorted(Path(results_dir, "runs", tag).glob(f"*/{job}"), reverse=True):
-        info = folder / "run.json"
-        record = json.loads(info.read_text(encoding="utf-8")) if info.is_file() else {}
-        if record.get("status") in USABLE and record.get("config_hash") == digest:
-            return folder
-    return None
-
-
-def _digest(cfg: Any, job: str, choices: dict[str, str], overrides: list[str]) -> str:
-    """The config hash ``run`` records for this job (``run.record.config_hash``)."""
-    from omegaconf import OmegaConf
-
-    from recallbench.run.record import config_hash
-
-    resolved = OmegaConf.to_container(cfg, resolve=True)
-    if not isinstance(resolved, dict):
-        raise ConfigError(f"job {job}: the composed config is not a mapping")
-    config = {str(k): v for k, v in resolved.items()}
-    return config_hash({**config, "job": job, "choices": choices, "overrides": overrides})
+    config = {**plain(cfg), "job": job, "choices": dict(choices), "overrides": list(overrides)}
+    return reused_run(cfg, job, config, episodes, False)
 
 
 def _run_cell(
@@ -192,10 +180,7 @@ def _run_cell(
     started, cpu = time.monotonic(), time.process_time()
     try:
         cfg, choices = compose_job(overrides)
-        digest = _digest(cfg, cell["job"], choices, overrides)
-        done = (
-            None if rerun else finished_run(cfg.paths.results_dir, plan["tag"], cell["job"], digest)
-        )
+        done = None if rerun else finished_run(cfg, cell["job"], choices, overrides, episodes)
         if done is not None:  # the same cell finished before: make matrix resumes
             cell.update(status="finished", run=str(done), reused=True)
             return
@@ -220,8 +205,8 @@ def run_matrix(
     rerun: bool = False,
 ) -> None:
     """Run every planned cell, method by method (the reference first) over every setting, so
-    an interrupted matrix has whole rows; a cell that finished before with the same config is
-    reused unless ``rerun``. Each outcome (and its seconds) goes to the plan file."""
+    an interrupted matrix has whole rows; a cell that finished before with the same config, code,
+    packages and data is reused unless ``rerun``. Each outcome (and its seconds) goes to the plan file."""
     for m in methods:
         for setting in settings:
             cell = plan["cells"][setting.key][m.memory]

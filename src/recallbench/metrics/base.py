@@ -71,11 +71,15 @@ class Metric(ABC):
     bootstrap_resamples: int | None = None  # a cheaper number of resamples (expensive metrics)
     bootstrap_serializable: bool = True  # per-episode statistics small enough for summary.json
     uses_contexts: bool = False  # ``compute`` takes ``contexts=`` (the stored prompt per item)
-    # Expensive metrics keep their results in ``metrics.cache`` by what decides them: raise
-    # ``cache_version`` when the computation changes; ``cache_packages`` are keyed by version.
+    # Expensive metrics keep their results in ``metrics.cache`` by what decides them: their
+    # settings, the source of their code (the class's modules, the modules it imports names
+    # from and ``cache_modules``, e.g. ones it imports inside a function), ``cache_packages``
+    # by version, and ``cache_version`` (raise it to drop results for a reason the code's
+    # source does not show, e.g. a data file).
     cache_results: bool = False
     cache_version: str = "1"
     cache_packages: tuple[str, ...] = ()
+    cache_modules: tuple[str, ...] = ()
 
     @abstractmethod
     def compute(self, predictions: Sequence[str], references: Sequence[Reference]) -> MetricResult:

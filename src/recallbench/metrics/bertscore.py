@@ -7,6 +7,16 @@ NOT comparable to THEANINE's BertScore (86.28 on MSC, printed x100). THEANINE na
 its values are in the range of unrescaled ``roberta-large`` layer 17, bert-score's English
 default: ``BERTScoreMetric("roberta-large", 17)`` (registry name ``bertscore_roberta_large``)
 for users with Hub access.
+
+A pair's F1 depends on the pair alone (no IDF), so a metric object scores a pair once: a run's
+summary scores every pair, then again per session and per subset, and those repeats are looked
+up (they were half of a THEANINE job's encoder passes).
+
+Deviations:
+- A looked-up pair was scored in another batch than a fresh computation of the subset would
+  use; padding to another length changes float32 sums, so a subset's F1 can differ from its
+  separate computation by float noise (~1e-7 relative, within the golden tolerance
+  4 sqrt(384) eps32). A new ``BERTScoreMetric`` object computes without the memo.
 """
 
 from __future__ import annotations
@@ -18,6 +28,8 @@ from typing import Any
 
 from recallbench.errors import ConfigError
 from recallbench.metrics.base import Metric, MetricResult, Reference, check_inputs, mean
+
+MAX_PAIRS = 500_000  # remembered pair scores per metric object (~100 bytes each + the texts)
 
 
 @lru_cache(maxsize=4)
@@ -70,6 +82,10 @@ class BERTScoreMetric(Metric):
         self.batch_size = batch_size
         self.device = device
         self.name = name
+        # F1 of a pair depends on the pair alone (no IDF): a summary scores every pair overall,
+        # then again per session and per subset; those repeats are looked up here (the encoder
+        # passes over the same texts took half of a THEANINE job's BERTScore time).
+        self._pairs: dict[tuple[str, str, tuple[str, ...]], float] = {}
         if self.rescale and (model_type is None or Path(model_type).exists()):
             raise ConfigError(
                 f"{name}: rescale_with_baseline does nothing for local model paths in bert-score "
@@ -96,7 +112,8 @@ class BERTScoreMetric(Metric):
             "n": len(preds),
         }
         items = [0.0] * len(preds)
-        keep = [i for i, p in enumerate(preds) if p.strip()]
+        keys = [(model_type, p, tuple(r)) for p, r in zip(preds, refs, strict=True)]
+        keep = [i for i, p in enumerate(preds) if p.strip() and keys[i] not in self._pairs]
         if keep:
             try:
                 scorer = _scorer(
@@ -108,6 +125,10 @@ class BERTScoreMetric(Metric):
                     "cache; the Hub is unreachable offline). Use 'bertscore' (MiniLM) offline."
                 ) from exc
             _, _, f1 = scorer.score([preds[i] for i in keep], [refs[i] for i in keep])
+            if len(self._pairs) > MAX_PAIRS:
+                self._pairs.clear()
             for i, value in zip(keep, f1.tolist(), strict=True):
-                items[i] = min(1.0, max(-1.0, float(value)))
+                self._pairs[keys[i]] = min(1.0, max(-1.0, float(value)))
+        for i, p in enumerate(preds):
+            items[i] = self._pairs[keys[i]] if p.strip() else 0.0
         return MetricResult(mean(items), items, meta)

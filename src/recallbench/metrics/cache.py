@@ -8,8 +8,11 @@ elsewhere, the tables that rescore runs recompute them over the same texts. With
 
 Key: sha256 of the canonical JSON of the metric's identity (``identity``: its class, registry
 name, ``cache_version``, every setting in ``Metric.cache_settings`` such as MAUVE's seed(s) and
-buckets or BERTScore's model and layer, and the versions of the packages that compute it,
-``Metric.cache_packages``) and of the inputs (predictions, references and, for metrics that use
+buckets or BERTScore's model and layer, the versions of the packages that compute it,
+``Metric.cache_packages``, and the sha256 of the source of its code, ``code_modules``: the
+modules of its class and base classes, the modules its module imports names from, and
+``Metric.cache_modules``, within its own top-level package or recallbench; so an edited metric
+misses the cache without anyone raising ``cache_version``) and of the inputs (predictions, references and, for metrics that use
 them, contexts). A metric whose settings cannot be named (an injected model object) returns
 None from ``cache_settings`` and is never cached. Value: the result's JSON (value, items, meta,
 estimator, and ``stats`` as stored: a list as a list, an array with its dtype and shape; JSON
@@ -19,9 +22,12 @@ round-trips a float64 exactly). The file is shared like the LM score cache (``io
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
+import sys
 import threading
 import time
+import types
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
@@ -35,7 +41,15 @@ from recallbench.store import Store, process_cache
 if TYPE_CHECKING:
     from recallbench.metrics.base import Metric, MetricResult, Reference
 
-__all__ = ["MetricCache", "cached_compute", "identity", "result_key", "use_metric_cache"]
+__all__ = [
+    "MetricCache",
+    "cached_compute",
+    "code_modules",
+    "feature_cache_path",
+    "identity",
+    "result_key",
+    "use_metric_cache",
+]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -47,6 +61,7 @@ CREATE TABLE IF NOT EXISTS results (
 );
 """
 _default: list[MetricCache | None] = [None]
+_features: list[str | None] = [None]  # the embedding cache file of metrics' own featurizers
 _caches: dict[str, MetricCache] = {}
 _lock = threading.Lock()
 
@@ -56,6 +71,45 @@ def _version(package: str) -> str | None:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
         return None
+
+
+def code_modules(metric: Metric) -> list[str]:
+    """The modules whose source decides ``metric``'s results: those of its class and base
+    classes, those its class's module imports names (or modules) from, and
+    ``metric.cache_modules``, kept when they belong to recallbench or to the class's own
+    top-level package (a plugin metric's code); third-party code is keyed by package version."""
+    cls = type(metric)
+    names = {c.__module__ for c in cls.__mro__} | set(metric.cache_modules)
+    module = sys.modules.get(cls.__module__)
+    for value in vars(module).values() if module is not None else ():
+        name = value.__name__ if isinstance(value, types.ModuleType) else None
+        name = name or getattr(value, "__module__", None)
+        if isinstance(name, str):
+            names.add(name)
+    roots = {"recallbench", cls.__module__.split(".")[0]}
+    return sorted(n for n in names if n.split(".")[0] in roots)
+
+
+_sources: dict[tuple[str, int, int], str] = {}  # (file, mtime_ns, size) -> sha256 of its bytes
+
+
+def _source_sha(module: str) -> str | None:
+    """sha256 of a module's source file as it is on disk now (None: no source file)."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    origin = spec.origin if spec is not None else None
+    if not origin or not origin.endswith(".py"):
+        return None
+    try:
+        stat = Path(origin).stat()
+        key = (origin, stat.st_mtime_ns, stat.st_size)
+        if key not in _sources:
+            _sources[key] = hashlib.sha256(Path(origin).read_bytes()).hexdigest()
+    except OSError:
+        return None
+    return _sources[key]
 
 
 def identity(metric: Metric) -> dict[str, Any] | None:
@@ -69,6 +123,7 @@ def identity(metric: Metric) -> dict[str, Any] | None:
         "version": metric.cache_version,
         "settings": settings,
         "packages": {p: _version(p) for p in metric.cache_packages},
+        "code": {m: _source_sha(m) for m in code_modules(metric)},
     }
 
 
@@ -186,13 +241,26 @@ class MetricCache:
             self._conn.close()
 
 
-def use_metric_cache(path: str | Path | None) -> MetricCache | None:
+def use_metric_cache(
+    path: str | Path | None, features: str | Path | None = None
+) -> MetricCache | None:
     """Make ``path`` this process's metric result cache (None: no cache); return it. With a
-    server store (``store=redis://...``) the results live there instead of in ``path``."""
+    server store (``store=redis://...``) the results live there instead of in ``path``.
+
+    ``features``: the embedding cache file (``embed.cache``) that metrics embedding texts with
+    their own default model (MAUVE's MiniLM features) read and write, so a text embedded by a
+    run's MiniLM embedder or by another run's metric is not embedded again.
+    """
     with _lock:
+        _features[0] = None if features is None else str(features)
         cache: MetricCache | None = process_cache(_caches, path, MetricCache)
         _default[0] = cache
     return cache
+
+
+def feature_cache_path() -> str | None:
+    """The embedding cache file set by ``use_metric_cache(..., features=)`` (None: none)."""
+    return _features[0]
 
 
 def cached_compute(

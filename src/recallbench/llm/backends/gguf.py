@@ -12,7 +12,9 @@ from __future__ import annotations
 import functools
 import importlib.util
 import mmap
+import re
 import struct
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -157,9 +159,39 @@ def local_token_counter() -> Callable[[str], int]:
     (their tokenizers are other byte-level BPEs); the server's own counts are used whenever a
     server returns them. Needs no download, no conversion and no transformers import (~0.2 s).
     """
-    tok = gguf_tokenizer(smollm2_gguf())
+    return line_memo_counter(gguf_tokenizer(smollm2_gguf()))
+
+
+# A pre-token boundary of GPT-2's byte-level regex in every context: a newline after a
+# non-space and before a non-space ("\n" is then a whole pre-token and the next one starts
+# fresh), so a text's count is the sum of its pieces' counts (BPE merges within pre-tokens).
+PIECE_BOUNDARY = re.compile(r"(?<=\S\n)(?=\S)")
+LONG_TEXT = 2000  # characters; shorter texts are encoded whole
+MEMO_PIECES = 200_000  # pieces remembered (a LoCoMo conversation has ~600 lines)
+
+
+def line_memo_counter(tok: Any) -> Callable[[str], int]:
+    """``text -> tokens`` for a byte-level BPE with GPT-2's pre-tokenizer regex, exact: a long
+    text is cut at :data:`PIECE_BOUNDARY` and each piece is encoded once per process. A prompt
+    that holds a long history (Full history's 16k tokens on LoCoMo, counted for every one of
+    ~200 questions by the LLM layer's usage) costs the lines it has not seen before."""
+    memo: dict[str, int] = {}
+    lock = threading.Lock()  # episodes may count in threads
 
     def count(text: str) -> int:
-        return len(tok.encode(text, add_special_tokens=False).ids)
+        if len(text) < LONG_TEXT:
+            return len(tok.encode(text, add_special_tokens=False).ids)
+        pieces = PIECE_BOUNDARY.split(text)
+        with lock:
+            known = {p: memo[p] for p in pieces if p in memo}
+        if new := list(dict.fromkeys(p for p in pieces if p not in known)):
+            encoded = tok.encode_batch(new, add_special_tokens=False)
+            fresh = {p: len(e.ids) for p, e in zip(new, encoded, strict=True)}
+            with lock:
+                if len(memo) + len(fresh) > MEMO_PIECES:
+                    memo.clear()
+                memo.update(fresh)
+            known.update(fresh)
+        return sum(known[p] for p in pieces)
 
     return count

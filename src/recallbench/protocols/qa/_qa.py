@@ -57,6 +57,7 @@ from recallbench.records import (
 )
 from recallbench.text import answer_content as content
 from recallbench.text import answer_words as words
+from recallbench.text import content_stems
 from recallbench.text import light_stem as stem
 
 # Ours: LUFY asks "each model the full set of questions" (sec. 5.4) but prints no answering
@@ -89,7 +90,7 @@ def offline_answer(
     asked = {stem(w) for w in content(words(question))} - skip
     best, best_overlap = DONT_KNOW_ANSWER, 0
     for text in items:
-        overlap = len(asked & {stem(w) for w in content(words(text))})
+        overlap = len(asked & content_stems(text))
         if overlap > best_overlap:
             best, best_overlap = text, overlap
     return best
