@@ -145,7 +145,14 @@ def test_md_tex_csv_and_figures_come_from_one_build(md):
                 assert cell.startswith(row["ours"]), f"{where}: csv {row['ours']} vs md {cell}"
                 continue
             value, decimals = shown
-            assert abs(float(row["ours"]) - value) <= 0.5001 * 10**-decimals + 1e-9, (
+            unit = 10.0**-decimals
+            sd, seeds = row.get("seed_sd") or "", row.get("seeds") or ""
+            if sd not in ("", "n/a") and seeds not in ("", "n/a") and float(sd) > 0:
+                # a mean over seeds is printed to the power of ten of its standard error, so
+                # "70" may be a mean rounded to tens (cell.noise_digits): the unit is that power
+                se = float(sd) / math.sqrt(float(seeds))
+                unit = max(unit, 10.0 ** math.ceil(math.log10(se)))
+            assert abs(float(row["ours"]) - value) <= 0.5001 * unit + 1e-9, (
                 f"{where}: csv {row['ours']} vs md {cell}"
             )
             compared += 1
