@@ -77,6 +77,10 @@ def test_table_renders_the_breakdown_and_the_reader_ceiling(results):
     }
     md = paths["md"].read_text(encoding="utf-8")
     assert "one judge: judge disagreement n/a" in md and "1 oracle run(s)" in md
+    # the runs read the project's fixtures: every value of the row says so (§k), never bare
+    assert {cells[row, c]["coverage"] for c in CLASS_COLUMNS} == {"§"}
+    naive = next(line for line in md.splitlines() if line.startswith("| Naive RAG |"))
+    assert naive.count("§") >= len(CLASS_COLUMNS) and "project's fixtures" in md
 
 
 def test_the_oracle_run_shows_only_evidence(results):

@@ -31,7 +31,8 @@ from recallbench.analysis import RunInfo, select
 from recallbench.analysis.attribution import RunAttribution, is_oracle, known_accuracy, run_items
 from recallbench.io import write_text
 from recallbench.metrics.attribution import CLASS_LABELS, CLASSES, ItemFacts, classify, summarize
-from recallbench.tables.cell import Cell
+from recallbench.tables.cell import FIXTURE, Cell
+from recallbench.tables.comparability import is_fixture
 from recallbench.tables.engine import BuiltTable, TableContext
 from recallbench.tables.spec import TableSpec, selector
 
@@ -69,7 +70,9 @@ def _cell(
     metric: str,
     entry: Mapping[str, Any] | None,
     spec: tuple[str, float, int],
+    fixture: bool = False,
 ) -> Cell:
+    """One cell; ``fixture``: its runs read the project's fixtures (shown as §k)."""
     label, scale, digits = spec
     if entry is None or (not entry.get("n") and metric != "failures"):
         return Cell(row, column, label, None, None, n=0 if entry else None, digits=digits)
@@ -85,6 +88,7 @@ def _cell(
         episodes=entry.get("n_clusters"),
         ci_low=None if ci is None else ci[0] * scale,
         ci_high=None if ci is None else ci[1] * scale,
+        coverage=FIXTURE if fixture else "",
     )
 
 
@@ -147,9 +151,10 @@ def attribution_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
             if oracle:
                 summary = summary or {"shares": {}}
                 summary["oracle_accuracy"] = known_accuracy(oracle_items)
+            fixture = any(is_fixture(r) for r in matched)  # never read as the real data's
             for measure, mspec in measures.items():
                 entry = None if summary is None else _entry_safe(summary, measure)
-                cells.append(_cell(name, mspec[0], measure, entry, mspec))
+                cells.append(_cell(name, mspec[0], measure, entry, mspec, fixture))
             if matched:
                 notes += _row_notes(name, infos, actual, oracle, cover)
     if empty:
