@@ -12,7 +12,8 @@ them (``score``). The runner drives it in this order::
 Every hook but ``run_episode`` has a default here, so the runner calls each one directly: a
 protocol overrides what it needs (``memory_ops`` classifies labelled pairs in ``run_extra``; most
 protocols have their own ``score``). Two helpers the judged protocols share: ``reply_text`` (what
-a judge reads of a reply) and ``add_judge_usage`` (a judge's own LLM usage in the summary).
+a judge reads of a reply) and ``add_judge_usage`` (a judge's own LLM usage in the summary); the QA
+protocols (``qa``, ``locomo``) record the memory after each session with ``memory_state``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from recallbench.metrics.summary import Summary
 from recallbench.records import Episode, MemoryItem, Prediction, Score
@@ -98,3 +99,22 @@ def add_judge_usage(summary: Summary, judge: object, run_llm: object) -> None:
     judge_llm = getattr(judge, "llm", None)
     if judge_llm is not None and judge_llm is not run_llm:
         summary["judge_usage"] = judge_llm.usage.to_dict()
+
+
+def memory_state(
+    episode: Episode, index: int, items: Sequence[MemoryItem], retention: dict[str, Any] | None
+) -> Prediction:
+    """The ``memory`` prediction of session ``index``: how many items the memory holds, and (for a
+    method that forgets: ``retention``) how many it created and still retains."""
+    meta: dict[str, Any] = {"n_items": len(items)}
+    if retention is not None:
+        meta.update(created=int(retention["created"]), retained=int(retention["retained"]))
+    return Prediction(
+        pred_id=f"{episode.episode_id}/s{index}/memory",
+        episode_id=episode.episode_id,
+        session_index=index,
+        kind="memory",
+        prompt_hash="",
+        output="",
+        meta=meta,
+    )

@@ -46,7 +46,13 @@ from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import PromptTask
 from recallbench.memory import MemoryMethod
 from recallbench.metrics.summary import Summary
-from recallbench.protocols.base import EpisodeResult, EvalProtocol, add_judge_usage, reply_text
+from recallbench.protocols.base import (
+    EpisodeResult,
+    EvalProtocol,
+    add_judge_usage,
+    memory_state,
+    reply_text,
+)
 from recallbench.protocols.evidence import EvidenceLocator
 from recallbench.protocols.locomo._score import METRICS, score_locomo
 from recallbench.protocols.locomo._tasks import (
@@ -61,7 +67,7 @@ from recallbench.protocols.locomo._tasks import (
 )
 from recallbench.protocols.qa import Probe, ask_fields
 from recallbench.protocols.response import prompt_hash
-from recallbench.records import Episode, MemoryItem, Prediction, QAItem, Score
+from recallbench.records import Episode, Prediction, QAItem, Score
 
 
 class LocomoQAProtocol(EvalProtocol):
@@ -116,7 +122,7 @@ class LocomoQAProtocol(EvalProtocol):
         for session in episode.sessions:
             method.observe(session)
             before = list(method.snapshot())
-            result.predictions.append(_memory_state(episode, session.index, before))
+            result.predictions.append(memory_state(episode, session.index, before, None))
             asked = due.get(session.index, [])
             if asked:
                 now = session.start + self.session_length if session.start else None
@@ -179,18 +185,6 @@ class LocomoQAProtocol(EvalProtocol):
         summary["judge"] = {**self.judge.describe(), **summary.get("judge", {})}
         add_judge_usage(summary, self.judge, self._run_llm)
         return scores, summary
-
-
-def _memory_state(episode: Episode, index: int, items: list[MemoryItem]) -> Prediction:
-    return Prediction(
-        pred_id=f"{episode.episode_id}/s{index}/memory",
-        episode_id=episode.episode_id,
-        session_index=index,
-        kind="memory",
-        prompt_hash="",
-        output="",
-        meta={"n_items": len(items)},
-    )
 
 
 def _prediction(episode: Episode, index: int, row: dict[str, Any]) -> Prediction:

@@ -42,14 +42,13 @@ from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import PromptTask
 from recallbench.memory import HasRetention, MemoryMethod, replay_recalls
 from recallbench.metrics.summary import Summary
-from recallbench.protocols.base import EvalProtocol, add_judge_usage, reply_text
+from recallbench.protocols.base import EvalProtocol, add_judge_usage, memory_state, reply_text
 from recallbench.protocols.evidence import EvidenceLocator
 from recallbench.protocols.qa._ask import Probe, ask_fields
 from recallbench.protocols.qa.scores import QA_METRICS, score_qa
 from recallbench.protocols.response import EpisodeResult, prompt_hash
 from recallbench.records import (
     Episode,
-    MemoryItem,
     Prediction,
     QAItem,
     Score,
@@ -166,7 +165,8 @@ class QAProtocol(EvalProtocol):
                 self._replay(episode, session, method)
             method.observe(session)
             before = list(method.snapshot())
-            result.predictions.append(self._memory_state(episode, session.index, method, before))
+            retention = method.retention() if isinstance(method, HasRetention) else None
+            result.predictions.append(memory_state(episode, session.index, before, retention))
             if self.sessions is None or session.index in self.sessions:
                 now = session.start + self.session_length if session.start else None
                 asked = [q for q in episode.qa if q.after_session <= session.index]
@@ -189,23 +189,6 @@ class QAProtocol(EvalProtocol):
         state (LUFY R1/R2, MemoryBank's recall counts, live writes) evolve as in the study.
         """
         replay_recalls(method, episode, session, episode.speakers[self.user_index])
-
-    def _memory_state(
-        self, episode: Episode, index: int, method: MemoryMethod, items: list[MemoryItem]
-    ) -> Prediction:
-        retention = method.retention() if isinstance(method, HasRetention) else None
-        meta: dict[str, Any] = {"n_items": len(items)}
-        if retention is not None:
-            meta.update(created=int(retention["created"]), retained=int(retention["retained"]))
-        return Prediction(
-            pred_id=f"{episode.episode_id}/s{index}/memory",
-            episode_id=episode.episode_id,
-            session_index=index,
-            kind="memory",
-            prompt_hash="",
-            output="",
-            meta=meta,
-        )
 
     def _answer(self, probe: Probe, method: MemoryMethod, llm: LLMClient) -> list[dict[str, Any]]:
         episode, index, _, asked = probe
