@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 
@@ -111,3 +112,16 @@ def test_telemetry_is_off_and_the_version_is_recorded():
 
     assert main.MEM0_TELEMETRY is False and telemetry.MEM0_TELEMETRY is False
     assert package_versions()["mem0ai"].startswith("2.2.")  # run.json "versions"
+
+
+def test_an_episode_or_speaker_with_spaces_is_its_own_scope(episode):
+    # LUFY's "Naive RAG" logs: mem0 refuses a user_id with whitespace (the EPISODES=10 matrix
+    # cell failed on it); the scope is percent-encoded, so "a b" and "a_b" stay apart
+    spaced = dataclasses.replace(episode, episode_id="lufy/Naive RAG/u 1")
+    method = Mem0Memory(build_llm({"backend": "extractive"}), HashingEmbedder(), threshold=0.0)
+    items = _replay(method, spaced)
+    assert items and {i.attrs["speaker"] for i in items} == {"Cleo", "Dev"}
+    assert method._scope("Dev") == "lufy/Naive%20RAG/u%201/Dev"
+    assert method._scope("a b") != method._scope("a_b")
+    query = Query(spaced.episode_id, 2, (), "Cleo", None, "Where did Dev move?")
+    assert method.recall(query).items

@@ -46,6 +46,7 @@ import tempfile
 import warnings
 from datetime import datetime
 from typing import Any
+from urllib.parse import quote
 
 from recallbench.embed import TextEmbedder
 from recallbench.llm.protocol import LLMClient
@@ -168,7 +169,9 @@ class Mem0Memory(BaselineMethod):
         self._ids = {}
 
     def _scope(self, speaker: str) -> str:
-        return f"{self.episode_id}/{speaker}"
+        """Mem0's ``user_id`` of a speaker in this episode: percent-encoded, since mem0 refuses
+        an id with whitespace (LUFY's "Naive RAG" logs), and distinct ids stay distinct."""
+        return quote(f"{self.episode_id}/{speaker}", safe="/:-_.")
 
     def _write(self, session: Session) -> None:
         """Add the session for each speaker's scope, in batches, as Mem0's LoCoMo runs did."""
