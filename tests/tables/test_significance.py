@@ -14,6 +14,7 @@ from recallbench.metrics.bootstrap import Additive, ci_fields, holm
 from recallbench.tables.cells import summary_table
 from recallbench.tables.engine import TableContext
 from recallbench.tables.render import render
+from recallbench.tables.significance import settings_of
 from recallbench.tables.spec import TableSpecError, parse_spec
 
 RATIO = {"fn": "ratio"}
@@ -301,3 +302,27 @@ def test_a_subset_column_is_tested_like_the_whole(tmp_path, make_run):
     assert by["Better"].significant is True and by["Better"].ours == pytest.approx(1.0)
     assert by["Same"].significant is False
     assert not any(n.startswith("no test") for n in built.notes)
+
+
+def test_column_families_correct_each_column_on_its_own(tmp_path, make_run):
+    # two settings (MSC, CC), 2 tests each: Holm per column multiplies the smallest p by 2, across
+    # the table by 4; the matrix's columns are separate experiments (significance.family: column)
+    found = runs(tmp_path, make_run, datasets=("msc", "cc"))
+    columns = [{"label": "MSC", "dataset": "msc"}, {"label": "CC", "dataset": "cc"}]
+    ctx = TableContext(tmp_path, runs=tuple(found))
+    whole = summary_table(spec(reference_row="Base", columns=columns), ctx)
+    apart = summary_table(
+        spec(reference_row="Base", columns=columns, significance={"family": "column"}), ctx
+    )
+    for column in ("MSC", "CC"):
+        mine = {c.row: c for c in apart.cells if c.column == column}
+        table = {c.row: c for c in whole.cells if c.column == column}
+        p = mine["Better"].p_value
+        assert p == table["Better"].p_value  # the same test, corrected over another family
+        assert mine["Better"].p_holm == pytest.approx(min(1.0, 2 * p))
+        assert table["Better"].p_holm == pytest.approx(min(1.0, 4 * p))
+    notes = "\n".join(apart.notes)
+    assert "within each column, a family of its own (tests per column: MSC: 2; CC: 2)" in notes
+    assert "Holm families (4 tests)" in notes
+    with pytest.raises(TableSpecError, match="significance.family"):
+        settings_of(spec(reference_row="Base", significance={"family": "row"}))

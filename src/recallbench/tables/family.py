@@ -6,7 +6,10 @@ give a two-sided p below ``2^(1 - n)`` (the exact sign-flip bound; with B resamp
 ``2 / (B + 1)``), so a test whose smallest attainable p exceeds alpha (n <= 5 at alpha 0.05)
 keeps its raw ``p_value`` but stays out of the family (no ``p_holm``, no marker): 24 such tests
 on 3 fixture episodes would otherwise multiply every other p by 72 / 48. The family's p-values
-are adjusted together with Holm's step-down correction (``metrics.bootstrap.holm``); a cell is
+are adjusted together with Holm's step-down correction (``metrics.bootstrap.holm``), across the
+table or, with ``significance.family: column``, within each column (the cross-paper matrix: its
+columns are separate settings on separate data, and one family of 71 tests would ask a 10-episode
+column for p <= 0.05 / 71, below the 2^(1-10) = 0.002 its exact test can give); a cell is
 significant when its adjusted p <= alpha. The notes name the family (its rows, columns, metrics
 and size) and what was left out and why.
 
@@ -73,11 +76,15 @@ def mark_significance(
     family = {
         i: t for i, t in results.items() if min_attainable_p(t.n_clusters, floor) <= settings.alpha
     }
-    adjusted = holm([t.p_value for t in family.values()]) if family else []
-    for (i, t), p in zip(family.items(), adjusted, strict=True):
-        cells[i] = replace(
-            cells[i], p_value=t.p_value, p_holm=p, significant=bool(p <= settings.alpha)
-        )
+    groups: dict[str, list[int]] = {}  # one Holm correction per table, or per column
+    for i in family:
+        groups.setdefault(cells[i].column if settings.family == "column" else "", []).append(i)
+    for members in groups.values():
+        adjusted = holm([family[i].p_value for i in members])
+        for i, p in zip(members, adjusted, strict=True):
+            cells[i] = replace(
+                cells[i], p_value=family[i].p_value, p_holm=p, significant=bool(p <= settings.alpha)
+            )
     for i, t in results.items():
         if i not in family:
             cells[i] = replace(cells[i], p_value=t.p_value)
@@ -91,6 +98,17 @@ def _names(values: Sequence[str]) -> str:
     Session 2")."""
     names = list(dict.fromkeys(values))
     return ("; " if any("," in n for n in names) else ", ").join(names)
+
+
+def _scope(settings: Settings, family: list[Cell]) -> str:
+    """What one Holm correction spans, in words."""
+    if settings.family != "column":
+        return "across the table's family"
+    sizes = {c.column: 0 for c in family}
+    for c in family:
+        sizes[c.column] += 1
+    each = "; ".join(f"{col}: {n}" for col, n in sizes.items())
+    return f"within each column, a family of its own (tests per column: {each})"
 
 
 def _notes(
@@ -112,8 +130,9 @@ def _notes(
             f"{SIGNIFICANT} = differs from {settings.describe()} "
             f"(p_holm <= {settings.alpha}): {len(tested)} paired tests by "
             f"{settings.pair_by} ({tests}), {boot.n_resamples} resamples, seed {boot.seed}, "
-            "Holm-corrected across the table's family (p_value, p_holm in the csv)",
-            f"Holm family ({len(family)} tests): rows {_names([c.row for c in family])} x "
+            f"Holm-corrected {_scope(settings, family)} (p_value, p_holm in the csv)",
+            f"Holm {'families' if settings.family == 'column' else 'family'} ({len(family)} "
+            f"tests): rows {_names([c.row for c in family])} x "
             f"columns {_names([c.column for c in family])} x metrics "
             f"{_names([c.metric for c in family])}, each against its reference row",
         ]

@@ -14,7 +14,8 @@ the metrics its protocol reports, the facts its sampled data provides) and every
 
 and gets one row per method, one column per setting whose protocol reports one of its
 metrics, the cells from THE summary-cell builder (``tables.cells``: value, 95% interval,
-paired test by episode against the plan's reference method, Holm-corrected across the table),
+paired test by episode against the plan's reference method, Holm-corrected within each column:
+``significance.family: column``, as each setting is an experiment on its own data),
 and, where a cell has no run, ``n/a: <why>`` (the short reason; the notes give each reason in
 full with its cells). The header states the episodes sampled per setting.
 
@@ -123,6 +124,8 @@ def matrix_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     options = dict(spec.options or {})
     if (reference := _reference(plan)) is not None:
         options.setdefault("reference_row", reference)
+    # each setting is its own experiment: its tests form their own Holm family
+    options["significance"] = {"family": "column", **dict(options.get("significance") or {})}
     derived = replace(
         spec, rows=tuple(_rows(plan)), columns=tuple(_columns(settings)), options=options
     )

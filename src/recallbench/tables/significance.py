@@ -7,7 +7,10 @@ A table names its reference row in its ``table:`` block::
                                  # e.g. {"GPT-4o / CAIM": "GPT-4o / MemoryBank", ...}
     pair_by: user                # episode (default) | user: pair LUFY's lufy/<system>/<user>
                                  # episodes of different systems' logs by user
-    significance: {alpha: 0.05, n_resamples: 2000, seed: 0}   # optional (these are defaults)
+    significance: {alpha: 0.05, n_resamples: 2000, seed: 0, family: table}   # optional
+                                 # (these are the defaults); family: column makes each column's
+                                 # tests a Holm family of their own (the cross-paper matrix,
+                                 # whose columns are separate settings on separate data)
 
 For every cell (row, column, metric) of another row whose runs share episodes with the reference
 row's cell, the difference ours - reference is tested by episode:
@@ -38,7 +41,9 @@ from recallbench.metrics.bootstrap import Bootstrap, paired_test, rekeyed
 from recallbench.metrics.clusters import ClusterStatistic, pooled
 from recallbench.tables.intervals import Found, stratified_values
 
-__all__ = ["PAIR_KEYS", "Settings", "Tested", "pair_test", "settings_of"]
+__all__ = ["FAMILIES", "PAIR_KEYS", "Settings", "Tested", "pair_test", "settings_of"]
+
+FAMILIES = ("table", "column")  # what one Holm correction spans
 
 PAIR_KEYS: dict[str, Callable[[str], str] | None] = {
     "episode": None,
@@ -54,6 +59,7 @@ class Settings:
     pair_by: str = "episode"
     alpha: float = 0.05
     bootstrap: Bootstrap = Bootstrap()
+    family: str = "table"  # "column": each column's tests are a Holm family of their own
 
     def reference_of(self, row: str) -> str | None:
         """The row ``row`` is compared with (None: not tested)."""
@@ -95,13 +101,23 @@ def settings_of(spec: Any) -> Settings | None:
     if pair_by not in PAIR_KEYS:
         raise spec.error("pair_by", f"expected one of {sorted(PAIR_KEYS)}, got {pair_by!r}")
     extra = spec.option("significance", None) or {}
-    if not isinstance(extra, Mapping) or not set(extra) <= {"alpha", "n_resamples", "seed"}:
-        raise spec.error("significance", f"expected keys alpha, n_resamples, seed; got {extra!r}")
+    if not isinstance(extra, Mapping) or not set(extra) <= {
+        "alpha",
+        "n_resamples",
+        "seed",
+        "family",
+    }:
+        raise spec.error(
+            "significance", f"expected keys alpha, n_resamples, seed, family; got {extra!r}"
+        )
+    family = str(extra.get("family", "table"))
+    if family not in FAMILIES:
+        raise spec.error("significance.family", f"expected one of {FAMILIES}, got {family!r}")
     boot = Bootstrap(
         n_resamples=int(extra.get("n_resamples", 2000)), seed=int(extra.get("seed", 0))
     )
     reference = row if isinstance(row, Mapping) else str(row)
-    return Settings(reference, pair_by, float(extra.get("alpha", 0.05)), boot)
+    return Settings(reference, pair_by, float(extra.get("alpha", 0.05)), boot, family)
 
 
 Strata = dict[str, tuple[float, ClusterStatistic]]  # dataset -> (weight, statistic)
