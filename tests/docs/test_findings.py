@@ -1,7 +1,7 @@
 """The findings the README and docs/findings.md state come from the committed tables they cite.
 
 Each finding (a bullet of docs/findings.md, or of the README's "What the harness finds offline")
-names the files it was read from (`results/tables/<name>.md`); every decimal number it states must
+names the files it was read from (`results/tables/<name>.md`); every decimal or grouped number it states must
 appear in one of those files (md or csv). A re-rendered table whose numbers moved fails here
 until the finding is rewritten from it, so no finding outlives its table.
 """
@@ -15,7 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = ROOT / "results" / "tables"
-NUMBER = re.compile(r"(?<![\w.])\d+\.\d+(?!\d)")
+# decimals (36.9) and grouped integers (5,918,617): the figures a finding reads off a table
+NUMBER = re.compile(r"(?<![\w.,])(?:\d+\.\d+|\d{1,3}(?:,\d{3})+)(?![\d,]*\d)")
 CITED = re.compile(r"`(\w+)\.md")
 
 
@@ -60,5 +61,9 @@ def test_a_number_missing_from_the_cited_table_is_caught(tmp_path: Path) -> None
     (tmp_path / "t.md").write_text("| a | 36.9 |\n", encoding="utf-8")
     assert unsupported("- **x** answers 36.9% (`t.md`)", tmp_path) == []
     assert unsupported("- **x** answers 37.0% (`t.md`)", tmp_path) == ["37.0"]
+    (tmp_path / "c.md").write_text("| Mem0 | 5,918,617 |\n", encoding="utf-8")
+    assert unsupported("- writes 5,918,617 tokens, not 1,064,176 (`c.md`)", tmp_path) == [
+        "1,064,176"
+    ]
     with pytest.raises(AssertionError, match="not committed"):
         unsupported("- **x** 1.0 (`gone.md`)", tmp_path)
