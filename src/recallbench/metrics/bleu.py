@@ -81,20 +81,21 @@ class SentenceBLEU(Metric):
     description = __doc__
 
     def __init__(self, max_order: int, name: str | None = None) -> None:
-        from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
-
         self.max_order = max_order
         self.name = name or f"sbleu{max_order}"
-        self._bleu = sentence_bleu
-        self._smooth = SmoothingFunction(epsilon=1e-12).method1
         self._weights = tuple([1.0 / max_order] * max_order)
 
     def _score(self, prediction: str, refs: list[str]) -> float:
+        # NLTK on first use: importing it takes 1.5 s, which every command that imports the
+        # metric registry paid (a warm `make reproduce-*` only reads run folders)
+        from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
         hyp = tokens(prediction)
         if not hyp:
             return 0.0
         ref_tokens = [tokens(r) for r in refs]
-        score = self._bleu(ref_tokens, hyp, weights=self._weights, smoothing_function=self._smooth)
+        smooth = SmoothingFunction(epsilon=1e-12).method1
+        score = sentence_bleu(ref_tokens, hyp, weights=self._weights, smoothing_function=smooth)
         return _clip(float(score))
 
     def compute(self, predictions: Sequence[str], references: Sequence[Reference]) -> MetricResult:

@@ -58,16 +58,17 @@ class RougeL(Metric):
     description = __doc__
 
     def __init__(self, use_stemmer: bool = False, name: str = "rouge_l") -> None:
-        from rouge_score import rouge_scorer
-
         self.name = name
         self.use_stemmer = use_stemmer
-        self._scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=use_stemmer)
 
     def compute(self, predictions: Sequence[str], references: Sequence[Reference]) -> MetricResult:
+        # rouge-score (it imports NLTK: 1.3 s) on first use, not when the registry is imported
+        from rouge_score import rouge_scorer
+
+        scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=self.use_stemmer)
         preds, refs = check_inputs(self.name, predictions, references)
         items = [
-            float(self._scorer.score_multi(rs, p)["rougeL"].fmeasure) if p.strip() else 0.0
+            float(scorer.score_multi(rs, p)["rougeL"].fmeasure) if p.strip() else 0.0
             for p, rs in zip(preds, refs, strict=True)
         ]
         meta = {
