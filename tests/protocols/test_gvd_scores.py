@@ -212,6 +212,10 @@ def test_protocol_run_folder_and_rescore(tmp_path, fixtures_dir) -> None:
     # Table 4: pairs + one summary per day: Mara 6 + 3, Theo Lin 4 + 3 (one empty day), Priya
     # 3 + 3 = 22 entries after the last session.
     assert m["ltm_entries"]["value"] == 22 and m["ltm_entries"]["n"] == 3
+    # the session's memory prediction carries the words stored (qa_gvd's hook on qa's state)
+    states = [p for p in preds if p.kind == "memory"]
+    assert states and all(p.meta["n_words"] > 0 for p in states if p.meta["n_items"])
+    assert m["ltm_words"]["value"] > m["ltm_entries"]["value"]
     # Rescoring with the same judge reproduces the stored verdicts; a lenient rater may differ.
     answers_list, verdicts = rescore_run(run_dir, build_caim_judge({"name": "lexical"}))
     for p in answers_list:

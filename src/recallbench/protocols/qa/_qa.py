@@ -49,6 +49,7 @@ from recallbench.protocols.qa.scores import QA_METRICS, score_qa
 from recallbench.protocols.response import EpisodeResult, prompt_hash
 from recallbench.records import (
     Episode,
+    MemoryItem,
     Prediction,
     QAItem,
     Score,
@@ -165,8 +166,7 @@ class QAProtocol(EvalProtocol):
                 self._replay(episode, session, method)
             method.observe(session)
             before = list(method.snapshot())
-            retention = method.retention() if isinstance(method, HasRetention) else None
-            result.predictions.append(memory_state(episode, session.index, before, retention))
+            result.predictions.append(self._memory_state(episode, session.index, method, before))
             if self.sessions is None or session.index in self.sessions:
                 now = session.start + self.session_length if session.start else None
                 asked = [q for q in episode.qa if q.after_session <= session.index]
@@ -189,6 +189,13 @@ class QAProtocol(EvalProtocol):
         state (LUFY R1/R2, MemoryBank's recall counts, live writes) evolve as in the study.
         """
         replay_recalls(method, episode, session, episode.speakers[self.user_index])
+
+    def _memory_state(
+        self, episode: Episode, index: int, method: MemoryMethod, items: list[MemoryItem]
+    ) -> Prediction:
+        """The session's memory prediction (a hook: ``qa_gvd`` adds the words stored)."""
+        retention = method.retention() if isinstance(method, HasRetention) else None
+        return memory_state(episode, index, items, retention)
 
     def _answer(self, probe: Probe, method: MemoryMethod, llm: LLMClient) -> list[dict[str, Any]]:
         episode, index, _, asked = probe
