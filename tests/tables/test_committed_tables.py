@@ -112,6 +112,8 @@ def test_every_table_names_its_setting(md):
     header = md_header(md.read_text(encoding="utf-8"))
     missing = [k for k in FACTS if not header.get(k)]
     assert not missing, f"{md.name}: no {', '.join(missing)} line in the header"
+    # a reader can check out the code a committed table names: no uncommitted changes in it
+    assert "uncommitted" not in header.get("code", ""), f"{md.name}: {header['code']}"
 
 
 @pytest.mark.parametrize("md", MD, ids=lambda p: p.stem)
