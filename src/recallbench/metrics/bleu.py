@@ -19,7 +19,9 @@ scales and metric sets (see conf/metrics/*.yaml) and both variants are always av
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
+from typing import Any
 
 from recallbench.metrics.base import Metric, MetricResult, Reference, check_inputs, mean
 from recallbench.text import parlai_tokens as tokens
@@ -74,6 +76,16 @@ class CorpusBLEU(Metric):
         return MetricResult(value, items, meta, stats=stats, estimator=spec)
 
 
+@functools.cache
+def _nltk_bleu() -> tuple[Any, Any]:
+    """NLTK's ``sentence_bleu`` and ParlAI's smoothing, loaded on first use: importing NLTK takes
+    1.5 s, which every command importing the metric registry paid (a warm ``make reproduce-*``
+    only reads run folders)."""
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+    return sentence_bleu, SmoothingFunction(epsilon=1e-12).method1
+
+
 class SentenceBLEU(Metric):
     """Sentence BLEU-N averaged over pairs (NLTK, ParlAI settings), 0-1 scale. Input: aligned
     predictions and references (str or list of str). Range [0, 1]. Empty prediction -> 0."""
@@ -86,16 +98,12 @@ class SentenceBLEU(Metric):
         self._weights = tuple([1.0 / max_order] * max_order)
 
     def _score(self, prediction: str, refs: list[str]) -> float:
-        # NLTK on first use: importing it takes 1.5 s, which every command that imports the
-        # metric registry paid (a warm `make reproduce-*` only reads run folders)
-        from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
-
         hyp = tokens(prediction)
         if not hyp:
             return 0.0
         ref_tokens = [tokens(r) for r in refs]
-        smooth = SmoothingFunction(epsilon=1e-12).method1
-        score = sentence_bleu(ref_tokens, hyp, weights=self._weights, smoothing_function=smooth)
+        bleu, smooth = _nltk_bleu()
+        score = bleu(ref_tokens, hyp, weights=self._weights, smoothing_function=smooth)
         return _clip(float(score))
 
     def compute(self, predictions: Sequence[str], references: Sequence[Reference]) -> MetricResult:

@@ -20,6 +20,7 @@ question-session cells) get no test either, and the notes say so.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -104,10 +105,7 @@ def _scope(settings: Settings, family: list[Cell]) -> str:
     """What one Holm correction spans, in words."""
     if settings.family != "column":
         return "across the table's family"
-    sizes = {c.column: 0 for c in family}
-    for c in family:
-        sizes[c.column] += 1
-    each = "; ".join(f"{col}: {n}" for col, n in sizes.items())
+    each = "; ".join(f"{col}: {n}" for col, n in Counter(c.column for c in family).items())
     return f"within each column, a family of its own (tests per column: {each})"
 
 
