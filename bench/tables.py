@@ -12,7 +12,9 @@ spent in LM scoring / embeddings / LLM calls / metrics (from the runs' ``usage.j
 the LM scoring rate: the tokens of the sequences it scored (as one pass per text would run
 them) per second of LM scoring, as a ratio to the model's own forward throughput measured in
 this process at the start and at the end of the bench (``x fwd``; above 1 means shared
-prefixes saved work) and the share of its time in forward passes' tokens (``fwd eff``).
+prefixes saved work), the share of its time in forward passes' tokens (``fwd eff``), and the
+machine's 1-minute load average at its start and end: on 2 cores a pass that shared them with
+other work can take several times as long (``load`` in ``--json`` too).
 
 ``--baseline-tree`` runs every target with that checkout's Makefile and sources too (same venv,
 interleaved per target, so both see the same machine load) and prints the time ratios and how
@@ -211,16 +213,23 @@ def bench_target(opts, tree: Path, target: str, fwd: float, keep: Path | None) -
         (folder / "cache").mkdir(parents=True, exist_ok=True)
         shutil.copy2(seed, folder / "cache" / seed.name)
     for phase in opts.phases:
-        since = time.time()
+        since, load = time.time(), [os.getloadavg()[0]]
         wall, code = run_target(tree, opts.venv, target, opts.data_dir, folder, opts.args)
+        load.append(os.getloadavg()[0])
         m = metered(folder, since)
         least = lm_floor_s(folder, since, fwd) if m and m.get("lm_scoring") else None
-        out[phase] = {"wall_s": round(wall, 2), "exit": code, "metered": m, "lm_floor_s": least}
+        out[phase] = {
+            "wall_s": round(wall, 2), "exit": code, "metered": m, "lm_floor_s": least,
+            "load": load,
+        }  # fmt: skip
         out[f"{phase}_tables"] = tables(folder)
         label = f"{target.removeprefix('reproduce-')} {phase}" + (
             " [base]" if opts.base == tree else ""
         )
-        print(row(label, wall, code, m, fwd, least), flush=True)
+        print(
+            row(label, wall, code, m, fwd, least) + f"  load {load[0]:.1f}-{load[1]:.1f}",
+            flush=True,
+        )
     out["cold_vs_warm_cells"] = differing(out["cold_tables"], out.get("warm_tables", {}))
     if "warm" in opts.phases and out["cold_vs_warm_cells"]:
         print(f"  ! {out['cold_vs_warm_cells']} table cells differ between cold and warm")
@@ -271,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{'target / pass':<44} {'wall s':>8}"
         + "".join(f"{h:>10}" for h in ("LM", "embed", "LLM", "metrics", "other"))
-        + "   LM rate  fwd eff  LM hits          floor s"
+        + "   LM rate  fwd eff  LM hits          floor s  load (1-min, start-end)"
     )
     results = []
     for target in targets:
