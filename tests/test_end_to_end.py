@@ -187,6 +187,17 @@ def test_a_table_whose_inputs_did_not_change_is_not_rendered_again(
     table_main(["theanine_table1", "--results", str(tmp)])  # nothing changed: the same files
     assert renders == [] and capsys.readouterr().out.split() == first
     assert md.read_bytes() == written
+    # a run of another experiment (``make tables`` adds them after this table): not an input
+    other = tmp / "runs" / "another_experiment" / "20990101-000000" / "job"
+    other.mkdir(parents=True)
+    (other / "run.json").write_text('{"status": "finished"}')
+    table_main(["theanine_table1", "--results", str(tmp)])
+    assert renders == [] and capsys.readouterr().out.split() == first
+    (tmp / "fits").mkdir()  # any other results folder may be read (fits/, human/): an input
+    (tmp / "fits" / "x.json").write_text("{}")
+    table_main(["theanine_table1", "--results", str(tmp)])
+    assert renders == ["theanine_table1"]
+    renders.clear()
     summary = dirs[("msc", "full_history")] / "summary.json"  # a run it reads changed
     os.utime(summary, ns=(summary.stat().st_atime_ns, summary.stat().st_mtime_ns + 10**9))
     table_main(["theanine_table1", "--results", str(tmp)])

@@ -11,7 +11,8 @@ caller runs (a notebook's kernel runs in ``notebooks/``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,31 @@ from typing import Any
 import yaml
 
 from recallbench.run.record import USABLE, is_stale
+
+# Where ``runs_in`` looks for run.json under a folder (a run, a sweep, a tag, runs/, results).
+RUN_PATTERNS = ("", "*/", "*/*/", "*/*/*/", "runs/*/*/*/")
+
+# The folders ``find_runs``/``runs_in`` listed while a ``reading_runs()`` block was open: a table
+# is keyed on the runs it read (cli/table.py), not on every run of the results folder.
+_READING: list[set[str]] = []
+
+
+@contextmanager
+def reading_runs() -> Iterator[set[str]]:
+    """Yield a set that collects, resolved, every folder ``find_runs`` (``results/runs`` or
+    ``results/runs/<tag>``), ``runs_in`` (the folder given) and ``note_read`` list in the block."""
+    seen: set[str] = set()
+    _READING.append(seen)
+    try:
+        yield seen
+    finally:
+        _READING.remove(seen)
+
+
+def note_read(folder: str | Path) -> None:
+    """Record that ``folder``'s runs were listed (for every open ``reading_runs`` block)."""
+    for seen in _READING:
+        seen.add(str(Path(folder).resolve()))
 
 
 @dataclass(frozen=True)
@@ -77,6 +103,7 @@ def find_runs(
 ) -> list[RunInfo]:
     """List run folders under ``results_dir/runs`` (optionally one tag), oldest stamp first."""
     root = Path(results_dir) / "runs"
+    note_read(root / tag if tag else root)
     pattern = f"{tag}/*/*" if tag else "*/*/*"
     runs = [r for p in sorted(root.glob(pattern)) if p.is_dir() and (r := _read_run(p))]
     if finished:  # finished or degraded (tables flag cells built from degraded runs)
@@ -92,8 +119,8 @@ def runs_in(folder: str | Path, *, finished: bool = True) -> list[RunInfo]:
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such folder (expected a run or sweep folder)")
-    patterns = ["", "*/", "*/*/", "*/*/*/", "runs/*/*/*/"]
-    found = {p.parent for pattern in patterns for p in folder.glob(f"{pattern}run.json")}
+    note_read(folder)
+    found = {p.parent for pattern in RUN_PATTERNS for p in folder.glob(f"{pattern}run.json")}
     runs = [r for p in sorted(found) if (r := _read_run(p))]
     if finished:
         runs = [r for r in runs if r.status in USABLE]

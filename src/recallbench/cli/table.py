@@ -7,7 +7,7 @@ works from a source checkout whose console scripts are not reinstalled).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -102,33 +102,56 @@ def table_main(argv: list[str] | None = None) -> None:
         with user_errors("recallbench-table"):
             files = rendered_before(experiment, overrides)
             if files is None:
-                files = render_table(experiment, overrides)
-                remember_render(experiment, overrides, files)
+                from recallbench.analysis.runs import reading_runs
+
+                with reading_runs() as reads:
+                    files = render_table(experiment, overrides)
+                remember_render(experiment, overrides, files, reads)
         for path in files.values():
             print(path)
 
 
 # A table is a function of its spec, the code, the run folders and data it reads: when none of
 # them changed since it was rendered (and its files are as written), rendering again (imports,
-# paired bootstrap tests: seconds to minutes) would write the same bytes. Not inputs: results/
-# cache (SQLite), hydra logs, plans, and the tables themselves (checked by sha256).
+# paired bootstrap tests: seconds to minutes) would write the same bytes. The run folders are
+# those it listed while rendering (``analysis.runs.reading_runs``: ``results/runs/<tag>``, all of
+# ``results/runs``, or a folder ``table.runs`` names), so the runs of other experiments that
+# ``make tables`` adds after it do not render it again. Not inputs: results/cache (SQLite), hydra
+# logs, plans, and the tables themselves (checked by sha256); every other top folder of the
+# results (fits/, human/ ...) is.
 NOT_INPUTS = ("cache", "tables", "hydra", "plans")
 
 
-def _result_files(results: Path) -> list[str]:
-    """The files of ``results`` a table may read: everything but ``NOT_INPUTS``; of a run
-    folder its own files (run.json, summary, scores, predictions ...), which change whenever
-    the run does, not its per-episode items/, memory/ and episodes/ (thousands per sweep)."""
+def _run_files(folder: Path, results: Path) -> list[Path]:
+    """The files a table may read of the runs listed in ``folder``: of each run folder its own
+    files (run.json, summary, scores, predictions ...), which change whenever the run does, not
+    its per-episode items/, memory/ and episodes/ (thousands per sweep); a tag's plan.json."""
+    runs = results / "runs"
+    if folder == runs:  # runs/<tag>/plan.json (a matrix), runs/<tag>/<stamp>/<job>/*
+        return [*folder.glob("*/*"), *folder.glob("*/*/*/*")]
+    if folder.parent == runs:
+        return [*folder.glob("*"), *folder.glob("*/*/*")]
+    from recallbench.analysis.runs import RUN_PATTERNS
+
+    found = {p.parent for pattern in RUN_PATTERNS for p in folder.glob(f"{pattern}run.json")}
+    return [f for run in sorted(found) for f in run.iterdir()]
+
+
+def _result_files(results: Path, reads: Iterable[str]) -> list[str]:
+    """The files a table that listed the run folders ``reads`` may read: theirs
+    (``_run_files``) and everything else in ``results`` but ``NOT_INPUTS`` and runs/."""
     found: list[Path] = []
     for top in sorted(results.iterdir()) if results.is_dir() else []:
-        if top.name == "runs":  # runs/<tag>/plan.json (a matrix), runs/<tag>/<stamp>/<job>/*
-            found += [*top.glob("*/*"), *top.glob("*/*/*/*")]
-        elif top.name not in NOT_INPUTS:
+        if top.name != "runs" and top.name not in NOT_INPUTS:
             found += [top, *top.rglob("*")] if top.is_dir() else [top]
-    return sorted(str(p) for p in found if p.is_file())
+    for folder in sorted(set(reads)):
+        found += _run_files(Path(folder), results)
+    return sorted({str(p) for p in found if p.is_file()})
 
 
-def _render_key(experiment: str, overrides: list[str]) -> tuple[Path, dict[str, Any]] | None:
+def _render_key(experiment: str, overrides: list[str]) -> tuple[Path, Path, dict[str, Any]] | None:
+    """(record file, results folder, the inputs but the results') of a table; None: the code's
+    identity is unknown (no git), so nothing can say it is unchanged."""
     from recallbench.cli.reuse import code_identity, command_key, fingerprint, results_dir
 
     results, code = results_dir(overrides), code_identity()
@@ -136,13 +159,16 @@ def _render_key(experiment: str, overrides: list[str]) -> tuple[Path, dict[str, 
         return None
     given = [o.split("=", 1)[1] for o in overrides if o.startswith("paths.data_dir=")]
     data = given[-1] if given else os.environ.get("RECALLBENCH_DATA_DIR", "data/downloaded")
-    inputs = {
-        "code": code,
-        "results": fingerprint(_result_files(results.resolve())),
-        "data": fingerprint([str(Path(data).resolve())]),
-    }
+    inputs = {"code": code, "data": fingerprint([str(Path(data).resolve())])}
     key = command_key([experiment, *overrides])
-    return results / "cache" / "tables" / f"{experiment}-{key}.json", inputs
+    return results / "cache" / "tables" / f"{experiment}-{key}.json", results.resolve(), inputs
+
+
+def _inputs(base: dict[str, Any], results: Path, reads: Iterable[str]) -> dict[str, Any]:
+    from recallbench.cli.reuse import fingerprint
+
+    reads = sorted(set(reads))
+    return {**base, "reads": reads, "results": fingerprint(_result_files(results, reads))}
 
 
 def _sha256(path: Path) -> str | None:
@@ -163,21 +189,25 @@ def rendered_before(experiment: str, overrides: list[str]) -> dict[str, Path] | 
         return None
     record = json.loads(found[0].read_text(encoding="utf-8"))
     files = {k: Path(v) for k, v in (record.get("files") or {}).items()}
-    same = record.get("inputs") == found[1] and files
+    recorded = record.get("inputs") or {}
+    same = files and recorded == _inputs(found[2], found[1], recorded.get("reads") or ())
     if not same or any(_sha256(p) != record["sha256"].get(k) for k, p in files.items()):
         return None
     return files
 
 
-def remember_render(experiment: str, overrides: list[str], files: dict[str, Path]) -> None:
-    """Record what ``experiment``'s table files were rendered from (``rendered_before``)."""
+def remember_render(
+    experiment: str, overrides: list[str], files: dict[str, Path], reads: Iterable[str]
+) -> None:
+    """Record what ``experiment``'s table files were rendered from (``rendered_before``):
+    the code, data, and the run folders ``reads`` it listed (``analysis.runs.reading_runs``)."""
     from recallbench.io import write_json
 
     found = _render_key(experiment, overrides)
     if found is None:
         return
     record = {
-        "inputs": found[1],
+        "inputs": _inputs(found[2], found[1], reads),
         "files": {k: str(p) for k, p in files.items()},
         "sha256": {k: _sha256(p) for k, p in files.items()},
     }

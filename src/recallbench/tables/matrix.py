@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from recallbench.analysis import RunInfo, select
+from recallbench.analysis.runs import note_read
 from recallbench.errors import DataNotFoundError
 from recallbench.tables.cell import Cell
 from recallbench.tables.cells import summary_table
@@ -49,6 +50,7 @@ STAGES = {"write": "memory", "answer": "answer"}  # cost metric -> usage.json st
 def load_plan(results_dir: str | Path, tag: str | None) -> dict[str, Any]:
     """Read ``<results>/runs/<tag>/plan.json`` (an error naming it and the command when absent)."""
     path = Path(results_dir) / "runs" / str(tag) / "plan.json"
+    note_read(path.parent)  # a table of the matrix reads its plan: keyed on it (cli/table.py)
     if not path.is_file():
         raise DataNotFoundError(
             f"{path} not found: plan and run the matrix first (`make matrix` or "
