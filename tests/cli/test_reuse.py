@@ -96,3 +96,39 @@ def test_changed_data_reruns_only_the_jobs_it_feeds(run_cli, monkeypatch, tmp_pa
         for s in "ab"
     )
     assert old["dataset_sha256"] != new["dataset_sha256"]
+
+
+def test_reproduce_answers_warm_steps_without_a_process(
+    run_cli, monkeypatch, tmp_path, data_copy, capsys
+):
+    """``make reproduce-*`` warm: a sweep that finished as is and a table whose inputs did not
+    change are answered by reproduce itself (one Python start-up per target, not three)."""
+    import sys
+
+    from recallbench.cli import reproduce
+    from recallbench.cli.table import table_main
+
+    monkeypatch.setenv("RECALLBENCH_DATA_DIR", str(data_copy))
+    monkeypatch.delenv("RECALLBENCH_RERUN", raising=False)
+    results = tmp_path / "results"
+    assert run_cli(*SWEEP, results=results).status == 0
+    (record,) = (results / "cache" / "commands").glob("*.json")
+    argv = json.loads(record.read_text())["argv"]
+    cli = [sys.executable, "-m", "recallbench.cli"]
+    capsys.readouterr()
+
+    assert reproduce.answered([*cli, *argv])  # replayed: its run folder, as the command prints
+    (run_json,) = results.glob("runs/adhoc/*/*/run.json")
+    assert capsys.readouterr().out.split() == [str(run_json.parent)]
+    assert not reproduce.answered([*cli, *argv[:-1], "episodes=2"])  # a new command: runs
+    assert not reproduce.answered([*cli, *argv, "plan=true"])  # a plan: the command's own
+    assert not reproduce.answered([*cli, "--verbose", *argv])
+
+    table = ["carecall_table1", f"paths.results_dir={results}", f"paths.data_dir={data_copy}"]
+    assert not reproduce.answered([*cli, "table", *table])  # never rendered: render it
+    table_main(table)
+    printed = capsys.readouterr().out.split()
+    assert reproduce.answered([*cli, "table", *table])
+    assert sorted(capsys.readouterr().out.split()) == sorted(printed)
+    Path(printed[0]).write_text("edited")  # a file no longer as written: render again
+    assert not reproduce.answered([*cli, "table", *table])

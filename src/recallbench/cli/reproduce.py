@@ -31,6 +31,10 @@ experiment, not what a run computes. ``reproduce.lists`` puts the target in ``ma
 (``tables``: runs here on the data), ``make attribution`` or ``make golden`` (``golden``, with the
 extra overrides ``reproduce.golden_args``); a paper experiment in no list says why in
 ``reproduce.why_not`` (tests/cli/test_reproduce.py). ``--dry-run`` prints the steps.
+
+Each step runs as its own process, except a step with nothing to do: a sweep whose command
+finished before as is, tables rendered from unchanged inputs. Those this process answers
+(``answered``), so a warm target costs one Python start-up.
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ __all__ = [
     "PAPER_TABLE",
     "SETTINGS",
     "Target",
+    "answered",
     "block_of",
     "experiment_of",
     "group",
@@ -226,5 +231,37 @@ def reproduce_main(argv: list[str] | None = None) -> None:
         sys.exit(f"recallbench reproduce: {exc}")
     for step in steps:
         print("+ " + shlex.join(step), flush=True)
-        if not ns.dry_run and (code := subprocess.run(step, check=False).returncode):
+        if ns.dry_run or answered(step):
+            continue
+        if code := subprocess.run(step, check=False).returncode:
             sys.exit(code)
+
+
+def answered(step: list[str]) -> bool:
+    """Answer a step that has nothing to do in this process, printing what it would print: a
+    sweep whose command finished before as is (``cli.reuse.replayed``), tables rendered from
+    unchanged inputs (``cli.table.cached_tables``). Anything else (a plan, a flag, another
+    subcommand, work to do) runs as its own process, as before. A warm target thus costs one
+    Python start-up, not one per step (issue 38: ``make tables`` warm)."""
+    cli = [sys.executable, "-m", "recallbench.cli"]
+    args = step[len(cli) :]
+    if step[: len(cli)] != cli or any(
+        a.startswith("-") and a != "-m" or a.partition("=")[0] in ("plan", "plan_latency_s")
+        for a in args
+    ):
+        return False
+    if args[:1] == ["table"]:
+        from recallbench.cli.table import cached_tables
+
+        files = cached_tables(args[1:])
+        for path in files or []:
+            print(path, flush=True)
+        return files is not None
+    from recallbench.cli import SUBCOMMANDS
+    from recallbench.cli.reuse import replayed
+
+    if args[:1] and args[0] in SUBCOMMANDS:
+        return False
+    done = replayed(args)
+    sys.stdout.flush()
+    return done

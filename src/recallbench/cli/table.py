@@ -92,8 +92,7 @@ def table_main(argv: list[str] | None = None) -> None:
     ns = parser.parse_intermixed_args(argv)
     if ns.verbose:
         os.environ["RECALLBENCH_VERBOSE"] = "1"
-    overrides = [a for a in ns.args if "=" in a or a.startswith(("~", "+"))]
-    experiments = [a for a in ns.args if a not in overrides]
+    experiments, overrides = _split(ns.args)
     if not experiments:
         parser.error("name at least one experiment (conf/experiment/<name>.yaml)")
     if ns.results:
@@ -109,6 +108,31 @@ def table_main(argv: list[str] | None = None) -> None:
                 remember_render(experiment, overrides, files, reads)
         for path in files.values():
             print(path)
+
+
+def _split(args: list[str]) -> tuple[list[str], list[str]]:
+    """(experiments, overrides) of the command's words."""
+    overrides = [a for a in args if "=" in a or a.startswith(("~", "+"))]
+    return [a for a in args if a not in overrides], overrides
+
+
+def cached_tables(args: list[str]) -> list[Path] | None:
+    """The files ``recallbench-table <args>`` would print when every table it names is as
+    rendered from unchanged inputs (``rendered_before``); None: run the command (a table to
+    render, a flag, anything unusual). ``recallbench reproduce`` answers a warm step with it."""
+    experiments, overrides = _split(args)
+    if not experiments or any(a.startswith("-") for a in args):
+        return None
+    found: list[Path] = []
+    for experiment in experiments:
+        try:
+            files = rendered_before(experiment, overrides)
+        except (ConfigError, OSError, ValueError):  # the command itself says what is wrong
+            return None
+        if files is None:
+            return None
+        found += files.values()
+    return found
 
 
 # A table is a function of its spec, the code, the run folders and data it reads: when none of
