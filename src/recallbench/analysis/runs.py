@@ -21,7 +21,7 @@ import yaml
 
 from recallbench.run.record import USABLE, is_stale
 
-# Where ``runs_in`` looks for run.json under a folder (a run, a sweep, a tag, runs/, results).
+# Where ``run_folders`` looks for run.json under a folder (a run, a sweep, a tag, runs/, results).
 RUN_PATTERNS = ("", "*/", "*/*/", "*/*/*/", "runs/*/*/*/")
 
 # The folders ``find_runs``/``runs_in`` listed while a ``reading_runs()`` block was open: a table
@@ -120,11 +120,15 @@ def runs_in(folder: str | Path, *, finished: bool = True) -> list[RunInfo]:
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such folder (expected a run or sweep folder)")
     note_read(folder)
-    found = {p.parent for pattern in RUN_PATTERNS for p in folder.glob(f"{pattern}run.json")}
-    runs = [r for p in sorted(found) if (r := _read_run(p))]
+    runs = [r for p in run_folders(folder) if (r := _read_run(p))]
     if finished:
         runs = [r for r in runs if r.status in USABLE]
     return sorted(runs, key=lambda r: (r.stamp, r.tag, r.job))
+
+
+def run_folders(folder: Path) -> list[Path]:
+    """The folders holding a run.json in or under ``folder`` (``RUN_PATTERNS``), sorted."""
+    return sorted({p.parent for pattern in RUN_PATTERNS for p in folder.glob(f"{pattern}run.json")})
 
 
 def latest_per_job(runs: list[RunInfo]) -> dict[tuple[str, str], RunInfo]:

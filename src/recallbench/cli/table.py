@@ -155,10 +155,9 @@ def _run_files(folder: Path, results: Path) -> list[Path]:
         return [*folder.glob("*/*"), *folder.glob("*/*/*/*")]
     if folder.parent == runs:
         return [*folder.glob("*"), *folder.glob("*/*/*")]
-    from recallbench.analysis.runs import RUN_PATTERNS
+    from recallbench.analysis.runs import run_folders
 
-    found = {p.parent for pattern in RUN_PATTERNS for p in folder.glob(f"{pattern}run.json")}
-    return [f for run in sorted(found) for f in run.iterdir()]
+    return [f for run in run_folders(folder) for f in run.iterdir()]
 
 
 def _result_files(results: Path, reads: Iterable[str]) -> list[str]:

@@ -44,6 +44,7 @@ from recallbench.tables.intervals import Found, stratified_values
 __all__ = ["FAMILIES", "PAIR_KEYS", "Settings", "Tested", "pair_test", "settings_of"]
 
 FAMILIES = ("table", "column")  # what one Holm correction spans
+SIGNIFICANCE_KEYS = ("alpha", "n_resamples", "seed", "family")  # of ``significance:``
 
 PAIR_KEYS: dict[str, Callable[[str], str] | None] = {
     "episode": None,
@@ -101,15 +102,9 @@ def settings_of(spec: Any) -> Settings | None:
     if pair_by not in PAIR_KEYS:
         raise spec.error("pair_by", f"expected one of {sorted(PAIR_KEYS)}, got {pair_by!r}")
     extra = spec.option("significance", None) or {}
-    if not isinstance(extra, Mapping) or not set(extra) <= {
-        "alpha",
-        "n_resamples",
-        "seed",
-        "family",
-    }:
-        raise spec.error(
-            "significance", f"expected keys alpha, n_resamples, seed, family; got {extra!r}"
-        )
+    if not isinstance(extra, Mapping) or not set(extra) <= set(SIGNIFICANCE_KEYS):
+        keys = ", ".join(SIGNIFICANCE_KEYS)
+        raise spec.error("significance", f"expected keys {keys}; got {extra!r}")
     family = str(extra.get("family", "table"))
     if family not in FAMILIES:
         raise spec.error("significance.family", f"expected one of {FAMILIES}, got {family!r}")
