@@ -126,9 +126,21 @@ def test_errata_apply_only_when_asked(fixtures_dir, tmp_path, episodes):
     )
     fixed = _load(fixtures_dir, errata=str(errata))
     assert fixed[0].qa[1].answers == ("The Sunday before 20 March 2023",)
-    assert fixed[0].qa[1].meta["erratum"]["source"] == "test"
+    answer = fixed[0].qa[1].meta["erratum"]["fields"]["answer"]
+    assert answer == {
+        "old": "The saturday before 20 March 2023",
+        "new": "The Sunday before 20 March 2023",
+        "source": "e.yaml: test",
+    }
+    assert fixed[0].qa[1].meta["erratum"]["score_changing"] is True
     assert fixed[0].qa[3].evidence == ("locomo/conv-1/D1:2",)
-    assert fixed[0].meta["errata"] == {"file": "e.yaml", "applied": 2}
+    assert fixed[0].qa[3].meta["erratum"]["score_changing"] is False  # evidence: recall only
+    assert fixed[0].meta["errata"] == {
+        "sources": ["e.yaml"],
+        "applied": 2,
+        "dropped": 0,
+        "conflicts": [],
+    }
     assert episodes[0].qa[1].answers == ("The saturday before 20 March 2023",)  # not asked
 
 
@@ -145,7 +157,7 @@ def test_an_erratum_that_matches_nothing_fails(fixtures_dir, tmp_path, episodes)
     errata = _write_errata(tmp_path / "e.yaml", [entry])
     with pytest.raises(DatasetFormatError, match="not the one corrected"):
         _load(fixtures_dir, errata=str(errata))
-    _write_errata(errata, [{**entry, "field": "speaker"}])
+    _write_errata(errata, [{**entry, "field": "speakers"}])
     with pytest.raises(DatasetFormatError, match="field should be one of"):
         _load(fixtures_dir, errata=str(errata))
 
@@ -190,4 +202,14 @@ def test_real_release_counts(real_data_dir):
     assert totals["date_without_session"] == 16 and totals["adversarial_with_answer"] == 2
     fixed = load(real_data_dir, errata="default")
     assert sum(e.meta["errata"]["applied"] for e in fixed) == 3
+    if (real_data_dir / "locomo_audit" / "errors.json").is_file():
+        both = load(real_data_dir, errata="default+locomo_audit")
+        flagged = [q.meta["erratum"] for e in both for q in e.qa if "erratum" in q.meta]
+        audit = [f for f in flagged if "locomo_audit" in f["sources"]]
+        assert len(audit) == 156  # every audit entry matched its question and answer
+        assert sum(f["score_changing"] for f in audit) == 99  # SOURCE.md: not WRONG_CITATION
+        # the shipped conv-26 date and the audit's disagree: one line naming both
+        (line,) = [c for e in both for c in e.meta["errata"]["conflicts"]]
+        assert line.startswith("locomo/conv-26/") and "default gives" in line
+        assert "locomo_audit gives" in line and line.endswith("used default")
     assert DEFAULT_ERRATA.is_file()

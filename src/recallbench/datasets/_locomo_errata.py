@@ -1,27 +1,44 @@
-"""Apply a LoCoMo errata file to loaded episodes (``datasets.locomo``, option ``errata``).
+"""Apply LoCoMo errata to loaded episodes (``datasets.locomo``, option ``errata``).
 
-Each entry names ``sample_id``, ``question_sha1``, ``field`` (``answer`` | ``evidence``), the
-value the release holds (``old_sha1`` of the answer text, or ``old``: the evidence dia ids), the
-correction ``new`` and its ``source``. A corrected item records ``meta["erratum"]`` (source, old
-and new value); the episode records how many entries of which file it took (``meta["errata"]``).
-An entry whose question or old value matches nothing raises: the release changed, or the entry
-is wrong, and a silently unapplied correction would misreport the table header.
+Sources (option ``errata``, several joined by ``+``, e.g. ``default+locomo_audit``):
+``default`` (``resources/locomo_errata.yaml``), ``locomo_audit`` (the audit's
+``<data_dir>/locomo_audit/errors.json``, read by ``_locomo_audit``), or a path (``.json``: the
+audit's format; else the YAML format below).
+
+YAML entry: ``sample_id``, ``question_sha1``, ``field``, the value the release holds, the
+correction ``new`` and its ``source``; optional ``score_changing`` (bool). Fields:
+``answer`` (``old_sha1`` of the answer text), ``evidence`` (``old``: dia ids), ``category``
+(``old``/``new``: 1-4), ``speaker`` (``old``/``new``: ``speaker_a``/``speaker_b``; the question
+names the wrong speaker: the old speaker's name in it becomes the new one's) and ``drop`` (the
+question is removed; no ``new``). Every field but ``evidence`` changes answer scores by default.
+
+Combining: the sources are read in the order given; when two of them correct one field of one
+question differently, the first one's value is used and the item records one line naming both
+(``meta["erratum"]["conflicts"]``; the episode lists them in ``meta["errata"]["conflicts"]``).
+A corrected or flagged item records ``meta["erratum"]``: ``fields`` (per field: old, new,
+source), ``sources``, ``score_changing`` and, from the audit, ``error_type``. An entry whose
+question or old value matches nothing raises: the release changed, or the entry is wrong, and a
+silently unapplied correction would misreport the table header.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from recallbench.datasets._locomo_audit import AUDIT_FILE, Fix, read_audit
 from recallbench.errors import DatasetFormatError
 from recallbench.records import Episode, QAItem
 
-FIELDS = ("answer", "evidence")
+FIELDS = ("answer", "evidence", "category", "speaker", "drop")
+SPEAKERS = ("speaker_a", "speaker_b")
+AUDIT = "locomo_audit"
 
 
 def _sha1(text: str) -> str:
@@ -37,68 +54,174 @@ def read_errata(path: Path) -> list[dict[str, Any]]:
     if not isinstance(entries, list):
         raise DatasetFormatError(f"{path}: expected a mapping with an 'errata' list")
     for k, e in enumerate(entries):
-        where = f"{path} errata[{k}]"
-        if not isinstance(e, dict):
-            raise DatasetFormatError(f"{where}: expected a mapping")
-        missing = [
-            key for key in ("sample_id", "question_sha1", "field", "new", "source") if key not in e
-        ]
-        if missing:
-            raise DatasetFormatError(f"{where}: missing {missing} (keys: {sorted(e)})")
-        if e["field"] not in FIELDS:
-            raise DatasetFormatError(
-                f"{where}: field should be one of {FIELDS}, got {e['field']!r}"
-            )
-        old_key = "old_sha1" if e["field"] == "answer" else "old"
-        if old_key not in e:
-            raise DatasetFormatError(f"{where}: a {e['field']} correction needs '{old_key}'")
+        _check_entry(e, f"{path} errata[{k}]")
     return entries
 
 
-def apply_errata(episodes: Sequence[Episode], path: Path) -> list[Episode]:
-    """Return ``episodes`` with every entry of the errata file applied (see the module doc)."""
-    entries = read_errata(path)
+def _check_entry(e: Any, where: str) -> None:
+    if not isinstance(e, dict):
+        raise DatasetFormatError(f"{where}: expected a mapping")
+    missing = [key for key in ("sample_id", "question_sha1", "field", "source") if key not in e]
+    if missing:
+        raise DatasetFormatError(f"{where}: missing {missing} (keys: {sorted(e)})")
+    if e["field"] not in FIELDS:
+        raise DatasetFormatError(f"{where}: field should be one of {FIELDS}, got {e['field']!r}")
+    old_key = {"answer": "old_sha1", "drop": None}.get(e["field"], "old")
+    if old_key is not None and old_key not in e:
+        raise DatasetFormatError(f"{where}: a {e['field']} correction needs '{old_key}'")
+    if e["field"] != "drop" and "new" not in e:
+        raise DatasetFormatError(f"{where}: a {e['field']} correction needs 'new'")
+    if e["field"] == "category" and not {e["old"], e["new"]} <= {1, 2, 3, 4}:
+        raise DatasetFormatError(f"{where}: category old/new should be 1-4, got {e['old']!r}")
+    if e["field"] == "speaker" and sorted([e["old"], e["new"]]) != list(SPEAKERS):
+        raise DatasetFormatError(f"{where}: speaker old/new should be {SPEAKERS} (one each)")
+
+
+def sources_of(errata: str | Path, data_dir: Path, default: Path) -> list[tuple[str, Path]]:
+    """Return (origin, file) per source of an ``errata`` option (``default+locomo_audit``)."""
+    out = []
+    for part in str(errata).split("+"):
+        if part == "default":
+            out.append(("default", default))
+        elif part == AUDIT:
+            out.append((AUDIT, Path(data_dir) / AUDIT / AUDIT_FILE))
+        else:
+            out.append((Path(part).name, Path(part)))
+    return out
+
+
+def apply_errata(episodes: Sequence[Episode], sources: Sequence[tuple[str, Path]]) -> list[Episode]:
+    """Return ``episodes`` with every source's entries applied (see the module doc)."""
+    fixes: list[Fix] = []
+    for origin, path in sources:
+        if path.suffix == ".json":
+            fixes += read_audit(path, episodes, origin)
+        else:
+            fixes += _yaml_fixes(path, episodes, origin)
+    by_qa: dict[str, list[Fix]] = {}
+    for fix in fixes:
+        by_qa.setdefault(fix.qa_id, []).append(fix)
+    names = [origin for origin, _ in sources]
+    return [_episode(ep, by_qa, names) for ep in episodes]
+
+
+def _yaml_fixes(path: Path, episodes: Sequence[Episode], origin: str) -> list[Fix]:
     by_sample = {e.meta["sample_id"]: e for e in episodes}
-    taken: dict[str, int] = {}
-    qa_of: dict[str, list[QAItem]] = {s: list(e.qa) for s, e in by_sample.items()}
-    for k, entry in enumerate(entries):
+    out = []
+    for k, entry in enumerate(read_errata(path)):
         sample = str(entry["sample_id"])
         if sample not in by_sample:
             continue  # a subset of the conversations: its entries do not apply
         where = f"{path} errata[{k}]"
-        items = qa_of[sample]
-        hits = [i for i, q in enumerate(items) if _sha1(q.question) == entry["question_sha1"]]
+        ep = by_sample[sample]
+        hits = [q for q in ep.qa if _sha1(q.question) == entry["question_sha1"]]
         if not hits:
             raise DatasetFormatError(f"{where}: no question of {sample} has this question_sha1")
-        for i in hits:
-            items[i] = _correct(items[i], by_sample[sample].episode_id, entry, where)
-        taken[sample] = taken.get(sample, 0) + 1
-    out = []
-    for ep in episodes:
-        sample = ep.meta["sample_id"]
-        meta = {**ep.meta, "errata": {"file": path.name, "applied": taken.get(sample, 0)}}
-        out.append(dataclasses.replace(ep, qa=tuple(qa_of[sample]), meta=meta))
+        field = entry["field"]
+        changing = bool(entry.get("score_changing", field != "evidence"))
+        source = f"{origin}: {' '.join(str(entry['source']).split())}"
+        for qa in hits:
+            new = _checked_new(qa, ep, entry, where)
+            out.append(Fix(qa.qa_id, field, new, origin, source, changing, None))
     return out
 
 
-def _correct(qa: QAItem, eid: str, entry: dict[str, Any], where: str) -> QAItem:
-    if entry["field"] == "answer":
-        old = qa.answers[0] if qa.answers else ""
-        if _sha1(old) != entry["old_sha1"]:
+def _checked_new(qa: QAItem, ep: Episode, entry: dict[str, Any], where: str) -> Any:
+    """The correction of ``entry`` for ``qa``, after checking the release holds its old value."""
+    field, eid = entry["field"], ep.episode_id
+    if field == "answer":
+        if _sha1(qa.answers[0] if qa.answers else "") != entry["old_sha1"]:
             raise DatasetFormatError(f"{where}: the answer of {qa.qa_id} is not the one corrected")
-        new_value: Any = str(entry["new"])
-        qa_new = dataclasses.replace(qa, answers=(new_value,))
-    else:
-        old_ids = tuple(f"{eid}/{d}" for d in entry["old"])
-        if qa.evidence != old_ids:
+        return str(entry["new"])
+    if field == "evidence":
+        if qa.evidence != tuple(f"{eid}/{d}" for d in entry["old"]):
             raise DatasetFormatError(
                 f"{where}: the evidence of {qa.qa_id} is {list(qa.evidence)}, not {entry['old']}"
             )
-        new_value = [str(d) for d in entry["new"]]
-        qa_new = dataclasses.replace(qa, evidence=tuple(f"{eid}/{d}" for d in new_value))
-    erratum = {
-        "field": entry["field"],
-        "new": new_value,
-        "source": " ".join(entry["source"].split()),
+        return [str(d) for d in entry["new"]]
+    if field == "category":
+        if qa.meta.get("category") != entry["old"]:
+            got = qa.meta.get("category")
+            raise DatasetFormatError(f"{where}: {qa.qa_id} is category {got}, not {entry['old']}")
+        return int(entry["new"])
+    if field == "speaker":
+        old = ep.speakers[SPEAKERS.index(entry["old"])]
+        if not re.search(rf"\b{re.escape(old)}\b", qa.question):
+            raise DatasetFormatError(f"{where}: the question of {qa.qa_id} does not name {old}")
+        return str(entry["new"])
+    return True  # drop
+
+
+def _episode(ep: Episode, by_qa: dict[str, list[Fix]], names: list[str]) -> Episode:
+    qa_out, conflicts, corrected, dropped = [], [], 0, 0
+    for qa in ep.qa:
+        fixes = by_qa.get(qa.qa_id, [])
+        if not fixes:
+            qa_out.append(qa)
+            continue
+        fixed, lines = _fixed(qa, ep, fixes)
+        conflicts += lines
+        corrected += 1
+        if fixed is None:
+            dropped += 1
+        else:
+            qa_out.append(fixed)
+    meta = {
+        **ep.meta,
+        "errata": {
+            "sources": names,
+            "applied": corrected,
+            "dropped": dropped,
+            "conflicts": conflicts,
+        },
     }
-    return dataclasses.replace(qa_new, meta={**qa.meta, "erratum": erratum})
+    return dataclasses.replace(ep, qa=tuple(qa_out), meta=meta)
+
+
+def _fixed(qa: QAItem, ep: Episode, fixes: list[Fix]) -> tuple[QAItem | None, list[str]]:
+    """``qa`` with its fixes applied (None: dropped) and the lines of sources that disagree."""
+    chosen: dict[str, Fix] = {}
+    lines = []
+    for fix in fixes:
+        first = chosen.setdefault(fix.field, fix)
+        if first is not fix and first.new != fix.new and fix.field != "flag":
+            lines.append(
+                f"{qa.qa_id} {fix.field}: {first.origin} gives {first.new!r}, {fix.origin} "
+                f"gives {fix.new!r}; used {first.origin}"
+            )
+    erratum: dict[str, Any] = {
+        "fields": {},
+        "sources": list(dict.fromkeys(f.origin for f in fixes)),
+        "score_changing": any(f.score_changing for f in fixes),
+    }
+    if types := [f.error_type for f in fixes if f.error_type]:
+        erratum["error_type"] = types[0]
+    if lines:
+        erratum["conflicts"] = lines
+    if "drop" in chosen:
+        return None, lines
+    out = qa
+    for field, fix in chosen.items():
+        if field != "flag":
+            out, old = _change(out, ep, field, fix.new)
+            erratum["fields"][field] = {"old": old, "new": fix.new, "source": fix.source}
+    return dataclasses.replace(out, meta={**out.meta, "erratum": erratum}), lines
+
+
+def _change(qa: QAItem, ep: Episode, field: str, new: Any) -> tuple[QAItem, Any]:
+    """``qa`` with ``field`` set to ``new``, and the value it held."""
+    from recallbench.datasets.locomo import CATEGORIES
+
+    eid = ep.episode_id
+    if field == "answer":
+        return dataclasses.replace(qa, answers=(new,)), qa.answers[0]
+    if field == "evidence":
+        old = [e.removeprefix(f"{eid}/") for e in qa.evidence]
+        return dataclasses.replace(qa, evidence=tuple(f"{eid}/{d}" for d in new)), old
+    if field == "category":
+        meta = {**qa.meta, "category": new, "category_name": CATEGORIES[new]}
+        return dataclasses.replace(qa, kind=CATEGORIES[new], meta=meta), qa.meta["category"]
+    old_name = ep.speakers[1 - SPEAKERS.index(new)]
+    new_name = ep.speakers[SPEAKERS.index(new)]
+    question = re.sub(rf"\b{re.escape(old_name)}\b", new_name, qa.question)
+    return dataclasses.replace(qa, question=question), qa.question

@@ -54,6 +54,7 @@ from recallbench.protocols.base import (
     reply_text,
 )
 from recallbench.protocols.evidence import EvidenceLocator
+from recallbench.protocols.locomo._errata import errata_meta
 from recallbench.protocols.locomo._score import METRICS, score_locomo
 from recallbench.protocols.locomo._tasks import (
     ADVERSARIAL_TASK,
@@ -205,8 +206,7 @@ def _prediction(episode: Episode, index: int, row: dict[str, Any]) -> Prediction
         meta["judge"] = row["verdict"]
     if "options" in row:
         meta["options"] = row["options"]
-    if "erratum" in qa.meta:
-        meta["erratum"] = qa.meta["erratum"]
+    meta.update(errata_meta(episode, qa))
     if recall.info.get("method") == "oracle":
         meta["oracle"] = recall.info.get("evidence")
     return Prediction(
