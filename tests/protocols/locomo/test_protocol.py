@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
@@ -229,3 +230,49 @@ def test_a_run_under_errata_carries_them_to_its_summary(fixtures_dir, llm, tmp_p
     answerable = summary["metrics"]["j"]["subsets"]["answerable"]["n"]
     assert summary["metrics"]["j"]["subsets"]["clean"]["n"] == answerable - 1
     assert summary["errata"]["score_changing"] == 1
+
+
+def test_every_stage_is_timed_per_question_and_summarized(episodes, llm):
+    protocol = _protocol(llm)
+    preds = protocol.run_episode(episodes[0], _method(llm), llm).predictions
+    answers = [p for p in preds if p.kind == "answer"]
+    memory = [p for p in preds if p.kind == "memory"]
+    assert all(p.meta["recall_s"] > 0 and p.meta["generate_s"] > 0 for p in answers)
+    # the extractive backend measures each call: its latency is the answer stage's
+    assert {p.meta["generate_timed"] for p in answers} == {"call"}
+    assert all(p.meta["generate_s"] == p.usage["latency_s"] for p in answers)
+    assert len(memory) == len(episodes[0].sessions) and all(p.meta["observe_s"] > 0 for p in memory)
+    _, summary = protocol.score(preds)
+    latency = summary["latency"]
+    totals = sorted(p.meta["recall_s"] + p.meta["generate_s"] for p in answers)
+    assert latency["total"]["n"] == len(answers)
+    assert latency["total"]["p50"] == pytest.approx(float(np.median(totals)), abs=2e-6)
+    assert totals[0] <= latency["search"]["p50"] + latency["answer"]["p95"]
+    assert latency["search"]["p50"] <= latency["search"]["p95"]
+    assert latency["memory_construction"]["n"] == len(memory)
+    assert "not comparable" in latency["note"]
+    untimed = [
+        Prediction(
+            p.pred_id,
+            p.episode_id,
+            p.session_index,
+            p.kind,
+            "h",
+            p.output,
+            p.reference,
+            meta={k: v for k, v in p.meta.items() if not k.endswith("_s")},
+        )
+        for p in preds
+    ]
+    assert "latency" not in score_locomo(untimed)[1]  # an untimed run gets no zeros
+
+
+def test_a_cache_hit_takes_its_batch_share_not_its_recorded_latency():
+    from recallbench.protocols.locomo._protocol import _generate_timing
+
+    assert _generate_timing(1.5, False, 0.01) == {"generate_s": 1.5, "generate_timed": "call"}
+    assert _generate_timing(1.5, True, 0.01) == {
+        "generate_s": 0.01,
+        "generate_timed": "batch_share",
+    }
+    assert _generate_timing(0.0, False, 0.02)["generate_timed"] == "batch_share"

@@ -23,6 +23,12 @@ recalled items' sources), each pooled and per category (``subsets``: the categor
 ``answerable`` = categories 1-4), with episode-clustered intervals (10 conversations: 10
 clusters, so intervals are wide) and the per-episode sums for paired tests.
 
+Timing (per stage, for ``summary["latency"]`` and ``recallbench view``): each session's memory
+construction (``observe_s`` on its ``memory`` record: ``observe`` plus an equal share of the
+episode's ``prefetch_episode``), each question's recall (``recall_s``: its ``recall`` plus an
+equal share of its batch's ``prefetch``) and answer generation (``generate_s``: see
+``_generate_timing``). The judge's time is not part of any stage.
+
 Deviations:
 - The authors' RAG retrieves dialog turns, observations or session summaries with its own
   retriever; here the memory method's recall is the context (that is the point of the protocol).
@@ -35,6 +41,8 @@ Deviations:
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any, ClassVar
@@ -115,15 +123,21 @@ class LocomoQAProtocol(EvalProtocol):
         self._run_llm = llm
         result = EpisodeResult()
         method.reset(episode)
+        started = time.perf_counter()
         method.prefetch_episode(episode)
+        prefetch_share = (time.perf_counter() - started) / max(len(episode.sessions), 1)
         last = max(s.index for s in episode.sessions)
         due: dict[int, list[QAItem]] = {}
         for qa in episode.qa:
             due.setdefault(ask_session(qa, self.ask_after, last), []).append(qa)
         for session in episode.sessions:
+            started = time.perf_counter()
             method.observe(session)
+            observe_s = time.perf_counter() - started + prefetch_share
             before = list(method.snapshot())
-            result.predictions.append(memory_state(episode, session.index, before, None))
+            state = memory_state(episode, session.index, before, None)
+            meta = {**state.meta, "observe_s": round(observe_s, 6)}
+            result.predictions.append(dataclasses.replace(state, meta=meta))
             asked = due.get(session.index, [])
             if asked:
                 now = session.start + self.session_length if session.start else None
@@ -144,8 +158,9 @@ class LocomoQAProtocol(EvalProtocol):
         asker = probe.episode.speakers[0]
         got = ask_fields(probe, asker, method, locator, method_fields=not self.oracle_context)
         rows: list[dict[str, Any]] = []
-        for qa, (_, recall, _, fields) in zip(probe.asked, got, strict=True):
+        for qa, (_, recall, _, fields, recall_s) in zip(probe.asked, got, strict=True):
             row: dict[str, Any] = {"qa": qa, "recall": recall, "fields": fields}
+            row["recall_s"] = recall_s
             if qa.meta.get("category") == 5:
                 row["options"] = options_for(qa)
                 bait_is = "a" if row["options"]["a"] != NOT_MENTIONED else "b"
@@ -158,9 +173,12 @@ class LocomoQAProtocol(EvalProtocol):
             rows.append(row)
         for key in ("answer", "adversarial"):
             group = [r for r in rows if ("options" in r) == (key == "adversarial")]
+            started = time.perf_counter()
             results = llm.run_many(self.tasks[key], [r["fields"] for r in group], progress=False)
+            share = (time.perf_counter() - started) / max(len(group), 1)
             for r, res in zip(group, results, strict=True):
                 r["result"], r["messages"] = res, self.tasks[key].render(**r["fields"])
+                r["generate"] = _generate_timing(res.latency_s, res.cached, share)
         return self._judged(probe.episode, probe.session_index, rows)
 
     def _judged(self, episode: Episode, index: int, rows: list[dict[str, Any]]) -> list[Prediction]:
@@ -188,6 +206,15 @@ class LocomoQAProtocol(EvalProtocol):
         return scores, summary
 
 
+def _generate_timing(latency_s: float, cached: bool, share: float) -> dict[str, Any]:
+    """The answer stage's seconds of one question: the call's own latency when the backend
+    measured one (an API or local model call that was not a cache hit), else its equal share of
+    its batch's wall time (the extractive reader, cache hits); ``generate_timed`` says which."""
+    if latency_s > 0 and not cached:
+        return {"generate_s": round(latency_s, 6), "generate_timed": "call"}
+    return {"generate_s": round(share, 6), "generate_timed": "batch_share"}
+
+
 def _prediction(episode: Episode, index: int, row: dict[str, Any]) -> Prediction:
     qa, recall, res = row["qa"], row["recall"], row["result"]
     category = int(qa.meta.get("category", 0))
@@ -200,6 +227,8 @@ def _prediction(episode: Episode, index: int, row: dict[str, Any]) -> Prediction
         "recalled_sources": [list(item.source_ids) for item in recall.items],
         "n_recalled": len(recall.items),
         "raw_reply": reply_text(res),
+        "recall_s": round(row["recall_s"], 6),
+        **row["generate"],
         "subsets": [qa.kind] + (["answerable"] if category != 5 else []),
     }
     if "verdict" in row:

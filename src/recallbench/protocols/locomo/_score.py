@@ -13,7 +13,8 @@ category name and ``answerable`` (categories 1-4, the set Mem0 reports). Items:
 
 Under errata (``_errata``): every metric gains the ``clean`` subset, ``ceiling`` and
 ``ceiling_f1`` are scored, ``errata`` counts corrections, conflicts and verdicts judged against
-the release's key (then ``metrics.j.key`` says so).
+the release's key (then ``metrics.j.key`` says so). ``latency``: p50/p95 per timed stage
+(``_latency``).
 
 A question whose answering call failed is not scored (``failed_calls_not_scored``), as for
 every reference-based metric of the house (``metrics.scoring``).
@@ -34,6 +35,7 @@ from recallbench.protocols.locomo._errata import (
     errata_summary,
     release_key_verdict,
 )
+from recallbench.protocols.locomo._latency import latency_summary
 from recallbench.protocols.locomo._mem0_scores import mem0_b1, mem0_f1
 from recallbench.protocols.locomo._scoring import locomo_f1, recall_at
 from recallbench.records import Prediction, Score
@@ -104,6 +106,8 @@ def score_locomo(predictions: Sequence[Prediction]) -> tuple[list[Score], Summar
     }
     if (block := _errata_block(answers, metrics)) is not None:
         summary["errata"] = block
+    if (latency := latency_summary(predictions)) is not None:
+        summary["latency"] = latency
     return scores, summary
 
 
