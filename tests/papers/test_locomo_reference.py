@@ -100,3 +100,27 @@ def test_the_off_rows_are_off_and_named(row):
     assert abs(weighted(cols, "f1", list(COLUMN)) - cols["Overall"]["f1"]) > 0.5
     quirks = " ".join(REFERENCE["locomo_paper_qa"]["quirks"])
     assert row.split()[0] in quirks or "None row" in quirks
+
+
+R_AT_K = [r for r, cols in LOCOMO.items() if "r_at_k" in cols.get("Overall", {})]
+R_AT_K_OFF = "RAG summary top-2"
+
+
+def test_every_r_at_k_row_is_checked():
+    assert len(R_AT_K) == 10 and R_AT_K_OFF in R_AT_K  # Table 3: dialog 4, observation 3, summary 3
+
+
+@pytest.mark.parametrize("row", [r for r in R_AT_K if r != R_AT_K_OFF])
+def test_locomo_r_at_k_per_category_reproduces_its_overall(row):
+    cols = LOCOMO[row]
+    assert weighted(cols, "r_at_k", list(COLUMN)) == pytest.approx(
+        cols["Overall"]["r_at_k"], abs=0.11
+    )
+
+
+def test_summary_top2_overall_r_at_k_repeats_its_adversarial_cell_a_named_quirk():
+    cols = LOCOMO[R_AT_K_OFF]
+    assert cols["Overall"]["r_at_k"] == cols["Adversarial"]["r_at_k"]
+    assert round(weighted(cols, "r_at_k", list(COLUMN)), 1) == 57.0
+    quirks = " ".join(REFERENCE["locomo_paper_qa"]["quirks"])
+    assert "Summary top-2" in quirks and "57.0" in quirks

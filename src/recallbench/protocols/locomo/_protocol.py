@@ -32,7 +32,14 @@ equal share of its batch's ``prefetch``) and answer generation (``generate_s``: 
 Deviations:
 - The authors' RAG retrieves dialog turns, observations or session summaries with its own
   retriever; here the memory method's recall is the context (that is the point of the protocol).
-- A question without evidence is not scored for recall (the authors count it as 1).
+- A question without evidence (4 in the release) is not scored for recall. The authors'
+  per-question scorer gives it 1, their aggregate (``evaluation_stats.py``) counts it 0 (it
+  divides by every question but adds recall only for those with evidence): ``_scoring``.
+- Malformed evidence ids are repaired or dropped by the loader (``datasets.locomo`` quirks
+  ``evidence_joined``/``evidence_repaired``/``evidence_missing``: 9 questions of the release).
+  The authors' code compares the raw id strings with the retrieved dia ids, so a malformed id is
+  never recalled there; here a repaired id can be, and a dropped one leaves the denominator:
+  recall differs from theirs on those 9 questions.
 - The authors' offline stand-in does not exist: on the extractive backend the reader is the
   recalled item sharing most content words with the question ("Not mentioned in the
   conversation" when none does), and category 5 picks the bait only when its words are in that
