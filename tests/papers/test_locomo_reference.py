@@ -148,3 +148,15 @@ def test_summary_top2_overall_r_at_k_repeats_its_adversarial_cell_a_named_quirk(
     assert round(weighted(cols, "r_at_k", list(COLUMN)), 1) == 57.0
     quirks = " ".join(REFERENCE["locomo_paper_qa"]["quirks"])
     assert "Summary top-2" in quirks and "57.0" in quirks
+
+
+def test_mem0_latency_rows_are_table2_rows_and_ordered():
+    latency = REFERENCE["mem0_latency"]["values"]
+    table2 = REFERENCE["mem0_table2"]["values"]
+    assert set(latency) <= set(table2)
+    for row, cols in latency.items():
+        v = cols["Overall 1-4"]
+        assert v["total_p50"] <= v["total_p95"], row
+        if "search_p50" in v:  # search is a stage of the total
+            assert v["search_p50"] <= v["search_p95"] <= v["total_p95"], row
+            assert v["search_p50"] <= v["total_p50"], row

@@ -163,7 +163,9 @@ def _under_errata(pred, erratum=None, key=None):
 
 def test_errata_clean_subset_ceiling_and_release_key_verdicts():
     fixed = {"old": "Lisbon", "new": "Oslo", "source": "locomo_audit: TEMPORAL_ERROR"}
+    line = "e2/q0 answer: default gives 'Oslo', locomo_audit gives 'Bergen'; used default"
     changing = {"fields": {"answer": fixed}, "score_changing": True, "sources": ["locomo_audit"]}
+    changing["conflicts"] = [line]
     recall_only = {"fields": {}, "score_changing": False, "sources": ["locomo_audit"]}
     preds = [
         _under_errata(_answer("e1", "e1/q0", 4, "red kite", "red kite", ["t1"], [["t1"]], 1)),
@@ -186,7 +188,7 @@ def test_errata_clean_subset_ceiling_and_release_key_verdicts():
         "corrected_or_flagged": 2,
         "score_changing": 1,
         "clean": 2,
-        "conflicts": [],
+        "conflicts": [line],
         "release_key_verdicts": 1,
     }
     # the same predictions without errata: no clean subset, no ceiling, no errata block
