@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -90,8 +90,15 @@ def sources_of(errata: str | Path, data_dir: Path, default: Path) -> list[tuple[
     return out
 
 
-def apply_errata(episodes: Sequence[Episode], sources: Sequence[tuple[str, Path]]) -> list[Episode]:
-    """Return ``episodes`` with every source's entries applied (see the module doc)."""
+def apply_errata(
+    episodes: Sequence[Episode],
+    sources: Sequence[tuple[str, Path]],
+    categories: Mapping[int, str],
+) -> list[Episode]:
+    """Return ``episodes`` with every source's entries applied (see the module doc).
+
+    ``categories``: the loader's category names by number (a category correction renames).
+    """
     fixes: list[Fix] = []
     for origin, path in sources:
         if path.suffix == ".json":
@@ -102,7 +109,7 @@ def apply_errata(episodes: Sequence[Episode], sources: Sequence[tuple[str, Path]
     for fix in fixes:
         by_qa.setdefault(fix.qa_id, []).append(fix)
     names = [origin for origin, _ in sources]
-    return [_episode(ep, by_qa, names) for ep in episodes]
+    return [_episode(ep, by_qa, names, categories) for ep in episodes]
 
 
 def _yaml_fixes(path: Path, episodes: Sequence[Episode], origin: str) -> list[Fix]:
@@ -152,14 +159,16 @@ def _checked_new(qa: QAItem, ep: Episode, entry: dict[str, Any], where: str) -> 
     return True  # drop
 
 
-def _episode(ep: Episode, by_qa: dict[str, list[Fix]], names: list[str]) -> Episode:
+def _episode(
+    ep: Episode, by_qa: dict[str, list[Fix]], names: list[str], categories: Mapping[int, str]
+) -> Episode:
     qa_out, conflicts, corrected, dropped = [], [], 0, 0
     for qa in ep.qa:
         fixes = by_qa.get(qa.qa_id, [])
         if not fixes:
             qa_out.append(qa)
             continue
-        fixed, lines = _fixed(qa, ep, fixes)
+        fixed, lines = _fixed(qa, ep, fixes, categories)
         conflicts += lines
         corrected += 1
         if fixed is None:
@@ -178,7 +187,9 @@ def _episode(ep: Episode, by_qa: dict[str, list[Fix]], names: list[str]) -> Epis
     return dataclasses.replace(ep, qa=tuple(qa_out), meta=meta)
 
 
-def _fixed(qa: QAItem, ep: Episode, fixes: list[Fix]) -> tuple[QAItem | None, list[str]]:
+def _fixed(
+    qa: QAItem, ep: Episode, fixes: list[Fix], categories: Mapping[int, str]
+) -> tuple[QAItem | None, list[str]]:
     """``qa`` with its fixes applied (None: dropped) and the lines of sources that disagree."""
     chosen: dict[str, Fix] = {}
     lines = []
@@ -203,15 +214,15 @@ def _fixed(qa: QAItem, ep: Episode, fixes: list[Fix]) -> tuple[QAItem | None, li
     out = qa
     for field, fix in chosen.items():
         if field != "flag":
-            out, old = _change(out, ep, field, fix.new)
+            out, old = _change(out, ep, field, fix.new, categories)
             erratum["fields"][field] = {"old": old, "new": fix.new, "source": fix.source}
     return dataclasses.replace(out, meta={**out.meta, "erratum": erratum}), lines
 
 
-def _change(qa: QAItem, ep: Episode, field: str, new: Any) -> tuple[QAItem, Any]:
+def _change(
+    qa: QAItem, ep: Episode, field: str, new: Any, categories: Mapping[int, str]
+) -> tuple[QAItem, Any]:
     """``qa`` with ``field`` set to ``new``, and the value it held."""
-    from recallbench.datasets.locomo import CATEGORIES
-
     eid = ep.episode_id
     if field == "answer":
         return dataclasses.replace(qa, answers=(new,)), qa.answers[0]
@@ -219,8 +230,8 @@ def _change(qa: QAItem, ep: Episode, field: str, new: Any) -> tuple[QAItem, Any]
         old = [e.removeprefix(f"{eid}/") for e in qa.evidence]
         return dataclasses.replace(qa, evidence=tuple(f"{eid}/{d}" for d in new)), old
     if field == "category":
-        meta = {**qa.meta, "category": new, "category_name": CATEGORIES[new]}
-        return dataclasses.replace(qa, kind=CATEGORIES[new], meta=meta), qa.meta["category"]
+        meta = {**qa.meta, "category": new, "category_name": categories[new]}
+        return dataclasses.replace(qa, kind=categories[new], meta=meta), qa.meta["category"]
     old_name = ep.speakers[1 - SPEAKERS.index(new)]
     new_name = ep.speakers[SPEAKERS.index(new)]
     question = re.sub(rf"\b{re.escape(old_name)}\b", new_name, qa.question)

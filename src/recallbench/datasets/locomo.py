@@ -132,7 +132,7 @@ def load(
     if errata is not None:
         from recallbench.datasets._locomo_errata import apply_errata, sources_of
 
-        episodes = apply_errata(episodes, sources_of(errata, root, DEFAULT_ERRATA))
+        episodes = apply_errata(episodes, sources_of(errata, root, DEFAULT_ERRATA), CATEGORIES)
     if conversations is None:
         return episodes
     wanted = [conversations] if isinstance(conversations, str) else list(conversations)
