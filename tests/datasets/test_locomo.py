@@ -203,15 +203,23 @@ def test_real_release_counts(real_data_dir):
     assert sum(1 for e in eps for q in e.qa if "raw_evidence" in q.meta) == 9
     assert totals["date_without_session"] == 16 and totals["adversarial_with_answer"] == 2
     fixed = load(real_data_dir, errata="default")
-    assert sum(e.meta["errata"]["applied"] for e in fixed) == 3
+    assert sum(e.meta["errata"]["applied"] for e in fixed) == 5
+    swapped = [
+        q for e in fixed for q in e.qa if "speaker" in q.meta.get("erratum", {}).get("fields", {})
+    ]
+    assert len(swapped) == 2 and {q.qa_id for q in swapped} == {
+        "locomo/conv-26/q94",
+        "locomo/conv-26/q138",
+    }
     if (real_data_dir / "locomo_audit" / "errors.json").is_file():
         both = load(real_data_dir, errata="default+locomo_audit")
         flagged = [q.meta["erratum"] for e in both for q in e.qa if "erratum" in q.meta]
         audit = [f for f in flagged if "locomo_audit" in f["sources"]]
         assert len(audit) == 156  # every audit entry matched its question and answer
         assert sum(f["score_changing"] for f in audit) == 99  # SOURCE.md: not WRONG_CITATION
-        # the shipped conv-26 date and the audit's disagree: one line naming both
-        (line,) = [c for e in both for c in e.meta["errata"]["conflicts"]]
-        assert line.startswith("locomo/conv-26/") and "default gives" in line
-        assert "locomo_audit gives" in line and line.endswith("used default")
+        # the shipped conv-26 date and swaps and the audit's answers disagree: a line each
+        lines = [c for e in both for c in e.meta["errata"]["conflicts"]]
+        assert [c.split()[0] for c in lines] == [f"locomo/conv-26/q{j}" for j in (5, 94, 138)]
+        assert "default gives" in lines[0] and "default changes its speaker" in lines[1]
+        assert all("locomo_audit gives" in c and c.endswith("used default") for c in lines)
     assert DEFAULT_ERRATA.is_file()

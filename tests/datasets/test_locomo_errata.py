@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 
 import pytest
 import yaml
 
-from recallbench.datasets.locomo import load, question_sha1
+from recallbench.datasets.locomo import CATEGORIES, load, question_sha1
 from recallbench.errors import DatasetFormatError
 
 
@@ -152,13 +153,12 @@ def test_drop_category_and_speaker_fields(fixtures_dir, tmp_path, episodes):
                 "old": 3,
                 "new": 4,
             },
-            # "What did Ada bake?" asks about the wrong speaker: Ada is speaker_a
+            # "What did Ada bake?" asks about the wrong speaker
             {
                 **base,
                 "question_sha1": question_sha1(q["q7"].question),
                 "field": "speaker",
-                "old": "speaker_a",
-                "new": "speaker_b",
+                "new": "swap",
             },
         ],
     )
@@ -204,9 +204,61 @@ def test_bad_category_and_speaker_entries(fixtures_dir, tmp_path, episodes):
     _write(path, [{**base, "field": "category", "old": 2, "new": 4}])
     with pytest.raises(DatasetFormatError, match="conv-1/q2 is category 3, not 2"):
         _load(fixtures_dir, errata=str(path))
-    _write(path, [{**base, "field": "speaker", "old": "speaker_b", "new": "speaker_a"}])
-    with pytest.raises(DatasetFormatError, match="does not name Ben"):
+    _write(path, [{**base, "field": "speaker", "new": "speaker_b"}])
+    with pytest.raises(DatasetFormatError, match="a speaker correction is 'new: swap'"):
         _load(fixtures_dir, errata=str(path))
+
+
+def test_a_speaker_swap_exchanges_both_names_and_needs_one(episodes):
+    from recallbench.datasets._locomo_errata import _change, _checked_new
+
+    ep = episodes[0]
+    both = dataclasses.replace(ep.qa[4], question="What did Ada show Ben at the beach?")
+    swapped, old = _change(both, ep, "speaker", "swap", CATEGORIES)
+    assert swapped.question == "What did Ben show Ada at the beach?" and old == both.question
+    neither = dataclasses.replace(ep.qa[4], question="What flew at the beach?")
+    entry = {"field": "speaker", "new": "swap"}
+    with pytest.raises(DatasetFormatError, match="names neither Ada or Ben"):
+        _checked_new(neither, ep, entry, "e.yaml errata[0]")
+
+
+def test_a_later_source_does_not_rewrite_an_answer_an_earlier_one_fixed_by_its_speaker(
+    fixtures_dir, tmp_path, episodes
+):
+    q = episodes[0].qa[7]  # "What did Ada bake?"
+    ours = _write(
+        tmp_path / "ours.yaml",
+        [
+            {
+                "sample_id": "conv-1",
+                "question_sha1": question_sha1(q.question),
+                "field": "speaker",
+                "new": "swap",
+                "source": "issue 2",
+            }
+        ],
+    )
+    audit = _write(
+        tmp_path / "errors.json",
+        [
+            _audit_entry(
+                "locomo_0_qa7",
+                q.question,
+                q.answers[0],
+                "ATTRIBUTION_ERROR",
+                ["D2:2"],
+                ["D2:2"],
+                "nothing: Ben baked nothing",
+            )
+        ],
+    )
+    (item,) = [x for x in _load(fixtures_dir, errata=f"{ours}+{audit}")[0].qa if x.qa_id == q.qa_id]
+    assert item.question == "What did Ben bake?" and item.answers == q.answers
+    assert item.meta["erratum"]["conflicts"] == [
+        "locomo/conv-1/q7 answer: ours.yaml changes its speaker, errors.json gives "
+        "'nothing: Ben baked nothing'; used ours.yaml"
+    ]
+    assert item.meta["erratum"]["error_type"] == "ATTRIBUTION_ERROR"
 
 
 def test_truncated_or_incomplete_audit_file(fixtures_dir, audit):

@@ -8,13 +8,18 @@ audit's format; else the YAML format below).
 YAML entry: ``sample_id``, ``question_sha1``, ``field``, the value the release holds, the
 correction ``new`` and its ``source``; optional ``score_changing`` (bool). Fields:
 ``answer`` (``old_sha1`` of the answer text), ``evidence`` (``old``: dia ids), ``category``
-(``old``/``new``: 1-4), ``speaker`` (``old``/``new``: ``speaker_a``/``speaker_b``; the question
-names the wrong speaker: the old speaker's name in it becomes the new one's) and ``drop`` (the
-question is removed; no ``new``). Every field but ``evidence`` changes answer scores by default.
+(``old``/``new``: 1-4), ``speaker`` (``new: swap``: the question asks about the wrong speaker;
+the two speakers' names are exchanged in it, so "A's bowl" becomes "B's bowl" and "did A share
+with B" becomes "did B share with A"; the answer stays) and ``drop`` (the question is removed; no
+``new``). Every field but ``evidence`` changes answer scores by default.
 
-Combining: the sources are read in the order given; when two of them correct one field of one
-question differently, the first one's value is used and the item records one line naming both
-(``meta["erratum"]["conflicts"]``; the episode lists them in ``meta["errata"]["conflicts"]``).
+Combining: the sources are read in the order given. The first source that changes what a
+question asks or answers (``answer``, ``speaker``, ``category``, ``drop``) decides it: a later
+source's different change of that question (the same field with another value, or another of
+these fields: a swapped speaker and a rewritten answer are two fixes of one error) is not
+applied, and the item records one line naming both (``meta["erratum"]["conflicts"]``; the
+episode lists them in ``meta["errata"]["conflicts"]``). Evidence corrections combine the same
+way among themselves.
 A corrected or flagged item records ``meta["erratum"]``: ``fields`` (per field: old, new,
 source), ``sources``, ``score_changing`` and, from the audit, ``error_type``. An entry whose
 question or old value matches nothing raises: the release changed, or the entry is wrong, and a
@@ -37,7 +42,8 @@ from recallbench.errors import DatasetFormatError
 from recallbench.records import Episode, QAItem
 
 FIELDS = ("answer", "evidence", "category", "speaker", "drop")
-SPEAKERS = ("speaker_a", "speaker_b")
+SWAP = "swap"
+ANSWERING = ("answer", "speaker", "category", "drop")  # what changes the question or its key
 AUDIT = "locomo_audit"
 
 
@@ -66,15 +72,17 @@ def _check_entry(e: Any, where: str) -> None:
         raise DatasetFormatError(f"{where}: missing {missing} (keys: {sorted(e)})")
     if e["field"] not in FIELDS:
         raise DatasetFormatError(f"{where}: field should be one of {FIELDS}, got {e['field']!r}")
-    old_key = {"answer": "old_sha1", "drop": None}.get(e["field"], "old")
+    old_key = {"answer": "old_sha1", "drop": None, "speaker": None}.get(e["field"], "old")
     if old_key is not None and old_key not in e:
         raise DatasetFormatError(f"{where}: a {e['field']} correction needs '{old_key}'")
     if e["field"] != "drop" and "new" not in e:
         raise DatasetFormatError(f"{where}: a {e['field']} correction needs 'new'")
     if e["field"] == "category" and not {e["old"], e["new"]} <= {1, 2, 3, 4}:
         raise DatasetFormatError(f"{where}: category old/new should be 1-4, got {e['old']!r}")
-    if e["field"] == "speaker" and sorted([e["old"], e["new"]]) != list(SPEAKERS):
-        raise DatasetFormatError(f"{where}: speaker old/new should be {SPEAKERS} (one each)")
+    if e["field"] == "speaker" and e["new"] != SWAP:
+        raise DatasetFormatError(
+            f"{where}: a speaker correction is 'new: {SWAP}', got {e['new']!r}"
+        )
 
 
 def sources_of(errata: str | Path, data_dir: Path, default: Path) -> list[tuple[str, Path]]:
@@ -152,10 +160,10 @@ def _checked_new(qa: QAItem, ep: Episode, entry: dict[str, Any], where: str) -> 
             raise DatasetFormatError(f"{where}: {qa.qa_id} is category {got}, not {entry['old']}")
         return int(entry["new"])
     if field == "speaker":
-        old = ep.speakers[SPEAKERS.index(entry["old"])]
-        if not re.search(rf"\b{re.escape(old)}\b", qa.question):
-            raise DatasetFormatError(f"{where}: the question of {qa.qa_id} does not name {old}")
-        return str(entry["new"])
+        if not any(re.search(rf"\b{re.escape(name)}\b", qa.question) for name in ep.speakers):
+            names = " or ".join(ep.speakers)
+            raise DatasetFormatError(f"{where}: the question of {qa.qa_id} names neither {names}")
+        return SWAP
     return True  # drop
 
 
@@ -194,11 +202,18 @@ def _fixed(
     chosen: dict[str, Fix] = {}
     lines = []
     for fix in fixes:
-        first = chosen.setdefault(fix.field, fix)
-        if first is not fix and first.new != fix.new and fix.field != "flag":
+        if fix.field == "flag":
+            continue
+        first = chosen.get(fix.field) or _rival(chosen, fix)
+        if first is None:
+            chosen[fix.field] = fix
+        elif first.new != fix.new or first.field != fix.field:
+            what = (
+                f"gives {first.new!r}" if first.field == fix.field else f"changes its {first.field}"
+            )
             lines.append(
-                f"{qa.qa_id} {fix.field}: {first.origin} gives {first.new!r}, {fix.origin} "
-                f"gives {fix.new!r}; used {first.origin}"
+                f"{qa.qa_id} {fix.field}: {first.origin} {what}, {fix.origin} gives "
+                f"{fix.new!r}; used {first.origin}"
             )
     erratum: dict[str, Any] = {
         "fields": {},
@@ -213,10 +228,18 @@ def _fixed(
         return None, lines
     out = qa
     for field, fix in chosen.items():
-        if field != "flag":
-            out, old = _change(out, ep, field, fix.new, categories)
-            erratum["fields"][field] = {"old": old, "new": fix.new, "source": fix.source}
+        out, old = _change(out, ep, field, fix.new, categories)
+        erratum["fields"][field] = {"old": old, "new": fix.new, "source": fix.source}
     return dataclasses.replace(out, meta={**out.meta, "erratum": erratum}), lines
+
+
+def _rival(chosen: dict[str, Fix], fix: Fix) -> Fix | None:
+    """The chosen fix of another source that already changes what ``fix`` would change."""
+    if fix.field not in ANSWERING:
+        return None
+    return next(
+        (c for c in chosen.values() if c.field in ANSWERING and c.origin != fix.origin), None
+    )
 
 
 def _change(
@@ -232,7 +255,8 @@ def _change(
     if field == "category":
         meta = {**qa.meta, "category": new, "category_name": categories[new]}
         return dataclasses.replace(qa, kind=categories[new], meta=meta), qa.meta["category"]
-    old_name = ep.speakers[1 - SPEAKERS.index(new)]
-    new_name = ep.speakers[SPEAKERS.index(new)]
-    question = re.sub(rf"\b{re.escape(old_name)}\b", new_name, qa.question)
+    a, b = ep.speakers
+    swapped = {a: b, b: a}
+    pattern = rf"\b({re.escape(a)}|{re.escape(b)})\b"
+    question = re.sub(pattern, lambda m: swapped[m.group(1)], qa.question)
     return dataclasses.replace(qa, question=question), qa.question
