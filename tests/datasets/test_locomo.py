@@ -15,7 +15,7 @@ from recallbench.datasets.locomo import (
     question_sha1,
     quirk_totals,
 )
-from recallbench.errors import ConfigError, DatasetFormatError
+from recallbench.errors import ConfigError, DatasetFormatError, ErrataConflictWarning
 from recallbench.records import Episode
 
 
@@ -212,7 +212,8 @@ def test_real_release_counts(real_data_dir):
         "locomo/conv-26/q138",
     }
     if (real_data_dir / "locomo_audit" / "errors.json").is_file():
-        both = load(real_data_dir, errata="default+locomo_audit")
+        with pytest.warns(ErrataConflictWarning) as caught:  # one line per disagreement
+            both = load(real_data_dir, errata="default+locomo_audit")
         flagged = [q.meta["erratum"] for e in both for q in e.qa if "erratum" in q.meta]
         audit = [f for f in flagged if "locomo_audit" in f["sources"]]
         assert len(audit) == 156  # every audit entry matched its question and answer
@@ -222,4 +223,5 @@ def test_real_release_counts(real_data_dir):
         assert [c.split()[0] for c in lines] == [f"locomo/conv-26/q{j}" for j in (5, 94, 138)]
         assert "default gives" in lines[0] and "default changes its speaker" in lines[1]
         assert all("locomo_audit gives" in c and c.endswith("used default") for c in lines)
+        assert [str(w.message) for w in caught if w.category is ErrataConflictWarning] == lines
     assert DEFAULT_ERRATA.is_file()

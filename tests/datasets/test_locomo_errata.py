@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from recallbench.datasets.locomo import CATEGORIES, load, question_sha1
-from recallbench.errors import DatasetFormatError
+from recallbench.errors import DatasetFormatError, ErrataConflictWarning
 
 
 def _load(root, **options):
@@ -125,7 +125,8 @@ def test_two_sources_that_disagree_give_one_line_naming_both(
             }
         ],
     )
-    fixed = _load(fixtures_dir, errata=f"{ours}+{path}")
+    with pytest.warns(ErrataConflictWarning) as caught:
+        fixed = load(fixtures_dir, errata=f"{ours}+{path}")
     item = fixed[0].qa[1]
     assert item.answers == ("The Sunday before 20 March 2023",)  # the first source named wins
     assert item.meta["erratum"]["sources"] == ["ours.yaml", "errors.json"]
@@ -135,6 +136,7 @@ def test_two_sources_that_disagree_give_one_line_naming_both(
         "errors.json gives 'The Friday before 20 March 2023'; used ours.yaml"
     )
     assert item.meta["erratum"]["conflicts"] == [line]
+    assert [str(w.message) for w in caught if w.category is ErrataConflictWarning] == [line]
     reverse = _load(fixtures_dir, errata=f"{path}+{ours}")
     assert reverse[0].qa[1].answers == ("The Friday before 20 March 2023",)
 

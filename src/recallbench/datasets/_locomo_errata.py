@@ -18,7 +18,8 @@ question asks or answers (``answer``, ``speaker``, ``category``, ``drop``) decid
 source's different change of that question (the same field with another value, or another of
 these fields: a swapped speaker and a rewritten answer are two fixes of one error) is not
 applied, and the item records one line naming both (``meta["erratum"]["conflicts"]``; the
-episode lists them in ``meta["errata"]["conflicts"]``). Evidence corrections combine the same
+episode lists them in ``meta["errata"]["conflicts"]``; each is also an
+``ErrataConflictWarning``, so a run prints it). Evidence corrections combine the same
 way among themselves.
 A corrected or flagged item records ``meta["erratum"]``: ``fields`` (per field: old, new,
 source), ``sources``, ``score_changing`` and, from the audit, ``error_type``. An entry whose
@@ -31,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,7 +40,7 @@ from typing import Any
 import yaml
 
 from recallbench.datasets._locomo_audit import AUDIT_FILE, Fix, read_audit
-from recallbench.errors import DatasetFormatError
+from recallbench.errors import DatasetFormatError, ErrataConflictWarning
 from recallbench.records import Episode, QAItem
 
 FIELDS = ("answer", "evidence", "category", "speaker", "drop")
@@ -117,7 +119,10 @@ def apply_errata(
     for fix in fixes:
         by_qa.setdefault(fix.qa_id, []).append(fix)
     names = [origin for origin, _ in sources]
-    return [_episode(ep, by_qa, names, categories) for ep in episodes]
+    out = [_episode(ep, by_qa, names, categories) for ep in episodes]
+    for line in (c for ep in out for c in ep.meta["errata"]["conflicts"]):
+        warnings.warn(line, ErrataConflictWarning, stacklevel=3)
+    return out
 
 
 def _yaml_fixes(path: Path, episodes: Sequence[Episode], origin: str) -> list[Fix]:
