@@ -27,6 +27,10 @@ class DatasetSubsetWarning(UserWarning):
     """A loader read fewer (or more) records than the public release holds: a subset or a broken copy."""
 
 
+class ErrataConflictWarning(UserWarning):
+    """Two errata sources correct one question differently: the line names both and the one used."""
+
+
 class ConfigError(UserError, ValueError):
     """A configuration value is invalid."""
 

@@ -76,9 +76,33 @@ def test_table1_overall_j_is_table2s():
         "OpenAI memory (Mem0 paper)": "OpenAI",
         "A-Mem* (Mem0 paper)": "A-Mem",
     }
-    assert set(pairs) == set(rows)
+    assert set(pairs) == {r for r, cols in rows.items() if "Overall 1-4" in cols}
     for ours, theirs in pairs.items():
         assert rows[ours]["Overall 1-4"] == table2[theirs]["Overall 1-4"], ours
+
+
+# Mem0's Table 1 columns in the paper's order and the column of ours each stands under
+MEM0_COLUMNS = ("Multi-hop", "Open-domain", "Single-hop", "Temporal")  # its Single/Multi/Open/Temp
+
+
+def test_every_table1_value_is_its_text_lines_filed_under_our_columns():
+    table1 = REFERENCE["table1"]
+    refiled: dict[str, dict[str, dict[str, float]]] = {}
+    for row, line in table1["lines"].items():
+        cells = line.split()
+        assert len(cells) == 12, row  # 4 question types x (F1, B1, J)
+        for k, column in enumerate(MEM0_COLUMNS):
+            f1, b1, j = cells[3 * k : 3 * k + 3]
+            entry = {"f1": float(f1), "b1": float(b1)} | ({} if j == "-" else {"j": float(j)})
+            refiled.setdefault(row, {})[column] = entry
+    values = table1["values"]
+    for row, columns in refiled.items():
+        assert {c: values[row][c] for c in MEM0_COLUMNS} == columns, row
+    # every per-type value of a Mem0-paper row comes from a line; only Table 2's overall is not
+    table_rows = {r for r, cols in values.items() if set(cols) - {"Overall 1-4"}}
+    assert table_rows == set(refiled)
+    assert sum(len(c) for cols in refiled.values() for c in cols.values()) == 11 * 8 + 6 * 4
+    assert sum(1 for cols in refiled.values() for c in cols.values() if "j" not in c) == 5 * 4
 
 
 LOCOMO = REFERENCE["locomo_paper_qa"]["values"]
@@ -100,3 +124,39 @@ def test_the_off_rows_are_off_and_named(row):
     assert abs(weighted(cols, "f1", list(COLUMN)) - cols["Overall"]["f1"]) > 0.5
     quirks = " ".join(REFERENCE["locomo_paper_qa"]["quirks"])
     assert row.split()[0] in quirks or "None row" in quirks
+
+
+R_AT_K = [r for r, cols in LOCOMO.items() if "r_at_k" in cols.get("Overall", {})]
+R_AT_K_OFF = "RAG summary top-2"
+
+
+def test_every_r_at_k_row_is_checked():
+    assert len(R_AT_K) == 10 and R_AT_K_OFF in R_AT_K  # Table 3: dialog 4, observation 3, summary 3
+
+
+@pytest.mark.parametrize("row", [r for r in R_AT_K if r != R_AT_K_OFF])
+def test_locomo_r_at_k_per_category_reproduces_its_overall(row):
+    cols = LOCOMO[row]
+    assert weighted(cols, "r_at_k", list(COLUMN)) == pytest.approx(
+        cols["Overall"]["r_at_k"], abs=0.11
+    )
+
+
+def test_summary_top2_overall_r_at_k_repeats_its_adversarial_cell_a_named_quirk():
+    cols = LOCOMO[R_AT_K_OFF]
+    assert cols["Overall"]["r_at_k"] == cols["Adversarial"]["r_at_k"]
+    assert round(weighted(cols, "r_at_k", list(COLUMN)), 1) == 57.0
+    quirks = " ".join(REFERENCE["locomo_paper_qa"]["quirks"])
+    assert "Summary top-2" in quirks and "57.0" in quirks
+
+
+def test_mem0_latency_rows_are_table2_rows_and_ordered():
+    latency = REFERENCE["mem0_latency"]["values"]
+    table2 = REFERENCE["mem0_table2"]["values"]
+    assert set(latency) <= set(table2)
+    for row, cols in latency.items():
+        v = cols["Overall 1-4"]
+        assert v["total_p50"] <= v["total_p95"], row
+        if "search_p50" in v:  # search is a stage of the total
+            assert v["search_p50"] <= v["search_p95"] <= v["total_p95"], row
+            assert v["search_p50"] <= v["total_p50"], row

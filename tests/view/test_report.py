@@ -162,3 +162,28 @@ def test_an_interrupted_run_shows_what_its_finished_episodes_wrote(run_copy):
     soup = _soup(write_report(run_dir, run_dir / "r.html"))
     assert "no summary.json (the run did not finish)" in soup.select_one("table.metrics").get_text()
     assert "not in this folder: summary.json, predictions.jsonl, scores.jsonl" in soup.get_text()
+
+
+def test_a_stage_no_record_timed_reads_not_timed_never_zero(run_copy):
+    run_dir = run_copy("full_history")
+    timed = write_report(run_dir, run_dir / "t.html").read_text(encoding="utf-8")
+    line = next(
+        p.get_text(" ", strip=True)
+        for p in _soup(run_dir / "t.html").find_all("p")
+        if "memory construction" in p.get_text()
+    )
+    assert "not timed" not in timed and "recall not timed" not in line
+    lines = []
+    for raw in (run_dir / "predictions.jsonl").read_text().splitlines():
+        rec = json.loads(raw)  # as a run whose protocol timed no recall and no generation
+        rec["meta"] = {k: v for k, v in rec["meta"].items() if k not in ("recall_s", "generate_s")}
+        lines.append(json.dumps(rec))
+    (run_dir / "predictions.jsonl").write_text("\n".join(lines) + "\n")
+    write_report(run_dir, run_dir / "r.html")
+    line = next(
+        p.get_text(" ", strip=True)
+        for p in _soup(run_dir / "r.html").find_all("p")
+        if "memory construction" in p.get_text()
+    )
+    assert "recall not timed" in line and "generation not timed" in line
+    assert "memory construction not timed" not in line and "0.0 ms" not in line.split("·")[4]

@@ -51,13 +51,16 @@ Quirks (SOURCE.md; each handled, none fatal, counted per episode in ``meta["quir
 - ``image_turn``: turns with a ``blip_caption`` (read as above); ``re_download``: turns flagged
   ``re-download`` (a crawl marker, ignored).
 
-Errata (option ``errata``: null, "default" for ``recallbench/resources/locomo_errata.yaml``, or a
-path): known label errors reported upstream, each with its source; applied only when asked, and
-recorded in every corrected item's ``meta["erratum"]`` and the episode's ``meta["errata"]`` (the
-run's config names the option, so a table says which labels it used). An entry names the
-conversation, the question by ``question_sha1`` (the file carries no LoCoMo text), the field
-(``answer`` or ``evidence``), the value it expects (``old_sha1`` of the answer, or the old evidence
-ids) and the correction; an entry that matches nothing is an error (a changed release).
+Errata (option ``errata``: null; ``default`` for ``recallbench/resources/locomo_errata.yaml``;
+``locomo_audit`` for the audit's ``<data_dir>/locomo_audit/errors.json``; a path; several joined by
+``+``, e.g. ``default+locomo_audit``): known label errors, each with its source; applied only when
+asked, and recorded in every corrected item's ``meta["erratum"]`` and the episode's
+``meta["errata"]`` (the run's config names the option, so a table says which labels it used). A
+YAML entry names the conversation, the question by ``question_sha1`` (the file carries no LoCoMo
+text), the field (``answer``, ``evidence``, ``category``, ``speaker`` or ``drop``), the value it
+expects and the correction; an entry that matches nothing is an error (a changed release). Two
+sources that correct one question differently: the first named wins, one line names both
+(``_locomo_errata``). Errata are applied to the full release before ``conversations`` selects.
 """
 
 from __future__ import annotations
@@ -118,7 +121,8 @@ def load(
     Args:
         data_dir: data root holding ``locomo/``.
         conversations: a sample id (``conv-26``) or list of them to keep; None keeps all.
-        errata: None (the release as it is), "default" (the shipped errata) or a YAML path.
+        errata: None (the release as it is), or sources joined by ``+``: "default" (the shipped
+            errata), "locomo_audit" (the audit's errors.json under ``data_dir``) or a path.
     """
     root = Path(data_dir)
     raws = _read_raw(root)
@@ -126,9 +130,9 @@ def load(
         check_known_count(len(raws), KNOWN_CONVERSATIONS, FOLDER.as_posix(), "conversations")
     episodes = [_episode(sample, raw, where) for sample, raw, where in raws]
     if errata is not None:
-        from recallbench.datasets._locomo_errata import apply_errata
+        from recallbench.datasets._locomo_errata import apply_errata, sources_of
 
-        episodes = apply_errata(episodes, _errata_path(errata))
+        episodes = apply_errata(episodes, sources_of(errata, root, DEFAULT_ERRATA), CATEGORIES)
     if conversations is None:
         return episodes
     wanted = [conversations] if isinstance(conversations, str) else list(conversations)
@@ -145,10 +149,6 @@ def quirk_totals(episodes: Iterable[Episode]) -> dict[str, int]:
     for ep in episodes:
         total.update(ep.meta.get("quirks") or {})
     return dict(sorted(total.items()))
-
-
-def _errata_path(errata: str | Path) -> Path:
-    return DEFAULT_ERRATA if str(errata) == "default" else Path(errata)
 
 
 def _read_raw(root: Path) -> list[tuple[str, dict[str, Any], str]]:

@@ -57,6 +57,8 @@ class Summary(TypedDict, total=False):
     judge: dict[str, Any]  # qa, locomo: the judge's description and its failure counts
     judge_usage: dict[str, Any]  # qa, locomo: a judge with its own LLM (``Usage.to_dict``)
     errata_items: int  # locomo: answers corrected by the errata
+    latency: dict[str, Any]  # locomo: p50/p95 seconds per timed stage (``protocols.locomo``)
+    errata: dict[str, Any]  # locomo under errata: sources, counts, conflicts (``protocols.locomo``)
     caim_judge: dict[str, Any]  # qa_gvd: CAIM's rubric judge
     fit: str  # memory_ops: how the thresholds were fitted ("cv", ...)
     fits: list[dict[str, Any]]  # memory_ops: the per-fold fits

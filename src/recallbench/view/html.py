@@ -48,6 +48,11 @@ def seconds(value: Any) -> str:
     return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
 
 
+def stage_seconds(value: Any) -> str:
+    """A stage's summed seconds; a stage no record timed is "not timed", never 0.0 ms."""
+    return "not timed" if value is None else seconds(value)
+
+
 def anchor(ident: str, prefix: str) -> str:
     """A stable HTML id for a record id (ids hold ``/`` and spaces; a hash keeps them apart)."""
     slug = re.sub(r"[^A-Za-z0-9_-]+", "_", ident)[-60:]
@@ -72,6 +77,7 @@ def _filters() -> dict[str, Any]:
         "num": num,
         "money": money,
         "seconds": seconds,
+        "stage_seconds": stage_seconds,
         "anchor": anchor,
         "short": short,
         "interval": lambda ci: f"[{num(ci[0])}, {num(ci[1])}]" if ci else DASH,
@@ -163,11 +169,12 @@ def problems(run: RunFiles, entries: list[Entry], prefix: str) -> list[tuple[str
 
 
 def _timing(run: RunFiles) -> dict[str, Any]:
-    sums = {"observe_s": 0.0, "recall_s": 0.0, "generate_s": 0.0}
+    """Seconds per stage summed over the records that timed it (None: no record did)."""
+    sums: dict[str, float | None] = {"observe_s": None, "recall_s": None, "generate_s": None}
     for p in run.predictions:
-        for key in sums:
+        for key, total in sums.items():
             if isinstance(v := p.meta.get(key), int | float):
-                sums[key] += float(v)
+                sums[key] = (total or 0.0) + float(v)
     started, finished = run.record.get("started_unix"), run.record.get("finished_unix")
     wall = finished - started if started and finished else None
     preds = sum(p.kind != "timing" for p in run.predictions)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
 from recallbench import CONF_DIR
 from recallbench.cli.build import build_judge, build_memory_factory
-from recallbench.datasets.locomo import load
+from recallbench.datasets.locomo import load, question_sha1
 from recallbench.embed.hashing import HashingEmbedder
 from recallbench.judges import JudgeItem
 from recallbench.judges.mem0_j import ACCURACY_PROMPT, J_TASK, parse_j_label
@@ -147,3 +148,133 @@ def test_summary_values_by_hand():
     assert m["j"]["value"] == 0.5 and m["j"]["n"] == 2
     assert m["recall_at_5"]["value"] == pytest.approx((1 + 0 + 0.5) / 3)
     assert m["f1"]["n_clusters"] == 2 and "bootstrap" in m["f1"]
+
+
+def _under_errata(pred, erratum=None, key=None):
+    meta = {**pred.meta, "errata": ["default", "locomo_audit"]}
+    if erratum is not None:
+        meta["erratum"] = erratum
+    if key is not None:
+        meta["judge"] = {**meta["judge"], "key": key}
+    return Prediction(
+        pred.pred_id, pred.episode_id, 2, "answer", "h", pred.output, pred.reference, meta=meta
+    )
+
+
+def test_errata_clean_subset_ceiling_and_release_key_verdicts():
+    fixed = {"old": "Lisbon", "new": "Oslo", "source": "locomo_audit: TEMPORAL_ERROR"}
+    line = "e2/q0 answer: default gives 'Oslo', locomo_audit gives 'Bergen'; used default"
+    changing = {"fields": {"answer": fixed}, "score_changing": True, "sources": ["locomo_audit"]}
+    changing["conflicts"] = [line]
+    recall_only = {"fields": {}, "score_changing": False, "sources": ["locomo_audit"]}
+    preds = [
+        _under_errata(_answer("e1", "e1/q0", 4, "red kite", "red kite", ["t1"], [["t1"]], 1)),
+        _under_errata(_answer("e1", "e1/q1", 5, "Not mentioned in the conversation", "x", [], [])),
+        _under_errata(
+            _answer("e2", "e2/q0", 4, "Oslo", "Oslo", ["t4"], [["t4"]], 0), changing, "release"
+        ),
+        _under_errata(_answer("e2", "e2/q1", 4, "pottery", "pottery", ["t5"], [], 1), recall_only),
+    ]
+    _, summary = score_locomo(preds)
+    m = summary["metrics"]
+    clean = m["j"]["subsets"]["clean"]  # e2/q0 is flagged; category 5 is never clean
+    assert (clean["value"], clean["n"]) == (1.0, 2)
+    assert m["f1"]["subsets"]["clean"]["n"] == 2 and m["j"]["value"] == pytest.approx(2 / 3)
+    assert m["ceiling"]["value"] == pytest.approx(2 / 3) and m["ceiling"]["n"] == 3
+    assert m["ceiling_f1"]["value"] == pytest.approx(2 / 3)  # "Oslo" against "Lisbon": F1 0
+    assert m["j"]["key"].startswith("1 verdicts judged against the release's answer")
+    assert summary["errata"] == {
+        "sources": ["default", "locomo_audit"],
+        "corrected_or_flagged": 2,
+        "score_changing": 1,
+        "clean": 2,
+        "conflicts": [line],
+        "release_key_verdicts": 1,
+    }
+    # the same predictions without errata: no clean subset, no ceiling, no errata block
+    plain = [
+        Prediction(
+            p.pred_id,
+            p.episode_id,
+            2,
+            "answer",
+            "h",
+            p.output,
+            p.reference,
+            meta={k: v for k, v in p.meta.items() if k not in ("errata", "erratum")},
+        )
+        for p in preds
+    ]
+    _, summary = score_locomo(plain)
+    assert (
+        "clean" not in summary["metrics"]["j"]["subsets"] and "key" not in summary["metrics"]["j"]
+    )
+    assert "ceiling" not in summary["metrics"] and "errata" not in summary
+
+
+def test_a_run_under_errata_carries_them_to_its_summary(fixtures_dir, llm, tmp_path):
+    q1 = load(fixtures_dir, conversations="conv-1")[0].qa[1]
+    errata = tmp_path / "e.yaml"
+    errata.write_text(
+        "errata:\n"
+        f"  - {{sample_id: conv-1, question_sha1: {question_sha1(q1.question)}, field: answer,\n"
+        f"     old_sha1: {question_sha1(q1.answers[0])}, new: 19 March 2023, source: t}}\n",
+        encoding="utf-8",
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (ep,) = load(fixtures_dir, conversations="conv-1", errata=str(errata))
+    protocol = _protocol(llm)
+    preds = protocol.run_episode(ep, _method(llm), llm).predictions
+    item = {p.meta.get("qa_id"): p for p in preds}["locomo/conv-1/q1"]
+    assert item.reference == "19 March 2023" and item.meta["errata"] == ["e.yaml"]
+    _, summary = protocol.score(preds)
+    answerable = summary["metrics"]["j"]["subsets"]["answerable"]["n"]
+    assert summary["metrics"]["j"]["subsets"]["clean"]["n"] == answerable - 1
+    assert summary["errata"]["score_changing"] == 1
+
+
+def test_every_stage_is_timed_per_question_and_summarized(episodes, llm):
+    protocol = _protocol(llm)
+    preds = protocol.run_episode(episodes[0], _method(llm), llm).predictions
+    answers = [p for p in preds if p.kind == "answer"]
+    memory = [p for p in preds if p.kind == "memory"]
+    assert all(p.meta["recall_s"] > 0 and p.meta["generate_s"] > 0 for p in answers)
+    # the extractive backend measures each call: its latency is the answer stage's
+    assert {p.meta["generate_timed"] for p in answers} == {"call"}
+    assert all(p.meta["generate_s"] == p.usage["latency_s"] for p in answers)
+    assert len(memory) == len(episodes[0].sessions) and all(p.meta["observe_s"] > 0 for p in memory)
+    _, summary = protocol.score(preds)
+    latency = summary["latency"]
+    totals = sorted(p.meta["recall_s"] + p.meta["generate_s"] for p in answers)
+    assert latency["total"]["n"] == len(answers)
+    assert latency["total"]["p50"] == pytest.approx(float(np.median(totals)), abs=2e-6)
+    assert totals[0] <= latency["search"]["p50"] + latency["answer"]["p95"]
+    assert latency["search"]["p50"] <= latency["search"]["p95"]
+    assert latency["memory_construction"]["n"] == len(memory)
+    assert "not comparable" in latency["note"]
+    untimed = [
+        Prediction(
+            p.pred_id,
+            p.episode_id,
+            p.session_index,
+            p.kind,
+            "h",
+            p.output,
+            p.reference,
+            meta={k: v for k, v in p.meta.items() if not k.endswith("_s")},
+        )
+        for p in preds
+    ]
+    assert "latency" not in score_locomo(untimed)[1]  # an untimed run gets no zeros
+
+
+def test_a_cache_hit_takes_its_batch_share_not_its_recorded_latency():
+    from recallbench.protocols.locomo._protocol import _generate_timing
+
+    assert _generate_timing(1.5, False, 0.01) == {"generate_s": 1.5, "generate_timed": "call"}
+    assert _generate_timing(1.5, True, 0.01) == {
+        "generate_s": 0.01,
+        "generate_timed": "batch_share",
+    }
+    assert _generate_timing(0.0, False, 0.02)["generate_timed"] == "batch_share"

@@ -23,10 +23,23 @@ recalled items' sources), each pooled and per category (``subsets``: the categor
 ``answerable`` = categories 1-4), with episode-clustered intervals (10 conversations: 10
 clusters, so intervals are wide) and the per-episode sums for paired tests.
 
+Timing (per stage, for ``summary["latency"]`` and ``recallbench view``): each session's memory
+construction (``observe_s`` on its ``memory`` record: ``observe`` plus an equal share of the
+episode's ``prefetch_episode``), each question's recall (``recall_s``: its ``recall`` plus an
+equal share of its batch's ``prefetch``) and answer generation (``generate_s``: see
+``_generate_timing``). The judge's time is not part of any stage.
+
 Deviations:
 - The authors' RAG retrieves dialog turns, observations or session summaries with its own
   retriever; here the memory method's recall is the context (that is the point of the protocol).
-- A question without evidence is not scored for recall (the authors count it as 1).
+- A question without evidence (4 in the release) is not scored for recall. The authors'
+  per-question scorer gives it 1, their aggregate (``evaluation_stats.py``) counts it 0 (it
+  divides by every question but adds recall only for those with evidence): ``_scoring``.
+- Malformed evidence ids are repaired or dropped by the loader (``datasets.locomo`` quirks
+  ``evidence_joined``/``evidence_repaired``/``evidence_missing``: 9 questions of the release).
+  The authors' code compares the raw id strings with the retrieved dia ids, so a malformed id is
+  never recalled there; here a repaired id can be, and a dropped one leaves the denominator:
+  recall differs from theirs on those 9 questions.
 - The authors' offline stand-in does not exist: on the extractive backend the reader is the
   recalled item sharing most content words with the question ("Not mentioned in the
   conversation" when none does), and category 5 picks the bait only when its words are in that
@@ -35,6 +48,8 @@ Deviations:
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any, ClassVar
@@ -54,6 +69,7 @@ from recallbench.protocols.base import (
     reply_text,
 )
 from recallbench.protocols.evidence import EvidenceLocator
+from recallbench.protocols.locomo._errata import errata_meta
 from recallbench.protocols.locomo._score import METRICS, score_locomo
 from recallbench.protocols.locomo._tasks import (
     ADVERSARIAL_TASK,
@@ -114,15 +130,21 @@ class LocomoQAProtocol(EvalProtocol):
         self._run_llm = llm
         result = EpisodeResult()
         method.reset(episode)
+        started = time.perf_counter()
         method.prefetch_episode(episode)
+        prefetch_share = (time.perf_counter() - started) / max(len(episode.sessions), 1)
         last = max(s.index for s in episode.sessions)
         due: dict[int, list[QAItem]] = {}
         for qa in episode.qa:
             due.setdefault(ask_session(qa, self.ask_after, last), []).append(qa)
         for session in episode.sessions:
+            started = time.perf_counter()
             method.observe(session)
+            observe_s = time.perf_counter() - started + prefetch_share
             before = list(method.snapshot())
-            result.predictions.append(memory_state(episode, session.index, before, None))
+            state = memory_state(episode, session.index, before, None)
+            meta = {**state.meta, "observe_s": round(observe_s, 6)}
+            result.predictions.append(dataclasses.replace(state, meta=meta))
             asked = due.get(session.index, [])
             if asked:
                 now = session.start + self.session_length if session.start else None
@@ -143,8 +165,9 @@ class LocomoQAProtocol(EvalProtocol):
         asker = probe.episode.speakers[0]
         got = ask_fields(probe, asker, method, locator, method_fields=not self.oracle_context)
         rows: list[dict[str, Any]] = []
-        for qa, (_, recall, _, fields) in zip(probe.asked, got, strict=True):
+        for qa, (_, recall, _, fields, recall_s) in zip(probe.asked, got, strict=True):
             row: dict[str, Any] = {"qa": qa, "recall": recall, "fields": fields}
+            row["recall_s"] = recall_s
             if qa.meta.get("category") == 5:
                 row["options"] = options_for(qa)
                 bait_is = "a" if row["options"]["a"] != NOT_MENTIONED else "b"
@@ -157,9 +180,12 @@ class LocomoQAProtocol(EvalProtocol):
             rows.append(row)
         for key in ("answer", "adversarial"):
             group = [r for r in rows if ("options" in r) == (key == "adversarial")]
+            started = time.perf_counter()
             results = llm.run_many(self.tasks[key], [r["fields"] for r in group], progress=False)
+            share = (time.perf_counter() - started) / max(len(group), 1)
             for r, res in zip(group, results, strict=True):
                 r["result"], r["messages"] = res, self.tasks[key].render(**r["fields"])
+                r["generate"] = _generate_timing(res.latency_s, res.cached, share)
         return self._judged(probe.episode, probe.session_index, rows)
 
     def _judged(self, episode: Episode, index: int, rows: list[dict[str, Any]]) -> list[Prediction]:
@@ -187,6 +213,15 @@ class LocomoQAProtocol(EvalProtocol):
         return scores, summary
 
 
+def _generate_timing(latency_s: float, cached: bool, share: float) -> dict[str, Any]:
+    """The answer stage's seconds of one question: the call's own latency when the backend
+    measured one (an API or local model call that was not a cache hit), else its equal share of
+    its batch's wall time (the extractive reader, cache hits); ``generate_timed`` says which."""
+    if latency_s > 0 and not cached:
+        return {"generate_s": round(latency_s, 6), "generate_timed": "call"}
+    return {"generate_s": round(share, 6), "generate_timed": "batch_share"}
+
+
 def _prediction(episode: Episode, index: int, row: dict[str, Any]) -> Prediction:
     qa, recall, res = row["qa"], row["recall"], row["result"]
     category = int(qa.meta.get("category", 0))
@@ -199,14 +234,15 @@ def _prediction(episode: Episode, index: int, row: dict[str, Any]) -> Prediction
         "recalled_sources": [list(item.source_ids) for item in recall.items],
         "n_recalled": len(recall.items),
         "raw_reply": reply_text(res),
+        "recall_s": round(row["recall_s"], 6),
+        **row["generate"],
         "subsets": [qa.kind] + (["answerable"] if category != 5 else []),
     }
     if "verdict" in row:
         meta["judge"] = row["verdict"]
     if "options" in row:
         meta["options"] = row["options"]
-    if "erratum" in qa.meta:
-        meta["erratum"] = qa.meta["erratum"]
+    meta.update(errata_meta(episode, qa))
     if recall.info.get("method") == "oracle":
         meta["oracle"] = recall.info.get("evidence")
     return Prediction(

@@ -11,6 +11,11 @@ category name and ``answerable`` (categories 1-4, the set Mem0 reports). Items:
 - ``recall_at_5``, ``recall_at_10``, ``evidence_recall``: questions with evidence; the share of
   their evidence turns among the sources of the first 5 / 10 / all recalled items.
 
+Under errata (``_errata``): every metric gains the ``clean`` subset, ``ceiling`` and
+``ceiling_f1`` are scored, ``errata`` counts corrections, conflicts and verdicts judged against
+the release's key (then ``metrics.j.key`` says so). ``latency``: p50/p95 per timed stage
+(``_latency``).
+
 A question whose answering call failed is not scored (``failed_calls_not_scored``), as for
 every reference-based metric of the house (``metrics.scoring``).
 """
@@ -24,12 +29,19 @@ from recallbench.judges import CORRECT
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE
 from recallbench.metrics.bootstrap import clustered_entry
 from recallbench.metrics.summary import Summary
+from recallbench.protocols.locomo._errata import (
+    ceiling_values,
+    clean_subsets,
+    errata_summary,
+    release_key_verdict,
+)
+from recallbench.protocols.locomo._latency import latency_summary
 from recallbench.protocols.locomo._mem0_scores import mem0_b1, mem0_f1
 from recallbench.protocols.locomo._scoring import locomo_f1, recall_at
 from recallbench.records import Prediction, Score
 
 RECALL_K: dict[str, int | None] = {"recall_at_5": 5, "recall_at_10": 10, "evidence_recall": None}
-METRICS = ("f1", "j", "b1", "f1_mem0", *RECALL_K)
+METRICS = ("f1", "j", "b1", "f1_mem0", *RECALL_K, "ceiling", "ceiling_f1")
 Row = tuple[str, int, list[float]]
 
 
@@ -47,7 +59,7 @@ def item_values(p: Prediction) -> dict[str, float]:
         value = recall_at(p.meta.get("evidence") or [], p.meta.get("recalled_sources") or [], k)
         if value is not None:
             out[name] = value
-    return out
+    return out | ceiling_values(p)
 
 
 def _entry(rows: list[tuple[Row, list[str]]]) -> dict[str, Any]:
@@ -66,13 +78,14 @@ def score_locomo(predictions: Sequence[Prediction]) -> tuple[list[Score], Summar
     rows: dict[str, list[tuple[Row, list[str]]]] = {m: [] for m in METRICS}
     scores: list[Score] = []
     for p in scored:
-        subsets = [str(s) for s in p.meta.get("subsets") or ()]
+        subsets = [str(s) for s in p.meta.get("subsets") or ()] + clean_subsets(p)
         for name, value in item_values(p).items():
             scores.append(Score(p.pred_id, name, value))
             rows[name].append(((p.episode_id, p.session_index, [value, 1.0]), subsets))
     verdicts = [p.meta["judge"] for p in answers if p.meta.get("judge") is not None]
+    metrics = {name: _entry(r) for name, r in rows.items() if r or not name.startswith("ceiling")}
     summary: Summary = {
-        "metrics": {name: _entry(r) for name, r in rows.items()},
+        "metrics": metrics,
         "failed_calls_not_scored": len(answers) - len(scored),
         "answer_failures": sum(1 for p in answers if p.failure),
         "judge": {
@@ -91,4 +104,21 @@ def score_locomo(predictions: Sequence[Prediction]) -> tuple[list[Score], Summar
             "category and answerable (1-4); intervals resample the conversations"
         ),
     }
+    if (block := _errata_block(answers, metrics)) is not None:
+        summary["errata"] = block
+    if (latency := latency_summary(predictions)) is not None:
+        summary["latency"] = latency
     return scores, summary
+
+
+def _errata_block(answers: list[Prediction], metrics: dict[str, Any]) -> dict[str, Any] | None:
+    block = errata_summary(answers)
+    if block is None:
+        return None
+    if n := sum(1 for p in answers if release_key_verdict(p)):
+        metrics["j"]["key"] = (
+            f"{n} verdicts judged against the release's answer, which the errata corrected: "
+            "not re-judged (offline judges cannot re-judge an imported verdict); the clean "
+            "subset has none"
+        )
+    return block

@@ -15,8 +15,12 @@ Followed line by line (the authors' ``eval_question_answering``):
 
 Recall@k (``recall_at``): the share of a question's evidence turns among the source turns of the
 first k recalled items (the authors' ``recall_acc`` reads the whole retrieved context; k=None is
-that). A question without evidence is not scored (the authors count it as 1: that would credit
-every method for the 4 such questions; a deviation, named in the protocol's docstring).
+that). A question without evidence is not scored here. The authors do two different things:
+their per-question scorer (``task_eval/evaluation.py``) gives it recall 1, and their aggregate
+(``task_eval/evaluation_stats.py``, ``analyze_aggr_acc`` with ``rag=True``) adds recall only for
+questions with evidence but divides by every question of the category, so there it counts 0.
+Neither is followed (1 would credit every method for the 4 such questions, 0 would charge it);
+a deviation, named in the protocol's docstring.
 """
 
 from __future__ import annotations

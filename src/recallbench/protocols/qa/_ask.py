@@ -5,6 +5,7 @@ question's evidence turns) and the answer prompt's memory fields. Shared by ``qa
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -25,12 +26,15 @@ class Probe(NamedTuple):
 
 
 class Asked(NamedTuple):
-    """One question's recall, its located evidence (oracle runs only) and the prompt's fields."""
+    """One question's recall, its located evidence (oracle runs only), the prompt's fields and
+    the seconds its recall took (its own ``recall`` call plus an equal share of the batch's
+    ``prefetch``; an oracle recall's own time)."""
 
     query: Query
     recall: Recall
     oracle: Evidence | None
     fields: dict[str, Any]
+    recall_s: float
 
 
 def ask_fields(
@@ -50,12 +54,16 @@ def ask_fields(
     """
     episode, index, now, asked = probe
     queries = [Query(episode.episode_id, index, (), asker, now, qa.question) for qa in asked]
+    started = time.perf_counter()
     if locator is None:
         method.prefetch(queries)
+    prefetch_share = (time.perf_counter() - started) / max(len(queries), 1)
     out = []
     for qa, query in zip(asked, queries, strict=True):
+        started = time.perf_counter()
         oracle = None if locator is None else locator.locate(episode, qa, asker)
         recall = method.recall(query) if oracle is None else oracle_recall(episode, oracle, now)
+        recall_s = time.perf_counter() - started + prefetch_share
         extra = (
             method.answer_prompt_fields(query, recall)
             if method_fields and isinstance(method, HasAnswerPromptFields)
@@ -67,5 +75,5 @@ def ask_fields(
             "items": [item.text for item in recall.items],
             "names": list(episode.speakers),
         }
-        out.append(Asked(query, recall, oracle, fields))
+        out.append(Asked(query, recall, oracle, fields, recall_s))
     return out

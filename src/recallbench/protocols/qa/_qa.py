@@ -205,7 +205,7 @@ class QAProtocol(EvalProtocol):
         rows, fields = [], []
         locator = self.locator if self.oracle_context else None
         got = ask_fields(probe, user, method, locator)
-        for qa, (_, recall, oracle, memory_fields) in zip(asked, got, strict=True):
+        for qa, (_, recall, oracle, memory_fields, _) in zip(asked, got, strict=True):
             fields.append({**memory_fields, "question": qa.question, "user": user, "bot": bot})
             rows.append(
                 {

@@ -1,0 +1,89 @@
+"""LoCoMo scores under errata: the clean subset, the ceiling and verdicts on the release's key.
+
+A run under errata (``dataset.options.errata``, ``datasets.locomo``) scores F1, B1 and recall
+against the corrected answers and evidence (the predictions' references are the corrected
+ones). Besides, ``score_locomo`` reports, from each prediction's ``errata_meta``:
+
+- ``clean``: a subset of every metric: the questions of categories 1-4 that no source flags as
+  score-changing (for the audit, its 99 entries that are not ``WRONG_CITATION``);
+- ``ceiling``: a metric whose value per question of categories 1-4 is 0 when a source flags it
+  as score-changing, else 1: what a perfect system (one that gives the corrected answer) scores
+  against the uncorrected key when every flagged answer counts as lost, the audit's rule
+  (1,441 / 1,540 = 93.57% for the audit alone); per category in its subsets;
+- ``ceiling_f1``: LoCoMo's F1 (``locomo_f1``) of the corrected answer against the release's one,
+  per question of categories 1-4 (1 when the answer was not corrected);
+- ``errata.release_key_verdicts``: verdicts judged against the release's (uncorrected) answer on
+  a question whose answer was corrected. Such a verdict (an imported one, marked
+  ``{"key": "release"}`` by its importer) cannot be re-judged offline against the corrected
+  answer: its ``j`` is kept as judged and ``metrics.j.key`` says so; ``clean`` is unaffected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from recallbench.protocols.locomo._scoring import locomo_f1
+from recallbench.records import Episode, Prediction, QAItem
+
+CLEAN = "clean"
+RELEASE_KEY = "release"  # a verdict's "key": judged against the release's uncorrected answer
+
+
+def errata_meta(episode: Episode, qa: QAItem) -> dict[str, Any]:
+    """The prediction meta of ``qa`` that scoring under errata reads (empty without errata).
+
+    ``errata``: the run's errata sources; ``erratum``: the item's corrections and flags.
+    Importers of published answers add it the same way, so their runs get the same summary.
+    """
+    sources = (episode.meta.get("errata") or {}).get("sources")
+    if not sources:
+        return {}
+    out: dict[str, Any] = {"errata": list(sources)}
+    if "erratum" in qa.meta:
+        out["erratum"] = qa.meta["erratum"]
+    return out
+
+
+def score_changing(p: Prediction) -> bool:
+    """Does a source flag this prediction's question as score-changing?"""
+    return bool((p.meta.get("erratum") or {}).get("score_changing"))
+
+
+def clean_subsets(p: Prediction) -> list[str]:
+    """``["clean"]`` for a category 1-4 question of a run under errata no source flags, else []."""
+    if not p.meta.get("errata") or int(p.meta["category"]) == 5 or score_changing(p):
+        return []
+    return [CLEAN]
+
+
+def ceiling_values(p: Prediction) -> dict[str, float]:
+    """The per-question ceiling values (see the module doc); empty outside errata or category 5."""
+    if not p.meta.get("errata") or int(p.meta["category"]) == 5:
+        return {}
+    answer = ((p.meta.get("erratum") or {}).get("fields") or {}).get("answer")
+    f1 = 1.0 if answer is None else locomo_f1(int(p.meta["category"]), answer["new"], answer["old"])
+    return {"ceiling": 0.0 if score_changing(p) else 1.0, "ceiling_f1": f1}
+
+
+def release_key_verdict(p: Prediction) -> bool:
+    """Was this prediction's verdict judged against a release answer the errata corrected?"""
+    verdict = p.meta.get("judge") or {}
+    fields = (p.meta.get("erratum") or {}).get("fields") or {}
+    return verdict.get("key") == RELEASE_KEY and "answer" in fields
+
+
+def errata_summary(answers: Sequence[Prediction]) -> dict[str, Any] | None:
+    """The summary's ``errata`` block (None when the run used no errata)."""
+    under = [p for p in answers if p.meta.get("errata")]
+    if not under:
+        return None
+    conflicts = {c for p in under for c in (p.meta.get("erratum") or {}).get("conflicts", [])}
+    return {
+        "sources": list(under[0].meta["errata"]),
+        "corrected_or_flagged": sum(1 for p in under if "erratum" in p.meta),
+        "score_changing": sum(1 for p in under if score_changing(p)),
+        "clean": sum(1 for p in under if clean_subsets(p)),
+        "conflicts": sorted(conflicts),
+        "release_key_verdicts": sum(1 for p in under if release_key_verdict(p)),
+    }
