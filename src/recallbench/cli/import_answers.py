@@ -21,7 +21,7 @@ from pathlib import Path
 
 from recallbench.cli.config import check_choices, compose_job, picked_choices, user_errors
 from recallbench.errors import DatasetFormatError, did_you_mean
-from recallbench.protocols.locomo_import import FORMATS, file_sha256
+from recallbench.protocols.locomo_import import FORMATS, file_sha256, read_answer_file
 
 DEFAULTS = ("dataset=locomo", "memory=no_memory", "generator=extractive", "protocol=locomo_import")
 
@@ -82,7 +82,9 @@ def import_main(argv: list[str]) -> None:
         check_choices(overrides)
         cfg, choices = compose_job([*overrides, f"stamp={time.strftime('%Y%m%d-%H%M%S')}"])
         sweep_dir = sweep_folder(cfg, False)
-        made = [d for d in (sweep_dir, sweep_dir / args.name) if not d.exists()]
+        read_answer_file(args.file, args.format)  # a bad file fails before any folder exists
+        mine = (sweep_dir.parent, sweep_dir, sweep_dir / args.name)
+        made = [d for d in mine if not d.exists()]
         try:
             folder = run(cfg, args.name, picked_choices(choices), overrides)
         except BaseException:

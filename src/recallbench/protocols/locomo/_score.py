@@ -73,7 +73,9 @@ def score_locomo(predictions: Sequence[Prediction]) -> tuple[list[Score], Summar
         subsets = [str(s) for s in p.meta.get("subsets") or ()]
         for name, value in item_values(p).items():
             scores.append(Score(p.pred_id, name, value))
-            rows.setdefault(name, []).append(((p.episode_id, p.session_index, [value, 1.0]), subsets))
+            rows.setdefault(name, []).append(
+                ((p.episode_id, p.session_index, [value, 1.0]), subsets)
+            )
     verdicts = [p.meta["judge"] for p in answers if p.meta.get("judge") is not None]
     summary: Summary = {
         "metrics": {name: _entry(r) for name, r in rows.items()},

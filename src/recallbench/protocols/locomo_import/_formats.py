@@ -265,7 +265,10 @@ def _read_jsonl(path: Path, name: str) -> list[ImportedAnswer]:
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise _fail(where, f"invalid JSON ({exc.msg}): expected one object per line") from None
+            hint = _jsonl_hint(path) if number == 1 else ""
+            raise _fail(
+                where, f"invalid JSON ({exc.msg}): expected one object per line{hint}"
+            ) from None
         out.append(_jsonl_record(rec, where))
     return out
 
@@ -306,6 +309,15 @@ def _read_shaped(data: Any, fmt: str, name: str) -> list[ImportedAnswer]:
         if guess is not None and guess != fmt:
             raise _fail(name, f"looks like a {guess} file, not {fmt} (--format {guess})") from exc
         raise
+
+
+def _jsonl_hint(path: Path) -> str:
+    """Say which format a whole-JSON file given as jsonl looks like."""
+    try:
+        guess = _guess(json.loads(path.read_text(encoding="utf-8")))
+    except json.JSONDecodeError:
+        return ""
+    return f"; it looks like a {guess} file (--format {guess})" if guess else ""
 
 
 def _guess(data: Any) -> str | None:
