@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from recallbench.errors import DatasetFormatError, did_you_mean
+from recallbench.protocols.locomo_import._fields import category_of, fail, field, load_json
 
 # The release's conversations in the order every source numbers them (SOURCE.md of both folders).
 RELEASE_ORDER = (
@@ -82,78 +83,47 @@ class AnswerFile:
     containers: tuple[int, ...]  # the conversations the file has a container for
 
 
-def _fail(where: str, message: str) -> DatasetFormatError:
-    return DatasetFormatError(f"{where}: {message}")
-
-
-def _field(rec: Any, key: str, types: type | tuple[type, ...], where: str) -> Any:
-    if not isinstance(rec, dict):
-        raise _fail(where, f"expected an object, got {type(rec).__name__}")
-    if key not in rec:
-        raise _fail(where, f"{key!r} missing (keys: {sorted(rec)[:8]})")
-    value = rec[key]
-    if not isinstance(value, types) or isinstance(value, bool) and bool not in _tuple(types):
-        raise _fail(where, f"{key!r} should be {_names(types)}, got {value!r}"[:240])
-    return value
-
-
-def _tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
-    return types if isinstance(types, tuple) else (types,)
-
-
-def _names(types: type | tuple[type, ...]) -> str:
-    return " or ".join(t.__name__ for t in _tuple(types))
-
-
-def _category(value: Any, where: str) -> int:
-    """A category 1-4 (a number or its string); anything else is an unknown category."""
-    text = str(value).strip()
-    if isinstance(value, bool) or text not in {"1", "2", "3", "4"}:
-        raise _fail(where, f"unknown category {value!r} (expected 1-4, the release's numbers)")
-    return int(text)
-
-
 def _containers(data: Any, where: str, pattern: str) -> Iterator[tuple[int, str, list[Any]]]:
     """(conversation index, key, items) of a ``{<prefix><i>: [...]}`` mapping, checked."""
     if not isinstance(data, dict):
-        raise _fail(where, f"expected an object keyed {pattern}, got {type(data).__name__}")
+        raise fail(where, f"expected an object keyed {pattern}, got {type(data).__name__}")
     rx = re.compile(pattern.replace("<i>", r"(\d+)") + "$")
     for key, items in data.items():
         m = rx.match(str(key))
         if m is None or int(m.group(1)) >= len(RELEASE_ORDER):
-            raise _fail(
+            raise fail(
                 f"{where} {key!r}",
                 f"not a conversation of the release (expected {pattern} with i = 0-"
                 f"{len(RELEASE_ORDER) - 1})",
             )
         if not isinstance(items, list):
-            raise _fail(f"{where} {key!r}", f"expected a list, got {type(items).__name__}")
+            raise fail(f"{where} {key!r}", f"expected a list, got {type(items).__name__}")
         yield int(m.group(1)), str(key), items
 
 
 def _audit(data: Any, name: str) -> list[ImportedAnswer]:
-    results = _field(data, "detailed_results", dict, name)
+    results = field(data, "detailed_results", dict, name)
     out = []
     for conv, key, items in _containers(results, name, "locomo_exp_user_<i>"):
         for n, rec in enumerate(items):
             where = f"{name} {key}[{n}]"
-            qid = str(_field(rec, "question_id", str, where))
+            qid = str(field(rec, "question_id", str, where))
             m = _AUDIT_ID.fullmatch(qid)
             if m is None or int(m.group(1)) != conv:
-                raise _fail(where, f"question_id {qid!r} is not locomo_{conv}_qa<j>")
-            judgments = _field(rec, "llm_judgments", dict, where)
+                raise fail(where, f"question_id {qid!r} is not locomo_{conv}_qa<j>")
+            judgments = field(rec, "llm_judgments", dict, where)
             verdicts = tuple(
-                bool(_field(judgments, k, bool, f"{where} llm_judgments")) for k in judgments
+                bool(field(judgments, k, bool, f"{where} llm_judgments")) for k in judgments
             )
             out.append(
                 ImportedAnswer(
                     where=where,
                     item_id=qid,
                     conversation=conv,
-                    answer=str(_field(rec, "generated_answer", (str, int, float), where)),
+                    answer=str(field(rec, "generated_answer", (str, int, float), where)),
                     qa_index=int(m.group(2)),
-                    question=_field(rec, "question", str, where),
-                    category=_category(_field(rec, "category", (str, int), where), where),
+                    question=field(rec, "question", str, where),
+                    category=category_of(field(rec, "category", (str, int), where), where),
                     verdicts=verdicts,
                 )
             )
@@ -167,20 +137,20 @@ def _zep(data: Any, name: str) -> list[ImportedAnswer]:
             where = f"{name} {key}[{n}]"
             grade = rec.get("grade") if isinstance(rec, dict) else None
             if grade is not None and not isinstance(grade, bool):
-                raise _fail(where, f"'grade' should be true or false, got {grade!r}")
+                raise fail(where, f"'grade' should be true or false, got {grade!r}")
             ms = rec.get("duration_ms") if isinstance(rec, dict) else None
             if ms is not None and (isinstance(ms, bool) or not isinstance(ms, int | float)):
-                raise _fail(where, f"'duration_ms' should be a number, got {ms!r}")
-            category = rec.get("category") if isinstance(rec, dict) else None
+                raise fail(where, f"'duration_ms' should be a number, got {ms!r}")
+            number = rec.get("category") if isinstance(rec, dict) else None
             out.append(
                 ImportedAnswer(
                     where=where,
                     item_id=f"{key}[{n}]",
                     conversation=conv,
-                    answer=str(_field(rec, "answer", (str, int, float), where)),
+                    answer=str(field(rec, "answer", (str, int, float), where)),
                     position=n,
-                    question=_field(rec, "question", str, where),
-                    category=None if category is None else _category(category, where),
+                    question=field(rec, "question", str, where),
+                    category=None if number is None else category_of(number, where),
                     verdicts=() if grade is None else (grade,),
                     duration_ms=None if ms is None else float(ms),
                 )
@@ -193,18 +163,18 @@ def _mem0(data: Any, name: str) -> list[ImportedAnswer]:
     for conv, key, items in _containers(data, name, "<i>"):
         for n, rec in enumerate(items):
             where = f"{name} {key!r}[{n}]"
-            score = _field(rec, "llm_score", (int, float), where)
+            score = field(rec, "llm_score", (int, float), where)
             if score not in (0, 1):
-                raise _fail(where, f"'llm_score' should be 0 or 1, got {score!r}")
+                raise fail(where, f"'llm_score' should be 0 or 1, got {score!r}")
             out.append(
                 ImportedAnswer(
                     where=where,
                     item_id=f"{key}[{n}]",
                     conversation=conv,
-                    answer=str(_field(rec, "response", (str, int, float), where)),
+                    answer=str(field(rec, "response", (str, int, float), where)),
                     position=n,
-                    question=_field(rec, "question", str, where),
-                    category=_category(_field(rec, "category", (str, int), where), where),
+                    question=field(rec, "question", str, where),
+                    category=category_of(field(rec, "category", (str, int), where), where),
                     verdicts=(bool(score),),
                 )
             )
@@ -217,43 +187,33 @@ def _jsonl_id(qid: str, where: str) -> tuple[int, int]:
     elif (m := _OUR_ID.fullmatch(qid)) and m.group(1) in RELEASE_ORDER:
         conv, index = RELEASE_ORDER.index(m.group(1)), int(m.group(2))
     else:
-        raise _fail(where, f"question_id {qid!r}: expected locomo_<i>_qa<j> or locomo/conv-26/q<j>")
+        raise fail(where, f"question_id {qid!r}: expected locomo_<i>_qa<j> or locomo/conv-26/q<j>")
     if conv >= len(RELEASE_ORDER):
-        raise _fail(where, f"question_id {qid!r}: conversation {conv} is not in the release (0-9)")
+        raise fail(where, f"question_id {qid!r}: conversation {conv} is not in the release (0-9)")
     return conv, index
 
 
 def _jsonl_record(rec: Any, where: str) -> ImportedAnswer:
-    qid = str(_field(rec, "question_id", str, where))
+    qid = str(field(rec, "question_id", str, where))
     conv, index = _jsonl_id(qid, where)
     verdicts = rec.get("verdicts", [])
     if not isinstance(verdicts, list) or not all(isinstance(v, bool) for v in verdicts):
-        raise _fail(where, f"'verdicts' should be a list of true/false, got {verdicts!r}")
+        raise fail(where, f"'verdicts' should be a list of true/false, got {verdicts!r}")
     ms = rec.get("duration_ms")
     if ms is not None and (isinstance(ms, bool) or not isinstance(ms, int | float)):
-        raise _fail(where, f"'duration_ms' should be a number, got {ms!r}")
+        raise fail(where, f"'duration_ms' should be a number, got {ms!r}")
     question = rec.get("question")
     return ImportedAnswer(
         where=where,
         item_id=qid,
         conversation=conv,
-        answer=str(_field(rec, "answer", (str, int, float), where)),
+        answer=str(field(rec, "answer", (str, int, float), where)),
         qa_index=index,
         question=None if question is None else str(question),
-        category=None if rec.get("category") is None else _category(rec["category"], where),
+        category=None if rec.get("category") is None else category_of(rec["category"], where),
         verdicts=tuple(verdicts),
         duration_ms=None if ms is None else float(ms),
     )
-
-
-def _load_json(path: Path, name: str) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise _fail(
-            f"{name} line {exc.lineno} column {exc.colno}",
-            f"invalid JSON ({exc.msg}): truncated or not a JSON answer file",
-        ) from None
 
 
 def _read_jsonl(path: Path, name: str) -> list[ImportedAnswer]:
@@ -266,7 +226,7 @@ def _read_jsonl(path: Path, name: str) -> list[ImportedAnswer]:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
             hint = _jsonl_hint(path) if number == 1 else ""
-            raise _fail(
+            raise fail(
                 where, f"invalid JSON ({exc.msg}): expected one object per line{hint}"
             ) from None
         out.append(_jsonl_record(rec, where))
@@ -293,9 +253,9 @@ def read_answer_file(path: str | Path, fmt: str) -> AnswerFile:
     if fmt == "jsonl":
         answers = _read_jsonl(path, name)
     else:
-        answers = _read_shaped(_load_json(path, name), fmt, name)
+        answers = _read_shaped(load_json(path, name), fmt, name)
     if not answers:
-        raise _fail(name, f"no answers read (is it a {fmt} file?)")
+        raise fail(name, f"no answers read (is it a {fmt} file?)")
     containers = tuple(sorted({a.conversation for a in answers}))
     return AnswerFile(path, fmt, SCHEME[fmt], tuple(answers), containers)
 
@@ -307,7 +267,7 @@ def _read_shaped(data: Any, fmt: str, name: str) -> list[ImportedAnswer]:
     except DatasetFormatError as exc:
         guess = _guess(data)
         if guess is not None and guess != fmt:
-            raise _fail(name, f"looks like a {guess} file, not {fmt} (--format {guess})") from exc
+            raise fail(name, f"looks like a {guess} file, not {fmt} (--format {guess})") from exc
         raise
 
 

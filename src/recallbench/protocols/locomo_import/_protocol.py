@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from recallbench.datasets import needs
-from recallbench.errors import ConfigError, DatasetFormatError
+from recallbench.errors import ConfigError, DatasetFormatError, did_you_mean
 from recallbench.judges import CORRECT, Judge, JudgeItem
 from recallbench.judges.lexical import LexicalJudge
 from recallbench.llm.protocol import LLMClient
@@ -88,14 +88,13 @@ class LocomoImportProtocol(EvalProtocol):
         judge: Judge | None = None,
         seed: int | None = 0,  # the run's seed (every protocol receives it; nothing is drawn)
     ) -> None:
-        if not file or format not in FORMATS:
-            raise ConfigError(
-                f"protocol locomo_import needs file= and format= (one of {', '.join(FORMATS)}); "
-                "use `recallbench import-answers FILE --format F --name NAME`"
-            )
+        if format is not None and format not in FORMATS:
+            raise did_you_mean("protocol locomo_import format", str(format), FORMATS)
         if judge is None:
             raise ConfigError("protocol locomo_import needs a judge: add judge=mem0_j")
-        self.file, self.format, self.sha256 = Path(file), str(format), sha256
+        self.file = Path(file) if file else None
+        self.format, self.sha256 = str(format or "jsonl"), sha256
+        self._given = bool(file and format)
         self.latency_file = Path(latency_file) if latency_file else None
         self.system = system
         self.judge = judge
@@ -111,6 +110,11 @@ class LocomoImportProtocol(EvalProtocol):
 
     def prepare(self, episodes: Sequence[Episode]) -> None:
         """Read the file, check its sha256 and match every answer to the release's question."""
+        if self.file is None or not self._given:
+            raise ConfigError(
+                f"protocol locomo_import needs file= and format= (one of {', '.join(FORMATS)}); "
+                "use `recallbench import-answers FILE --format F --name NAME`"
+            )
         sha = file_sha256(self.file)
         if self.sha256 and sha != self.sha256:
             raise DatasetFormatError(
