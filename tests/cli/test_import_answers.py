@@ -236,3 +236,22 @@ def test_answers_to_conversations_not_loaded_are_counted(importer, tmp_path):
     run = json.loads((folder / "run.json").read_text())
     assert run["imported"]["matching"]["other_conversations"] == 2
     assert summary["metrics"]["j_audit"]["n"] == 10
+
+
+def test_judge_panel_reads_an_imported_run(importer, tmp_path, monkeypatch, capsys):
+    status, out, err = importer(
+        str(ANSWERS / "audit.json"), "--format", "locomo-audit", "--name", "a"
+    )
+    assert status == 0, err
+    folder, summary = _summary(out)
+    monkeypatch.setattr(
+        sys, "argv", ["recallbench", "judge-panel", str(folder), "--probes", "gold"]
+    )
+    cli.main()
+    panel = json.loads((folder / "judge_panel" / "panel.json").read_text())
+    assert panel["protocol"] == "locomo_import" and panel["headline_metric"] == "recall"
+    status_of = {j["label"]: j.get("status", "rule") for j in panel["judges"]}
+    assert status_of["extractive:extractive/mem0_j"] == "offline twin"  # J's twin fits LoCoMo
+    acc = panel["acceptance"]["extractive:extractive/mem0_j"]["answers"]["value"]
+    assert acc == pytest.approx(summary["metrics"]["j"]["value"])  # the run's own J, again
+    assert "mem0_j *" in (folder / "judge_panel" / "judge_panel.md").read_text()  # its paper's
