@@ -255,3 +255,21 @@ def test_judge_panel_reads_an_imported_run(importer, tmp_path, monkeypatch, caps
     acc = panel["acceptance"]["extractive:extractive/mem0_j"]["answers"]["value"]
     assert acc == pytest.approx(summary["metrics"]["j"]["value"])  # the run's own J, again
     assert "mem0_j *" in (folder / "judge_panel" / "judge_panel.md").read_text()  # its paper's
+
+
+def test_offline_judges_agreement_with_the_shipped_majority(importer):
+    from sklearn.metrics import cohen_kappa_score
+
+    status, out, err = importer(
+        str(ANSWERS / "audit.json"), "--format", "locomo-audit", "--name", "a"
+    )
+    assert status == 0, err
+    folder, summary = _summary(out)
+    rows = [json.loads(line) for line in (folder / "predictions.jsonl").read_text().splitlines()]
+    ours = [float(r["meta"]["judge"]["label"] == 1) for r in rows]
+    theirs = [r["meta"]["judges"]["audit_majority"] for r in rows]
+    same = sum(x == y for x, y in zip(ours, theirs, strict=True)) / len(rows)
+    assert summary["metrics"]["agree_j"]["value"] == pytest.approx(same)
+    assert summary["metrics"]["kappa_j"]["value"] == pytest.approx(cohen_kappa_score(ours, theirs))
+    assert summary["metrics"]["kappa_j"]["ci95"] is not None  # conversations resampled
+    assert set(summary["metrics"]["agree_j_lexical"]["subsets"]) >= {"answerable", "single_hop"}

@@ -13,7 +13,9 @@ plus the latency percentiles when the source has them.
 Metrics beyond the LoCoMo protocol's: ``j_lexical`` (the offline lexical judge) and, for the
 shipped verdicts of a source named ``<s>`` (``audit``, ``zep``, ``mem0``, ``shipped``),
 ``j_<s>_<k>`` per judgment k, ``j_<s>`` their per-question mean (its mean over questions is
-the per-run mean the sources publish) and ``j_<s>_majority`` (more than half of the judgments).
+the per-run mean the sources publish) and ``j_<s>_majority`` (more than half of the judgments);
+``agree_<judge>`` and ``kappa_<judge>``: each offline judge against that majority
+(``_agreement``).
 
 Deviations:
 - The memory method is not replayed (the answers are given); the run's ``memory`` choice
@@ -43,6 +45,7 @@ from recallbench.memory import MemoryMethod
 from recallbench.metrics.summary import Summary
 from recallbench.protocols.base import EpisodeResult, EvalProtocol, add_judge_usage
 from recallbench.protocols.locomo import METRICS, score_locomo
+from recallbench.protocols.locomo_import._agreement import agreement_entries
 from recallbench.protocols.locomo_import._formats import (
     CATEGORY_NAMING,
     FORMATS,
@@ -202,6 +205,7 @@ class LocomoImportProtocol(EvalProtocol):
         scores, summary = score_locomo(predictions)
         unscored = [k for k, v in summary["metrics"].items() if not v["n"]]  # recall: no context
         summary["metrics"] = {k: v for k, v in summary["metrics"].items() if k not in unscored}
+        summary["metrics"].update(agreement_entries(predictions, self.source))
         summary["judge"] = {**self.judge.describe(), **summary.get("judge", {})}
         add_judge_usage(summary, self.judge, self._run_llm)
         summary["imported"] = {
