@@ -273,3 +273,24 @@ def test_offline_judges_agreement_with_the_shipped_majority(importer):
     assert summary["metrics"]["kappa_j"]["value"] == pytest.approx(cohen_kappa_score(ours, theirs))
     assert summary["metrics"]["kappa_j"]["ci95"] is not None  # conversations resampled
     assert set(summary["metrics"]["agree_j_lexical"]["subsets"]) >= {"answerable", "single_hop"}
+
+
+def test_judge_panel_locomo_table_selects_imported_runs_by_name(importer, tmp_path, monkeypatch):
+    for name, fmt, job in [
+        ("audit.json", "locomo-audit", "audit-gpt-4o-mini-cot"),
+        ("zep_grades.json", "zep", "zep"),
+    ]:
+        status, _, err = importer(str(ANSWERS / name), "--format", fmt, "--name", job)
+        assert status == 0, err
+    monkeypatch.setenv("RECALLBENCH_DATA_DIR", str(FIXTURES))
+    cli.table_main(["judge_panel_locomo", "--results", str(tmp_path / "results")])
+    rows = {
+        line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+        for line in (tmp_path / "results" / "tables" / "judge_panel_locomo.md")
+        .read_text()
+        .splitlines()
+        if line.startswith("| ") and "[" in line
+    }
+    assert rows["gpt-4o-mini cot (audit)"][0].startswith("58.33 [")  # the file's per-run mean
+    assert rows["Zep"][1].startswith("66.67 [") and rows["Zep"][0] == "n/a"
+    assert "gpt-4.1-mini cot (audit)" not in rows  # not imported: no numbers
