@@ -193,6 +193,17 @@ BAD = {
         "locomo-audit",
         ["audit.json", "locomo_0_qa1", "category 3", "is category 2"],
     ),
+    "id beyond the release": (
+        lambda t: _damaged(
+            t,
+            "audit.json",
+            lambda d: d["detailed_results"]["locomo_exp_user_1"][0].update(
+                question_id="locomo_1_qa9"
+            ),
+        ),
+        "locomo-audit",
+        ["audit.json", "locomo_exp_user_1[0]", "question index 9 of conv-30", "locomo/conv-30/q9"],
+    ),
     "zep order overflow": (
         lambda t: _damaged(
             t,

@@ -56,11 +56,17 @@ def _locate(episodes: Sequence[Episode], file: AnswerFile) -> dict[int, Episode]
 
 def _question_of(episode: Episode, a: ImportedAnswer) -> QAItem:
     """The release question an answer names by id or by order."""
-    if a.qa_index is not None:
-        pool, k, scheme = list(episode.qa), a.qa_index, "question index"
-    else:
-        pool = [q for q in episode.qa if q.meta.get("category") != 5]
-        k, scheme = int(a.position or 0), "category 1-4 question"
+    if a.qa_index is not None:  # by the release's index, kept in the item's id (q<k>)
+        qa_id = f"{episode.episode_id}/q{a.qa_index}"
+        found = next((q for q in episode.qa if q.qa_id == qa_id), None)
+        if found is None:
+            raise DatasetFormatError(
+                f"{a.where} ({a.item_id}): question index {a.qa_index} of "
+                f"{episode.meta.get('sample_id')} is not among the loaded questions ({qa_id})"
+            )
+        return found
+    pool = [q for q in episode.qa if q.meta.get("category") != 5]
+    k, scheme = int(a.position or 0), "category 1-4 question"
     if k >= len(pool):
         raise DatasetFormatError(
             f"{a.where}: {scheme} {k} of {episode.meta.get('sample_id')} does not exist (it has "
