@@ -15,6 +15,7 @@ import pytest
 from recallbench.cli.sweep import status_main, sweep_exit
 from recallbench.errors import ConfigError
 from recallbench.run.sweep import read_sweep, record_job
+from recallbench.store import SqliteStore
 
 
 def _dead_pid() -> int:
@@ -32,10 +33,18 @@ def test_status_prints_every_job_the_spend_and_the_resume_command(tmp_path, caps
     record_job(sweep, "k2", status="interrupted", attempt=2, calls=4, usd=0.5, budget=budget)
     record_job(sweep, "k2", reason="budget: sweep.max_usd=1.5 reached", resume=resume)
     record_job(sweep, "k3", status="running", host=platform.node(), pid=_dead_pid())
-    record_job(sweep, "k4", status="running", host="another-node", pid=1, store="redis://h/0")
+    ledger = SqliteStore(tmp_path / "cache" / "store.sqlite")
+    for usd in (0.25, 0.25, 0.5):  # 17 requests admitted, 3 of them reserved and never settled
+        ledger.reserve("sweep:t/20260101-000000", usd, None, None)
+    for _ in range(14):
+        ledger.reserve("sweep:t/20260101-000000", 0.1, None, None)
+        ledger.settle("sweep:t/20260101-000000", 0.1, 0.75 / 14)
+    ledger.close()
+    record_job(sweep, "k4", status="running", host="another-node", pid=1, store="sqlite")
+    record_job(sweep, "k4", ledger=f"sqlite:{tmp_path / 'cache' / 'store.sqlite'}")
     data = read_sweep(sweep / "sweep.json")
     assert data["sweep"] == "t/20260101-000000" and data["budget"] == budget
-    assert data["store"] == "redis://h/0" and data["resume"] == resume
+    assert data["store"] == "sqlite" and data["resume"] == resume
     assert data["jobs"]["k2"]["attempt"] == 2 and "budget" not in data["jobs"]["k2"]
     status_main([str(sweep)])
     out = capsys.readouterr().out.splitlines()
@@ -44,8 +53,13 @@ def test_status_prints_every_job_the_spend_and_the_resume_command(tmp_path, caps
     assert out[3].split()[:2] == ["died", "k3"]  # its pid is gone on this host
     assert out[4].split()[:2] == ["running", "k4"]  # another host: trusted
     assert out[5] == "jobs: 1 died, 1 finished, 1 interrupted, 1 running"
-    assert out[6] == "spent: 14 requests, $0.7500; sweep budget: sweep.max_usd=1.5"
-    assert out[7] == f"resume the rest with: {resume}"
+    assert out[6] == "jobs' usage: 14 requests, $0.7500; sweep budget: sweep.max_usd=1.5"
+    assert out[7] == (
+        "sweep ledger: 17 requests sent, $0.7500 spent, $1.0000 reserved and not settled"
+    )
+    assert out[8].startswith("difference: 3 request(s), $0.0000 the ledger counted are in no")
+    assert "killed before it recorded them (1 job(s) died without recording theirs)" in out[8]
+    assert out[9] == f"resume the rest with: {resume}"
 
 
 def test_status_of_a_folder_without_state_is_one_line(tmp_path, capsys):

@@ -21,6 +21,7 @@ table ...`` and ``recallbench view ...`` (``recallbench-view``) dispatch the sam
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import time
 from typing import Any
@@ -108,6 +109,7 @@ def main() -> None:
     from recallbench.cli.reuse import record_command, replayed
 
     register_help_resolver()  # `--help` lists config choices through it (cli/help.py)
+    retry = shlex.join(["recallbench", *sys.argv[1:]])  # as typed: what a failed check repeats
     sys.argv = take_verbose_flag(sys.argv)
     started = time.time()
     # One stamp per invocation: every job of a sweep (sequential, joblib or SLURM workers) lands
@@ -121,7 +123,7 @@ def main() -> None:
         return
     with user_errors():
         check_choices(args)
-        folders = check_command_line(args)
+        folders = check_command_line(args, retry)
     launch = Launch(
         argv=tuple(args),
         swept=frozenset(swept_keys(args)),

@@ -224,6 +224,7 @@ def run(
                 pid=os.getpid(),
                 budget={"max_usd": swept.max_usd, "max_calls": swept.max_calls},
                 store=store.url if store.server else "sqlite",
+                ledger=store.url,  # where `recallbench status` reads the sweep's ledger
                 resume=resume_command(place.run_dir, sweep, launch.argv),
             )
         if not run_guarded(runner, place, job, episodes, launch):

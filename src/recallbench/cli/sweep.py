@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -25,7 +26,16 @@ from omegaconf import DictConfig
 
 from recallbench.errors import ConfigError
 from recallbench.run.sweep import SWEEP_FILE, read_sweep, sweep_lines
-from recallbench.store import Store, network_fs, open_store, unwritable, use_store
+from recallbench.store import (
+    SqliteStore,
+    Store,
+    Totals,
+    network_fs,
+    open_store,
+    reach_store,
+    unwritable,
+    use_store,
+)
 from recallbench.store import is_server as is_server_store
 
 # The stamp of one invocation, a user's setting (the Makefile sets one per make invocation so the
@@ -125,6 +135,7 @@ def status_main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("folder", help="a sweep folder results/runs/<tag>/<stamp>")
     ns = parser.parse_args(argv)
+    retry = shlex.join(["recallbench", "status", *(sys.argv[2:] if argv is None else argv)])
     with user_errors("recallbench status"):
         folder = Path(ns.folder)
         if not (folder / SWEEP_FILE).is_file():
@@ -132,7 +143,33 @@ def status_main(argv: list[str] | None = None) -> None:
                 f"{folder}: no {SWEEP_FILE} (name a sweep folder results/runs/<tag>/<stamp> of "
                 "a run started since sweeps record their state)"
             )
-        print("\n".join(sweep_lines(folder)))
+        data = read_sweep(folder / SWEEP_FILE)
+        ledger = sweep_ledger(data, retry)
+        print("\n".join(sweep_lines(folder, ledger)))
+
+
+def sweep_ledger(data: dict[str, Any], retry: str) -> Totals | None:
+    """What the sweep's ledger counted, from the store its ``sweep.json`` names (a server is
+    reached first: one line when it does not answer); None: no ledger recorded or found."""
+    where = str(data.get("ledger") or data.get("store") or "")
+    name = f"sweep:{data.get('sweep')}"
+    if is_server_store(where):
+        reach_store(where, retry)
+        from recallbench.store.redis_store import RedisStore
+
+        server = RedisStore(where)  # no spill file: status writes nothing
+        try:
+            return server.totals(name)
+        finally:
+            server.close()
+    path = Path(where.removeprefix("sqlite:"))
+    if not where.startswith("sqlite:") or not path.is_file():
+        return None
+    local = SqliteStore(path)
+    try:
+        return local.totals(name)
+    finally:
+        local.close()
 
 
 def resume_command(run_dir: Path, sweep: bool = False, argv: Sequence[str] | None = None) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 
 from recallbench.errors import ConfigError
 from recallbench.io import write_json
+from recallbench.store.base import Totals
 
 SWEEP_FILE = "sweep.json"
 
@@ -40,7 +41,7 @@ def record_job(sweep_dir: Path, job: str, **state: Any) -> None:
         )
         entry = data["jobs"].setdefault(job, {})
         entry.update(state, updated_unix=time.time())
-        for key in ("budget", "store", "resume"):
+        for key in ("budget", "store", "ledger", "resume"):
             if key in state:  # the sweep's own facts, as the latest job saw them
                 data[key] = entry.pop(key)
         write_json(path, data)
@@ -84,16 +85,15 @@ def _alive(entry: dict[str, Any]) -> bool:
     return True
 
 
-def sweep_lines(sweep_dir: Path) -> list[str]:
-    """What ``recallbench status`` prints for a sweep folder."""
+def sweep_lines(sweep_dir: Path, ledger: Totals | None = None) -> list[str]:
+    """What ``recallbench status`` prints for a sweep folder; ``ledger``: what the sweep's
+    ledger in its store counted (None: no ledger read), shown beside the jobs' own sum."""
     data = read_sweep(sweep_dir / SWEEP_FILE)
     lines = [f"sweep {data.get('sweep', sweep_name(sweep_dir))}: {sweep_dir}"]
     counts: dict[str, int] = {}
     calls, usd = 0, 0.0
     for job, entry in sorted(data["jobs"].items()):
-        status = str(entry.get("status", "?"))
-        if status == "running" and not _alive(entry):
-            status = "died"  # killed without a trace (kill -9, a lost node)
+        status = job_status(entry)
         counts[status] = counts.get(status, 0) + 1
         calls += int(entry.get("calls") or 0)
         usd += float(entry.get("usd") or 0.0)
@@ -106,10 +106,39 @@ def sweep_lines(sweep_dir: Path) -> list[str]:
     bound = ", ".join(f"sweep.{k}={v}" for k, v in budget.items() if v is not None) or "none"
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
     lines.append(f"jobs: {summary}")
-    lines.append(f"spent: {calls} requests, ${usd:.4f}; sweep budget: {bound}")
+    lines.append(f"jobs' usage: {calls} requests, ${usd:.4f}; sweep budget: {bound}")
+    if ledger is not None:
+        lines += ledger_lines(ledger, calls, usd, died=counts.get("died", 0))
     if set(counts) - {"finished", "degraded"} and data.get("resume"):
         lines.append(f"resume the rest with: {data['resume']}")
     return lines
+
+
+def ledger_lines(ledger: Totals, calls: int, usd: float, died: int = 0) -> list[str]:
+    """The sweep ledger's figures beside the jobs' sum, and why they differ."""
+    lines = [
+        f"sweep ledger: {ledger.sent} requests sent, ${ledger.spent:.4f} spent, "
+        f"${ledger.reserved:.4f} reserved and not settled"
+    ]
+    missing, unsettled = ledger.sent - calls, ledger.reserved > 5e-10
+    if missing > 0 or unsettled:
+        killed = f"{died} job(s) died without recording theirs" if died else "none died"
+        lines.append(
+            f"difference: {max(missing, 0)} request(s), ${max(ledger.spent - usd, 0.0):.4f} "
+            "the ledger counted are in no job's usage: requests in flight when the budget "
+            "closed (sent, their job stopped before recording them) or sent by a job killed "
+            f"before it recorded them ({killed}); the ledger's figures are what was sent"
+        )
+    return lines
+
+
+def job_status(entry: dict[str, Any]) -> str:
+    """A job's status; one recorded ``running`` whose process is gone (on this host) is
+    ``died`` (``kill -9``, a lost node)."""
+    status = str(entry.get("status", "?"))
+    if status == "running" and not _alive(entry):
+        return "died"
+    return status
 
 
 def record_end(info: dict[str, Any], run_dir: Path, sweep_dir: Path, job: str) -> None:
