@@ -14,7 +14,7 @@ import pytest
 
 from recallbench.cli.sweep import status_main, sweep_exit
 from recallbench.errors import ConfigError
-from recallbench.run.sweep import read_sweep, record_job
+from recallbench.run.sweep import read_sweep, record_job, worst_exit
 from recallbench.store import SqliteStore
 
 
@@ -86,6 +86,47 @@ def test_the_submitting_process_exits_75_when_a_job_of_this_invocation_stopped(t
         sweep_exit([sweep, tmp_path / "absent"], since)
     assert stop.value.code == 75
     err = capsys.readouterr().err
-    assert "1 job(s) of the sweep stopped interrupted (stopped)" in err
+    assert "1 job(s) of the sweep stopped interrupted (stopped; jobs: 1 finished, 1 in" in err
     assert err.rstrip().endswith("resume with: recallbench -m ... resume_dir=x")
     assert json.loads((sweep / "sweep.json").read_text())["jobs"]["new"]["status"] == "finished"
+
+
+@pytest.mark.parametrize(
+    ("statuses", "code"),
+    [
+        ([], 0),
+        (["finished", "degraded"], 0),
+        (["finished", "interrupted"], 75),
+        (["interrupted", "interrupted"], 75),
+        (["interrupted", "failed", "finished"], 1),
+        (["died", "interrupted"], 1),  # killed without a trace: no one knows it can resume
+        (["running"], 1),  # still "running" once its launcher returned: it never ended
+        (["finished", "?"], 1),
+    ],
+)
+def test_the_worst_outcome_of_a_sweeps_jobs_is_its_exit(statuses, code):
+    # the SLURM path's exit is this function over sweep.json (sweep_exit), as for every launcher
+    assert worst_exit(statuses) == code
+
+
+def test_the_submitting_process_exits_1_when_a_job_failed_or_died_even_if_others_stopped(
+    tmp_path, capsys
+):
+    sweep = tmp_path / "t" / "s"
+    since = time.time()
+    record_job(sweep, "stopped", status="interrupted")
+    record_job(sweep, "broken", status="failed", reason="DataNotFoundError: ...")
+    with pytest.raises(SystemExit) as stop:
+        sweep_exit([sweep], since, ["-m", "memory.k=1,2"])
+    assert stop.value.code == 1
+    err = capsys.readouterr().err
+    assert "1 job(s) of the sweep failed or died (broken; jobs: 1 failed, 1 interrupted)" in err
+    assert err.rstrip().endswith(
+        f"fix them and resume with: recallbench -m memory.k=1,2 resume_dir={sweep}"
+    )
+    record_job(sweep, "broken", status="running", host=platform.node(), pid=_dead_pid())
+    with pytest.raises(SystemExit) as stop:
+        sweep_exit([sweep], since)
+    assert (
+        stop.value.code == 1 and "(broken; jobs: 1 died, 1 interrupted)" in capsys.readouterr().err
+    )

@@ -120,8 +120,10 @@ def build_runner(
 def run_guarded(
     runner: Any, place: JobPlace, job: str, episodes: Sequence[Episode], launch: Launch
 ) -> bool:
-    """Run the episodes; a clean stop prints why and how to resume. False: a worker's job that
-    stopped (the submitting process exits 75 once every job ended: ``sweep_exit``)."""
+    """Run the episodes; a clean stop prints why and how to resume. False: a job of a sweep (or
+    in a worker) that stopped: the sweep's other jobs go on and the submitting process exits
+    with the worst outcome once every job ended (``sweep_exit``). A stop signal in this process
+    ends the sweep at once (the user asked)."""
     from recallbench.llm.budget import BudgetExceeded
     from recallbench.run.record import RunInterrupted
     from recallbench.run.sweep import record_end
@@ -134,11 +136,13 @@ def run_guarded(
         why = f"stopped by the budget: {stop.reason}" if budget else f"stopped: {stop.reason}"
         then = "raise it and resume" if budget else "once it answers, resume"
         report_stop(runner, run_dir, sweep, job, why, then, len(episodes), launch.argv)
-        if launch.in_worker():
+        if launch.in_worker() or sweep:
             return False
         sys.exit(stop.exit_status)
     except RunInterrupted as stop:
         report_stop(runner, run_dir, sweep, job, str(stop), "resume", len(episodes), launch.argv)
+        if launch.in_worker():
+            return False
         sys.exit(stop.exit_status)
     except EndpointDown as exc:
         record_end(runner.info, run_dir, place.sweep_dir, job)

@@ -18,14 +18,26 @@ import os
 import shlex
 import sys
 import time
+import traceback
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
 
-from recallbench.errors import ConfigError
-from recallbench.run.sweep import SWEEP_FILE, read_sweep, sweep_lines
+from recallbench.errors import ConfigError, RunStopped
+from recallbench.run.sweep import (
+    DONE,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    RESUMABLE,
+    SWEEP_FILE,
+    job_status,
+    read_sweep,
+    sweep_lines,
+    worst_exit,
+)
 from recallbench.store import (
     SqliteStore,
     Store,
@@ -97,10 +109,12 @@ def job_store(cfg: DictConfig) -> Iterator[Store]:
         store.close()
 
 
-def sweep_exit(folders: list[Path], since: float) -> None:
-    """After the jobs ran in workers: one line and exit 75 when any of them stopped
-    ``interrupted`` (the jobs' own lines said why and how to resume)."""
-    stopped: list[str] = []
+def sweep_exit(folders: list[Path], since: float, argv: Sequence[str] | None = None) -> None:
+    """After every job of the command ended: exit with the worst outcome of those this
+    invocation ran (``run.sweep.worst_exit``: 1 if any failed or died, 75 if any stopped
+    ``interrupted``, else return), in one line naming them and the command that resumes
+    (``argv``: the command as typed, for a sweep none of whose jobs recorded one)."""
+    outcome: dict[str, str] = {}
     resume = ""
     for folder in folders:
         path = folder / SWEEP_FILE
@@ -108,18 +122,52 @@ def sweep_exit(folders: list[Path], since: float) -> None:
             continue
         data = read_sweep(path)
         for job, entry in sorted(data["jobs"].items()):
-            if entry.get("status") == "interrupted" and entry.get("updated_unix", 0) >= since:
-                stopped.append(job)
-                resume = str(data.get("resume") or resume)
-    if stopped:
-        print(
-            f"recallbench: {len(stopped)} job(s) of the sweep stopped interrupted "
-            f"({', '.join(stopped[:4])}{' ...' if len(stopped) > 4 else ''}); resume with: "
-            f"{resume}",
-            file=sys.stderr,
-            flush=True,
-        )
-        sys.exit(75)
+            if entry.get("updated_unix", 0) >= since:
+                outcome[job] = job_status(entry)
+                resume = str(data.get("resume") or resume_command(folder / job, True, argv))
+    code = worst_exit(outcome.values())
+    if code == 0:
+        return
+    fine = DONE if code == EXIT_INTERRUPTED else (*DONE, *RESUMABLE)
+    bad = [j for j, s in outcome.items() if s not in fine]
+    what = "failed or died" if code == EXIT_FAILED else "stopped interrupted"
+    names = f"{', '.join(bad[:4])}{' ...' if len(bad) > 4 else ''}"
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(Counter(outcome.values()).items()))
+    print(
+        f"recallbench: {len(bad)} job(s) of the sweep {what} ({names}; jobs: {counts}); "
+        f"{'fix them and ' if code == EXIT_FAILED else ''}resume with: {resume}",
+        file=sys.stderr,
+        flush=True,
+    )
+    sys.exit(code)
+
+
+@contextlib.contextmanager
+def settled_job(cfg: DictConfig, job: str, sweep: bool, in_worker: bool) -> Iterator[None]:
+    """A job of a sweep (or in a worker) that stops or fails records it in ``sweep.json`` and
+    returns, so the sweep's other jobs go on (joblib aborts them all when one raises; Hydra's
+    basic launcher skips the rest) and ``sweep_exit`` exits with the worst outcome. A single
+    run in this process keeps its own exit (75, or the error)."""
+    if not (sweep or in_worker):
+        yield
+        return
+    from recallbench.errors import UserError, one_line
+    from recallbench.run.sweep import record_job
+
+    try:
+        yield
+    except RunStopped as stop:  # before its run (the store went away): interrupted
+        status, reason = "interrupted", stop.reason
+        print(f"recallbench: job {job} stopped: {reason}", file=sys.stderr, flush=True)
+    except Exception as exc:
+        status, reason = "failed", one_line(exc)
+        if not isinstance(exc, UserError):
+            traceback.print_exc()
+        print(f"recallbench: job {job} failed: {reason}", file=sys.stderr, flush=True)
+    else:
+        return
+    with contextlib.suppress(Exception):  # a job whose folder is unknown: nothing to record
+        record_job(sweep_folder(cfg, sweep), job, status=status, reason=reason[:300])
 
 
 def status_main(argv: list[str] | None = None) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,23 @@ def job_status(entry: dict[str, Any]) -> str:
     if status == "running" and not _alive(entry):
         return "died"
     return status
+
+
+# What a job's status says about the sweep's exit: a finished (or degraded) job is done, an
+# interrupted one can resume (75, sysexits' EX_TEMPFAIL); anything else (failed, died, still
+# running after its launcher returned, unknown) failed.
+DONE = ("finished", "degraded")
+RESUMABLE = ("interrupted",)
+EXIT_INTERRUPTED, EXIT_FAILED = 75, 1
+
+
+def worst_exit(statuses: Iterable[str]) -> int:
+    """The submitting process's exit for jobs ending in ``statuses``: 0 only if every job
+    finished, 1 if any failed, else 75 if any was interrupted and can resume."""
+    seen = set(statuses)
+    if seen - {*DONE, *RESUMABLE}:
+        return EXIT_FAILED
+    return EXIT_INTERRUPTED if seen & set(RESUMABLE) else 0
 
 
 def record_end(info: dict[str, Any], run_dir: Path, sweep_dir: Path, job: str) -> None:
