@@ -32,13 +32,19 @@ def test_status_prints_every_job_the_spend_and_the_resume_command(tmp_path, caps
     record_job(sweep, "k1", status="finished", attempt=1, calls=10, usd=0.25)
     record_job(sweep, "k2", status="interrupted", attempt=2, calls=4, usd=0.5, budget=budget)
     record_job(sweep, "k2", reason="budget: sweep.max_usd=1.5 reached", resume=resume)
-    record_job(sweep, "k3", status="running", host=platform.node(), pid=_dead_pid())
+    dead, here, name = _dead_pid(), platform.node(), "sweep:t/20260101-000000"
+    record_job(sweep, "k3", status="running", host=here, pid=dead)
+    record_job(sweep, "k2", host="another-node", pid=7)  # ended (interrupted) on another node
     ledger = SqliteStore(tmp_path / "cache" / "store.sqlite")
-    for usd in (0.25, 0.25, 0.5):  # 17 requests admitted, 3 of them reserved and never settled
-        ledger.reserve("sweep:t/20260101-000000", usd, None, None)
+    for usd, holder in (
+        (0.25, f"{here}:{dead}"),
+        (0.25, "another-node:1"),
+        (0.5, "another-node:7"),
+    ):
+        ledger.reserve(name, usd, None, None, holder)  # reserved, never settled
     for _ in range(14):
-        ledger.reserve("sweep:t/20260101-000000", 0.1, None, None)
-        ledger.settle("sweep:t/20260101-000000", 0.1, 0.75 / 14)
+        ledger.reserve(name, 0.1, None, None, f"{here}:{os.getpid()}")
+        ledger.settle(name, 0.1, 0.75 / 14, f"{here}:{os.getpid()}", tokens=100)
     ledger.close()
     record_job(sweep, "k4", status="running", host="another-node", pid=1, store="sqlite")
     record_job(sweep, "k4", ledger=f"sqlite:{tmp_path / 'cache' / 'store.sqlite'}")
@@ -55,11 +61,25 @@ def test_status_prints_every_job_the_spend_and_the_resume_command(tmp_path, caps
     assert out[5] == "jobs: 1 died, 1 finished, 1 interrupted, 1 running"
     assert out[6] == "jobs' usage: 14 requests, $0.7500; sweep budget: sweep.max_usd=1.5"
     assert out[7] == (
-        "sweep ledger: 17 requests sent, $0.7500 spent, $1.0000 reserved and not settled"
+        "sweep ledger: 17 requests sent, 1400 tokens, $0.7500 spent, $1.0000 reserved and not "
+        "settled"
     )
-    assert out[8].startswith("difference: 3 request(s), $0.0000 the ledger counted are in no")
-    assert "killed before it recorded them (1 job(s) died without recording theirs)" in out[8]
-    assert out[9] == f"resume the rest with: {resume}"
+    assert out[8] == (
+        f"  reserved by: another-node:1 $0.2500, another-node:7 $0.5000 (gone), {here}:{dead} "
+        "$0.2500 (gone)"
+    )
+    assert out[9].startswith("difference: 3 request(s), $0.0000 the ledger counted are in no")
+    assert "killed before it recorded them (1 job(s) died without recording theirs)" in out[9]
+    assert out[10].startswith("$0.7500 is reserved by 2 process(es) that are gone")
+    assert out[11] == f"resume the rest with: {resume}"
+    status_main([str(sweep), "--release"])
+    out = capsys.readouterr().out.splitlines()
+    assert "$0.2500 reserved and not settled" in out[7]
+    assert out[8] == "  reserved by: another-node:1 $0.2500"  # its job runs: trusted
+    assert out[-1] == (
+        "recallbench: released $0.7500 of sweep t/20260101-000000 reserved by 2 process(es) "
+        f"that are gone (another-node:7, {here}:{dead})"
+    )
 
 
 def test_status_of_a_folder_without_state_is_one_line(tmp_path, capsys):

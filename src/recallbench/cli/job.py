@@ -196,6 +196,7 @@ def run(
     ``RECALLBENCH_RERUN``, which ``make ... RERUN=1`` sets). ``launch``: how the command was
     launched (None: in this process, from ``sys.argv``, not a plan).
     """
+    from recallbench.cli.ledger import release_on_resume
     from recallbench.cli.reuse import note_job, reused_run
     from recallbench.cli.sweep import job_store
     from recallbench.llm.budget import Budget
@@ -213,6 +214,8 @@ def run(
             done := reused_run(cfg, job, config, episodes, rerun)
         ):
             return done
+        if cfg.resume_dir and not launch.planning:
+            release_on_resume(store, place.sweep_dir)  # what a killed attempt never settled
         meter = job_meter(cfg, store, place.sweep_dir, launch)
         if meter.dry:  # a plan: a throw-away folder
             dry_dir = Path(tempfile.mkdtemp(prefix="recallbench-plan-run-")) / job

@@ -39,12 +39,9 @@ from recallbench.run.sweep import (
     worst_exit,
 )
 from recallbench.store import (
-    SqliteStore,
     Store,
-    Totals,
     network_fs,
     open_store,
-    reach_store,
     unwritable,
     use_store,
 )
@@ -176,12 +173,18 @@ def status_main(argv: list[str] | None = None) -> None:
     import argparse
 
     from recallbench.cli.config import user_errors
+    from recallbench.cli.ledger import ledger_store, ledger_view, release_gone
 
     parser = argparse.ArgumentParser(
         prog="recallbench status",
         description="The state of a sweep's jobs (runs/<tag>/<stamp>/sweep.json)",
     )
     parser.add_argument("folder", help="a sweep folder results/runs/<tag>/<stamp>")
+    parser.add_argument(
+        "--release",
+        action="store_true",
+        help="give back the dollars reserved by processes that are gone (kill -9, a lost node)",
+    )
     ns = parser.parse_args(argv)
     retry = shlex.join(["recallbench", "status", *(sys.argv[2:] if argv is None else argv)])
     with user_errors("recallbench status"):
@@ -192,32 +195,12 @@ def status_main(argv: list[str] | None = None) -> None:
                 "a run started since sweeps record their state)"
             )
         data = read_sweep(folder / SWEEP_FILE)
-        ledger = sweep_ledger(data, retry)
-        print("\n".join(sweep_lines(folder, ledger)))
-
-
-def sweep_ledger(data: dict[str, Any], retry: str) -> Totals | None:
-    """What the sweep's ledger counted, from the store its ``sweep.json`` names (a server is
-    reached first: one line when it does not answer); None: no ledger recorded or found."""
-    where = str(data.get("ledger") or data.get("store") or "")
-    name = f"sweep:{data.get('sweep')}"
-    if is_server_store(where):
-        reach_store(where, retry)
-        from recallbench.store.redis_store import RedisStore
-
-        server = RedisStore(where)  # no spill file: status writes nothing
-        try:
-            return server.totals(name)
-        finally:
-            server.close()
-    path = Path(where.removeprefix("sqlite:"))
-    if not where.startswith("sqlite:") or not path.is_file():
-        return None
-    local = SqliteStore(path)
-    try:
-        return local.totals(name)
-    finally:
-        local.close()
+        with ledger_store(data, retry) as store:
+            released = release_gone(store, data) if store is not None and ns.release else None
+            view = ledger_view(store, data) if store is not None else None
+        print("\n".join(sweep_lines(folder, view)))
+        if released:
+            print(released)
 
 
 def resume_command(run_dir: Path, sweep: bool = False, argv: Sequence[str] | None = None) -> str:

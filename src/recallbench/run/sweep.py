@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -73,8 +75,6 @@ def job_usage(run_dir: Path) -> dict[str, Any]:
 
 def _alive(entry: dict[str, Any]) -> bool:
     """Is a job recorded ``running`` still running? Known only on its own host."""
-    import platform
-
     if entry.get("host") != platform.node() or not entry.get("pid"):
         return True  # another machine: trust the record
     try:
@@ -86,7 +86,7 @@ def _alive(entry: dict[str, Any]) -> bool:
     return True
 
 
-def sweep_lines(sweep_dir: Path, ledger: Totals | None = None) -> list[str]:
+def sweep_lines(sweep_dir: Path, ledger: LedgerView | None = None) -> list[str]:
     """What ``recallbench status`` prints for a sweep folder; ``ledger``: what the sweep's
     ledger in its store counted (None: no ledger read), shown beside the jobs' own sum."""
     data = read_sweep(sweep_dir / SWEEP_FILE)
@@ -115,22 +115,61 @@ def sweep_lines(sweep_dir: Path, ledger: Totals | None = None) -> list[str]:
     return lines
 
 
-def ledger_lines(ledger: Totals, calls: int, usd: float, died: int = 0) -> list[str]:
+@dataclass(frozen=True)
+class LedgerView:
+    """A sweep ledger as ``status`` shows it: its totals, what each holder (``host:pid``) still
+    reserves, and which holders are gone (``holder_gone``)."""
+
+    totals: Totals
+    held: dict[str, float] = field(default_factory=dict)
+    gone: frozenset[str] = frozenset()
+
+
+def ledger_lines(view: LedgerView, calls: int, usd: float, died: int = 0) -> list[str]:
     """The sweep ledger's figures beside the jobs' sum, and why they differ."""
+    t = view.totals
     lines = [
-        f"sweep ledger: {ledger.sent} requests sent, ${ledger.spent:.4f} spent, "
-        f"${ledger.reserved:.4f} reserved and not settled"
+        f"sweep ledger: {t.sent} requests sent, {t.tokens} tokens, ${t.spent:.4f} spent, "
+        f"${t.reserved:.4f} reserved and not settled"
     ]
-    missing, unsettled = ledger.sent - calls, ledger.reserved > 5e-10
-    if missing > 0 or unsettled:
+    if view.held:
+        lines.append(
+            "  reserved by: "
+            + ", ".join(
+                f"{h} ${r:.4f}{' (gone)' if h in view.gone else ''}" for h, r in view.held.items()
+            )
+        )
+    missing = t.sent - calls
+    if missing > 0 or t.spent - usd > 5e-7:
         killed = f"{died} job(s) died without recording theirs" if died else "none died"
         lines.append(
-            f"difference: {max(missing, 0)} request(s), ${max(ledger.spent - usd, 0.0):.4f} "
-            "the ledger counted are in no job's usage: requests in flight when the budget "
-            "closed (sent, their job stopped before recording them) or sent by a job killed "
-            f"before it recorded them ({killed}); the ledger's figures are what was sent"
+            f"difference: {max(missing, 0)} request(s), ${max(t.spent - usd, 0.0):.4f} the "
+            "ledger counted are in no job's usage: requests in flight when the budget closed "
+            "(sent; their job stopped before recording them) or sent by a job killed before "
+            f"it recorded them ({killed}); the ledger's figures are what was sent"
+        )
+    if gone := [h for h in view.held if h in view.gone]:
+        lines.append(
+            f"${sum(view.held[h] for h in gone):.4f} is reserved by {len(gone)} process(es) "
+            "that are gone and never settled: `recallbench status --release <folder>` (or a "
+            "resume) gives it back"
         )
     return lines
+
+
+def holder_gone(holder: str, jobs: dict[str, Any]) -> bool:
+    """Is the process ``host:pid`` that holds a reservation gone? On this host: its pid is not
+    running. Elsewhere: a job of the sweep recorded with that host and pid has ended (a holder
+    no job names is trusted: it may be running)."""
+    host, _, pid = holder.rpartition(":")
+    if not host or not pid.isdigit():
+        return False
+    if host == platform.node():
+        return not _alive({"host": host, "pid": int(pid)})
+    return any(
+        e.get("host") == host and str(e.get("pid")) == pid and e.get("status") != "running"
+        for e in jobs.values()
+    )
 
 
 def job_status(entry: dict[str, Any]) -> str:
