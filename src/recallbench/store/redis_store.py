@@ -313,7 +313,11 @@ class RedisStore:
     def holders(self, ledger: str) -> dict[str, float]:
         with self._guard():
             rows = self._r.hgetall(_ledger(ledger)[1])
-        return {k.decode(): float(v) for k, v in sorted(rows.items()) if float(v) > 1e-12}
+        return {
+            k.decode() if isinstance(k, bytes) else str(k): float(v)
+            for k, v in sorted(rows.items())
+            if float(v) > 1e-12
+        }
 
     def release(self, ledger: str, holder: str) -> float:
         with self._guard():
