@@ -12,7 +12,8 @@ The interface (``store.base.Store``), for anything else that wants to share valu
     store = shared_store()                       # the job's store (None outside a run)
     store.put_many("metric:mauve", {key: {"value": 0.71}})
     store.get_many("metric:mauve", [key])        # -> {key: {"value": 0.71}} (absent keys absent)
-    store.reserve(ledger, usd, max_calls, max_usd) / store.settle(...) / store.totals(ledger)
+    store.reserve(ledger, usd, max_calls, max_usd, holder) / store.settle(...) / store.totals(ledger)
+    store.holders(ledger) / store.release(ledger, holder)  # reservations by host:pid
     store.take(bucket, amount, per_minute, capacity)  # -> seconds to wait
 
 ``reach_store(spec, retry)`` is what every command that takes ``store=`` calls first: an
