@@ -72,7 +72,7 @@ def reach_store(spec: str, retry: str) -> None:
     cannot be right, ``StoreUnreachable`` (exit 75) for a server that may come back; each one
     line ending in ``retry``, the command to run again."""
     if is_server(spec):
-        from recallbench.store.redis_store import reach
+        from recallbench.store.reach import reach
 
         reach(str(spec), retry)
 
