@@ -60,7 +60,7 @@ test-numeric: $(STAMP) ## The numeric tests alone (.ci/run also runs them under 
 	  -m 'numeric and not slow and not api and not gpu and not browser'
 
 test-sweep: $(STAMP) ## Slow: sweeps of real job processes (joblib, submitit) sharing a real redis-server (apt-get install redis-server)
-	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q -m slow tests/cli/test_sweep_store.py
+	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q -m slow tests/cli/test_sweep_store.py tests/cli/test_sweep_exit.py
 
 test-browser: $(STAMP) ## The HTML report (recallbench view) in a real headless chromium (apt-get install chromium)
 	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q -m browser tests/view/test_browser.py

@@ -1,7 +1,8 @@
 """Exceptions raised at the edges of the harness (data files, configs, caches, LLM replies).
 
 Every mistake a user can fix is a ``UserError``: the command line prints its message as ONE
-line (what is wrong, where, what to do) and exits with status 2; ``HYDRA_FULL_ERROR=1`` or
+line (what is wrong, where, what to do) and exits with status 2 (its ``exit_status`` when it has
+one: 75 for a store that may come back); ``HYDRA_FULL_ERROR=1`` or
 ``--verbose`` shows the traceback instead. Anything else is a bug and keeps its traceback.
 """
 
@@ -58,6 +59,13 @@ class RunStopped(BaseException):
     def __init__(self, reason: str) -> None:
         self.reason = reason
         super().__init__(reason)
+
+
+class StoreUnreachable(UserError, ConnectionError):
+    """The server a command's ``store=`` names does not answer at the start, before any work
+    (exit status 75: it may come back; a mistyped URL is a ``ConfigError``, exit 2)."""
+
+    exit_status = 75
 
 
 class UnknownChoiceError(UserError, KeyError):

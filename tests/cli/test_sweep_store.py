@@ -107,6 +107,7 @@ def test_a_sweep_budget_bounds_every_job_together_and_resumes(
     status, log = _run([*args, f"sweep.max_calls={n}"], tmp_path)
     sent = stub.requests - before
     sweep = tmp_path / "runs" / "t" / "s"
+    assert status == 75, log  # the submitting process: the worst outcome of its jobs
     # the ledger admits a request before it is sent, atomically: nothing in flight overshoots
     assert 0 < sent <= n, log
     states = _jobs(sweep)

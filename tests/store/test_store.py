@@ -20,7 +20,7 @@ from recallbench.errors import ConfigError
 from recallbench.llm.budget import Budget, BudgetExceeded, Meter, SweepLedger
 from recallbench.llm.cache import Cache
 from recallbench.llm.score_cache import ScoreCache
-from recallbench.store import SqliteStore, StoreLost, network_fs, open_store
+from recallbench.store import SqliteStore, StoreLost, Totals, network_fs, open_store
 from recallbench.store.redis_store import RedisStore
 
 
@@ -65,6 +65,38 @@ def test_the_ledger_never_admits_past_the_bound_across_processes(spec, tmp_path)
     store.settle("sweep:t/s", 0.01, 0.004)
     totals = store.totals("sweep:t/s")
     assert totals.spent == pytest.approx(0.004) and totals.reserved == pytest.approx(0.69)
+
+
+def test_reservations_are_kept_by_holder_and_a_gone_holders_can_be_released(spec, tmp_path):
+    store = open_store(spec, tmp_path)
+    store.reserve("sweep:t/h", 0.5, None, 2.0, "n1:10")
+    store.reserve("sweep:t/h", 0.25, None, 2.0, "n1:10")
+    store.reserve("sweep:t/h", 1.0, None, 2.0, "n2:20")
+    assert not store.reserve("sweep:t/h", 0.5, None, 2.0, "n3:30")[0]  # 1.75 held of 2.0
+    store.settle("sweep:t/h", 0.5, 0.125, "n1:10", tokens=300)
+    assert store.holders("sweep:t/h") == {"n1:10": pytest.approx(0.25), "n2:20": 1.0}
+    assert store.release("sweep:t/h", "n2:20") == pytest.approx(1.0)  # n2 was killed
+    assert store.release("sweep:t/h", "n2:20") == 0.0  # once
+    totals = store.totals("sweep:t/h")
+    assert totals.sent == 3 and totals.tokens == 300 and totals.spent == pytest.approx(0.125)
+    assert totals.reserved == pytest.approx(0.25)
+    assert store.reserve("sweep:t/h", 1.5, None, 2.0, "n3:30")[0]  # the released dollars fit
+    store.settle("sweep:t/h", 0.25, 0.25, "n1:10")
+    assert set(store.holders("sweep:t/h")) == {"n3:30"}  # a settled holder is gone from it
+
+
+def test_a_store_file_from_before_tokens_gets_the_column(tmp_path):
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "store.sqlite") as conn:
+        conn.execute(
+            "CREATE TABLE ledger (name TEXT PRIMARY KEY, sent INTEGER NOT NULL, spent REAL "
+            "NOT NULL, reserved REAL NOT NULL)"
+        )
+        conn.execute("INSERT INTO ledger VALUES ('sweep:t/s', 4, 0.5, 0.0)")
+    store = SqliteStore(tmp_path / "store.sqlite")
+    store.settle("sweep:t/s", 0.0, 0.25, tokens=40)
+    assert store.totals("sweep:t/s") == Totals(4, 0.75, 0.0, 40)
 
 
 def test_a_sweep_ledger_stops_every_meter_sharing_it(spec, tmp_path):
@@ -199,3 +231,24 @@ def test_places_that_cannot_work_are_refused_in_one_line(tmp_path):
         check_places(bad, MOUNTS)
     with pytest.raises(ConfigError, match=r"store='memcached://x': expected sqlite"):
         check_places(_paths(ok, ok / "cache", "memcached://x"), MOUNTS)
+
+
+def test_cache_import_takes_a_nodes_spill_file(redis_server, tmp_path, capsys):
+    from recallbench.cli.cache import cache_main
+
+    node = tmp_path / "node7-cache"  # a node that never came back: its unsent writes
+    spill = SqliteStore(node / "redis-spill.sqlite")
+    spill.put_many("llm", {"k1": {"text": "a"}, "k2": {"text": "b"}})
+    spill.put_many("emb:m", {"e1": [0.5]})
+    spill.close()
+    cache_main(["import", str(node / "redis-spill.sqlite"), "--store", redis_server.url])
+    assert "3 entries" in capsys.readouterr().out
+    server = RedisStore(redis_server.url)
+    assert server.get_many("llm", ["k1", "k2"]) == {"k1": {"text": "a"}, "k2": {"text": "b"}}
+    assert server.get_many("emb:m", ["e1"]) == {"e1": [0.5]}
+    assert (node / "redis-spill.sqlite").is_file()  # kept: its node's next job sends it again
+    (tmp_path / "notes.sqlite").write_bytes(b"not a database at all, just text" * 4)
+    with pytest.raises(SystemExit) as stop:
+        cache_main(["import", str(tmp_path / "notes.sqlite"), "--store", redis_server.url])
+    assert stop.value.code == 2
+    assert "notes.sqlite: not a SQLite cache file" in capsys.readouterr().err

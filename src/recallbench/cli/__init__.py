@@ -22,6 +22,7 @@ table ...`` and ``recallbench view ...`` (``recallbench-view``) dispatch the sam
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import time
 from typing import Any
@@ -60,7 +61,13 @@ from recallbench.cli.job import run
 from recallbench.cli.judge_panel import judge_panel_main
 from recallbench.cli.launch import Launch
 from recallbench.cli.reproduce import reproduce_main
-from recallbench.cli.sweep import STAMP_ENV, resume_command, status_main, sweep_exit
+from recallbench.cli.sweep import (
+    STAMP_ENV,
+    resume_command,
+    settled_job,
+    status_main,
+    sweep_exit,
+)
 from recallbench.cli.table import render_table, table_main, table_services
 from recallbench.cli.view import view_main
 from recallbench.errors import ConfigError
@@ -111,6 +118,7 @@ def main() -> None:
     from recallbench.cli.reuse import record_command, replayed
 
     register_help_resolver()  # `--help` lists config choices through it (cli/help.py)
+    retry = shlex.join(["recallbench", *sys.argv[1:]])  # as typed: what a failed check repeats
     sys.argv = take_verbose_flag(sys.argv)
     started = time.time()
     # One stamp per invocation: every job of a sweep (sequential, joblib or SLURM workers) lands
@@ -124,7 +132,7 @@ def main() -> None:
         return
     with user_errors():
         check_choices(args)
-        folders = check_command_line(args)
+        folders = check_command_line(args, retry)
     launch = Launch(
         argv=tuple(args),
         swept=frozenset(swept_keys(args)),
@@ -137,7 +145,7 @@ def main() -> None:
     app(launch)()
     if launch.planning:
         print_plan_total(launch.plan_dirs, started)
-    sweep_exit(folders, started)
+    sweep_exit(folders, started, args)
     record_command(args, planning=launch.planning)  # the next identical command: at once
 
 
@@ -165,9 +173,11 @@ def app(launch: Launch) -> Any:
             overrides = list(hc.overrides.task)
             multirun = hc.mode == RunMode.MULTIRUN
             job = cfg.job or default_job(cfg, choices, overrides if multirun else [], launch.swept)
-            folder = run(
-                cfg, job, picked_choices(choices), overrides, sweep=multirun, launch=launch
-            )
+            folder = None  # a job of a sweep that failed or stopped: recorded, not raised
+            with settled_job(cfg, job, multirun, launch.in_worker()):
+                folder = run(
+                    cfg, job, picked_choices(choices), overrides, sweep=multirun, launch=launch
+                )
             if folder is not None and not (sys.stdout.isatty() and sys.stderr.isatty()):
                 print(folder)  # for scripts; a terminal shows it once (a plan prints its bill)
 

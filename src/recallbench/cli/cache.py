@@ -14,7 +14,9 @@ keys and the sweep ledgers stay where they are (they belong to one sweep on one 
 from __future__ import annotations
 
 import argparse
+import shlex
 import sqlite3
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
@@ -25,7 +27,8 @@ from recallbench.embed.cache import EmbeddingCache
 from recallbench.errors import ConfigError
 from recallbench.llm.cache import NAMESPACE, Cache
 from recallbench.llm.score_cache import ScoreCache
-from recallbench.store import SqliteStore, Store, is_server, open_store
+from recallbench.store import SqliteStore, Store, is_server, open_store, reach_store
+from recallbench.store.redis_store import SPILL, RedisStore
 
 _BATCH = 1000
 _SKIP = ("plan:",)  # namespaces of one sweep, not caches
@@ -54,40 +57,56 @@ def _add_by_model(
 
 
 def import_folder(folder: Path, store: Store) -> dict[str, int]:
-    """Copy every cache file of ``folder`` into ``store``; return entries per namespace."""
+    """Copy every cache file of ``folder`` (or the one SQLite file ``folder``: a cache file, or
+    a node's spill file of writes a lost server could not take) into ``store``; return entries
+    per namespace. A folder's own spill file is left to its node's next job."""
     counts: dict[str, int] = {}
 
     def add(namespace: str, values: dict[str, Any]) -> None:
         store.put_many(namespace, values)
         counts[namespace] = counts.get(namespace, 0) + len(values)
 
-    for path in sorted(folder.glob("*.sqlite")):
-        if path.name == "redis-spill.sqlite":
+    files = [folder] if folder.is_file() else sorted(folder.glob("*.sqlite"))
+    for path in files:
+        if path.name == SPILL and path != folder:
             continue
-        tables = _tables(path)
-        if "replies" in tables:
-            cache = Cache(path)
-            for batch in _batches(cache.items()):
-                add(NAMESPACE, dict(batch))
-            cache.close()
-        if "embeddings" in tables:
-            vectors = EmbeddingCache(path)
-            _add_by_model(add, "emb:", vectors.entries())
-            vectors.close()
-        if "scores" in tables:
-            scores = ScoreCache(path)
-            _add_by_model(add, "lm:", scores.entries())
-            if identities := scores.identities():
-                add("lm-models", identities)
-            scores.close()
-        if "kv" in tables:
-            local = SqliteStore(path)
-            for namespace in local.namespaces():
-                if not namespace.startswith(_SKIP):
-                    for batch in _batches(local.scan(namespace)):
-                        add(namespace, dict(batch))
-            local.close()
+        _import_file(path, add)
     return counts
+
+
+def _import_file(path: Path, add: Callable[[str, dict[str, Any]], None]) -> None:
+    """``add`` every entry of one SQLite cache file, by namespace."""
+    try:
+        tables = _tables(path)
+    except sqlite3.DatabaseError as exc:
+        raise ConfigError(f"{path}: not a SQLite cache file ({exc})") from None
+    if not tables & {"replies", "embeddings", "scores", "kv"}:
+        raise ConfigError(
+            f"{path}: no cache table (expected replies, embeddings, scores or kv; found "
+            f"{sorted(tables)})"
+        )
+    if "replies" in tables:
+        cache = Cache(path)
+        for batch in _batches(cache.items()):
+            add(NAMESPACE, dict(batch))
+        cache.close()
+    if "embeddings" in tables:
+        vectors = EmbeddingCache(path)
+        _add_by_model(add, "emb:", vectors.entries())
+        vectors.close()
+    if "scores" in tables:
+        scores = ScoreCache(path)
+        _add_by_model(add, "lm:", scores.entries())
+        if identities := scores.identities():
+            add("lm-models", identities)
+        scores.close()
+    if "kv" in tables:
+        local = SqliteStore(path)
+        for namespace in local.namespaces():
+            if not namespace.startswith(_SKIP):
+                for batch in _batches(local.scan(namespace)):
+                    add(namespace, dict(batch))
+        local.close()
 
 
 def export_folder(store: Store, folder: Path) -> dict[str, int]:
@@ -129,18 +148,27 @@ def cache_main(argv: list[str] | None = None) -> None:
         "a server store: import (files -> server), export (server -> files).",
     )
     parser.add_argument("direction", choices=("import", "export"))
-    parser.add_argument("folder", help="a cache folder (paths.cache_dir), e.g. results/cache")
+    parser.add_argument(
+        "folder",
+        help="a cache folder (paths.cache_dir), e.g. results/cache; import also takes one "
+        "SQLite file, e.g. a node's spill file <cache_dir>/redis-spill.sqlite",
+    )
     parser.add_argument("--store", required=True, help="the server: redis://host:port/db")
     ns = parser.parse_args(argv)
+    retry = shlex.join(["recallbench", "cache", *(sys.argv[2:] if argv is None else argv)])
     with user_errors("recallbench cache"):
         folder = Path(ns.folder)
         if not is_server(ns.store):
             raise ConfigError(f"--store {ns.store}: expected a server, redis://host:port/db")
-        if ns.direction == "import" and not folder.is_dir():
+        if ns.direction == "import" and not (folder.is_dir() or folder.is_file()):
             raise ConfigError(
-                f"{folder}: no such cache folder (paths.cache_dir, e.g. results/cache)"
+                f"{folder}: no such cache folder (paths.cache_dir, e.g. results/cache) or "
+                "SQLite cache file"
             )
-        store = open_store(ns.store, folder)
+        reach_store(ns.store, retry)  # before any file is read or folder made
+        # a folder's spill file reaches the server as the store connects (open_store); a spill
+        # file named on its own is read as it is (kept: its node's next job sends it again)
+        store = open_store(ns.store, folder) if folder.is_dir() else RedisStore(ns.store)
         try:
             if ns.direction == "import":
                 counts = import_folder(folder, store)

@@ -16,8 +16,10 @@ step.
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable, Mapping
+import shlex
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +30,7 @@ from recallbench.cli.config import check_run_keys
 from recallbench.cli.signatures import check_arguments, check_value, hint
 from recallbench.cli.sweep import check_places, sweep_folder
 from recallbench.errors import ConfigError, one_line
+from recallbench.store import reach_store
 
 if TYPE_CHECKING:
     from hydra.core.override_parser.types import Override
@@ -119,32 +122,47 @@ def composition_error(exc: Exception, overrides: list[str]) -> ConfigError:
 INFO_FLAGS = {"--help", "-h", "--hydra-help", "--cfg", "-c", "--info", "-i", "--shell-completion"}
 
 
-def check_command_line(argv: list[str]) -> list[Path]:
-    """Compose and check every job ``argv`` would start (its keys and values, its folders and
-    store: ``cli.sweep.check_places``); return the sweep folders of the jobs (one per distinct
-    results folder, tag and stamp; none for an information flag such as ``--help``)."""
+def check_command_line(argv: list[str], retry: str | None = None) -> list[Path]:
+    """Compose and check every job ``argv`` would start (its keys and values, its store, its
+    folders: ``cli.sweep.check_places``); return the sweep folders of the jobs (one per distinct
+    results folder, tag and stamp; none for an information flag such as ``--help``). A server
+    store is reached before any folder is made (``store.reach_store``; ``retry``: the command
+    its line names, default ``recallbench <argv>``)."""
     if INFO_FLAGS & {a.split("=", 1)[0] for a in argv}:
         return []
     jobs, multirun = expand_jobs(argv)
+    retry = retry or shlex.join(["recallbench", *argv])
     seen: set[tuple[str, ...]] = set()
+    reached: set[str] = set()
     folders: dict[Path, None] = {}
     for job in jobs:
         if tuple(job) in seen:
             continue
         seen.add(tuple(job))
         cfg = _compose(job)
-        try:
+        with _naming_job(job, len(jobs) > 1):
             check_run_keys(cfg)
             check_config(cfg)
             folder = sweep_folder(cfg, multirun)
-            if folder not in folders:
+        if (spec := str(cfg.get("store") or "sqlite")) not in reached:
+            reach_store(spec, retry)  # its line ends in the command to retry: not wrapped
+            reached.add(spec)
+        if folder not in folders:
+            with _naming_job(job, len(jobs) > 1):
                 check_places(cfg)
-                folders[folder] = None
-        except ConfigError as exc:
-            if len(jobs) > 1:
-                raise ConfigError(f"{exc} (sweep job {' '.join(job)})") from None
-            raise
+            folders[folder] = None
     return list(folders)
+
+
+@contextlib.contextmanager
+def _naming_job(job: list[str], sweep: bool) -> Iterator[None]:
+    """A ``ConfigError`` of one job of a sweep names the job."""
+    try:
+        yield
+    except ConfigError as exc:
+        if sweep:
+            raise ConfigError(f"{exc} (sweep job {' '.join(job)})") from None
+        raise
 
 
 def check_config(cfg: DictConfig) -> None:

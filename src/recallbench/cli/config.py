@@ -32,14 +32,15 @@ def verbose_errors() -> bool:
 
 @contextlib.contextmanager
 def user_errors(prog: str = "recallbench") -> Iterator[None]:
-    """Print a ``UserError`` as ONE line on stderr and exit 2 (the traceback only when verbose)."""
+    """Print a ``UserError`` as ONE line on stderr and exit 2, or the error's own
+    ``exit_status`` (``StoreUnreachable``: 75); the traceback only when verbose."""
     try:
         yield
     except UserError as exc:
         if verbose_errors():
             raise
         print(f"{prog}: error: {one_line(exc)}", file=sys.stderr, flush=True)
-        sys.exit(EXIT_USER_ERROR)
+        sys.exit(getattr(exc, "exit_status", EXIT_USER_ERROR))
 
 
 def take_verbose_flag(argv: list[str]) -> list[str]:

@@ -120,8 +120,10 @@ def build_runner(
 def run_guarded(
     runner: Any, place: JobPlace, job: str, episodes: Sequence[Episode], launch: Launch
 ) -> bool:
-    """Run the episodes; a clean stop prints why and how to resume. False: a worker's job that
-    stopped (the submitting process exits 75 once every job ended: ``sweep_exit``)."""
+    """Run the episodes; a clean stop prints why and how to resume. False: a job of a sweep (or
+    in a worker) that stopped: the sweep's other jobs go on and the submitting process exits
+    with the worst outcome once every job ended (``sweep_exit``). A stop signal in this process
+    ends the sweep at once (the user asked)."""
     from recallbench.llm.budget import BudgetExceeded
     from recallbench.run.record import RunInterrupted
     from recallbench.run.sweep import record_end
@@ -134,11 +136,13 @@ def run_guarded(
         why = f"stopped by the budget: {stop.reason}" if budget else f"stopped: {stop.reason}"
         then = "raise it and resume" if budget else "once it answers, resume"
         report_stop(runner, run_dir, sweep, job, why, then, len(episodes), launch.argv)
-        if launch.in_worker():
+        if launch.in_worker() or sweep:
             return False
         sys.exit(stop.exit_status)
     except RunInterrupted as stop:
         report_stop(runner, run_dir, sweep, job, str(stop), "resume", len(episodes), launch.argv)
+        if launch.in_worker():
+            return False
         sys.exit(stop.exit_status)
     except EndpointDown as exc:
         record_end(runner.info, run_dir, place.sweep_dir, job)
@@ -192,6 +196,7 @@ def run(
     ``RECALLBENCH_RERUN``, which ``make ... RERUN=1`` sets). ``launch``: how the command was
     launched (None: in this process, from ``sys.argv``, not a plan).
     """
+    from recallbench.cli.ledger import release_on_resume
     from recallbench.cli.reuse import note_job, reused_run
     from recallbench.cli.sweep import job_store
     from recallbench.llm.budget import Budget
@@ -209,6 +214,8 @@ def run(
             done := reused_run(cfg, job, config, episodes, rerun)
         ):
             return done
+        if cfg.resume_dir and not launch.planning:
+            release_on_resume(store, place.sweep_dir)  # what a killed attempt never settled
         meter = job_meter(cfg, store, place.sweep_dir, launch)
         if meter.dry:  # a plan: a throw-away folder
             dry_dir = Path(tempfile.mkdtemp(prefix="recallbench-plan-run-")) / job
@@ -224,6 +231,7 @@ def run(
                 pid=os.getpid(),
                 budget={"max_usd": swept.max_usd, "max_calls": swept.max_calls},
                 store=store.url if store.server else "sqlite",
+                ledger=store.url,  # where `recallbench status` reads the sweep's ledger
                 resume=resume_command(place.run_dir, sweep, launch.argv),
             )
         if not run_guarded(runner, place, job, episodes, launch):

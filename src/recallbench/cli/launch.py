@@ -51,7 +51,7 @@ class Launch:
     def in_worker(self) -> bool:
         """Does this job run outside the submitting process (a joblib, submitit or SLURM worker)?
 
-        A worker's job that stops (a budget, a lost store) returns instead of exiting: a worker
-        that exits makes joblib abort the sweep's other jobs mid-run; ``sweep_exit`` in the
-        submitting process then exits 75."""
+        A worker's job that stops (a budget, a lost store, a signal) or fails returns instead of
+        exiting or raising: a worker that exits makes joblib abort the sweep's other jobs
+        mid-run; ``sweep_exit`` in the submitting process then exits with the worst outcome."""
         return self.main_pid is not None and self.main_pid != os.getpid()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -50,6 +51,7 @@ from recallbench.cli.table import render_table
 from recallbench.datasets.needs import missing, provided
 from recallbench.errors import ConfigError, DataNotFoundError, DatasetFormatError, one_line
 from recallbench.io import write_json
+from recallbench.store import reach_store
 
 __all__ = ["job_overrides", "matrix_main", "plan_matrix", "plan_path", "run_matrix"]
 
@@ -279,6 +281,8 @@ def matrix_main(argv: list[str] | None = None) -> None:
         if ns.episodes is not None and ns.episodes < 1:
             raise ConfigError(f"--episodes {ns.episodes}: expected an integer >= 1")
         cfg, _ = compose_checked([f"experiment={ns.experiment}", *ns.overrides])
+        argv_ = sys.argv[1:] if argv is None else argv
+        reach_store(str(cfg.get("store") or "sqlite"), shlex.join(["recallbench-matrix", *argv_]))
         where = f"conf/experiment/{ns.experiment}.yaml"
         block, tag = matrix_block(cfg, where), str(cfg.tag)
         if ns.episodes is not None:

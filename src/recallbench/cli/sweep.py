@@ -15,17 +15,36 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import sys
 import time
+import traceback
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
 
-from recallbench.errors import ConfigError
-from recallbench.run.sweep import SWEEP_FILE, read_sweep, sweep_lines
-from recallbench.store import Store, network_fs, open_store, unwritable, use_store
+from recallbench.errors import ConfigError, RunStopped
+from recallbench.run.sweep import (
+    DONE,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    RESUMABLE,
+    SWEEP_FILE,
+    job_status,
+    read_sweep,
+    sweep_lines,
+    worst_exit,
+)
+from recallbench.store import (
+    Store,
+    network_fs,
+    open_store,
+    unwritable,
+    use_store,
+)
 from recallbench.store import is_server as is_server_store
 
 # The stamp of one invocation, a user's setting (the Makefile sets one per make invocation so the
@@ -87,10 +106,12 @@ def job_store(cfg: DictConfig) -> Iterator[Store]:
         store.close()
 
 
-def sweep_exit(folders: list[Path], since: float) -> None:
-    """After the jobs ran in workers: one line and exit 75 when any of them stopped
-    ``interrupted`` (the jobs' own lines said why and how to resume)."""
-    stopped: list[str] = []
+def sweep_exit(folders: list[Path], since: float, argv: Sequence[str] | None = None) -> None:
+    """After every job of the command ended: exit with the worst outcome of those this
+    invocation ran (``run.sweep.worst_exit``: 1 if any failed or died, 75 if any stopped
+    ``interrupted``, else return), in one line naming them and the command that resumes
+    (``argv``: the command as typed, for a sweep none of whose jobs recorded one)."""
+    outcome: dict[str, str] = {}
     resume = ""
     for folder in folders:
         path = folder / SWEEP_FILE
@@ -98,18 +119,52 @@ def sweep_exit(folders: list[Path], since: float) -> None:
             continue
         data = read_sweep(path)
         for job, entry in sorted(data["jobs"].items()):
-            if entry.get("status") == "interrupted" and entry.get("updated_unix", 0) >= since:
-                stopped.append(job)
-                resume = str(data.get("resume") or resume)
-    if stopped:
-        print(
-            f"recallbench: {len(stopped)} job(s) of the sweep stopped interrupted "
-            f"({', '.join(stopped[:4])}{' ...' if len(stopped) > 4 else ''}); resume with: "
-            f"{resume}",
-            file=sys.stderr,
-            flush=True,
-        )
-        sys.exit(75)
+            if entry.get("updated_unix", 0) >= since:
+                outcome[job] = job_status(entry)
+                resume = str(data.get("resume") or resume_command(folder / job, True, argv))
+    code = worst_exit(outcome.values())
+    if code == 0:
+        return
+    fine = DONE if code == EXIT_INTERRUPTED else (*DONE, *RESUMABLE)
+    bad = [j for j, s in outcome.items() if s not in fine]
+    what = "failed or died" if code == EXIT_FAILED else "stopped interrupted"
+    names = f"{', '.join(bad[:4])}{' ...' if len(bad) > 4 else ''}"
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(Counter(outcome.values()).items()))
+    print(
+        f"recallbench: {len(bad)} job(s) of the sweep {what} ({names}; jobs: {counts}); "
+        f"{'fix them and ' if code == EXIT_FAILED else ''}resume with: {resume}",
+        file=sys.stderr,
+        flush=True,
+    )
+    sys.exit(code)
+
+
+@contextlib.contextmanager
+def settled_job(cfg: DictConfig, job: str, sweep: bool, in_worker: bool) -> Iterator[None]:
+    """A job of a sweep (or in a worker) that stops or fails records it in ``sweep.json`` and
+    returns, so the sweep's other jobs go on (joblib aborts them all when one raises; Hydra's
+    basic launcher skips the rest) and ``sweep_exit`` exits with the worst outcome. A single
+    run in this process keeps its own exit (75, or the error)."""
+    if not (sweep or in_worker):
+        yield
+        return
+    from recallbench.errors import UserError, one_line
+    from recallbench.run.sweep import record_job
+
+    try:
+        yield
+    except RunStopped as stop:  # before its run (the store went away): interrupted
+        status, reason = "interrupted", stop.reason
+        print(f"recallbench: job {job} stopped: {reason}", file=sys.stderr, flush=True)
+    except Exception as exc:
+        status, reason = "failed", one_line(exc)
+        if not isinstance(exc, UserError):
+            traceback.print_exc()
+        print(f"recallbench: job {job} failed: {reason}", file=sys.stderr, flush=True)
+    else:
+        return
+    with contextlib.suppress(Exception):  # a job whose folder is unknown: nothing to record
+        record_job(sweep_folder(cfg, sweep), job, status=status, reason=reason[:300])
 
 
 def status_main(argv: list[str] | None = None) -> None:
@@ -118,13 +173,20 @@ def status_main(argv: list[str] | None = None) -> None:
     import argparse
 
     from recallbench.cli.config import user_errors
+    from recallbench.cli.ledger import ledger_store, ledger_view, release_gone
 
     parser = argparse.ArgumentParser(
         prog="recallbench status",
         description="The state of a sweep's jobs (runs/<tag>/<stamp>/sweep.json)",
     )
     parser.add_argument("folder", help="a sweep folder results/runs/<tag>/<stamp>")
+    parser.add_argument(
+        "--release",
+        action="store_true",
+        help="give back the dollars reserved by processes that are gone (kill -9, a lost node)",
+    )
     ns = parser.parse_args(argv)
+    retry = shlex.join(["recallbench", "status", *(sys.argv[2:] if argv is None else argv)])
     with user_errors("recallbench status"):
         folder = Path(ns.folder)
         if not (folder / SWEEP_FILE).is_file():
@@ -132,7 +194,13 @@ def status_main(argv: list[str] | None = None) -> None:
                 f"{folder}: no {SWEEP_FILE} (name a sweep folder results/runs/<tag>/<stamp> of "
                 "a run started since sweeps record their state)"
             )
-        print("\n".join(sweep_lines(folder)))
+        data = read_sweep(folder / SWEEP_FILE)
+        with ledger_store(data, retry) as store:
+            released = release_gone(store, data) if store is not None and ns.release else None
+            view = ledger_view(store, data) if store is not None else None
+        print("\n".join(sweep_lines(folder, view)))
+        if released:
+            print(released)
 
 
 def resume_command(run_dir: Path, sweep: bool = False, argv: Sequence[str] | None = None) -> str:

@@ -7,6 +7,8 @@ works from a source checkout whose console scripts are not reinstalled).
 from __future__ import annotations
 
 import os
+import shlex
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -22,6 +24,7 @@ from recallbench.cli.build import (
 )
 from recallbench.cli.config import compose_job, user_errors
 from recallbench.errors import ConfigError
+from recallbench.store import reach_store
 
 if TYPE_CHECKING:
     from recallbench.embed import TextEmbedder
@@ -97,6 +100,10 @@ def table_main(argv: list[str] | None = None) -> None:
         parser.error("name at least one experiment (conf/experiment/<name>.yaml)")
     if ns.results:
         overrides.append(f"paths.results_dir={ns.results}")
+    with user_errors("recallbench-table"):  # before any work: the models a table runs use it
+        for given in (o for o in overrides if o.startswith("store=")):
+            argv_ = sys.argv[1:] if argv is None else argv
+            reach_store(given.split("=", 1)[1], shlex.join(["recallbench-table", *argv_]))
     for experiment in experiments:
         with user_errors("recallbench-table"):
             files = rendered_before(experiment, overrides)

@@ -38,6 +38,8 @@ offline may not alike on a model): ``to send`` lies between ``calls - cached - r
 from __future__ import annotations
 
 import math
+import os
+import platform
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -113,13 +115,15 @@ class SweepLedger:
 
     A plain class, not a dataclass (see ``Meter``)."""
 
-    def __init__(self, store: Store, name: str, budget: Budget) -> None:
+    def __init__(self, store: Store, name: str, budget: Budget, holder: str = "") -> None:
         self.store, self.name, self.budget = store, name, budget
+        self.holder = holder or f"{platform.node()}:{os.getpid()}"  # whose reservations
 
     def reserve(self, worst_usd: float) -> None:
         """Count one request of the sweep and reserve ``worst_usd``, or raise ``BudgetExceeded``."""
         b = self.budget
-        ok, now = self.store.reserve(f"sweep:{self.name}", worst_usd, b.max_calls, b.max_usd)
+        ledger = f"sweep:{self.name}"
+        ok, now = self.store.reserve(ledger, worst_usd, b.max_calls, b.max_usd, self.holder)
         if ok:
             return
         if b.max_calls is not None and now.sent >= b.max_calls:
@@ -132,8 +136,8 @@ class SweepLedger:
             f"{self.name}, ${now.reserved:.4f} in flight, the next call may cost ${worst_usd:.4f})"
         )
 
-    def settle(self, reserved: float, usd: float | None) -> None:
-        self.store.settle(f"sweep:{self.name}", reserved, usd or 0.0)
+    def settle(self, reserved: float, usd: float | None, tokens: int = 0) -> None:
+        self.store.settle(f"sweep:{self.name}", reserved, usd or 0.0, self.holder, tokens)
 
     def totals(self) -> Totals:
         return self.store.totals(f"sweep:{self.name}")
@@ -224,15 +228,15 @@ class Meter:
         self.sent += 1
         return worst_usd
 
-    def settle(self, reserved: float, usd: float | None) -> None:
-        """Replace a reservation by what the reply cost."""
+    def settle(self, reserved: float, usd: float | None, tokens: int = 0) -> None:
+        """Replace a reservation by what the reply cost (``tokens``: what it used)."""
         if self.dry or not self.bounded:
             return
         with self._lock:
             self.reserved -= reserved
             self.spent += usd or 0.0
         if self.sweep is not None:
-            self.sweep.settle(reserved, usd)
+            self.sweep.settle(reserved, usd, tokens)
 
     def planned_before(self, keys: list[str | None]) -> list[bool]:
         """Dry, one batch: will an earlier batch of this plan (an earlier job's too) have cached

@@ -179,7 +179,7 @@ class CallFlow:
                     self.meter.settle(held, 0.0)
                     result = self._failed(call, str(exc))
                 else:
-                    self.meter.settle(held, self._cost(completion))
+                    self.meter.settle(held, self._cost(completion), _tokens(completion))
                     result = self._finish(call, completion)
             done(result)
             return result
@@ -211,7 +211,7 @@ class CallFlow:
         except BackendCallError as exc:
             self.meter.settle(held, 0.0)
             return self._failed(call, str(exc))
-        self.meter.settle(held, self._cost(completion))
+        self.meter.settle(held, self._cost(completion), _tokens(completion))
         return self._finish(call, completion)
 
     def _cost(self, completion: Completion, completion_tokens: int | None = None) -> float | None:
@@ -311,3 +311,8 @@ class CallFlow:
         self.usage.record(call.name, call.stage, result, 0.0, repair=call.attempt > 0)
         self.breaker.failure(message)
         return result
+
+
+def _tokens(completion: Completion) -> int:
+    """Tokens a reply used (prompt and completion), for the sweep's ledger."""
+    return int(completion.prompt_tokens or 0) + int(completion.completion_tokens or 0)

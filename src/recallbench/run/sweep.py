@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from recallbench.errors import ConfigError
 from recallbench.io import write_json
+from recallbench.store.base import Totals
 
 SWEEP_FILE = "sweep.json"
 
@@ -40,7 +44,7 @@ def record_job(sweep_dir: Path, job: str, **state: Any) -> None:
         )
         entry = data["jobs"].setdefault(job, {})
         entry.update(state, updated_unix=time.time())
-        for key in ("budget", "store", "resume"):
+        for key in ("budget", "store", "ledger", "resume"):
             if key in state:  # the sweep's own facts, as the latest job saw them
                 data[key] = entry.pop(key)
         write_json(path, data)
@@ -71,8 +75,6 @@ def job_usage(run_dir: Path) -> dict[str, Any]:
 
 def _alive(entry: dict[str, Any]) -> bool:
     """Is a job recorded ``running`` still running? Known only on its own host."""
-    import platform
-
     if entry.get("host") != platform.node() or not entry.get("pid"):
         return True  # another machine: trust the record
     try:
@@ -84,16 +86,15 @@ def _alive(entry: dict[str, Any]) -> bool:
     return True
 
 
-def sweep_lines(sweep_dir: Path) -> list[str]:
-    """What ``recallbench status`` prints for a sweep folder."""
+def sweep_lines(sweep_dir: Path, ledger: LedgerView | None = None) -> list[str]:
+    """What ``recallbench status`` prints for a sweep folder; ``ledger``: what the sweep's
+    ledger in its store counted (None: no ledger read), shown beside the jobs' own sum."""
     data = read_sweep(sweep_dir / SWEEP_FILE)
     lines = [f"sweep {data.get('sweep', sweep_name(sweep_dir))}: {sweep_dir}"]
     counts: dict[str, int] = {}
     calls, usd = 0, 0.0
     for job, entry in sorted(data["jobs"].items()):
-        status = str(entry.get("status", "?"))
-        if status == "running" and not _alive(entry):
-            status = "died"  # killed without a trace (kill -9, a lost node)
+        status = job_status(entry)
         counts[status] = counts.get(status, 0) + 1
         calls += int(entry.get("calls") or 0)
         usd += float(entry.get("usd") or 0.0)
@@ -106,10 +107,95 @@ def sweep_lines(sweep_dir: Path) -> list[str]:
     bound = ", ".join(f"sweep.{k}={v}" for k, v in budget.items() if v is not None) or "none"
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
     lines.append(f"jobs: {summary}")
-    lines.append(f"spent: {calls} requests, ${usd:.4f}; sweep budget: {bound}")
+    lines.append(f"jobs' usage: {calls} requests, ${usd:.4f}; sweep budget: {bound}")
+    if ledger is not None:
+        lines += ledger_lines(ledger, calls, usd, died=counts.get("died", 0))
     if set(counts) - {"finished", "degraded"} and data.get("resume"):
         lines.append(f"resume the rest with: {data['resume']}")
     return lines
+
+
+@dataclass(frozen=True)
+class LedgerView:
+    """A sweep ledger as ``status`` shows it: its totals, what each holder (``host:pid``) still
+    reserves, and which holders are gone (``holder_gone``)."""
+
+    totals: Totals
+    held: dict[str, float] = field(default_factory=dict)
+    gone: frozenset[str] = frozenset()
+
+
+def ledger_lines(view: LedgerView, calls: int, usd: float, died: int = 0) -> list[str]:
+    """The sweep ledger's figures beside the jobs' sum, and why they differ."""
+    t = view.totals
+    lines = [
+        f"sweep ledger: {t.sent} requests sent, {t.tokens} tokens, ${t.spent:.4f} spent, "
+        f"${t.reserved:.4f} reserved and not settled"
+    ]
+    if view.held:
+        lines.append(
+            "  reserved by: "
+            + ", ".join(
+                f"{h} ${r:.4f}{' (gone)' if h in view.gone else ''}" for h, r in view.held.items()
+            )
+        )
+    missing = t.sent - calls
+    if missing > 0 or t.spent - usd > 5e-7:
+        killed = f"{died} job(s) died without recording theirs" if died else "none died"
+        lines.append(
+            f"difference: {max(missing, 0)} request(s), ${max(t.spent - usd, 0.0):.4f} the "
+            "ledger counted are in no job's usage: requests in flight when the budget closed "
+            "(sent; their job stopped before recording them) or sent by a job killed before "
+            f"it recorded them ({killed}); the ledger's figures are what was sent"
+        )
+    if gone := [h for h in view.held if h in view.gone]:
+        lines.append(
+            f"${sum(view.held[h] for h in gone):.4f} is reserved by {len(gone)} process(es) "
+            "that are gone and never settled: `recallbench status --release <folder>` (or a "
+            "resume) gives it back"
+        )
+    return lines
+
+
+def holder_gone(holder: str, jobs: dict[str, Any]) -> bool:
+    """Is the process ``host:pid`` that holds a reservation gone? On this host: its pid is not
+    running. Elsewhere: a job of the sweep recorded with that host and pid has ended (a holder
+    no job names is trusted: it may be running)."""
+    host, _, pid = holder.rpartition(":")
+    if not host or not pid.isdigit():
+        return False
+    if host == platform.node():
+        return not _alive({"host": host, "pid": int(pid)})
+    return any(
+        e.get("host") == host and str(e.get("pid")) == pid and e.get("status") != "running"
+        for e in jobs.values()
+    )
+
+
+def job_status(entry: dict[str, Any]) -> str:
+    """A job's status; one recorded ``running`` whose process is gone (on this host) is
+    ``died`` (``kill -9``, a lost node)."""
+    status = str(entry.get("status", "?"))
+    if status == "running" and not _alive(entry):
+        return "died"
+    return status
+
+
+# What a job's status says about the sweep's exit: a finished (or degraded) job is done, an
+# interrupted one can resume (75, sysexits' EX_TEMPFAIL); anything else (failed, died, still
+# running after its launcher returned, unknown) failed.
+DONE = ("finished", "degraded")
+RESUMABLE = ("interrupted",)
+EXIT_INTERRUPTED, EXIT_FAILED = 75, 1
+
+
+def worst_exit(statuses: Iterable[str]) -> int:
+    """The submitting process's exit for jobs ending in ``statuses``: 0 only if every job
+    finished, 1 if any failed, else 75 if any was interrupted and can resume."""
+    seen = set(statuses)
+    if seen - {*DONE, *RESUMABLE}:
+        return EXIT_FAILED
+    return EXIT_INTERRUPTED if seen & set(RESUMABLE) else 0
 
 
 def record_end(info: dict[str, Any], run_dir: Path, sweep_dir: Path, job: str) -> None:

@@ -12,9 +12,12 @@ The interface (``store.base.Store``), for anything else that wants to share valu
     store = shared_store()                       # the job's store (None outside a run)
     store.put_many("metric:mauve", {key: {"value": 0.71}})
     store.get_many("metric:mauve", [key])        # -> {key: {"value": 0.71}} (absent keys absent)
-    store.reserve(ledger, usd, max_calls, max_usd) / store.settle(...) / store.totals(ledger)
+    store.reserve(ledger, usd, max_calls, max_usd, holder) / store.settle(...) / store.totals(ledger)
+    store.holders(ledger) / store.release(ledger, holder)  # reservations by host:pid
     store.take(bucket, amount, per_minute, capacity)  # -> seconds to wait
 
+``reach_store(spec, retry)`` is what every command that takes ``store=`` calls first: an
+unreachable server is one line (exit 75, or 2 for a URL that cannot be right), no folder made.
 ``recallbench cache export|import`` (``store.transfer``) moves entries between the SQLite files
 and a server.
 """
@@ -48,6 +51,7 @@ __all__ = [
     "network_fs",
     "open_store",
     "put",
+    "reach_store",
     "process_cache",
     "server_store",
     "shared_store",
@@ -62,6 +66,17 @@ def is_server(spec: str) -> bool:
     return str(spec).startswith(SERVER_SCHEMES)
 
 
+def reach_store(spec: str, retry: str) -> None:
+    """Check, before any work and before any folder is made, that the server ``store=<spec>``
+    names answers (``sqlite``: nothing to reach): ``ConfigError`` (exit 2) for a URL that
+    cannot be right, ``StoreUnreachable`` (exit 75) for a server that may come back; each one
+    line ending in ``retry``, the command to run again."""
+    if is_server(spec):
+        from recallbench.store.reach import reach
+
+        reach(str(spec), retry)
+
+
 def open_store(spec: str, cache_dir: str | Path) -> Store:
     """The store ``store=<spec>`` names: ``sqlite`` (``<cache_dir>/store.sqlite``) or a Redis
     URL (its spill file for writes a lost connection could not deliver in ``cache_dir``)."""
@@ -69,9 +84,9 @@ def open_store(spec: str, cache_dir: str | Path) -> Store:
     if spec == "sqlite":
         return SqliteStore(Path(cache_dir) / "store.sqlite")
     if is_server(spec):
-        from recallbench.store.redis_store import RedisStore
+        from recallbench.store.redis_store import SPILL, RedisStore
 
-        return RedisStore(spec, spill=Path(cache_dir) / "redis-spill.sqlite")
+        return RedisStore(spec, spill=Path(cache_dir) / SPILL)
     raise ConfigError(
         f"store={spec!r}: expected sqlite (one machine) or redis://host:port/db (a Redis or "
         "Valkey server shared by every job)"

@@ -8,10 +8,13 @@ three things, each atomic across the processes (and, for a server, the machines)
   (dicts, lists, strings, numbers; NaN refused); a key holds one value, and writers of one key
   write identical values (every cache keys by everything that decides its value), so the last
   write wins harmlessly. ``get``/``put`` are the one-key forms.
-- **a ledger** (a sweep's budget): ``reserve(ledger, usd, max_calls, max_usd)`` counts one
-  request and reserves its worst-case dollars if both bounds still hold, else refuses and
-  changes nothing; ``settle(ledger, reserved, spent)`` replaces a reservation by what the reply
-  cost; ``totals(ledger)`` reads ``sent``/``spent``/``reserved``. A check and its increment are
+- **a ledger** (a sweep's budget): ``reserve(ledger, usd, max_calls, max_usd, holder)`` counts
+  one request and reserves its worst-case dollars if both bounds still hold, else refuses and
+  changes nothing; ``settle(ledger, reserved, spent, holder, tokens)`` replaces a reservation by
+  what the reply cost and counts its tokens; ``totals(ledger)`` reads ``sent``/``spent``/
+  ``reserved``/``tokens``. A reservation is kept by its ``holder`` (``host:pid``) too:
+  ``holders(ledger)`` lists what each still holds, and ``release(ledger, holder)`` gives back
+  what a holder that is gone (``kill -9``, a lost node) never settled. A check and its increment are
   one transaction (a SQLite ``BEGIN IMMEDIATE``, a Redis Lua script), so N processes never
   admit more than the bound together.
 - **rate buckets**: ``take(bucket, amount, per_minute, capacity) -> seconds`` takes ``amount``
@@ -41,11 +44,13 @@ class StoreLost(RunStopped):
 
 @dataclass(frozen=True)
 class Totals:
-    """What a ledger counted: requests admitted, dollars spent, dollars reserved in flight."""
+    """What a ledger counted: requests admitted, dollars spent, dollars reserved in flight (not
+    settled yet), tokens of the replies settled."""
 
     sent: int = 0
     spent: float = 0.0
     reserved: float = 0.0
+    tokens: int = 0
 
 
 @runtime_checkable
@@ -67,12 +72,23 @@ class Store(Protocol):
     def namespaces(self) -> list[str]: ...
 
     def reserve(
-        self, ledger: str, usd: float, max_calls: int | None, max_usd: float | None
+        self,
+        ledger: str,
+        usd: float,
+        max_calls: int | None,
+        max_usd: float | None,
+        holder: str = "",
     ) -> tuple[bool, Totals]: ...
 
-    def settle(self, ledger: str, reserved: float, spent: float) -> None: ...
+    def settle(
+        self, ledger: str, reserved: float, spent: float, holder: str = "", tokens: int = 0
+    ) -> None: ...
 
     def totals(self, ledger: str) -> Totals: ...
+
+    def holders(self, ledger: str) -> dict[str, float]: ...
+
+    def release(self, ledger: str, holder: str) -> float: ...
 
     def take(self, bucket: str, amount: float, per_minute: float, capacity: float) -> float: ...
 

@@ -5,7 +5,8 @@ for is a hit for every other job at once, one ledger bounds the sweep, one bucke
 holds its rate. Layout (keys under ``recallbench:``): a namespace is one hash
 ``recallbench:kv:<namespace>`` (field = key, value = canonical JSON), listed in the set
 ``recallbench:namespaces``; a ledger is the hash ``recallbench:ledger:<name>`` (``sent``,
-``spent``, ``reserved``), changed only by Lua scripts (a check and its increment are atomic);
+``spent``, ``reserved``, ``tokens``; what each ``host:pid`` holds in ``recallbench:holds:<name>``),
+changed only by Lua scripts (a check and its increment are atomic);
 a rate bucket is the hash ``recallbench:bucket:<name>`` (``tokens``, ``updated``) on the
 server's clock (``TIME``), so machines with skewed clocks share one rate.
 
@@ -32,9 +33,11 @@ from recallbench.store.base import StoreLost, Totals
 from recallbench.store.sqlite import SqliteStore, dumps
 
 PREFIX = "recallbench:"
+SPILL = "redis-spill.sqlite"  # in a node's paths.cache_dir: writes a lost server could not take
 _CHUNK = 1000
 
-# KEYS[1] ledger; ARGV max_calls (-1: none), max_usd (-1: none), usd. Returns
+# KEYS[1] ledger, KEYS[2] its holders; ARGV max_calls (-1: none), max_usd (-1: none), usd,
+# holder. Returns
 # {admitted 0/1, sent, spent, reserved} as strings (Lua numbers would be truncated to integers).
 _RESERVE = """
 local sent = tonumber(redis.call('HGET', KEYS[1], 'sent') or '0')
@@ -48,16 +51,31 @@ if ok == 1 then
   sent = redis.call('HINCRBY', KEYS[1], 'sent', 1)
   reserved = tonumber(redis.call('HINCRBYFLOAT', KEYS[1], 'reserved', ARGV[3]))
   redis.call('HSETNX', KEYS[1], 'spent', '0')
+  redis.call('HINCRBYFLOAT', KEYS[2], ARGV[4], ARGV[3])
 end
 return {tostring(ok), tostring(sent), string.format('%.17g', spent), string.format('%.17g', reserved)}
 """
-# KEYS[1] ledger; ARGV reserved, spent
+# KEYS[1] ledger, KEYS[2] its holders; ARGV reserved, spent, holder, tokens
 _SETTLE = """
 local r = tonumber(redis.call('HGET', KEYS[1], 'reserved') or '0') - tonumber(ARGV[1])
 if r < 0 then r = 0 end
 redis.call('HSET', KEYS[1], 'reserved', string.format('%.17g', r))
 redis.call('HINCRBYFLOAT', KEYS[1], 'spent', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'tokens', ARGV[4])
+local h = tonumber(redis.call('HINCRBYFLOAT', KEYS[2], ARGV[3], -tonumber(ARGV[1])))
+if h <= 1e-12 then redis.call('HDEL', KEYS[2], ARGV[3]) end
 return 1
+"""
+# KEYS[1] ledger, KEYS[2] its holders; ARGV holder. Returns the dollars released.
+_RELEASE = """
+local h = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+redis.call('HDEL', KEYS[2], ARGV[1])
+local r = tonumber(redis.call('HGET', KEYS[1], 'reserved') or '0') - h
+if r < 0 then r = 0 end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('HSET', KEYS[1], 'reserved', string.format('%.17g', r))
+end
+return string.format('%.17g', h)
 """
 # KEYS[1] bucket; ARGV per-second rate, capacity, amount. Returns the seconds to wait.
 _TAKE = """
@@ -75,6 +93,11 @@ redis.call('EXPIRE', KEYS[1], 86400)
 if tokens >= 0 then return '0' end
 return string.format('%.6f', -tokens / rate)
 """
+
+
+def _ledger(name: str) -> list[str]:
+    """The keys of a ledger: its totals and what each holder reserved."""
+    return [PREFIX + "ledger:" + name, PREFIX + "holds:" + name]
 
 
 class RedisStore:
@@ -108,6 +131,7 @@ class RedisStore:
             raise ConfigError(f"store={url}: {exc} (expected redis://host:port/db)") from None
         self._reserve = self._r.register_script(_RESERVE)
         self._settle = self._r.register_script(_SETTLE)
+        self._release = self._r.register_script(_RELEASE)
         self._take = self._r.register_script(_TAKE)
         with self._guard():
             self._r.ping()
@@ -215,16 +239,23 @@ class RedisStore:
     # -- the ledger ----------------------------------------------------------------------------
 
     def reserve(
-        self, ledger: str, usd: float, max_calls: int | None, max_usd: float | None
+        self,
+        ledger: str,
+        usd: float,
+        max_calls: int | None,
+        max_usd: float | None,
+        holder: str = "",
     ) -> tuple[bool, Totals]:
         args = [-1 if max_calls is None else max_calls, -1 if max_usd is None else max_usd, usd]
         with self._guard():
-            ok, sent, spent, reserved = self._reserve(keys=[PREFIX + "ledger:" + ledger], args=args)
+            ok, sent, spent, reserved = self._reserve(keys=_ledger(ledger), args=[*args, holder])
         return ok == b"1", Totals(int(sent), float(spent), float(reserved))
 
-    def settle(self, ledger: str, reserved: float, spent: float) -> None:
+    def settle(
+        self, ledger: str, reserved: float, spent: float, holder: str = "", tokens: int = 0
+    ) -> None:
         with self._guard():
-            self._settle(keys=[PREFIX + "ledger:" + ledger], args=[reserved, spent])
+            self._settle(keys=_ledger(ledger), args=[reserved, spent, holder, int(tokens)])
 
     def totals(self, ledger: str) -> Totals:
         with self._guard():
@@ -233,7 +264,21 @@ class RedisStore:
             int(row.get(b"sent", 0)),
             float(row.get(b"spent", 0.0)),
             max(0.0, float(row.get(b"reserved", 0.0))),
+            int(row.get(b"tokens", 0)),
         )
+
+    def holders(self, ledger: str) -> dict[str, float]:
+        with self._guard():
+            rows = self._r.hgetall(_ledger(ledger)[1])
+        return {
+            k.decode() if isinstance(k, bytes) else str(k): float(v)
+            for k, v in sorted(rows.items())
+            if float(v) > 1e-12
+        }
+
+    def release(self, ledger: str, holder: str) -> float:
+        with self._guard():
+            return float(self._release(keys=_ledger(ledger), args=[holder]))
 
     # -- rate buckets --------------------------------------------------------------------------
 

@@ -32,7 +32,14 @@ CREATE TABLE IF NOT EXISTS ledger (
     name TEXT PRIMARY KEY,
     sent INTEGER NOT NULL,
     spent REAL NOT NULL,
-    reserved REAL NOT NULL
+    reserved REAL NOT NULL,
+    tokens INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS holds (
+    ledger TEXT NOT NULL,
+    holder TEXT NOT NULL,
+    reserved REAL NOT NULL,
+    PRIMARY KEY (ledger, holder)
 );
 CREATE TABLE IF NOT EXISTS buckets (
     name TEXT PRIMARY KEY,
@@ -62,6 +69,17 @@ class SqliteStore:
         self.url = f"sqlite:{self.path}"
         self._conn = connect_shared(self.path, _SCHEMA, "store")
         self._lock = threading.Lock()
+        self._add_tokens_column()
+
+    def _add_tokens_column(self) -> None:
+        """A store file from before the ledger counted tokens gets the column (once: the check
+        and the change are one transaction, so concurrent openers add it once)."""
+        with self._lock, self._transaction():
+            columns = {r[1] for r in self._conn.execute("PRAGMA table_info(ledger)")}
+            if "tokens" not in columns:
+                self._conn.execute(
+                    "ALTER TABLE ledger ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0"
+                )
 
     # -- values --------------------------------------------------------------------------------
 
@@ -106,7 +124,12 @@ class SqliteStore:
     # -- the ledger ----------------------------------------------------------------------------
 
     def reserve(
-        self, ledger: str, usd: float, max_calls: int | None, max_usd: float | None
+        self,
+        ledger: str,
+        usd: float,
+        max_calls: int | None,
+        max_usd: float | None,
+        holder: str = "",
     ) -> tuple[bool, Totals]:
         with self._lock, self._transaction():
             now = self._totals(ledger)
@@ -115,18 +138,34 @@ class SqliteStore:
             ):
                 return False, now
             self._conn.execute(
-                "INSERT INTO ledger VALUES (?, 1, 0.0, ?) ON CONFLICT(name) DO UPDATE SET "
-                "sent = sent + 1, reserved = reserved + excluded.reserved",
+                "INSERT INTO ledger (name, sent, spent, reserved) VALUES (?, 1, 0.0, ?) ON "
+                "CONFLICT(name) DO UPDATE SET sent = sent + 1, reserved = reserved + "
+                "excluded.reserved",
                 (ledger, usd),
             )
-            return True, Totals(now.sent + 1, now.spent, now.reserved + usd)
+            self._conn.execute(
+                "INSERT INTO holds VALUES (?, ?, ?) ON CONFLICT(ledger, holder) DO UPDATE SET "
+                "reserved = reserved + excluded.reserved",
+                (ledger, holder, usd),
+            )
+            return True, Totals(now.sent + 1, now.spent, now.reserved + usd, now.tokens)
 
-    def settle(self, ledger: str, reserved: float, spent: float) -> None:
-        with self._lock:
-            self._write(
-                "UPDATE ledger SET reserved = MAX(0.0, reserved - ?), spent = spent + ? "
-                "WHERE name = ?",
-                [(reserved, spent, ledger)],
+    def settle(
+        self, ledger: str, reserved: float, spent: float, holder: str = "", tokens: int = 0
+    ) -> None:
+        with self._lock, self._transaction():
+            self._conn.execute(
+                "UPDATE ledger SET reserved = MAX(0.0, reserved - ?), spent = spent + ?, "
+                "tokens = tokens + ? WHERE name = ?",
+                (reserved, spent, tokens, ledger),
+            )
+            self._conn.execute(
+                "UPDATE holds SET reserved = reserved - ? WHERE ledger = ? AND holder = ?",
+                (reserved, ledger, holder),
+            )
+            self._conn.execute(
+                "DELETE FROM holds WHERE ledger = ? AND holder = ? AND reserved <= 1e-12",
+                (ledger, holder),
             )
 
     def totals(self, ledger: str) -> Totals:
@@ -135,9 +174,34 @@ class SqliteStore:
 
     def _totals(self, ledger: str) -> Totals:
         row = self._conn.execute(
-            "SELECT sent, spent, reserved FROM ledger WHERE name = ?", (ledger,)
+            "SELECT sent, spent, reserved, tokens FROM ledger WHERE name = ?", (ledger,)
         ).fetchone()
-        return Totals() if row is None else Totals(int(row[0]), float(row[1]), float(row[2]))
+        if row is None:
+            return Totals()
+        return Totals(int(row[0]), float(row[1]), float(row[2]), int(row[3]))
+
+    def holders(self, ledger: str) -> dict[str, float]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT holder, reserved FROM holds WHERE ledger = ? ORDER BY holder", (ledger,)
+            ).fetchall()
+        return {str(h): float(r) for h, r in rows}
+
+    def release(self, ledger: str, holder: str) -> float:
+        with self._lock, self._transaction():
+            row = self._conn.execute(
+                "SELECT reserved FROM holds WHERE ledger = ? AND holder = ?", (ledger, holder)
+            ).fetchone()
+            if row is None:
+                return 0.0
+            self._conn.execute(
+                "UPDATE ledger SET reserved = MAX(0.0, reserved - ?) WHERE name = ?",
+                (row[0], ledger),
+            )
+            self._conn.execute(
+                "DELETE FROM holds WHERE ledger = ? AND holder = ?", (ledger, holder)
+            )
+            return float(row[0])
 
     # -- rate buckets --------------------------------------------------------------------------
 
