@@ -51,7 +51,8 @@ _paused = threading.local()  # per thread: the audit hook runs in the thread tha
 
 def _note_open(event: str, args: tuple[Any, ...]) -> None:
     """Note a path opened for reading (the ``open`` audit event: path, mode, flags)."""
-    if event != "open" or getattr(_paused, "depth", 0):
+    paused: int = getattr(_paused, "depth", 0)
+    if event != "open" or paused:
         return
     path, mode, flags = (*args, None, None, None)[:3]
     if not isinstance(path, str | os.PathLike):

@@ -82,7 +82,9 @@ def imported_modules() -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
-def sources(data_dirs: Iterable[str | Path] = (), exclude: Iterable[str | Path] = ()) -> dict:
+def sources(
+    data_dirs: Iterable[str | Path] = (), exclude: Iterable[str | Path] = ()
+) -> dict[str, dict[str, str]]:
     """What this process ran and read so far: ``{"modules": {path: sha256}, "reads": {path:
     sha256}}``; ``reads`` keeps files of the project and of ``data_dirs`` but the modules and
     what lies under ``exclude`` (the results and cache folders, which the run writes)."""
