@@ -45,6 +45,7 @@ from recallbench.metrics.summary import Summary, has_summary, read_summary, writ
 from recallbench.parallel import ordered_map
 from recallbench.protocols.base import EvalProtocol
 from recallbench.records import Episode, MemoryItem, Prediction, read_jsonl, write_jsonl
+from recallbench.run.imports import config_paths
 from recallbench.run.provenance import episodes_sha256, git_state, package_versions
 from recallbench.run.record import (
     USABLE,
@@ -190,7 +191,7 @@ class Runner:
         (``run.sources``), but the results and cache it writes."""
         paths = self.config.get("paths") or {}
         writes = [paths.get("results_dir") or "", paths.get("cache_dir") or "", self.run_dir]
-        return sources([paths.get("data_dir") or ""], writes)
+        return sources([paths.get("data_dir") or ""], writes, config_paths(self.config))
 
     def _seed_budget(self) -> None:
         """A resumed run's budget counts what its earlier attempts sent and spent."""

@@ -6,7 +6,9 @@ file a run imported as it was. So a run records, when it ends (``sources``):
 
 - ``modules``: the sha256 of the source file of every module of the project that its process
   imported (``sys.modules``: ``src/``, and ``scripts/``, ``bench/`` or ``tests/`` modules when
-  they were imported), and
+  they were imported) and that the job could reach: by import statements from the entry points
+  or from a dotted path of its config (``run.imports``: a sweep's process imported the methods
+  of all its jobs), and
 - ``reads``: the sha256 of every other file of the project or of the data folders it opened for
   reading (conf files, ``resources/``, data files), seen by an audit hook (``io.watch_reads``)
   that a command installs when it starts (``watch``);
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from recallbench.io import not_reads, opened_for_reading, watch_reads
+from recallbench.run.imports import reachable
 
 PACKAGE = Path(__file__).resolve().parents[1]  # src/recallbench (or an installed copy)
 # A checkout's root holds src/, conf/, scripts/; an installed package is its own project.
@@ -69,36 +72,43 @@ def _kept(path: Path, roots: Iterable[Path], exclude: Iterable[Path]) -> bool:
     return any(path.is_relative_to(r) for r in roots)
 
 
-def imported_modules() -> dict[str, str]:
-    """``path -> sha256`` of the source of every project module this process imported."""
+def imported_modules(roots: Iterable[str] | None = None) -> dict[str, str]:
+    """``path -> sha256`` of the source of every project module this process imported; with
+    ``roots`` (a job's config paths), of those a job from them could reach (``run.imports``)."""
+    names = None if roots is None else reachable(roots)
     found: dict[str, str] = {}
-    for module in list(sys.modules.values()):
+    for name, module in list(sys.modules.items()):
         origin = getattr(module, "__file__", None)
         if not isinstance(origin, str) or not origin.endswith(".py"):
             continue
         path = Path(origin).resolve()
+        if names is not None and name not in names:
+            continue
         if _kept(path, [PROJECT], ()) and (sha := file_sha256(path)) is not None:
             found[_key(path)] = sha
     return dict(sorted(found.items()))
 
 
 def sources(
-    data_dirs: Iterable[str | Path] = (), exclude: Iterable[str | Path] = ()
+    data_dirs: Iterable[str | Path] = (),
+    exclude: Iterable[str | Path] = (),
+    roots: Iterable[str] | None = None,
 ) -> dict[str, dict[str, str]]:
     """What this process ran and read so far: ``{"modules": {path: sha256}, "reads": {path:
-    sha256}}``; ``reads`` keeps files of the project and of ``data_dirs`` but the modules and
-    what lies under ``exclude`` (the results and cache folders, which the run writes)."""
-    roots = [PROJECT, *(Path(d).resolve() for d in data_dirs if str(d))]
+    sha256}}``; ``modules`` as ``imported_modules(roots)``, ``reads`` the files of the project
+    and of ``data_dirs`` it opened, but module sources (the import system reads them) and what
+    lies under ``exclude`` (the results and cache folders, which the run writes)."""
+    folders = [PROJECT, *(Path(d).resolve() for d in data_dirs if str(d))]
     skip = [Path(e).resolve() for e in exclude if str(e)]
-    modules = imported_modules()
+    sources_of_modules = imported_modules()
     reads: dict[str, str] = {}
     for name in opened_for_reading():
         path = Path(name).resolve()
-        if path.suffix == ".pyc" or not _kept(path, roots, skip) or _key(path) in modules:
+        if path.suffix == ".pyc" or not _kept(path, folders, skip):
             continue
-        if path.is_file() and (sha := file_sha256(path)) is not None:
+        if _key(path) not in sources_of_modules and (sha := file_sha256(path)) is not None:
             reads[_key(path)] = sha
-    return {"modules": modules, "reads": reads}
+    return {"modules": imported_modules(roots), "reads": reads}
 
 
 def changed(recorded: Mapping[str, Any]) -> str | None:
