@@ -75,18 +75,18 @@ def _kept(path: Path, roots: Iterable[Path], exclude: Iterable[Path]) -> bool:
 def imported_modules(roots: Iterable[str] | None = None) -> dict[str, str]:
     """``path -> sha256`` of the source of every project module this process imported; with
     ``roots`` (a job's config paths), of those a job from them could reach (``run.imports``)."""
-    names = None if roots is None else reachable(roots)
-    found: dict[str, str] = {}
+    project: dict[str, tuple[Path, Any]] = {}
     for name, module in list(sys.modules.items()):
         origin = getattr(module, "__file__", None)
-        if not isinstance(origin, str) or not origin.endswith(".py"):
-            continue
-        path = Path(origin).resolve()
-        if names is not None and name not in names:
-            continue
-        if _kept(path, [PROJECT], ()) and (sha := file_sha256(path)) is not None:
-            found[_key(path)] = sha
-    return dict(sorted(found.items()))
+        if isinstance(origin, str) and origin.endswith(".py"):
+            path = Path(origin).resolve()
+            if _kept(path, [PROJECT], ()):
+                project[name] = (path, module)
+    if roots is not None:  # the graph of project modules only: third-party code is versioned
+        names = reachable(roots, {n: m for n, (_, m) in project.items()})
+        project = {n: v for n, v in project.items() if n in names}
+    found = {_key(path): file_sha256(path) for path, _ in project.values()}
+    return {k: v for k, v in sorted(found.items()) if v is not None}
 
 
 def sources(
