@@ -113,7 +113,7 @@ def sources(
 
 def changed(recorded: Mapping[str, Any]) -> str | None:
     """The first recorded file (``sources``) whose bytes are not as recorded, or that is gone;
-    None when every one is unchanged (or the record is malformed: then ``"sources"``)."""
+    ``"sources"`` for a malformed record or one without modules; None: every file unchanged."""
     groups = [recorded.get("modules"), recorded.get("reads")]
     if not all(isinstance(g, dict) for g in groups) or not groups[0]:
         return "sources"  # a run that recorded no module cannot say what it ran
