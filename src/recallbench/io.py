@@ -1,4 +1,4 @@
-"""File writing for results: the one atomic writer, and safe file names.
+"""File writing for results: the one atomic writer, and safe file names; the files a process read.
 
 Every result file (run folders, tables, figures, caches of trained models) is written through a
 temporary file in the destination folder and ``os.replace``, so a reader or a crash never sees a
@@ -9,6 +9,10 @@ not a value to store.
     write_json(run_dir / "usage.json", usage)
     with atomic_path(out / "figure.png") as tmp:
         fig.savefig(tmp)
+
+``watch_reads`` notes every path this process opens for reading from then on (an audit hook on
+the ``open`` event of ``open``, ``io.open_code`` and ``os.open``; ``run.sources`` keys runs on
+them); opens inside ``not_reads`` (hashing files to fingerprint them) are not noted.
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ import contextlib
 import json
 import os
 import sqlite3
+import sys
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -27,13 +33,60 @@ from recallbench.errors import CacheError
 __all__ = [
     "atomic_path",
     "connect_shared",
+    "not_reads",
+    "opened_for_reading",
     "safe_name",
     "unusable_cache",
     "write_json",
     "write_jsonl_rows",
     "write_text",
+    "watch_reads",
     "write_yaml",
 ]
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+_opened: set[str] = set()  # paths opened for reading since ``watch_reads``
+_watching: list[bool] = [False]
+_paused = threading.local()  # per thread: the audit hook runs in the thread that opens
+
+
+def _note_open(event: str, args: tuple[Any, ...]) -> None:
+    """Note a path opened for reading (the ``open`` audit event: path, mode, flags)."""
+    paused: int = getattr(_paused, "depth", 0)
+    if event != "open" or paused:
+        return
+    path, mode, flags = (*args, None, None, None)[:3]
+    if not isinstance(path, str | os.PathLike):
+        return  # a file descriptor (opened by path before), or bytes
+    if isinstance(mode, str):
+        writes = any(c in mode for c in "wax+")
+    else:
+        writes = isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
+    if not writes:
+        _opened.add(str(os.fspath(path)))
+
+
+def watch_reads() -> None:
+    """Note the files this process opens for reading from now on (idempotent: an audit hook
+    cannot be removed, so one serves every command of a process)."""
+    if not _watching[0]:
+        sys.addaudithook(_note_open)
+        _watching[0] = True
+
+
+def opened_for_reading() -> list[str]:
+    """The paths opened for reading since ``watch_reads`` (as given to ``open``), sorted."""
+    return sorted(_opened)
+
+
+@contextlib.contextmanager
+def not_reads() -> Iterator[None]:
+    """Opens in this thread inside the block are not noted: a file hashed to fingerprint it
+    (``run.sources``, the extractive backend's ``source_fingerprint``) is not an input."""
+    _paused.depth = getattr(_paused, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _paused.depth -= 1
 
 
 @contextlib.contextmanager

@@ -122,10 +122,12 @@ def test_a_small_matrix_on_fixtures(tmp_path, capsys, monkeypatch):
     assert reused["reused"] is True and reused["run"] == cell["run"]
     assert again["cells"]["msc_theanine"]["no_memory"]["status"] == "finished"  # kept
     # the same config hash made by other code (or on other data) is not the same run: the
-    # cell's identity is run()'s (config hash, code sha and diff hash, packages, data sha256)
+    # cell's identity is run()'s (config hash, packages, data sha256, the modules it ran)
     info_path = Path(cell["run"]) / "run.json"
     info = json.loads(info_path.read_text())
-    info_path.write_text(json.dumps({**info, "git_diff_sha256": "another-working-tree"}))
+    module = next(m for m in info["sources"]["modules"] if "naive_rag" in m)
+    info["sources"]["modules"][module] = "0" * 64  # as if run by another naive_rag
+    info_path.write_text(json.dumps(info))
     monkeypatch.setenv("RECALLBENCH_STAMP", "20260101-000001")  # a later command
     matrix_main(["--methods", "naive_rag", *argv[2:]])
     third = json.loads((tmp_path / "runs" / "matrix" / "plan.json").read_text())

@@ -111,6 +111,9 @@ def main() -> None:
     """Console entry point: the Hydra app for runs, or ``recallbench <subcommand> ...``
     (``table``, ``view``, ``human-eval``, ``judge-panel``, ``reproduce``, ``status``,
     ``cache``)."""
+    from recallbench.run.sources import watch
+
+    watch()  # note the files this command reads: what its runs and tables are keyed on
     if (command := SUBCOMMANDS.get(sys.argv[1] if len(sys.argv) > 1 else "")) is not None:
         command(sys.argv[2:])
         return

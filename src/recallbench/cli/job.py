@@ -200,8 +200,10 @@ def run(
     from recallbench.cli.reuse import note_job, reused_run
     from recallbench.cli.sweep import job_store
     from recallbench.llm.budget import Budget
+    from recallbench.run.sources import watch
     from recallbench.run.sweep import record_job
 
+    watch()  # in a launcher's worker process too: the files it reads key its run
     launch = launch or Launch.here()
     check_run_keys(cfg)
     place = job_place(cfg, job, sweep)

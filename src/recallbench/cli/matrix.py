@@ -161,8 +161,8 @@ def finished_run(
     cfg: Any, job: str, choices: dict[str, str], overrides: list[str], episodes: list
 ) -> Path | None:
     """The finished run the cell's job reuses, by the identity ``run`` checks
-    (``run.resume.run_identity``: config hash, code sha and dirty hash, packages, the sampled
-    episodes' sha256), said on stderr as ``run`` says it; None: the cell runs."""
+    (``run.resume.run_identity``: config hash, packages, the sampled episodes' sha256, and the
+    code it ran unchanged: ``run.resume.same_code``), said on stderr as ``run`` says it; None: the cell runs."""
     from recallbench.cli.reuse import reused_run
 
     config = {**plain(cfg), "job": job, "choices": dict(choices), "overrides": list(overrides)}
@@ -258,6 +258,9 @@ def reports_any(plan: dict[str, Any], table: str) -> bool:
 
 def matrix_main(argv: list[str] | None = None) -> None:
     """Console entry point: plan, run and tabulate the cross-paper matrix."""
+    from recallbench.run.sources import watch
+
+    watch()  # the files its cells read key their runs (``run.sources``)
     parser = argparse.ArgumentParser(prog="recallbench-matrix", description=__doc__)
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE")
     parser.add_argument("--experiment", default=EXPERIMENT, help="the experiment with matrix:")

@@ -9,16 +9,18 @@ runs all finished still cost 10-20 s. This module short-cuts that for a command 
   sha256 and a fingerprint of the files its data came from (``data_paths``: paths, sizes,
   modification times);
 - ``record_command`` writes them after the command succeeded to
-  ``<results>/cache/commands/<key>.json`` with the code identity and the package versions; the
+  ``<results>/cache/commands/<key>.json`` with the package versions and the sha256 of every
+  project module the command's process imported and file it read (``run.sources``); the
   key hashes the command line, the working folder and the ``RECALLBENCH_*`` settings the configs
   read;
 - ``replay_command`` finds the record of this command and returns its run folders when all of
-  it still holds: the same code (git sha, dirty flag, diff hash) and packages, every data file
+  it still holds: the same packages, every recorded module and file unchanged, every data file
   unchanged, every folder still the newest usable run of its job with the recorded config hash
   and dataset sha256. Anything else (or ``RECALLBENCH_RERUN=1``, a plan) goes through Hydra,
   where each job is reused or run by itself.
 
-Configs live under ``conf/``, which the code identity covers (``run.provenance.CODE_PATHS``).
+The conf files Hydra composed are among the files the process read, so a changed config (or
+a new job of a sweep) goes through Hydra.
 """
 
 from __future__ import annotations
@@ -35,15 +37,15 @@ from recallbench.cli.build import plain
 from recallbench.io import write_json
 from recallbench.metrics.summary import has_summary
 from recallbench.records import Episode
-from recallbench.run.provenance import git_state, package_versions
+from recallbench.run.provenance import package_versions
 from recallbench.run.record import USABLE
 from recallbench.run.resume import (
-    CODE_KEYS,
     previous_info,
     rerun_asked,
     reusable_run,
     run_identity,
 )
+from recallbench.run.sources import changed, sources
 
 __all__ = [
     "code_identity",
@@ -54,6 +56,7 @@ __all__ = [
     "replay_command",
     "replayed",
     "reused_run",
+    "same_code",
     "start_command",
 ]
 REUSED = "finished with the same config, code, packages and data; RERUN=1 runs it again"
@@ -127,22 +130,31 @@ def note_job(tag: str, job: str, folder: Path, dataset: Mapping[str, Any]) -> No
     )
 
 
-def code_identity() -> dict[str, Any]:
-    code = git_state()
-    return {**{k: code[k] for k in CODE_KEYS}, "versions": package_versions()}
+def code_identity(data: Iterable[str] = (), writes: Iterable[str | Path] = ()) -> dict[str, Any]:
+    """The packages and what this process ran and read so far (``run.sources``; files under
+    ``data`` too, none under ``writes``): what a command's or a table's record is keyed on."""
+    return {"versions": package_versions(), "sources": sources(data, writes)}
+
+
+def same_code(recorded: Any) -> bool:
+    """Whether a ``code_identity`` recorded earlier still holds: same packages, every file as
+    recorded."""
+    if not isinstance(recorded, dict) or recorded.get("versions") != package_versions():
+        return False
+    return isinstance(recorded.get("sources"), dict) and changed(recorded["sources"]) is None
 
 
 def record_command(argv: Sequence[str], planning: bool = False) -> Path | None:
-    """Write the record of this command's jobs (None: a plan, nothing to record, or unknown
-    code)."""
+    """Write the record of this command's jobs (None: a plan, or nothing to record)."""
     jobs = list(_JOBS)
     start_command()
     if planning:
         return None
-    code = code_identity()
-    if not jobs or code["git_sha"] is None or code["git_dirty"] is None:
+    if not jobs:
         return None
-    path = results_dir(argv) / "cache" / "commands" / f"{command_key(argv)}.json"
+    results = results_dir(argv)
+    code = code_identity([p for j in jobs for p in j["data"]], [results])
+    path = results / "cache" / "commands" / f"{command_key(argv)}.json"
     write_json(path, {"argv": list(argv), "code": code, "jobs": jobs})
     return path
 
@@ -169,7 +181,7 @@ def replay_command(argv: Sequence[str]) -> list[dict[str, Any]] | None:
         record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if record.get("argv") != list(argv) or record.get("code") != code_identity():
+    if record.get("argv") != list(argv) or not same_code(record.get("code")):
         return None
     jobs = list(record.get("jobs") or [])
     prints: dict[tuple[str, ...], str] = {}  # the jobs of a sweep share their data folder

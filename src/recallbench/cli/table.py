@@ -84,6 +84,9 @@ def table_main(argv: list[str] | None = None) -> None:
     """Console entry point ``recallbench-table``: render experiments' paper tables."""
     import argparse
 
+    from recallbench.run.sources import watch
+
+    watch()  # the files it reads key the rendered table (``rendered_before``)
     parser = argparse.ArgumentParser(
         prog="recallbench-table",
         description="Render the paper table (or figure) of conf/experiment/<EXPERIMENT>.yaml "
@@ -143,7 +146,8 @@ def cached_tables(args: list[str]) -> list[Path] | None:
 
 
 # A table is a function of its spec, the code, the run folders and data it reads: when none of
-# them changed since it was rendered (and its files are as written), rendering again (imports,
+# them changed since it was rendered (the code: every project module its process imported and
+# file it read, ``run.sources``, so a docs commit does not render it again) (and its files are as written), rendering again (imports,
 # paired bootstrap tests: seconds to minutes) would write the same bytes. The run folders are
 # those it listed while rendering (``analysis.runs.reading_runs``: ``results/runs/<tag>``, all of
 # ``results/runs``, or a folder ``table.runs`` names), so the runs of other experiments that
@@ -179,19 +183,19 @@ def _result_files(results: Path, reads: Iterable[str]) -> list[str]:
     return sorted({str(p) for p in found if p.is_file()})
 
 
-def _render_key(experiment: str, overrides: list[str]) -> tuple[Path, Path, dict[str, Any]] | None:
-    """(record file, results folder, the inputs but the results') of a table; None: the code's
-    identity is unknown (no git), so nothing can say it is unchanged."""
-    from recallbench.cli.reuse import code_identity, command_key, fingerprint, results_dir
+def _render_key(experiment: str, overrides: list[str]) -> tuple[Path, Path, dict[str, Any]]:
+    """(record file, results folder, the inputs but the results' and the code's) of a table."""
+    from recallbench.cli.reuse import command_key, fingerprint, results_dir
 
-    results, code = results_dir(overrides), code_identity()
-    if code["git_sha"] is None or code["git_dirty"] is None:
-        return None
-    given = [o.split("=", 1)[1] for o in overrides if o.startswith("paths.data_dir=")]
-    data = given[-1] if given else os.environ.get("RECALLBENCH_DATA_DIR", "data/downloaded")
-    inputs = {"code": code, "data": fingerprint([str(Path(data).resolve())])}
+    results = results_dir(overrides)
+    inputs = {"data": fingerprint([str(_data_dir(overrides).resolve())])}
     key = command_key([experiment, *overrides])
     return results / "cache" / "tables" / f"{experiment}-{key}.json", results.resolve(), inputs
+
+
+def _data_dir(overrides: list[str]) -> Path:
+    given = [o.split("=", 1)[1] for o in overrides if o.startswith("paths.data_dir=")]
+    return Path(given[-1] if given else os.environ.get("RECALLBENCH_DATA_DIR", "data/downloaded"))
 
 
 def _inputs(base: dict[str, Any], results: Path, reads: Iterable[str]) -> dict[str, Any]:
@@ -209,15 +213,19 @@ def _sha256(path: Path) -> str | None:
 
 def rendered_before(experiment: str, overrides: list[str]) -> dict[str, Path] | None:
     """The table files of ``experiment`` when nothing it reads changed since they were
-    rendered and they are as written (None: render it); ``RECALLBENCH_RERUN`` renders."""
+    rendered (the code it ran: ``cli.reuse.same_code``) and they are as written (None: render
+    it); ``RECALLBENCH_RERUN`` renders."""
     import json
 
+    from recallbench.cli.reuse import same_code
     from recallbench.run.resume import rerun_asked
 
     found = None if rerun_asked() else _render_key(experiment, overrides)
     if found is None or not found[0].is_file():
         return None
     record = json.loads(found[0].read_text(encoding="utf-8"))
+    if not same_code(record.get("code")):
+        return None
     files = {k: Path(v) for k, v in (record.get("files") or {}).items()}
     recorded = record.get("inputs") or {}
     same = files and recorded == _inputs(found[2], found[1], recorded.get("reads") or ())
@@ -230,13 +238,14 @@ def remember_render(
     experiment: str, overrides: list[str], files: dict[str, Path], reads: Iterable[str]
 ) -> None:
     """Record what ``experiment``'s table files were rendered from (``rendered_before``):
-    the code, data, and the run folders ``reads`` it listed (``analysis.runs.reading_runs``)."""
+    the code this process ran and read, data, and the run folders ``reads`` it listed
+    (``analysis.runs.reading_runs``)."""
+    from recallbench.cli.reuse import code_identity
     from recallbench.io import write_json
 
     found = _render_key(experiment, overrides)
-    if found is None:
-        return
     record = {
+        "code": code_identity([str(_data_dir(overrides))], [found[1]]),
         "inputs": _inputs(found[2], found[1], reads),
         "files": {k: str(p) for k, p in files.items()},
         "sha256": {k: _sha256(p) for k, p in files.items()},

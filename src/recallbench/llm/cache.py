@@ -32,7 +32,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from recallbench.io import connect_shared, unusable_cache, write_immediate
+from recallbench.io import connect_shared, not_reads, unusable_cache, write_immediate
 from recallbench.store import Store, server_store
 
 NAMESPACE = "llm"  # the replies' namespace in a server store (and in `recallbench cache export`)
@@ -55,9 +55,10 @@ def source_fingerprint() -> str:
     """
     root = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
-            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    with not_reads():  # a fingerprint, not an input of the run (``run.sources``)
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 

@@ -3,11 +3,16 @@ folder that holds another config's or another dataset's run (``resume_dir=``, a 
 and the reuse of a finished run whose identity matches (``reusable_run``).
 
 A run's identity is what decides its numbers: the config hash (``run.record.config_hash``), the
-code (git sha, dirty flag and diff hash: ``run.provenance.git_state``), the packages that shape
-results and the sha256 of the episodes it saw. A job whose newest usable run under its tag has
-the same identity is not run again (a table reads that newest run anyway, so it comes back with
-identical files); ``RECALLBENCH_RERUN=1`` (``make ... RERUN=1``) runs it again. An older matching
-run behind a newer run of another config is not reused: the table reads the newest one.
+packages that shape results, the sha256 of the episodes it saw, and the code it ran: the sha256
+of every project module its process imported and of every project or data file it read, which
+``run.json`` records under ``sources`` (``run.sources``). A job whose newest usable run under its
+tag has the same config, packages and episodes and whose recorded files are all unchanged on
+disk is not run again, whatever was committed since (a table reads that newest run anyway, so
+it comes back with identical files); ``RECALLBENCH_RERUN=1`` (``make ... RERUN=1``) runs it
+again. An older matching run behind a newer run of another config is not reused: the table
+reads the newest one. A run recorded before ``sources`` existed is reused under the rule it was
+recorded under: the same commit, dirty flag and diff hash (``run.provenance.git_state``), which
+implies the same code.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from recallbench.metrics.summary import has_summary
 from recallbench.records import Episode
 from recallbench.run.provenance import episodes_sha256, git_state, package_versions
 from recallbench.run.record import USABLE, config_diff, config_hash
+from recallbench.run.sources import changed
 
 RERUN_ENV = "RECALLBENCH_RERUN"  # 1: run every job again even when a matching run finished
 CODE_KEYS = ("git_sha", "git_dirty", "git_diff_sha256")
@@ -36,11 +42,10 @@ def rerun_asked() -> bool:
 
 
 def run_identity(config: dict[str, Any], episodes: Sequence[Episode]) -> dict[str, Any]:
-    """What a finished run's ``run.json`` must hold to be reused for ``config`` on ``episodes``."""
-    code = git_state()
+    """What a finished run's ``run.json`` must hold to be reused for ``config`` on ``episodes``
+    (besides unchanged ``sources``: ``same_code``)."""
     return {
         "config_hash": config_hash(config),
-        **{k: code[k] for k in CODE_KEYS},
         "versions": package_versions(),
         "dataset_sha256": episodes_sha256(episodes),
     }
@@ -49,11 +54,9 @@ def run_identity(config: dict[str, Any], episodes: Sequence[Episode]) -> dict[st
 def reusable_run(results_dir: Path, tag: str, job: str, identity: dict[str, Any]) -> Path | None:
     """The newest usable run of ``job`` under ``tag`` when its identity is ``identity``.
 
-    None when the code's identity is unknown (no git checkout, a failed ``git diff``), when the
-    job has no usable run, or when its newest usable run differs (then the job runs anew).
+    None when the job has no usable run, or when its newest usable run differs in identity or
+    in the code it ran (``same_code``): then the job runs anew.
     """
-    if identity.get("git_sha") is None or identity.get("git_dirty") is None:
-        return None
     root = results_dir / "runs" / tag
     stamps = (
         sorted((p for p in root.iterdir() if p.is_dir()), reverse=True) if root.is_dir() else []
@@ -62,8 +65,21 @@ def reusable_run(results_dir: Path, tag: str, job: str, identity: dict[str, Any]
         info = previous_info(folder)
         if info.get("status") not in USABLE or not has_summary(folder):
             continue
-        return folder if all(info.get(k) == v for k, v in identity.items()) else None
+        same = all(info.get(k) == v for k, v in identity.items())
+        return folder if same and same_code(info) else None
     return None
+
+
+def same_code(info: dict[str, Any]) -> bool:
+    """Whether the code a finished run ran is the code on disk now: every file its ``sources``
+    lists is unchanged; a run without ``sources`` (recorded before them) by its commit, dirty
+    flag and diff hash, and never when git cannot say (no checkout, a failed ``git diff``)."""
+    if "sources" in info:
+        return isinstance(info["sources"], dict) and changed(info["sources"]) is None
+    code = git_state()
+    if code["git_sha"] is None or code["git_dirty"] is None:
+        return False
+    return all(info.get(k) == code[k] for k in CODE_KEYS)
 
 
 def previous_info(run_dir: Path) -> dict[str, Any]:

@@ -4,7 +4,8 @@ Run folder ``results/runs/<tag>/<stamp>/<job>/``::
 
     config.yaml        the resolved config (no secrets: API keys live only in the environment)
     run.json           git sha, package versions, dataset sha256, status (written in a finally),
-                       attempt, pid, host, heartbeat (``run.record``)
+                       attempt, pid, host, heartbeat (``run.record``); ``sources``: the sha256
+                       of each project module it imported and file it read (``run.sources``)
     items/<ep>.jsonl   predictions of each finished episode (resume skips these episodes)
     predictions.jsonl  all predictions          scores.jsonl   per-item metric values
     summary.json       per metric: corpus value, item mean, n, per session, and episode-clustered
@@ -44,6 +45,7 @@ from recallbench.metrics.summary import Summary, has_summary, read_summary, writ
 from recallbench.parallel import ordered_map
 from recallbench.protocols.base import EvalProtocol
 from recallbench.records import Episode, MemoryItem, Prediction, read_jsonl, write_jsonl
+from recallbench.run.imports import config_paths
 from recallbench.run.provenance import episodes_sha256, git_state, package_versions
 from recallbench.run.record import (
     USABLE,
@@ -56,6 +58,7 @@ from recallbench.run.record import (
     write_run_json,
 )
 from recallbench.run.resume import previous_info, refuse_foreign
+from recallbench.run.sources import sources
 
 if TYPE_CHECKING:
     from recallbench.run.tracking import WandbLogger
@@ -155,6 +158,7 @@ class Runner:
             summary["n_predictions"] = len(predictions)
             summary["memory"] = activity_of_run(self.run_dir, predictions)
             write_summary(self.run_dir, summary)
+            info["sources"] = self._sources()  # what it ran and read: its reuse key
             usage = self._flush_usage()
             problems = health_problems(self.llm.usage.to_dict(), self.health)
             info["status"] = "degraded" if problems else "finished"
@@ -183,6 +187,13 @@ class Runner:
             info["predictions_done"] = len(predictions) or self._items_predictions()
             write_run_json(self.run_dir, info)
             self._flush_usage()
+
+    def _sources(self) -> dict[str, Any]:
+        """The project modules this process imported and the project and data files it read
+        (``run.sources``), but the results and cache it writes."""
+        paths = self.config.get("paths") or {}
+        writes = [paths.get("results_dir") or "", paths.get("cache_dir") or "", self.run_dir]
+        return sources([paths.get("data_dir") or ""], writes, config_paths(self.config))
 
     def _seed_budget(self) -> None:
         """A resumed run's budget counts what its earlier attempts sent and spent."""
