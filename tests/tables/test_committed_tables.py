@@ -96,7 +96,6 @@ ACCOUNT = re.compile(
 # rendered again; each leaves this list with the commit that re-renders it.
 STALE_ACTIVITY = {
     "carecall_table4": "make reproduce-table-carecall-4 DATA_DIR=../shared/data",
-    "carecall_table6": "make reproduce-table-carecall-6 DATA_DIR=../shared/data",
     "locomo_table1": "make reproduce-table-locomo-qa DATA_DIR=../shared/data",
     "matrix_f1": "make matrix DATA_DIR=../shared/data EPISODES=10",
     "matrix_recall_at_5": "make matrix DATA_DIR=../shared/data EPISODES=10",
