@@ -17,6 +17,8 @@ from recallbench.records import (
     Score,
     Session,
     Turn,
+    decayed_recallable,
+    in_memory,
     read_jsonl,
     write_jsonl,
 )
@@ -76,3 +78,36 @@ def test_recall_source_ids_are_ordered_and_unique():
         MemoryItem("b", "y", "fact", None, ("t1", "t3")),
     )
     assert Recall(items).source_ids() == ("t2", "t1", "t3")
+
+
+@pytest.mark.parametrize(
+    ("attrs", "decayed", "expected"),
+    [
+        ({}, False, True),  # a method without status: every item is in memory
+        ({"status": "active"}, False, True),
+        ({"retained": True}, False, True),
+        ({"retained": False}, False, False),  # LUFY: dropped by this session's forgetting
+        ({"retained": False}, True, False),
+        ({"status": "deleted"}, False, False),  # TimeRAG: deleted stays in the audit trail
+        ({"status": "deleted"}, True, False),
+        ({"status": "decayed"}, False, False),  # TimeRAG's recency filter skips it
+        ({"status": "decayed"}, True, True),  # w/o Recency Filter: still retrievable
+        ({"status": "archived"}, False, False),  # an unknown status is not recallable
+    ],
+)
+def test_in_memory_is_the_one_meaning_of_live(attrs, decayed, expected):
+    item = MemoryItem("m", "text", "fact", None, ("t1",), attrs)
+    assert in_memory(item, decayed) is expected
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ({"memory": {"name": "timerag", "recency_filter": True}}, False),
+        ({"memory": {"name": "timerag_no_recency_filter", "recency_filter": False}}, True),
+        ({"memory": {"name": "lufy"}}, False),
+        ({}, False),
+    ],
+)
+def test_decayed_recallable_reads_the_recency_filter(config, expected):
+    assert decayed_recallable(config) is expected

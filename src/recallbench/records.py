@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -24,6 +24,8 @@ __all__ = [
     "QAItem",
     "Episode",
     "MemoryItem",
+    "in_memory",
+    "decayed_recallable",
     "Query",
     "Recall",
     "Prediction",
@@ -193,6 +195,31 @@ class MemoryItem(_Record):
             tuple(d.get("source_ids") or ()),
             dict(d.get("attrs") or {}),
         )
+
+
+def in_memory(item: MemoryItem, decayed_recallable: bool = False) -> bool:
+    """True when ``item`` is in memory and a recall can return it: the one meaning of "live".
+
+    Gone: ``attrs["retained"] is False`` (LUFY keeps the memories its forgetting dropped in the
+    snapshot of the session it happened in), ``attrs["status"] == "deleted"`` (TimeRAG) and any
+    other status but ``active`` or ``decayed``. A ``decayed`` record (TimeRAG) is gone when the
+    method's recall skips decayed records (the default recency filter) and in memory when it
+    does not (``w/o Recency Filter``): ``decayed_recallable``, read from the run's config with
+    ``decayed_recallable(config)``.
+    """
+    if item.attrs.get("retained", True) is False:
+        return False
+    status = item.attrs.get("status")
+    if status == "decayed":
+        return decayed_recallable
+    return status is None or status == "active"
+
+
+def decayed_recallable(config: Mapping[str, Any]) -> bool:
+    """Whether a run's method recalls decayed records (its resolved config, ``config.yaml``):
+    ``memory.recency_filter: false`` (TimeRAG w/o Recency Filter)."""
+    memory = config.get("memory")
+    return isinstance(memory, Mapping) and memory.get("recency_filter") is False
 
 
 @dataclass(frozen=True)

@@ -254,3 +254,32 @@ def test_timerag_replies_are_attributed_by_gold_facts(tmp_path):
     assert got is not None and (got.cls, got.reason) == ("not_in_memory", "never_written")
     (oracle,), info = run_items(timerag_run(tmp_path, "no_memory", oracle=True))
     assert info.oracle and oracle.recalled == frozenset(oracle.evidence)
+
+
+def _decay_all(run_dir: Path, recency_filter: bool) -> None:
+    """Mark every record of the run's snapshots decayed; set the run's recency filter."""
+    for path in (run_dir / "memory").glob("*.jsonl"):
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        for row in rows:
+            for item in row["items"]:
+                item["attrs"]["status"] = "decayed"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = yaml.safe_load((run_dir / "config.yaml").read_text())
+    config["memory"] = {"recency_filter": recency_filter}
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(config))
+
+
+@pytest.mark.parametrize(
+    ("recency_filter", "expected"),
+    [(True, ("not_in_memory", "forgotten")), (False, ("reader_error", ""))],
+)
+def test_decayed_facts_are_in_memory_only_when_recall_reads_them(
+    tmp_path, recency_filter, expected
+):
+    # TimeRAG's decayed records stay in its snapshot: with the default recency filter a recall
+    # skips them (the fact was written, then forgotten); w/o Recency Filter it can return them
+    run = timerag_run(tmp_path, "timerag")
+    _decay_all(run.path, recency_filter)
+    (item,), _ = run_items(runs_in(run.path)[0])
+    got = classify(item, "any")
+    assert got is not None and (got.cls, got.reason) == expected

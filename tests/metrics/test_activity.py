@@ -68,3 +68,54 @@ def test_activity_of_a_run_folder(tmp_path):
         (memory / f"{episode}.jsonl").write_text("\n".join(lines) + "\n\n", encoding="utf-8")
     assert activity_of_run(tmp_path, []) == memory_activity(SNAPSHOTS, [])
     assert activity_of_run(tmp_path / "none", [])["totals"]["episodes"] == 0
+
+
+def test_live_store_sums_each_episode_own_last_store():
+    # A ends at session 3 with 2 items, C at session 1 with 5: 7 in memory at the end, not
+    # the 2 of the largest session index (the old rule dropped C, then divided by 3 episodes).
+    snapshots = {**SNAPSHOTS, "C": [(1, [item(f"c{i}") for i in range(5)])]}
+    totals = memory_activity(snapshots, [])["totals"]
+    assert (totals["episodes"], totals["written"], totals["deleted"], totals["store"]) == (
+        3,
+        8,
+        1,
+        7,
+    )
+
+
+def test_lufy_forgetting_is_a_deletion_in_its_session():
+    # LUFY's snapshot keeps what the session's forgetting dropped (retained: false), once; the
+    # next snapshot no longer lists it. x is written and forgotten in s1, y forgotten in s2.
+    rows = [
+        (1, [item("x", retained=False), item("y", retained=True)]),
+        (2, [item("y", retained=False), item("z", retained=True)]),
+        (3, [item("z", retained=True)]),
+    ]
+    got = memory_activity({"L": rows}, [])
+    s1, s2, s3 = (got["per_session"][k] for k in ("1", "2", "3"))
+    assert (s1["written"], s1["deleted"], s1["store"]) == (2, 1, 1)
+    assert (s2["written"], s2["deleted"], s2["store"]) == (1, 1, 1)
+    assert (s3["written"], s3["deleted"], s3["store"]) == (0, 0, 1)
+    totals = got["totals"]
+    assert totals["store"] == totals["written"] - totals["deleted"] == 1
+
+
+def test_decayed_counts_as_deleted_only_when_recall_skips_it():
+    rows = [(1, [item("a"), item("b")]), (2, [item("a", status="decayed"), item("b")])]
+    skipping = memory_activity({"T": rows}, [])["per_session"]["2"]
+    recalling = memory_activity({"T": rows}, [], decayed=True)["per_session"]["2"]
+    assert (skipping["deleted"], skipping["store"]) == (1, 1)
+    assert (recalling["deleted"], recalling["store"]) == (0, 2)
+
+
+def test_run_folder_reads_the_recency_filter_from_its_config(tmp_path):
+    (tmp_path / "memory").mkdir()
+    rows = [(1, [item("a")]), (2, [item("a", status="decayed")])]
+    lines = [
+        json.dumps({"after_session": i, "items": [m.to_dict() for m in its]}) for i, its in rows
+    ]
+    (tmp_path / "memory" / "T.jsonl").write_text("\n".join(lines), encoding="utf-8")
+    (tmp_path / "config.yaml").write_text("memory:\n  recency_filter: false\n", encoding="utf-8")
+    assert activity_of_run(tmp_path, [])["totals"]["store"] == 1
+    (tmp_path / "config.yaml").write_text("memory:\n  recency_filter: true\n", encoding="utf-8")
+    assert activity_of_run(tmp_path, [])["totals"]["store"] == 0

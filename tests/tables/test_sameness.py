@@ -115,3 +115,30 @@ def test_a_column_printed_the_same_in_every_row_gets_a_note():
     assert sameness_notes(cells(rows), {}) == []
     two = sameness_notes(cells({"a": [1.0, 2.0, 5.0], "b": [3.0, 2.0, 4.0]}), {})
     assert not any(n.startswith("CONSTANT") for n in two)  # a column needs 3 rows
+
+
+def test_a_summary_written_under_the_old_live_rule_is_recomputed(tmp_path, make_run):
+    # the summary's memory entry was computed by another rule (its method string differs): the
+    # table recomputes from the snapshots, where LUFY's forgotten item is gone (issue 44)
+    stale = {"totals": {"episodes": 1, "written": 9, "store": 9}, "method": "old rule"}
+    run = make_run(tmp_path, "t", "stale", {"memory": "lufy"}, {})
+    summary = json.loads((run / "summary.json").read_text())
+    (run / "summary.json").write_text(json.dumps({**summary, "memory": stale}))
+    (run / "memory").mkdir()
+    items = [
+        {"item_id": "a", "text": "x", "kind": "fact", "created": None},
+        {
+            "item_id": "b",
+            "text": "y",
+            "kind": "fact",
+            "created": None,
+            "attrs": {"retained": False},
+        },
+    ]
+    (run / "memory" / "e1.jsonl").write_text(json.dumps({"after_session": 1, "items": items}))
+    notes = sameness_notes(
+        cells({"A": [1.0, 2.0], "B": [1.0, 2.0]}),
+        {"A": [r for r in find_runs(tmp_path, "t") if r.job == "stale"], "B": []},
+    )
+    assert "A: 2 records written (2.0 per episode-session), 0 updated, 1 deleted" in notes[0]
+    assert "1.0 live per episode at the end" in notes[0]

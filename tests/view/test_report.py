@@ -187,3 +187,24 @@ def test_a_stage_no_record_timed_reads_not_timed_never_zero(run_copy):
     )
     assert "recall not timed" in line and "generation not timed" in line
     assert "memory construction not timed" not in line and "0.0 ms" not in line.split("·")[4]
+
+
+def test_the_store_marks_what_left_memory(run_copy):
+    # the first item of every snapshot set retained: false (LUFY's forgetting) and the second
+    # decayed (TimeRAG with its recency filter): both shown, marked gone, not counted in memory
+    run_dir = run_copy("memory_retrieval")
+    for path in (run_dir / "memory").glob("*.jsonl"):
+        rows = [json.loads(line) for line in path.open(encoding="utf-8")]
+        for row in rows:
+            gone = ({"retained": False}, {"status": "decayed"})
+            for item, attrs in zip(row["items"], gone, strict=False):  # stores may be short
+                item["attrs"] = {**item.get("attrs", {}), **attrs}
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    sessions = [s for ep in episode_views(load_run(run_dir)) for s in ep.sessions if s.store]
+    assert sessions
+    for s in sessions:
+        assert s.gone == {m.item_id for m in s.store[:2]}
+    soup = _soup(write_report(run_dir, run_dir / "r.html"))
+    first = soup.select("details.store summary")[0].get_text()
+    n = len(sessions[0].store)
+    assert f"({n - min(n, 2)} in memory, {min(n, 2)} gone" in first

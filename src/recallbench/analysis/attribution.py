@@ -39,6 +39,7 @@ from typing import Any
 from recallbench.analysis.attribution_locomo import locomo_items
 from recallbench.analysis.attribution_reads import (
     carried,
+    decayed_of,
     is_oracle,
     live,
     outcome_of,
@@ -61,6 +62,7 @@ __all__ = [
     "PROTOCOLS",
     "RunAttribution",
     "carried",
+    "decayed_of",
     "is_oracle",
     "known_accuracy",
     "live",
@@ -124,6 +126,7 @@ def _qa_items(
     answers = [p for p in preds if p.kind == "answer"]
     episodes = read_episodes(run, list(dict.fromkeys(p.episode_id for p in answers)))
     stores = {e: read_stores(run.path, e) for e in episodes}
+    decayed = decayed_of(run)
     locator = EvidenceLocator.of(settings)
     user_index = int(proto.get("user_index", -1))
     c1_name = f"C.1 {run.choice('judge') or (proto.get('judge') or {}).get('name', 'judge')}"
@@ -148,7 +151,9 @@ def _qa_items(
         outcome = "dont_know" if first == c1_name and label == 2 else outcome_of(credit, p.output)
         stores_ = stores[p.episode_id]
         items.append(
-            turn_facts(p, credit, outcome, (units, unknown), stores_, p.session_index, verdicts)
+            turn_facts(
+                p, credit, outcome, (units, unknown), stores_, p.session_index, verdicts, decayed
+            )
         )
     judges = tuple(names) or (c1_name,)
     how = "; ".join(sorted(hows))
@@ -202,7 +207,7 @@ def _teafarm_items(
         credit = 1.0 if p.meta["judge"]["correct"] else 0.0
         stores = read_stores(run.path, p.episode_id)
         outcome = outcome_of(credit, p.output)
-        items.append(turn_facts(p, credit, outcome, found, stores, last, {}))
+        items.append(turn_facts(p, credit, outcome, found, stores, last, {}, decayed_of(run)))
     judges = tuple(sorted({f"TeaFarm Fig. 29 ({p.meta['judge']['backend']})" for p in replies}))
     how = "; ".join(sorted(hows))
     return items, RunAttribution(
@@ -220,6 +225,7 @@ def _timerag_items(
     threshold = float(proto.get("target_threshold", ts.TARGET_THRESHOLD))
     overlap = int(proto.get("target_min_overlap", ts.TARGET_MIN_OVERLAP))
     stores = {e: read_stores(run.path, e) for e in episodes}
+    decayed = decayed_of(run)
     items = []
     for p in replies:
         episode = episodes[p.episode_id]
@@ -229,7 +235,8 @@ def _timerag_items(
 
         before = {s: got for s, got in stores[p.episode_id].items() if s < p.session_index}
         held = {
-            s: _holding(got, units, facts, episode.speakers, threshold) for s, got in before.items()
+            s: _holding(got, units, facts, episode.speakers, threshold, decayed=decayed)
+            for s, got in before.items()
         }
         ever = [
             _holding(got, units, facts, episode.speakers, threshold, True)
@@ -264,11 +271,14 @@ def _holding(
     names: Sequence[str],
     threshold: float,
     gone: bool = False,
+    decayed: bool = False,
 ) -> set[str]:
     """The fact units some live item of ``store`` (``gone``: any item) contains (Table V's
-    relevance rule)."""
+    relevance rule; ``decayed``: the method recalls decayed records)."""
     values = [
-        ts.content(str(i.attrs.get("value") or i.text), names) for i in store if gone or live(i)
+        ts.content(str(i.attrs.get("value") or i.text), names)
+        for i in store
+        if gone or live(i, decayed)
     ]
     return {
         u

@@ -16,7 +16,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from recallbench.analysis.attribution_reads import is_oracle, outcome_of, read_stores, turn_facts
+from recallbench.analysis.attribution_reads import (
+    decayed_of,
+    is_oracle,
+    outcome_of,
+    read_stores,
+    turn_facts,
+)
 from recallbench.analysis.runs import RunInfo
 from recallbench.metrics.attribution import ItemFacts
 from recallbench.protocols.locomo import locomo_f1
@@ -65,6 +71,7 @@ def locomo_items(
                 stores[p.episode_id],
                 p.session_index,
                 others,
+                decayed_of(run),
             )
         )
     info = {

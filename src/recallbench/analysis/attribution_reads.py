@@ -16,20 +16,26 @@ from recallbench.analysis.runs import RunInfo
 from recallbench.io import safe_name
 from recallbench.judges.lexical import is_dont_know
 from recallbench.metrics.attribution import ItemFacts
-from recallbench.records import Episode, MemoryItem, Prediction
+from recallbench.records import Episode, MemoryItem, Prediction, decayed_recallable, in_memory
 
 Stores = dict[int, list[MemoryItem]]
 
 
-def live(item: MemoryItem) -> bool:
-    """False for an item the method marked gone (LUFY: not retained; TimeRAG: deleted)."""
-    return item.attrs.get("retained", True) is not False and item.attrs.get("status") != "deleted"
+def live(item: MemoryItem, decayed: bool = False) -> bool:
+    """True for an item in memory that a recall can return (``records.in_memory``; ``decayed``:
+    the run's method recalls decayed records, ``decayed_of(run)``)."""
+    return in_memory(item, decayed)
 
 
-def carried(store: Sequence[MemoryItem], gone: bool = False) -> set[str]:
+def decayed_of(run: RunInfo) -> bool:
+    """Whether the run's method recalls decayed records (``records.decayed_recallable``)."""
+    return decayed_recallable(run.config)
+
+
+def carried(store: Sequence[MemoryItem], gone: bool = False, decayed: bool = False) -> set[str]:
     """The turn ids the live items of ``store`` carry (their provenance); ``gone``: also the
     items marked gone (still in the snapshot: written, then forgotten)."""
-    return {s for item in store if gone or live(item) for s in item.source_ids}
+    return {s for item in store if gone or live(item, decayed) for s in item.source_ids}
 
 
 def read_stores(run_dir: Path, episode_id: str) -> Stores:
@@ -87,8 +93,10 @@ def turn_facts(
     stores: Stores,
     at: int,
     others: Mapping[str, float],
+    decayed: bool = False,
 ) -> ItemFacts:
-    """Facts of a turn-evidence item: the store after session ``at`` and every earlier one."""
+    """Facts of a turn-evidence item: the store after session ``at`` and every earlier one
+    (``decayed``: the method recalls decayed records)."""
     units, unknown = found
     store = stores.get(at, [])
     ever = set().union(*(carried(items, gone=True) for s, items in stores.items() if s <= at))
@@ -99,7 +107,7 @@ def turn_facts(
         credit,
         outcome,
         units,
-        frozenset(carried(store) & evidence),
+        frozenset(carried(store, decayed=decayed) & evidence),
         frozenset(ever & evidence),
         frozenset(set(pred.recalled) & evidence),
         dict(others),

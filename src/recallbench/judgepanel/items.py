@@ -23,7 +23,8 @@ from pathlib import Path
 from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.io import safe_name
 from recallbench.judgepanel.probes import Question
-from recallbench.records import Prediction, read_jsonl
+from recallbench.metrics.activity import run_decays
+from recallbench.records import MemoryItem, Prediction, in_memory, read_jsonl
 
 PROTOCOLS = ("qa", "qa_gvd", "teafarm", "locomo_qa", "locomo_import")
 KINDS = {
@@ -101,8 +102,15 @@ def read_items(run_dir: Path, protocol: str) -> RunItems:
     return RunItems(protocol, answers, list(questions.values()), skipped)
 
 
+def _attrs_only(row: dict) -> MemoryItem:
+    """A snapshot row as far as ``records.in_memory`` reads it (its attrs)."""
+    return MemoryItem(str(row.get("item_id", "")), "", "", None, (), dict(row.get("attrs") or {}))
+
+
 def memory_lines(run_dir: Path, episodes: Sequence[str]) -> dict[str, list[str]]:
-    """Each episode's memory texts after its last session (none when the run kept no store)."""
+    """Each episode's memory texts after its last session, the items still in memory
+    (``records.in_memory``; none when the run kept no store)."""
+    decayed = run_decays(run_dir)
     out: dict[str, list[str]] = {}
     for episode in episodes:
         path = run_dir / "memory" / f"{safe_name(episode)}.jsonl"
@@ -115,5 +123,9 @@ def memory_lines(run_dir: Path, episodes: Sequence[str]) -> dict[str, list[str]]
                 raise DatasetFormatError(f"{path} line {n}: expected after_session and items")
             if not last or int(row["after_session"]) >= int(last["after_session"]):
                 last = row
-        out[episode] = [str(item.get("text", "")) for item in last.get("items", [])]
+        out[episode] = [
+            str(item.get("text", ""))
+            for item in last.get("items", [])
+            if in_memory(_attrs_only(item), decayed)
+        ]
     return out

@@ -5,13 +5,16 @@ report it: the store after every session (``memory/<episode>.jsonl``, one ``{"af
 "items"}`` row per observed session, the method's ``snapshot()``) and the predictions' recall
 size (``meta["n_recalled"]``, written by the response, qa, teafarm and lamp1 protocols).
 
-Between two consecutive snapshots of one episode, by ``item_id``:
+Between two consecutive snapshots of one episode, by ``item_id``, with one meaning of "in
+memory" (``records.in_memory``: not ``retained: false``, not deleted, not decayed when the
+method's recall skips decayed records, read from the run's ``config.yaml``):
 
 - **written**: an id seen for the first time;
-- **deleted**: a live id that disappeared or was retired (``attrs["status"]`` set to anything
-  but ``active``: TimeRAG's ``deleted``/``decayed`` records stay in its store);
-- **updated**: a live id whose text or kind changed, or a retired id that became live again;
-- **store**: the live items after the session.
+- **deleted**: an id in memory that disappeared or left memory (LUFY's forgetting, TimeRAG's
+  ``deleted``/``decayed`` records stay in its store), and a new id already out of memory
+  (written and forgotten in the same session: counted in both);
+- **updated**: an id in memory whose text or kind changed, or one that came back into memory;
+- **store**: the items in memory after the session.
 
 Attribute-only changes (LUFY strengths, retrieval counters) are not updates: the text the
 generator can be shown did not change. A method that rewrites a record under a new id counts
@@ -30,38 +33,50 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from recallbench.records import MemoryItem, Prediction
+import yaml
 
-__all__ = ["COUNTS", "activity_of_run", "memory_activity", "read_snapshots", "session_changes"]
+from recallbench.records import MemoryItem, Prediction, decayed_recallable, in_memory
+
+__all__ = [
+    "COUNTS",
+    "METHOD",
+    "activity_of_run",
+    "memory_activity",
+    "read_snapshots",
+    "run_decays",
+    "session_changes",
+]
 
 COUNTS = ("written", "updated", "deleted", "store", "retrieved", "recalls", "empty_recalls")
 METHOD = (
-    "diff of the memory/<episode>.jsonl snapshots by item id (written, updated, deleted, live "
-    "store) and the predictions' n_recalled (retrieved items per recall)"
+    "diff of the memory/<episode>.jsonl snapshots by item id (written, updated, deleted, store: "
+    "items in memory by records.in_memory; total store: each episode's last store, summed) and "
+    "the predictions' n_recalled (retrieved items per recall)"
 )
 
 Snapshot = tuple[int, Sequence[MemoryItem]]
 
 
-def _live(item: MemoryItem) -> bool:
-    status = item.attrs.get("status")
-    return status is None or status == "active"
-
-
 def session_changes(
-    before: Mapping[str, MemoryItem], after: Mapping[str, MemoryItem]
+    before: Mapping[str, MemoryItem], after: Mapping[str, MemoryItem], decayed: bool = False
 ) -> dict[str, int]:
-    """Written, updated, deleted and live-store counts from one snapshot to the next."""
-    written = sum(1 for k in after if k not in before)
-    deleted = updated = 0
+    """Written, updated, deleted and store counts from one snapshot to the next.
+
+    ``decayed``: the method recalls decayed records (``records.in_memory``).
+    """
+    written = deleted = updated = 0
+    for key, fresh in after.items():
+        if key not in before:
+            written += 1
+            deleted += int(not in_memory(fresh, decayed))  # written and forgotten at once
     for key, old in before.items():
         new = after.get(key)
-        if _live(old) and (new is None or not _live(new)):
-            deleted += 1
-        elif new is not None and _live(new):
-            changed = (old.text, old.kind) != (new.text, new.kind)
-            updated += int(changed or not _live(old))
-    store = sum(1 for item in after.values() if _live(item))
+        was = in_memory(old, decayed)
+        if new is None or not in_memory(new, decayed):
+            deleted += int(was)
+        else:
+            updated += int((old.text, old.kind) != (new.text, new.kind) or not was)
+    store = sum(1 for item in after.values() if in_memory(item, decayed))
     return {"written": written, "updated": updated, "deleted": deleted, "store": store}
 
 
@@ -70,19 +85,29 @@ def _empty(episodes: int = 0) -> dict[str, int]:
 
 
 def memory_activity(
-    snapshots: Mapping[str, Sequence[Snapshot]], predictions: Iterable[Prediction]
+    snapshots: Mapping[str, Sequence[Snapshot]],
+    predictions: Iterable[Prediction],
+    decayed: bool = False,
 ) -> dict[str, Any]:
-    """The ``memory`` entry of summary.json from per-episode snapshots and the predictions."""
+    """The ``memory`` entry of summary.json from per-episode snapshots and the predictions.
+
+    The total ``store`` sums each episode's own last store, so episodes that end at different
+    sessions all count. ``decayed``: the method recalls decayed records.
+    """
     per_session: dict[int, dict[str, int]] = {}
+    last_store = 0
     for rows in snapshots.values():
         before: dict[str, MemoryItem] = {}
+        changes = {"store": 0}
         for index, items in sorted(rows, key=lambda r: r[0]):
             after = {item.item_id: item for item in items}
             got = per_session.setdefault(index, _empty())
             got["episodes"] += 1
-            for key, value in session_changes(before, after).items():
+            changes = session_changes(before, after, decayed)
+            for key, value in changes.items():
                 got[key] += value
             before = after
+        last_store += changes["store"]
     for p in predictions:
         recalled = p.meta.get("n_recalled")
         if isinstance(recalled, int) and not isinstance(recalled, bool):
@@ -94,8 +119,7 @@ def memory_activity(
     for got in per_session.values():
         for key in COUNTS:
             totals[key] += got[key]
-    last = max((i for i, g in per_session.items() if g["episodes"]), default=None)
-    totals["store"] = per_session[last]["store"] if last is not None else 0  # after the last
+    totals["store"] = last_store
     return {
         "totals": totals,
         "per_session": {str(i): per_session[i] for i in sorted(per_session)},
@@ -116,6 +140,15 @@ def read_snapshots(memory_dir: Path) -> dict[str, list[Snapshot]]:
     return out
 
 
+def run_decays(run_dir: str | Path) -> bool:
+    """Whether a run folder's method recalls decayed records (``records.decayed_recallable`` of
+    its ``config.yaml``; False without one)."""
+    config = Path(run_dir) / "config.yaml"
+    resolved = yaml.safe_load(config.read_text(encoding="utf-8")) if config.exists() else None
+    return decayed_recallable(resolved) if isinstance(resolved, dict) else False
+
+
 def activity_of_run(run_dir: str | Path, predictions: Iterable[Prediction]) -> dict[str, Any]:
-    """The memory activity of a run folder (its ``memory/`` snapshots) and its predictions."""
-    return memory_activity(read_snapshots(Path(run_dir) / "memory"), predictions)
+    """The memory activity of a run folder (its ``memory/`` snapshots, its ``config.yaml``)."""
+    decayed = run_decays(run_dir)
+    return memory_activity(read_snapshots(Path(run_dir) / "memory"), predictions, decayed)

@@ -13,6 +13,14 @@ column for p <= 0.05 / 71, below the 2^(1-10) = 0.002 its exact test can give); 
 significant when its adjusted p <= alpha. The notes name the family (its rows, columns, metrics
 and size) and what was left out and why.
 
+A family can also be too large to reject anything: Holm's first step asks the smallest p for
+alpha / m, and in the best case (every test at its floor) the smallest adjusted p is m times the
+smallest floor (``best_p_holm``). 468 tests on 10 episodes give at best 468 * 2^(-9) = 0.914. Such
+a family keeps its p_value and p_holm in the csv, and the notes say, first, that no cell can be
+marked, with m, the episodes and the best attainable p_holm, so that an unmarked cell reads as
+"no test here could reject", not as "no difference". A table whose columns are separate
+questions can choose ``family: column`` instead, where each column's family may be small enough.
+
 Cells on the project's fixtures (``§``) are never tested: a fixture is a pipeline check, not
 data a claim can rest on. Cells without per-episode statistics (MAUVE, Distinct-n,
 question-session cells) get no test either, and the notes say so.
@@ -29,7 +37,7 @@ from recallbench.tables.cell import FIXTURE, SIGNIFICANT, Cell
 from recallbench.tables.intervals import Found
 from recallbench.tables.significance import Settings, Tested, pair_test
 
-__all__ = ["mark_significance", "min_attainable_p"]
+__all__ = ["best_p_holm", "mark_significance", "min_attainable_p"]
 
 
 def min_attainable_p(n_clusters: int, n_resamples: int) -> float:
@@ -39,6 +47,33 @@ def min_attainable_p(n_clusters: int, n_resamples: int) -> float:
     a resampled p (permutation or bootstrap, B resamples) is also >= 2 / (B + 1).
     """
     return max(2.0 ** (1 - n_clusters), 2.0 / (n_resamples + 1))
+
+
+def best_p_holm(floors: Sequence[float]) -> float:
+    """The smallest p_holm a Holm family can give: every test at its floor (``min_attainable_p``),
+    the smallest floor times the family's size m (Holm's first step compares it with alpha / m)."""
+    return min(1.0, len(floors) * min(floors)) if floors else 1.0
+
+
+def _blocked(settings: Settings, groups: Mapping[str, list[Tested]]) -> list[str]:
+    """Notes for the Holm families that cannot reject even at their floors (none: all can)."""
+    boot = settings.bootstrap
+    out = []
+    for name, tests in groups.items():
+        floors = [min_attainable_p(t.n_clusters, boot.n_resamples) for t in tests]
+        best = best_p_holm(floors)
+        if best <= settings.alpha:
+            continue
+        ns = sorted({t.n_clusters for t in tests})
+        span = str(ns[0]) if len(ns) == 1 else f"{ns[0]}-{ns[-1]}"
+        where = f"column {name}" if name else "this table"
+        out.append(
+            f"NO CELL OF {where.upper()} CAN BE MARKED: its Holm family has m = {len(tests)} "
+            f"tests on {span} episode clusters; even with every test at its smallest attainable p "
+            f"({min(floors):.3g}) the best p_holm is {best:.3g} > alpha = {settings.alpha}; an "
+            "unmarked cell here is untestable at this size, not evidence of no difference"
+        )
+    return out
 
 
 def _untestable(cell: Cell, base_cell: Cell | None) -> str | None:
@@ -91,7 +126,8 @@ def mark_significance(
             cells[i] = replace(cells[i], p_value=t.p_value)
     out = [cells[i] for i in family]
     left = [(cells[i], results[i]) for i in results if i not in family]
-    return _notes(settings, list(family.values()), out, left, skipped)
+    blocked = _blocked(settings, {k: [family[i] for i in v] for k, v in groups.items()})
+    return blocked + _notes(settings, list(family.values()), out, left, skipped)
 
 
 def _names(values: Sequence[str]) -> str:

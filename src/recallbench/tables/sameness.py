@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from recallbench.analysis import RunInfo
-from recallbench.metrics.activity import COUNTS, activity_of_run
+from recallbench.metrics.activity import COUNTS, METHOD, activity_of_run
 from recallbench.metrics.summary import has_summary, read_summary
 from recallbench.records import Prediction, read_jsonl
 from recallbench.tables.cell import Cell, fmt
@@ -133,12 +133,14 @@ ActivityCache = dict[Path, dict[str, Any] | None]  # a run folder's activity_of,
 
 
 def activity_of(run: RunInfo) -> dict[str, Any] | None:
-    """A run's memory activity: its summary's ``memory`` entry, else recomputed from the folder."""
+    """A run's memory activity: its summary's ``memory`` entry when the current rule wrote it
+    (its ``method``), else recomputed from the folder (a run scored before the rule changed)."""
     summary = read_summary(run.path) if has_summary(run.path) else None
-    if summary is not None and "memory" in summary:
-        return summary["memory"]
+    entry = summary.get("memory") if summary is not None else None
+    if isinstance(entry, dict) and entry.get("method") == METHOD:
+        return entry
     if not (run.path / "memory").is_dir():
-        return None
+        return entry if isinstance(entry, dict) else None
     preds_path = run.path / "predictions.jsonl"
     preds = read_jsonl(preds_path, Prediction) if preds_path.exists() else []
     return activity_of_run(run.path, preds)

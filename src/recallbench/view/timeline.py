@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from recallbench.records import Episode, MemoryItem, Prediction
+from recallbench.records import (
+    Episode,
+    MemoryItem,
+    Prediction,
+    decayed_recallable,
+    in_memory,
+)
 from recallbench.view.load import RunFiles, Snapshot
 
 
@@ -55,6 +61,7 @@ class SessionView:
     turns: list[TurnView] = field(default_factory=list)
     entries: list[Entry] = field(default_factory=list)  # predictions not tied to a turn
     store: tuple[MemoryItem, ...] | None = None  # the memory after this session (None: not kept)
+    gone: frozenset[str] = frozenset()  # ids of ``store`` out of memory (records.in_memory)
     observe_s: float | None = None
     quoted_only: bool = False  # no dialogue file: the turns are the predictions' references
 
@@ -151,9 +158,12 @@ def episode_view(run: RunFiles, episode_id: str, preds: list[Prediction]) -> Epi
         entry = entry_for(run, pred, anchor is not None)
         n_problems += bool(entry.problems)
         (turns[anchor].entries if anchor is not None else session.entries).append(entry)
+    decayed = decayed_recallable(run.info.config)
     for after, items in run.snapshots.get(episode_id, ()):
         if after in sessions:
             sessions[after].store = items
+            gone = (m.item_id for m in items if not in_memory(m, decayed))
+            sessions[after].gone = frozenset(gone)
     ordered = [sessions[i] for i in sorted(sessions)]
     return EpisodeView(episode_id, ordered, frozenset(turns), n_problems)
 

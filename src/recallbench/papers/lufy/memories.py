@@ -27,7 +27,7 @@ from recallbench.papers.lufy.intervals import (
     mean_statistic,
 )
 from recallbench.papers.lufy.runs import lufy_reference, paper_value, run_episodes, snapshots
-from recallbench.records import Episode, MemoryItem
+from recallbench.records import Episode, MemoryItem, in_memory
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 from recallbench.tables.spec import selector
 
@@ -67,7 +67,7 @@ def selected_turns(
             if i.kind == "utterance_pair"
             and i.source_ids
             and i.source_ids[0] in own
-            and i.attrs.get("retained", True)
+            and in_memory(i)
         }
     return out
 

@@ -19,6 +19,7 @@ from recallbench.analysis import RunInfo, select
 from recallbench.embed.base import TextEmbedder
 from recallbench.papers.lufy.intervals import interval_fields, ratio_statistic
 from recallbench.papers.lufy.runs import lufy_reference, paper_value, run_episodes, snapshots
+from recallbench.records import in_memory
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 
 TOPK = 10
@@ -64,7 +65,7 @@ def topk_ranks(run: RunInfo, embedder: TextEmbedder) -> list[tuple[str, int | No
             store = [
                 i
                 for i in by_session.get(qa.after_session, [])
-                if i.kind in STORE_KINDS and i.attrs.get("retained", True)
+                if i.kind in STORE_KINDS and in_memory(i)
             ]
             pairs = [
                 i
