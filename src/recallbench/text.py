@@ -254,8 +254,13 @@ def _porter() -> Any:
     return PorterStemmer()
 
 
+@lru_cache(maxsize=100_000)
 def porter_stem(word: str) -> str:
-    """Return NLTK's Porter stem of ``word`` (the data-free part of nltk)."""
+    """Return NLTK's Porter stem of ``word`` (the data-free part of nltk).
+
+    Memoised: the stem is a pure function of the word and scoring stems the same words again
+    and again (LoCoMo's F1 of 1,540 answers: 102,758 stems of a few thousand words).
+    """
     return _porter().stem(word)
 
 

@@ -23,6 +23,7 @@ def test_default_panel_offline_says_what_is_unavailable(tiny_run, monkeypatch, c
         "extractive:extractive/lufy_c1": "offline twin",
         "extractive:extractive/caim_correctness": "offline twin",
         "extractive:extractive/teafarm_fig29": "unavailable",  # its twin fits TeaFarm only
+        "extractive:extractive/mem0_j": "unavailable",  # its twin fits LoCoMo runs only
         "extractive:extractive/lenient": "unavailable",
         "extractive:extractive/strict": "unavailable",
     }
@@ -32,7 +33,8 @@ def test_default_panel_offline_says_what_is_unavailable(tiny_run, monkeypatch, c
     assert acc["extractive:extractive/strict"]["vague"]["value"] is None
     md = (out / "judge_panel.md").read_text()
     assert (
-        "**unavailable**: extractive:extractive/teafarm_fig29, extractive:extractive/lenient" in md
+        "**unavailable**: extractive:extractive/teafarm_fig29, extractive:extractive/mem0_j, "
+        "extractive:extractive/lenient" in md
     )
     fig29 = next(j for j in panel["judges"] if j["label"].endswith("teafarm_fig29"))
     assert "for qa runs (its twin fits teafarm)" in fig29["note"]

@@ -27,6 +27,7 @@ FIELDS = {  # (gold, answer) in each variant's prompt
     "fig29": r"\[Answer\] (.*?) \[Chatbot's Answer\] (.*?)\n\nEvaluate",
     "caim": r"Answer key: (.*?)\nResponse: (.*?)\n\nResponse Correctness",
     "ours": r"Gold answer: (.*?)\nAnswer to grade: (.*?)\n\nGrade",
+    "mem0": r"real question:\nQuestion: .*?\nGold answer: (.*?)\nGenerated answer: (.*?)\n\nFirst",
 }
 
 
@@ -49,6 +50,8 @@ def judge_reply(body: dict) -> str:
         return f"[Evaluation] Evaluation: checked. Result: {'Correct' if accept else 'Incorrect'}"
     if kind == "caim":
         return "1" if accept else "0"
+    if kind == "mem0":
+        return f'{{"label": "{"CORRECT" if accept else "WRONG"}"}}'
     return "CORRECT" if accept else "WRONG"
 
 
@@ -68,9 +71,9 @@ def test_every_variant_on_the_stub(stub, tiny_run, tmp_path):
     judges = prompt_judges(llm, pick_variants(None), "stub")
     result = run_panel(tiny_run, judges, PanelOptions(seed=0))
     llm.close()
-    assert len(result.judges) == len(VARIANTS) == 5
+    assert len(result.judges) == len(VARIANTS) == 6
     n_items = 6 + 5 * 6  # answers + 5 questions x 6 probes
-    assert stub.requests == 5 * n_items
+    assert stub.requests == 6 * n_items
     expected = {
         "answers": 2 / 6,
         "gold": 1.0,

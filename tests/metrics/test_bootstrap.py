@@ -252,3 +252,20 @@ def test_session_mean_interval_of_a_constant_metric_in_the_summary():
     entry = summary["metrics"]["token_f1"]
     assert entry["session_mean"] == pytest.approx(1.0)
     assert entry["session_mean_ci95"] == pytest.approx([1.0, 1.0])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_kappa_estimator_is_sklearns_cohen_kappa(seed):
+    from sklearn.metrics import cohen_kappa_score
+
+    from recallbench.metrics.estimators import estimate_one
+
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 2, 60)
+    b = np.where(rng.random(60) < 0.75, a, 1 - a)
+    table = np.array(
+        [[x * y, x * (1 - y), (1 - x) * y, (1 - x) * (1 - y)] for x, y in zip(a, b, strict=True)]
+    )
+    got = estimate_one({"fn": "kappa"}, table.sum(axis=0))
+    assert got == pytest.approx(cohen_kappa_score(a, b))
+    assert estimate_one({"fn": "kappa"}, [5, 0, 0, 0]) == 0.0  # both constant: undefined -> 0

@@ -169,10 +169,12 @@ ALIASES = {"logs": "dataset.options.system"}
 def run_value(run: RunInfo, key: str) -> Any:
     """Return a run's config-group choice (``memory``) or config value (``memory.threshold``).
 
-    A key without a dot names a config group; a dotted key (or an ``ALIASES`` name) a value of
-    the run's resolved ``config.yaml``. Absent values are None.
+    A key without a dot names a config group (``job``: the run's job name); a dotted key (or an
+    ``ALIASES`` name) a value of the run's resolved ``config.yaml``. Absent values are None.
     """
     key = ALIASES.get(key, key)
+    if key == "job":  # the run's job name (an imported answer file's --name)
+        return run.job
     if "." not in key:
         return run.choice(key)
     node: Any = run.config

@@ -6,6 +6,7 @@
     recallbench human-eval export|import carecall_table5 ...            # a human study
     recallbench view results/runs/<tag>/<stamp>[/<job>] [--compare RUN]  # an HTML report
     recallbench judge-panel results/runs/<tag>/<stamp>/<job> [--judge SPEC ...]  # judge robustness
+    recallbench import-answers FILE --format zep --name zep  # a published answer file as a run
     recallbench reproduce reproduce-table-lufy-3 [--gen ...] [--args ...]  # make's pattern rule
     recallbench status results/runs/<tag>/<stamp>                        # a sweep's jobs and spend
     recallbench cache import|export results/cache --store redis://host:6379/0  # seed a server
@@ -54,6 +55,7 @@ from recallbench.cli.config import (
 )
 from recallbench.cli.help import register_help_resolver
 from recallbench.cli.human_eval import human_eval_main
+from recallbench.cli.import_answers import import_main
 from recallbench.cli.job import run
 from recallbench.cli.judge_panel import judge_panel_main
 from recallbench.cli.launch import Launch
@@ -91,6 +93,7 @@ SUBCOMMANDS = {
     "view": view_main,
     "human-eval": human_eval_main,
     "judge-panel": judge_panel_main,
+    "import-answers": import_main,
     "reproduce": reproduce_main,
     "status": status_main,
     "cache": cache_main,

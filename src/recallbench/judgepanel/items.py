@@ -1,10 +1,14 @@
 """Read what the panel re-scores from a run folder: the run's judged answers and memory lines.
 
-A run of protocol ``qa`` (LUFY), ``qa_gvd`` (GVD / CAIM) or ``teafarm`` (THEANINE) stores one
+A run of protocol ``qa`` (LUFY), ``qa_gvd`` (GVD / CAIM), ``teafarm`` (THEANINE), ``locomo_qa`` or
+``locomo_import`` stores one
 prediction per judged answer (``kind`` ``answer`` or ``teafarm``) with the question
 (``meta.question``), the gold answer (``reference``) and the answer (``output``). Answers whose
 gold answer is empty (GVD's unanswerable questions, whose right answer is a refusal) are left
-out and counted: no probe can be built from a gold answer that does not exist. Memory lines
+out and counted: no probe can be built from a gold answer that does not exist; so are
+LoCoMo's adversarial (category 5) questions, whose reference is the refusal option. LoCoMo runs
+(``locomo_qa``) and published answer files imported as runs (``locomo_import``) are read the
+same way. Memory lines
 (distractors of the verbose probes) are the texts of each episode's store after its last
 session (``memory/<episode>.jsonl``).
 """
@@ -21,8 +25,14 @@ from recallbench.io import safe_name
 from recallbench.judgepanel.probes import Question
 from recallbench.records import Prediction, read_jsonl
 
-PROTOCOLS = ("qa", "qa_gvd", "teafarm")
-KINDS = {"qa": "answer", "qa_gvd": "answer", "teafarm": "teafarm"}
+PROTOCOLS = ("qa", "qa_gvd", "teafarm", "locomo_qa", "locomo_import")
+KINDS = {
+    "qa": "answer",
+    "qa_gvd": "answer",
+    "teafarm": "teafarm",
+    "locomo_qa": "answer",
+    "locomo_import": "answer",  # a published answer file (``protocols.locomo_import``)
+}
 
 
 @dataclass(frozen=True)
@@ -75,8 +85,8 @@ def read_items(run_dir: Path, protocol: str) -> RunItems:
             continue
         if "question" not in p.meta:
             raise DatasetFormatError(f"{path}: prediction {p.pred_id} has no meta.question")
-        if not (p.reference or "").strip():
-            skipped += 1
+        if not (p.reference or "").strip() or p.meta.get("category") == 5:
+            skipped += 1  # LoCoMo's category 5: its "answer" is the refusal option, no gold
             continue
         qid = _question_id(p)
         key = qid if qid.startswith(p.episode_id) else f"{p.episode_id}/{qid}"

@@ -28,7 +28,13 @@ from recallbench.metrics.bootstrap import RATIO, Additive, ci_fields
 
 HEADLINE_METRICS = ("precision", "recall", "f1")
 # the headline metric of each protocol's paper (recall = accuracy = mean credit)
-HEADLINE = {"qa": "f1", "qa_gvd": "recall", "teafarm": "recall"}
+HEADLINE = {
+    "qa": "f1",
+    "qa_gvd": "recall",
+    "teafarm": "recall",
+    "locomo_qa": "recall",  # Mem0's J: the share of answers judged CORRECT
+    "locomo_import": "recall",
+}
 
 Row = tuple[str, float]  # (episode id, credit)
 

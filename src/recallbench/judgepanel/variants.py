@@ -14,6 +14,9 @@ panel's acceptance rates average) and whether it says "don't know":
   premise's (the question's words), so on a plain question it rejects every answer that
   restates the question (measured on a LUFY run: 2% of the answers the lexical judge gives
   32%); elsewhere it is unavailable offline, like the alternatives.
+- ``mem0_j``: Mem0's J prompt, verbatim (``judges.mem0_j.J_TASK``, the judge of LoCoMo runs):
+  CORRECT -> 1, WRONG -> 0. Offline twin: the lexical judge's verdict as J's JSON, on LoCoMo
+  runs only (``locomo_qa``, ``locomo_import``); elsewhere unavailable offline.
 - ``lenient`` and ``strict`` (ours, below; sources in ``LENIENT_SOURCE`` / ``STRICT_SOURCE``):
   CORRECT -> 1, WRONG -> 0. No offline twin: on the extractive backend they are unavailable
   (n/a in every table), never imitated by a lexical rule.
@@ -36,6 +39,7 @@ from recallbench.errors import did_you_mean
 from recallbench.judges import CORRECT, DONT_KNOW
 from recallbench.judges.caim import CaimItem, rubric_task
 from recallbench.judges.llm import make_qa_judge_task
+from recallbench.judges.mem0_j import J_TASK
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.protocols.teafarm import JUDGE_TASK
 
@@ -185,6 +189,15 @@ def build_variants() -> dict[str, Variant]:
         "teafarm_fig29": Variant(
             "teafarm_fig29", JUDGE_TASK, _fig29_fields, _binary, None, "theanine", ("teafarm",)
         ),
+        "mem0_j": Variant(
+            "mem0_j",
+            J_TASK,
+            _c1_fields,
+            lambda v: 1.0 if v == CORRECT else 0.0,
+            None,
+            "mem0",
+            ("locomo_qa", "locomo_import"),
+        ),
         "lenient": Variant(
             "lenient",
             _ours("lenient", LENIENT_PROMPT, LENIENT_SOURCE),
@@ -206,7 +219,13 @@ def build_variants() -> dict[str, Variant]:
 
 VARIANTS: Mapping[str, Variant] = build_variants()
 # The paper whose judge each protocol uses (the table marks that variant "own").
-OWN_VARIANT = {"qa": "lufy_c1", "qa_gvd": "caim_correctness", "teafarm": "teafarm_fig29"}
+OWN_VARIANT = {
+    "qa": "lufy_c1",
+    "qa_gvd": "caim_correctness",
+    "teafarm": "teafarm_fig29",
+    "locomo_qa": "mem0_j",
+    "locomo_import": "mem0_j",
+}
 
 
 def pick_variants(names: list[str] | None) -> list[Variant]:

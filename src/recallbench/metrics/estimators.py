@@ -15,6 +15,7 @@ a weighted sum of episode rows.
 | ``prf`` | ``[correct, incorrect, dont_know]`` | LUFY precision / recall / F1 / don't-know rate of the pooled counts |
 | ``prf_groups`` | k triples ``[c, i, d]`` | LUFY per-session value: mean over the k question-sessions of P and R, F1 from those means |
 | ``set_prf`` | ``[matched, predicted, gold]`` | pooled set precision matched/predicted, recall matched/gold, or their F1 (TimeRAG writing) |
+| ``kappa`` | ``[a1b1, a1b0, a0b1, a0b0]`` (two raters' binary labels of an item) | Cohen's kappa of the pooled 2x2 table (0 when undefined: both raters constant) |
 | ``mauve`` | ``[p counts per bucket, q counts per bucket]`` per k-means seed | MAUVE of the two histograms (``frontier_area``, tie-robust: ``metrics.mauve``), the mean over the seeds' blocks |
 
 A spec is a JSON-ready mapping ``{"fn": name, **params}`` (``{"fn": "bleu", "max_order": 4}``), so a
@@ -153,7 +154,18 @@ def mauve(s: np.ndarray, buckets: int, seeds: int = 1) -> np.ndarray:
     return np.asarray(seed_values(s, buckets, seeds).mean(axis=-1))
 
 
+def kappa(s: np.ndarray) -> np.ndarray:
+    """Cohen's (1960) kappa of the pooled 2x2 table ``[a1b1, a1b0, a0b1, a0b0]`` (0: undefined)."""
+    s = np.asarray(s, dtype=float)
+    n = s.sum(axis=-1)
+    po = _safe_div(s[..., 0] + s[..., 3], n)
+    a1, b1 = _safe_div(s[..., 0] + s[..., 1], n), _safe_div(s[..., 0] + s[..., 2], n)
+    pe = a1 * b1 + (1 - a1) * (1 - b1)
+    return np.where(n > 0, _safe_div(po - pe, 1 - pe), 0.0)
+
+
 ESTIMATORS: dict[str, Callable[..., np.ndarray]] = {
+    "kappa": kappa,
     "ratio": ratio,
     "total": total,
     "bleu": bleu,

@@ -68,6 +68,8 @@ class Summary(TypedDict, total=False):
     teafarm: dict[str, Any]  # teafarm: question sources, judges, failure counts
     predicted: dict[str, int]  # lamp1: predictions per label
     classifier: dict[str, Any]  # lamp1: the cross-fitted classifier
+    imported: dict[str, Any]  # locomo_import: the shipped judge's metric, the source's naming
+    latency_ms: dict[str, float]  # locomo_import: the source's per-answer latency p50, p95, n
 
 
 def summary_path(run_dir: str | Path) -> Path:

@@ -57,6 +57,10 @@ class EvalProtocol(ABC):
         """The facts about the data this protocol needs (``recallbench.datasets.needs``; none)."""
         return frozenset()
 
+    def provenance(self) -> dict[str, Any]:
+        """What run.json records of the protocol's own inputs (``imported``; default: none)."""
+        return {}
+
     def refuses(self, method: MemoryMethod) -> str | None:
         """Why this protocol cannot evaluate ``method`` (an ability it lacks); None: it can."""
         return None

@@ -137,6 +137,8 @@ class Runner:
         try:
             with stop_signals_raise():
                 self.protocol.prepare(episodes)  # e.g. per-fold thresholds (memory_ops)
+                if source := self.protocol.provenance():  # e.g. an imported answer file
+                    info["imported"] = source
                 predictions = self._replay(episodes)
                 info["replayed_unix"] = time.time()  # replay ends, scoring starts
                 if not predictions:

@@ -271,7 +271,7 @@ def _runs(
 
 def _selector_keys(conf_dir: Path) -> list[str]:
     groups = [p.name for p in Path(conf_dir).iterdir() if p.is_dir()]
-    return sorted({*groups, *ALIASES} - NOT_SELECTORS)
+    return sorted({*groups, *ALIASES, "job"} - NOT_SELECTORS)  # job: the run's name
 
 
 def _entries(

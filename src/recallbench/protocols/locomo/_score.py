@@ -6,6 +6,8 @@ category name and ``answerable`` (categories 1-4, the set Mem0 reports). Items:
 
 - ``f1``: every answered question (LoCoMo's F1 of its category, ``_scoring.locomo_f1``);
 - ``j``: the questions the judge labelled (categories 1-4), 1 for CORRECT;
+- ``j_<name>``: more judges' credit in [0, 1] from ``meta["judges"]`` (an imported run's shipped
+  verdicts per judgment, their mean and majority, and the offline judges: ``locomo_import``);
 - ``b1``, ``f1_mem0``: categories 1-4 (Mem0 skips 5), Mem0's BLEU-1 and Mem0's own token-set F1
   against the release's answer (``_mem0_scores``);
 - ``recall_at_5``, ``recall_at_10``, ``evidence_recall``: questions with evidence; the share of
@@ -55,6 +57,8 @@ def item_values(p: Prediction) -> dict[str, float]:
     verdict = p.meta.get("judge")
     if verdict is not None:
         out["j"] = float(verdict["label"] == CORRECT)
+    for name, value in (p.meta.get("judges") or {}).items():  # more judges: j_<name>, in [0, 1]
+        out[f"j_{name}"] = float(value)
     for name, k in RECALL_K.items():
         value = recall_at(p.meta.get("evidence") or [], p.meta.get("recalled_sources") or [], k)
         if value is not None:
@@ -81,7 +85,9 @@ def score_locomo(predictions: Sequence[Prediction]) -> tuple[list[Score], Summar
         subsets = [str(s) for s in p.meta.get("subsets") or ()] + clean_subsets(p)
         for name, value in item_values(p).items():
             scores.append(Score(p.pred_id, name, value))
-            rows[name].append(((p.episode_id, p.session_index, [value, 1.0]), subsets))
+            rows.setdefault(name, []).append(
+                ((p.episode_id, p.session_index, [value, 1.0]), subsets)
+            )
     verdicts = [p.meta["judge"] for p in answers if p.meta.get("judge") is not None]
     metrics = {name: _entry(r) for name, r in rows.items() if r or not name.startswith("ceiling")}
     summary: Summary = {
