@@ -14,7 +14,8 @@
       ...                          # any other key is an option of the builder
 
 Row and column keys: ``label`` (required, unique); where a cell reads a run summary (``session``,
-``qsession``, ``value``, ``subset``); builder flags (``random``, ``annotators``, ``metric``); any
+``qsession``, ``value``, ``subset``; a row's ``read: {j_audit: j_zep}`` reads another summary
+metric for a table metric, so one column holds sources whose runs name it differently); builder flags (``random``, ``annotators``, ``metric``); any
 other key selects runs: a config group (``memory: lufy``), a dotted config path
 (``memory.threshold``) or an alias (``logs``), one value or a list (``analysis.select``).
 
@@ -59,8 +60,8 @@ __all__ = [
 SUMMARY_BUILDER = "recallbench.tables.cells.summary_table"
 GENERIC = ("paper", "id", "title", "builder", "runs", "rows", "columns", "metrics", "notes")
 PLACE_KEYS = frozenset(
-    {"label", "session", "qsession", "value", "subset"}
-)  # where a cell reads a summary
+    {"label", "session", "qsession", "value", "subset", "read"}
+)  # where a cell reads a summary (read: a row's {table metric: summary metric})
 FLAG_KEYS = frozenset({"random", "annotators", "metric"})  # a builder's per-row switches
 METRIC_KEYS = frozenset({"label", "scale", "digits"})
 NOT_SELECTORS = frozenset({"experiment", "hydra", "paths"})  # config groups a run never varies
