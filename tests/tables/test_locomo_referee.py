@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -93,9 +94,12 @@ def test_referee_tables_render_from_fixture_imports(importer, tmp_path, monkeypa
     assert f1["Zep (Zep's run)", "Overall 1-4"]["ci_low"] not in ("", "n/a")
 
 
-def test_a_finished_import_is_reused_not_duplicated(importer, tmp_path):
+def test_a_finished_import_is_reused_not_duplicated(importer, tmp_path, monkeypatch):
+    monkeypatch.delenv("RECALLBENCH_RERUN", raising=False)  # tests/conftest.py sets it
     args = (str(ANSWERS / "audit.json"), "--format", "locomo-audit", "--name", "a", "tag=referee")
-    first, again = importer(*args), importer(*args)
+    first = importer(*args)
+    time.sleep(1.1)  # import-answers stamps its sweep folder by the second: a new one
+    again = importer(*args)
     assert first == again
     assert len(list((tmp_path / "results" / "runs" / "referee").glob("*/a"))) == 1
 
