@@ -19,12 +19,14 @@ import pytest
 
 from recallbench import cli
 from recallbench.cli.reproduce import plan
+from recallbench.tables.latency import run_latency
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "data" / "fixtures" / "locomo_import"
 ANSWERS = FIXTURES / "answers"
 TABLES = ROOT / "results" / "tables"
 REFEREE = ["locomo_referee", "locomo_referee_judges", "locomo_referee_f1", "locomo_referee_b1"]
+REFEREE += ["locomo_referee_latency"]
 
 
 @pytest.fixture
@@ -92,6 +94,19 @@ def test_referee_tables_render_from_fixture_imports(importer, tmp_path, monkeypa
     with (out / "locomo_referee_f1.csv").open() as fh:
         f1 = {(r["row"], r["column"]): r for r in csv.DictReader(fh)}
     assert f1["Zep (Zep's run)", "Overall 1-4"]["ci_low"] not in ("", "n/a")
+    latency = _md_rows(out / "locomo_referee_latency.md")  # the fixture's p50 1050, p95 2505 ms
+    zep = [c.split()[0] for c in latency["Zep (Zep's run)"][:4]]  # "§": a fixture's cell
+    assert zep == ["n/a", "n/a", "1,050.0", "2,505.0"]
+    assert latency["Mem0 (ours)"][:4] == ["n/a"] * 4
+
+
+def test_run_latency_reads_our_seconds_and_a_source_s_milliseconds():
+    ours = {"latency": {"search": {"p50": 0.25, "p95": 0.5, "n": 40}}}
+    assert run_latency(ours, "search", "p95") == (500.0, 40)
+    assert run_latency(ours, "total", "p50") is None  # not timed: n/a, never 0
+    zep = {"latency_ms": {"p50": 3563.5, "p95": 6859.0, "n": 1540}}
+    assert run_latency(zep, "total", "p50") == (3563.5, 1540)
+    assert run_latency(zep, "search", "p50") is None
 
 
 def test_a_finished_import_is_reused_not_duplicated(importer, tmp_path, monkeypatch):
@@ -130,7 +145,7 @@ def test_make_target_imports_six_files_twice_and_launches_no_sweep(tmp_path):
     }
     zep = next(s for s in referee if "zep" in s)
     assert "/d/zep_locomo/zep_locomo_responses.json" in zep and "paths.data_dir=/d" in zep
-    assert steps[-1][-5:] == [*REFEREE, "judge_panel_locomo"]
+    assert steps[-1][-6:] == [*REFEREE, "judge_panel_locomo"]
 
 
 # Published with each file (../shared/data/*/SOURCE.md) and the same computation as the cell:

@@ -60,8 +60,9 @@ __all__ = [
 SUMMARY_BUILDER = "recallbench.tables.cells.summary_table"
 GENERIC = ("paper", "id", "title", "builder", "runs", "rows", "columns", "metrics", "notes")
 PLACE_KEYS = frozenset(
-    {"label", "session", "qsession", "value", "subset", "read"}
-)  # where a cell reads a summary (read: a row's {table metric: summary metric})
+    {"label", "session", "qsession", "value", "subset", "read", "stage", "quantile"}
+)  # where a cell reads a summary (read: a row's {table metric: summary metric}; stage and
+# quantile: tables.latency)
 FLAG_KEYS = frozenset({"random", "annotators", "metric"})  # a builder's per-row switches
 METRIC_KEYS = frozenset({"label", "scale", "digits"})
 NOT_SELECTORS = frozenset({"experiment", "hydra", "paths"})  # config groups a run never varies
