@@ -50,7 +50,9 @@ def _newest(runs: list[RunInfo]) -> RunInfo | None:
 def latency_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     """One cell per (row, column): the newest matching run's stage percentile, in ms."""
     metric, mspec = next(iter(spec.need("metrics").items()))
-    cells, used, row_runs = [], {}, {}
+    cells: list[Cell] = []
+    used: dict[Any, RunInfo] = {}
+    row_runs: dict[str, list[RunInfo]] = {}
     for row in spec.need("rows"):
         for column in spec.need("columns"):
             if column.get("quantile") not in QUANTILES:
