@@ -106,3 +106,28 @@ def test_match_checks_the_release_category_of_a_recategorised_question():
     assert not _check(answer, qa)
     with pytest.raises(DatasetFormatError, match="category 4, but"):
         _check(dataclasses.replace(answer, category=4), qa)
+
+
+REAL = FIXTURES.parents[2].parent / "shared" / "data"
+
+
+@pytest.mark.skipif(
+    not (REAL / "locomo_audit" / "errors.json").is_file(), reason="needs ../shared/data"
+)
+def test_real_audit_file_under_default_and_audit_errata(monkeypatch, capsys, tmp_path):
+    """conv-26 q94/q138 ask about a swapped speaker under the default errata: the file's
+    release text still matches them; 100 questions are score-changing, 1,440 clean."""
+    cot = REAL / "locomo_audit" / "fc-baseline" / "gpt-4o-mini-cot.json"
+    args = ["recallbench", "import-answers", str(cot), "--format", "locomo-audit", "--name", "c"]
+    args += ["dataset.options.errata=default+locomo_audit", f"paths.data_dir={REAL}"]
+    args += [f"paths.results_dir={tmp_path}", "progress=false"]
+    monkeypatch.setattr(sys, "argv", args)
+    cli.main()
+    folder = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    summary = json.loads((folder / "summary.json").read_text())
+    matching = json.loads((folder / "run.json").read_text())["imported"]["matching"]
+    assert matching["matched"] == matching["text_checked"] == 1540
+    assert (summary["errata"]["score_changing"], summary["errata"]["clean"]) == (100, 1440)
+    assert _metric(summary, "j_audit", "answerable") == 79.89  # the audit's per-run mean
+    assert _metric(summary, "j_audit", "clean") == 81.71  # results/tables/locomo_referee.md
+    assert summary["metrics"]["j_audit"]["key"].startswith("119 verdicts judged against")
