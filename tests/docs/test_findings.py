@@ -26,8 +26,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = ROOT / "results" / "tables"
-# decimals (36.9) and grouped integers (5,918,617): the figures a finding reads off a table
-NUMBER = re.compile(r"(?<![\w.,])(?:\d+\.\d+|\d{1,3}(?:,\d{3})+)(?![\d,]*\d)")
+# decimals (36.9) and grouped integers (5,918,617): the figures a finding reads off a table;
+# not the version inside a name (gpt-4.1-mini), whose digits follow a letter and a hyphen
+NUMBER = re.compile(r"(?<![\w.,])(?<![A-Za-z]-)(?:\d+\.\d+|\d{1,3}(?:,\d{3})+)(?![\d,]*\d)")
 CELL_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:e-?\d+)?")
 CITED = re.compile(r"`(\w+)\.md")
 CELLS = re.compile(r"<!--\s*cells:(.*?)-->", re.S)

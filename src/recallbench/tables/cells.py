@@ -170,7 +170,8 @@ def _cells(spec: TableSpec, runs: Sequence[RunInfo]) -> _Built:
         out.used.update({r.path: r for r in matched})
         out.row_runs.setdefault(str(row["label"]), {}).update({r.path: r for r in matched})
         at = str(row.get("value", field_name))  # a row may read another summary field
-        pairs = _read(matched, metric, column, at, summaries)
+        name = str((row.get("read") or {}).get(metric, metric))  # the row's name of it
+        pairs = _read(matched, name, column, at, summaries)
         pairs = _real_only(pairs, str(column["label"]), out)
         cell = _cell(spec, row, column, metric, style, pairs, summaries, out)
         out.cells.append(cell)

@@ -14,9 +14,9 @@
       ...                          # any other key is an option of the builder
 
 Row and column keys: ``label`` (required, unique); where a cell reads a run summary (``session``,
-``qsession``, ``value``, ``subset``); builder flags (``random``, ``annotators``, ``metric``); any
-other key selects runs: a config group (``memory: lufy``), a dotted config path
-(``memory.threshold``) or an alias (``logs``), one value or a list (``analysis.select``).
+``qsession``, ``value``, ``subset``, ``read: {j_audit: j_zep}``: a row's j_zep read as j_audit);
+builder flags (``random``, ``annotators``, ``metric``); other keys select runs: a config group
+(``memory: lufy``), a dotted path (``memory.threshold``), an alias (``logs``) (``analysis.select``).
 
 An experiment whose ``runs:`` names another experiment (or null) is table-only (``table_only``).
 
@@ -59,8 +59,8 @@ __all__ = [
 SUMMARY_BUILDER = "recallbench.tables.cells.summary_table"
 GENERIC = ("paper", "id", "title", "builder", "runs", "rows", "columns", "metrics", "notes")
 PLACE_KEYS = frozenset(
-    {"label", "session", "qsession", "value", "subset"}
-)  # where a cell reads a summary
+    {"label", "session", "qsession", "value", "subset", "read", "stage", "quantile"}
+)  # where a cell reads a summary (stage, quantile: tables.latency)
 FLAG_KEYS = frozenset({"random", "annotators", "metric"})  # a builder's per-row switches
 METRIC_KEYS = frozenset({"label", "scale", "digits"})
 NOT_SELECTORS = frozenset({"experiment", "hydra", "paths"})  # config groups a run never varies

@@ -14,8 +14,10 @@ ones). Besides, ``score_locomo`` reports, from each prediction's ``errata_meta``
   per question of categories 1-4 (1 when the answer was not corrected);
 - ``errata.release_key_verdicts``: verdicts judged against the release's (uncorrected) answer on
   a question whose answer was corrected. Such a verdict (an imported one, marked
-  ``{"key": "release"}`` by its importer) cannot be re-judged offline against the corrected
-  answer: its ``j`` is kept as judged and ``metrics.j.key`` says so; ``clean`` is unaffected.
+  ``{"key": "release"}`` by its importer: the run's ``judge`` or its ``shipped`` verdicts,
+  ``j_<source>``) cannot be re-judged offline against the corrected answer: it is kept as
+  judged and the metric's ``key`` (``metrics.j.key``, ``metrics.j_audit.key``, its per-judgment
+  and majority metrics) says so; ``clean`` is unaffected.
 """
 
 from __future__ import annotations
@@ -66,11 +68,22 @@ def ceiling_values(p: Prediction) -> dict[str, float]:
     return {"ceiling": 0.0 if score_changing(p) else 1.0, "ceiling_f1": f1}
 
 
+def release_key_judges(p: Prediction) -> list[str]:
+    """The metrics whose verdict on ``p`` was judged against a release answer the errata corrected.
+
+    ``j`` when the run's verdict says ``"key": "release"``; an imported run's shipped verdicts
+    (``meta["shipped"]``: their metric, e.g. ``j_audit``, and ``"key": "release"``).
+    """
+    if "answer" not in ((p.meta.get("erratum") or {}).get("fields") or {}):
+        return []
+    out = ["j"] if (p.meta.get("judge") or {}).get("key") == RELEASE_KEY else []
+    shipped = p.meta.get("shipped") or {}
+    return out + ([str(shipped["judge"])] if shipped.get("key") == RELEASE_KEY else [])
+
+
 def release_key_verdict(p: Prediction) -> bool:
-    """Was this prediction's verdict judged against a release answer the errata corrected?"""
-    verdict = p.meta.get("judge") or {}
-    fields = (p.meta.get("erratum") or {}).get("fields") or {}
-    return verdict.get("key") == RELEASE_KEY and "answer" in fields
+    """Was a verdict on this prediction judged against a release answer the errata corrected?"""
+    return bool(release_key_judges(p))
 
 
 def errata_summary(answers: Sequence[Prediction]) -> dict[str, Any] | None:

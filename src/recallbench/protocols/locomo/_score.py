@@ -24,6 +24,7 @@ every reference-based metric of the house (``metrics.scoring``).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,7 +36,7 @@ from recallbench.protocols.locomo._errata import (
     ceiling_values,
     clean_subsets,
     errata_summary,
-    release_key_verdict,
+    release_key_judges,
 )
 from recallbench.protocols.locomo._latency import latency_summary
 from recallbench.protocols.locomo._mem0_scores import mem0_b1, mem0_f1
@@ -121,10 +122,14 @@ def _errata_block(answers: list[Prediction], metrics: dict[str, Any]) -> dict[st
     block = errata_summary(answers)
     if block is None:
         return None
-    if n := sum(1 for p in answers if release_key_verdict(p)):
-        metrics["j"]["key"] = (
+    counts = Counter(j for p in answers for j in release_key_judges(p))
+    for judge, n in counts.items():
+        note = (
             f"{n} verdicts judged against the release's answer, which the errata corrected: "
             "not re-judged (offline judges cannot re-judge an imported verdict); the clean "
             "subset has none"
         )
+        for name, entry in metrics.items():
+            if name == judge or (judge != "j" and name.startswith(f"{judge}_")):
+                entry["key"] = note
     return block

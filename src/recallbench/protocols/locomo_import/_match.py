@@ -5,7 +5,8 @@ An answer is matched by id (``qa_index``: the question's index in its conversati
 conversation's category 1-4 questions), as its source numbers them (``_formats``). Then the
 question text must equal the release's (whitespace-normalised; a source that omits it is
 matched on its id or position alone: ``text_checked`` counts the ones checked), the category
-must be the release's number, no question may be answered twice and every loaded conversation
+must be the release's number (under errata: the release's text and number, before a swapped
+speaker or a changed category), no question may be answered twice and every loaded conversation
 must have its container in the file. Any failure is one line naming the file, the item and what
 was expected.
 """
@@ -75,14 +76,21 @@ def _question_of(episode: Episode, a: ImportedAnswer) -> QAItem:
     return pool[k]
 
 
+def _released(qa: QAItem, field: str, current: Any) -> Any:
+    """The release's value of a field an erratum changed (the files carry the release's)."""
+    fixed = ((qa.meta.get("erratum") or {}).get("fields") or {}).get(field)
+    return current if fixed is None else fixed["old"]
+
+
 def _check(a: ImportedAnswer, qa: QAItem) -> bool:
     """Check the answer's question text and category against the release's; True: text seen."""
-    if a.question is not None and _norm(a.question) != _norm(qa.question):
+    question = str(_released(qa, "speaker", qa.question))
+    if a.question is not None and _norm(a.question) != _norm(question):
         raise DatasetFormatError(
             f"{a.where} ({a.item_id}): question {a.question[:80]!r} does not match the "
-            f"release's {qa.qa_id}: {qa.question[:80]!r}"
+            f"release's {qa.qa_id}: {question[:80]!r}"
         )
-    category = int(qa.meta.get("category", 0))
+    category = int(_released(qa, "category", qa.meta.get("category", 0)))
     if category == 5:
         raise DatasetFormatError(
             f"{a.where} ({a.item_id}): {qa.qa_id} is an adversarial (category 5) question; "

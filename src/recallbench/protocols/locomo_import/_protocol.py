@@ -44,7 +44,7 @@ from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
 from recallbench.metrics.summary import Summary
 from recallbench.protocols.base import EpisodeResult, EvalProtocol, add_judge_usage
-from recallbench.protocols.locomo import METRICS, score_locomo
+from recallbench.protocols.locomo import METRICS, RELEASE_KEY, errata_meta, score_locomo
 from recallbench.protocols.locomo_import._agreement import agreement_entries
 from recallbench.protocols.locomo_import._formats import (
     CATEGORY_NAMING,
@@ -179,11 +179,12 @@ class LocomoImportProtocol(EvalProtocol):
             "judge": verdict,
             "judges": judges,
             "imported": {"item": a.item_id, "where": a.where},
+            **errata_meta(m.episode, qa),
         }
+        if a.verdicts:  # the source judged against the release's (uncorrected) answer
+            meta["shipped"] = {"judge": f"j_{self.source}", "key": RELEASE_KEY}
         if a.duration_ms is not None:
             meta["duration_ms"] = a.duration_ms
-        if "erratum" in qa.meta:
-            meta["erratum"] = qa.meta["erratum"]
         return Prediction(
             pred_id=f"{qa.qa_id}/after_s{last}",
             episode_id=m.episode.episode_id,

@@ -1,0 +1,80 @@
+"""Latency cells: per-question p50 / p95 from run summaries, ours and a published source's.
+
+A LoCoMo run's ``summary.json`` holds ``latency`` (``protocols.locomo._latency``: seconds per
+timed stage, ``search``, ``answer``, ``total``, ``memory_construction``); an imported answer file
+with ``duration_ms`` holds ``latency_ms`` (milliseconds, the source's end-to-end time per
+question, ``protocols.locomo_import``). The default summary builder reads ``metrics`` entries
+only, so this builder reads these blocks. Columns name a ``stage`` and a ``quantile`` (``p50``,
+``p95``); an imported run's ``latency_ms`` is its ``total`` stage. Cells are in milliseconds;
+a stage a run did not time is ``n/a`` (never 0). A row matching several runs takes the newest
+(no pooling of percentiles: a pooled p95 is not a mean of p95s). No interval: a percentile's
+clustered interval is not in the summaries.
+
+    table:
+      builder: recallbench.tables.latency.latency_table
+      columns: [{label: total p50, stage: total, quantile: p50}, ...]
+      metrics: {latency: {label: "ms", digits: 1}}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from recallbench.analysis import RunInfo, select
+from recallbench.metrics.summary import read_summary
+from recallbench.tables.cell import Cell
+from recallbench.tables.engine import BuiltTable, TableContext
+from recallbench.tables.spec import TableSpec, selector
+
+__all__ = ["latency_table", "run_latency"]
+
+QUANTILES = ("p50", "p95")
+
+
+def run_latency(summary: Mapping[str, Any], stage: str, quantile: str) -> tuple[float, int] | None:
+    """(milliseconds, n) of ``stage``'s ``quantile`` in a run summary; None: not timed."""
+    block = (summary.get("latency") or {}).get(stage)
+    if isinstance(block, Mapping) and quantile in block:
+        return 1000.0 * float(block[quantile]), int(block.get("n") or 0)
+    imported = summary.get("latency_ms")
+    if stage == "total" and isinstance(imported, Mapping) and quantile in imported:
+        return float(imported[quantile]), int(imported.get("n") or 0)
+    return None
+
+
+def _newest(runs: list[RunInfo]) -> RunInfo | None:
+    return max(runs, key=lambda r: str(r.path.parent.name)) if runs else None
+
+
+def latency_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
+    """One cell per (row, column): the newest matching run's stage percentile, in ms."""
+    metric, mspec = next(iter(spec.need("metrics").items()))
+    cells: list[Cell] = []
+    used: dict[Any, RunInfo] = {}
+    row_runs: dict[str, list[RunInfo]] = {}
+    for row in spec.need("rows"):
+        for column in spec.need("columns"):
+            if column.get("quantile") not in QUANTILES:
+                raise spec.error("columns", f"{column['label']}: quantile should be p50 or p95")
+            run = _newest(select(select(ctx.runs, selector(row)), selector(column)))
+            got = None
+            if run is not None:
+                got = run_latency(read_summary(run.path), column["stage"], column["quantile"])
+            if got is not None and run is not None:
+                used[run.path] = run
+                row_runs.setdefault(str(row["label"]), []).append(run)
+            value, n = got if got is not None else (None, 0)
+            label = str(mspec.get("label", metric))
+            cells.append(
+                Cell(
+                    str(row["label"]),
+                    str(column["label"]),
+                    label,
+                    value,
+                    None,
+                    n,
+                    int(mspec.get("digits", 1)),
+                )
+            )
+    return BuiltTable(cells, runs=list(used.values()), row_runs=row_runs)
