@@ -27,6 +27,7 @@ from recallbench.cli.build import build_embedder
 from recallbench.datasets import load
 from recallbench.io import write_json
 from recallbench.llm import build_llm
+from recallbench.llm.lm_scores import use_score_cache
 from recallbench.memory.lufy import EMOBANK_RELPATH, METRICS, PAPER_WEIGHTS, Lufy
 from recallbench.memory.naive_rag import NaiveRAG
 from recallbench.papers.lufy.fit import PairTable, calibrate, collect_pairs, fit_two_stage
@@ -49,12 +50,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threshold", type=float, default=0.5, help="replay retrieval cosine")
     parser.add_argument("--l2", type=float, default=1e-3)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--cache-dir", default="results/cache", help="arousal model cache")
+    parser.add_argument(
+        "--cache-dir", default="results/cache", help="arousal model, embedding and LM-score caches"
+    )
     parser.add_argument("--calibrate", action="store_true", help="print bounds only")
     parser.add_argument("--out", default=None, help="write the result as JSON here")
     args = parser.parse_args(argv)
 
-    embedder = build_embedder(OmegaConf.load(CONF_DIR / "embedder" / f"{args.embedder}.yaml"))
+    # the runs' caches (paths.cache_dir): vectors and LM scores a run or an earlier fit computed
+    embedder = build_embedder(
+        OmegaConf.load(CONF_DIR / "embedder" / f"{args.embedder}.yaml"), cache_dir=args.cache_dir
+    )
+    use_score_cache(Path(args.cache_dir) / "lm_scores.sqlite")
     llm = build_llm({"backend": args.generator}, cache_path=None)
     emobank = str(Path(args.data_dir) / EMOBANK_RELPATH)
     lufy = Lufy(

@@ -21,6 +21,7 @@ from recallbench.papers.lufy.fit import (
     fit_two_stage,
     fit_weights,
     predicted_importance,
+    replay_pairs,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -131,3 +132,59 @@ def test_script_prints_ours_beside_paper(fixtures_dir, tmp_path, capsys):
     result = json.loads(out.read_text())
     assert set(result["weights"]) == {"A", "P", "L", "R1", "R2"}
     assert result["setup"]["surprise"] == "unigram"
+
+
+class _CountingEmbedder(HashingEmbedder):
+    """A hashing embedder that records every batch it embeds with the model."""
+
+    def __init__(self) -> None:
+        super().__init__(dim=256)
+        self.model_batches: list[list[str]] = []
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        self.model_batches.append(list(texts))
+        return super()._embed_batch(texts)
+
+
+def test_replay_embeds_each_episode_in_one_batch(fixtures_dir):
+    """The replay embeds an episode's texts in one batch up front, not two per session, and
+    counts the same R1/R2 as a replay whose every vector comes from a per-text model call."""
+    llm = build_llm({"backend": "extractive"}, cache_path=None)
+    episodes = load("lufy", fixtures_dir)
+    batched = _CountingEmbedder()
+    pairs = replay_pairs(episodes, NaiveRAG(llm, batched, threshold=0.3))
+    batches = batched.model_batches
+    # one batch of the data's texts per episode; later only the summaries, one at a time
+    assert sum(len(b) > 1 for b in batches) == len(episodes)
+    assert all(len(b) == 1 and " talked about: " in b[0] for b in batches if len(b) == 1)
+    questions = {qa.question for ep in episodes for qa in ep.qa}
+    assert questions and not questions & {t for b in batches for t in b}
+
+    class OneByOne(_CountingEmbedder):
+        def _encode(self, texts):  # no batching at all: each text its own model call
+            return np.concatenate([super(OneByOne, self)._encode([t]) for t in texts])
+
+    assert replay_pairs(episodes, NaiveRAG(llm, OneByOne(), threshold=0.3)) == pairs
+
+
+def test_script_reuses_the_runs_caches(fixtures_dir, tmp_path, capsys):
+    """A second fit with the same --cache-dir embeds nothing and scores no surprise again: the
+    vectors and LM scores come from ``embeddings.sqlite`` and ``lm_scores.sqlite``."""
+    from recallbench import meter
+    from recallbench.llm import lm_scores
+
+    main = runpy.run_path(str(ROOT / "scripts" / "fit_lufy_weights.py"))["main"]
+    argv = ["--data-dir", str(fixtures_dir), "--threshold", "0.3", "--cache-dir", str(tmp_path)]
+    results = []
+    for _ in range(2):
+        lm_scores.clear_memory()  # a new process: only the disk caches remain
+        before = meter.snapshot()
+        assert main(argv) == 0
+        used = meter.delta(before)
+        results.append((capsys.readouterr().out, used["embeddings"], used["lm_scores"]))
+    (first, emb1, lm1), (second, emb2, lm2) = results
+    assert emb1["misses"] > 0 and lm1["computed"] > 0
+    assert emb2.get("misses", 0) == 0 and emb2["disk_hits"] > 0
+    assert lm2.get("computed", 0) == 0 and lm2["disk_hits"] == lm1["computed"]
+    assert first == second
+    assert {p.name for p in tmp_path.iterdir()} >= {"embeddings.sqlite", "lm_scores.sqlite"}

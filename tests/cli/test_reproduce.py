@@ -162,6 +162,7 @@ def test_needs_scripts_and_several_tables(tmp_path):
     assert _plan("attribution-teafarm", tmp_path)[0][0] == sys.executable
     fit, table = _plan("reproduce-table-lufy-2", tmp_path, values=settings({}, tmp_path, tmp_path))
     assert fit == [sys.executable, "scripts/fit_lufy_weights.py", "--data-dir", str(tmp_path),
+                   "--cache-dir", f"{tmp_path}/cache",
                    "--out", f"{tmp_path}/fits/lufy_table2.json"]  # fmt: skip
     assert _plan("reproduce-table-lufy-11", tmp_path)[-1][4:] == [
         "lufy_table11", "lufy_table16", "lufy_table17", "lufy_table18", "generator=extractive"

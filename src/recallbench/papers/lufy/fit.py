@@ -23,6 +23,7 @@ Deviations:
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -165,10 +166,14 @@ def replay_pairs(episodes: Iterable[Episode], replay: LufyFamilyMemory) -> list[
     Every bot turn after the first triggers a recall with the dialogue so far (as the live chatbot
     did); after each session its pairs' counters are read from the snapshot (annotation happens
     right after the conversation, sec. 3.4). The key summary is the profile before the session.
+    Each episode's texts are embedded in one batch first (``prefetch_episode``: the pairs
+    written, the user turns recalls retrieve with; not its questions, which no replay asks),
+    not in two small batches per session; only the summaries written on the way come later.
     """
     out = []
     for episode in episodes:
         replay.reset(episode)
+        replay.prefetch_episode(dataclasses.replace(episode, qa=()))
         for session in episode.sessions:
             key_summary = replay.key_summary()
             replay_recalls(replay, episode, session, replay.user)
