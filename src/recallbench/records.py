@@ -198,26 +198,17 @@ class MemoryItem(_Record):
 
 
 def in_memory(item: MemoryItem, decayed_recallable: bool = False) -> bool:
-    """True when ``item`` is in memory and a recall can return it: the one meaning of "live".
-
-    Gone: ``attrs["retained"] is False`` (LUFY keeps the memories its forgetting dropped in the
-    snapshot of the session it happened in), ``attrs["status"] == "deleted"`` (TimeRAG) and any
-    other status but ``active`` or ``decayed``. A ``decayed`` record (TimeRAG) is gone when the
-    method's recall skips decayed records (the default recency filter) and in memory when it
-    does not (``w/o Recency Filter``): ``decayed_recallable``, read from the run's config with
-    ``decayed_recallable(config)``.
-    """
+    """True when a recall can return ``item``: the one meaning of "live". Gone: ``retained:
+    false`` (LUFY's forgetting, kept in that session's snapshot), ``deleted`` and any status but
+    ``active``/``decayed``; ``decayed`` (TimeRAG) is gone unless ``decayed_recallable``."""
     if item.attrs.get("retained", True) is False:
         return False
     status = item.attrs.get("status")
-    if status == "decayed":
-        return decayed_recallable
-    return status is None or status == "active"
+    return decayed_recallable if status == "decayed" else status in (None, "active")
 
 
 def decayed_recallable(config: Mapping[str, Any]) -> bool:
-    """Whether a run's method recalls decayed records (its resolved config, ``config.yaml``):
-    ``memory.recency_filter: false`` (TimeRAG w/o Recency Filter)."""
+    """Whether a run recalls decayed records: its config's ``memory.recency_filter`` is false."""
     memory = config.get("memory")
     return isinstance(memory, Mapping) and memory.get("recency_filter") is False
 

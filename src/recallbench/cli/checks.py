@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from omegaconf import DictConfig, OmegaConf
 
 from recallbench.cli.build import HYDRA_KEYS, LABELS, plain, with_target
-from recallbench.cli.config import check_run_keys
+from recallbench.cli.config import check_resume_dir, check_run_keys
 from recallbench.cli.signatures import check_arguments, check_value, hint
 from recallbench.cli.sweep import check_places, sweep_folder
 from recallbench.errors import ConfigError, one_line
@@ -62,7 +62,8 @@ def expand_jobs(argv: list[str]) -> tuple[list[list[str]], bool]:
         for arg, o in zip(args, parsed, strict=True)
     ]
     cfg = _compose(first, with_hydra=True)
-    multirun = multirun or str(cfg.hydra.get("mode")) == "MULTIRUN"
+    mode = cfg.hydra.get("mode")  # a RunMode enum once composed (str() gives "RunMode.MULTIRUN")
+    multirun = multirun or str(getattr(mode, "name", mode)) == "MULTIRUN"
     if sweeps and not multirun:
         raise ConfigError(
             f"{sweeps[0].input_line}: several values sweep; add -m to run one job per value"
@@ -143,6 +144,7 @@ def check_command_line(argv: list[str], retry: str | None = None) -> list[Path]:
         with _naming_job(job, len(jobs) > 1):
             check_run_keys(cfg)
             check_config(cfg)
+            check_resume_dir(cfg.get("resume_dir"), multirun)  # its kind, before any job runs
             folder = sweep_folder(cfg, multirun)
         if (spec := str(cfg.get("store") or "sqlite")) not in reached:
             reach_store(spec, retry)  # its line ends in the command to retry: not wrapped
