@@ -66,4 +66,10 @@ def weights_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     setup = fit.get("setup") or {}
     header = {"fit": str(path), **{k: str(v) for k, v in setup.items()}}
     header["normalization bounds"] = str(fit.get("bounds"))
+    # a fit judges nothing and its unit is the annotated pair, sampled over every user's logs
+    header["judge"] = "none: the fit reads the annotators' importance labels, no answer is judged"
+    header["episodes"] = (
+        f"every user's logs of {setup.get('stage1_systems')} (stage 1: {fit.get('n_stage1')} "
+        f"pairs sampled) and {setup.get('stage2_systems')} (stage 2: {fit.get('n_stage2')} pairs)"
+    )
     return BuiltTable(weight_cells(spec, fit), header=header)
