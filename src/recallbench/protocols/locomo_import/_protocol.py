@@ -29,7 +29,6 @@ Deviations:
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -37,6 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from recallbench.datasets import needs
+from recallbench.datasets.download import sha256_file
 from recallbench.errors import ConfigError, DatasetFormatError, did_you_mean
 from recallbench.judges import CORRECT, Judge, JudgeItem
 from recallbench.judges.lexical import LexicalJudge
@@ -57,12 +57,8 @@ from recallbench.records import Episode, Prediction, Score
 
 
 def file_sha256(path: str | Path) -> str:
-    """The sha256 of a file's bytes (hex)."""
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    """The sha256 of a file's bytes (hex): the one the downloads are checked with."""
+    return sha256_file(Path(path))
 
 
 def shipped_values(source: str, verdicts: Sequence[bool]) -> dict[str, float]:
