@@ -73,4 +73,6 @@ def credited(
     if missing:
         raise KeyError(f"mem0 source_turn: turn {missing[0]!r} of a memory's batch was not written")
     batch = [turns[i] for i in batch_ids]
-    return (source_turn(str(row.get("memory", "")), batch, speaker, row.get("attributed_to")).turn_id,)
+    return (
+        source_turn(str(row.get("memory", "")), batch, speaker, row.get("attributed_to")).turn_id,
+    )
