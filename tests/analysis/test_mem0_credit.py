@@ -13,6 +13,8 @@ from recallbench.analysis.mem0_credit import (
     compare,
     paired_rows,
     read_batches,
+    recorded_recall,
+    versus,
 )
 from recallbench.records import MemoryItem, Prediction
 
@@ -104,3 +106,23 @@ def test_a_batch_credit_run_or_an_unknown_turn_is_named(tmp_path):
     stray = _answer("e1", 9, ["e1/2"], [["e1/7"]], "temporal")
     with pytest.raises(KeyError, match="e1/q9/after_s1: recalled turn 'e1/7'"):
         batch_sources(stray, read_batches(run))
+
+
+def test_versus_another_runs_recorded_recall(tmp_path):
+    run = _two_episodes(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    rows = [
+        {"pred_id": f"{e}/q{q}/after_s1", "metric": "recall_at_1", "value": v}
+        for e, q, v in (("e1", 0, 1.0), ("e2", 0, 0.0), ("e1", 1, 0.0), ("e2", 1, 0.0))
+    ]
+    rows.append({"pred_id": "e1/q0/after_s1", "metric": "recall_at_5", "value": 0.25})
+    (other / "scores.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    theirs = recorded_recall(other, 1)
+    assert theirs["e1/q0/after_s1"] == 1.0 and len(theirs) == 4
+    vs = versus(answers(run), read_batches(run), 1, theirs, "answerable")
+    # ours at k=1: source turn [0, 0, 1, 1] = 0.5, batch [1, 1, 1, 1] = 1.0; theirs 0.25
+    assert vs["source_turn"]["n"] == 4 and vs["source_turn"]["diff"] == pytest.approx(0.25)
+    assert vs["batch"]["value"] == 1.0 and vs["batch"]["diff"] == pytest.approx(0.75)
+    with pytest.raises(ValueError, match="no recall_at_10 scores"):
+        recorded_recall(other, 10)

@@ -14,7 +14,8 @@ recalled the same memories in the same order (the credit does not touch writing 
 Per category, ``answerable`` (1-4) and ``all``: n questions with evidence (``locomo_qa`` scores
 recall only for those), recall@k under each credit, and source_turn - batch with its
 episode-clustered paired bootstrap CI and paired permutation p (``metrics.bootstrap``; 10
-conversations: 10 clusters).
+conversations: 10 clusters). ``versus`` sets both credits against another ``locomo_qa`` run's
+recorded recall@k on the same questions (``scores.jsonl``), with the same paired test.
 """
 
 from __future__ import annotations
@@ -112,3 +113,31 @@ def agreement(
         if batch_sources(p, batches) != theirs[p.pred_id].meta.get("recalled_sources")
     ]
     return len(shared) - len(differ), len(shared), differ
+
+
+def recorded_recall(run_dir: Path, k: int) -> dict[str, float]:
+    """Another run's recorded ``recall_at_<k>`` per question (its ``scores.jsonl``)."""
+    path, metric = run_dir / "scores.jsonl", f"recall_at_{k}"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    out = {str(r["pred_id"]): float(r["value"]) for r in rows if r.get("metric") == metric}
+    if not out:
+        raise ValueError(f"{path}: no {metric} scores (expected a locomo_qa run scored at k={k})")
+    return out
+
+
+def versus(
+    preds: Sequence[Prediction], batches: Batches, k: int, other: Mapping[str, float], subset: str
+) -> dict[str, dict[str, Any]]:
+    """Each credit minus ``other``'s recall@k on the questions of ``subset`` both scored."""
+    keep = [p for p in preds if p.pred_id in other and subset in (p.meta.get("subsets") or ())]
+    rows = paired_rows(keep, batches, k)
+    scored = [p for p in keep if p.meta.get("evidence")]
+    clusters = [r[0] for r in rows]
+    theirs = Additive.from_items(clusters, [[other[p.pred_id], 1.0] for p in scored], RATIO)
+    out = {}
+    for name, col in (("source_turn", 2), ("batch", 3)):
+        ours = Additive.from_items(clusters, [[r[col], 1.0] for r in rows], RATIO)
+        test = paired_test(ours, theirs)
+        out[name] = {"n": len(rows), "value": ours.value(), "other": theirs.value()}
+        out[name] |= test.to_dict()
+    return out
