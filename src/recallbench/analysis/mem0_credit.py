@@ -27,7 +27,7 @@ from typing import Any
 
 from recallbench.metrics.bootstrap import RATIO, Additive, paired_test
 from recallbench.protocols.locomo import recall_at
-from recallbench.records import Prediction, read_jsonl
+from recallbench.records import Prediction, Score, read_jsonl
 
 Batches = dict[str, tuple[str, ...]]  # turn id -> the turn ids of its write batch
 ALL = "all"
@@ -118,8 +118,7 @@ def agreement(
 def recorded_recall(run_dir: Path, k: int) -> dict[str, float]:
     """Another run's recorded ``recall_at_<k>`` per question (its ``scores.jsonl``)."""
     path, metric = run_dir / "scores.jsonl", f"recall_at_{k}"
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-    out = {str(r["pred_id"]): float(r["value"]) for r in rows if r.get("metric") == metric}
+    out = {s.pred_id: float(s.value) for s in read_jsonl(path, Score) if s.metric == metric}
     if not out:
         raise ValueError(f"{path}: no {metric} scores (expected a locomo_qa run scored at k={k})")
     return out
@@ -135,8 +134,8 @@ def versus(
     clusters = [r[0] for r in rows]
     theirs = Additive.from_items(clusters, [[other[p.pred_id], 1.0] for p in scored], RATIO)
     out = {}
-    for name, col in (("source_turn", 2), ("batch", 3)):
-        ours = Additive.from_items(clusters, [[r[col], 1.0] for r in rows], RATIO)
+    for name, values in (("source_turn", [r[2] for r in rows]), ("batch", [r[3] for r in rows])):
+        ours = Additive.from_items(clusters, [[v, 1.0] for v in values], RATIO)
         test = paired_test(ours, theirs)
         out[name] = {"n": len(rows), "value": ours.value(), "other": theirs.value()}
         out[name] |= test.to_dict()
