@@ -36,6 +36,10 @@ Deviations:
   extractive twin offline keeps each speaker's own sentences of 3+ content words: a no-LLM
   baseline, not Mem0's extraction).
 - mem0's tool-calling paths (graph memory, procedural memory) are not routed and refuse to run.
+- Source turns (``credit``): a memory's ``source_ids`` are both turns of its write batch
+  (``credit: batch``, the default: mem0 keeps only the batch's metadata), which credits it with
+  a turn its text may not come from in recall@k; ``credit: source_turn`` gives it the one turn
+  its text came from, by the extraction's ``attributed_to`` and then text overlap (``_credit``).
 """
 
 from __future__ import annotations
@@ -49,9 +53,10 @@ from typing import Any
 from urllib.parse import quote
 
 from recallbench.embed import TextEmbedder
+from recallbench.errors import did_you_mean
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory.blocks.baseline import BaselineMethod
-from recallbench.records import MemoryItem, Query, Recall, Session
+from recallbench.records import MemoryItem, Query, Recall, Session, Turn
 
 os.environ["MEM0_TELEMETRY"] = "False"  # read by mem0 at import: before the imports below
 logging.getLogger("mem0").setLevel(
@@ -64,6 +69,7 @@ from mem0.configs.base import MemoryConfig  # noqa: E402
 from qdrant_client import QdrantClient  # noqa: E402
 
 from recallbench.memory.mem0._adapters import Mem0Embedder, Mem0LLM  # noqa: E402
+from recallbench.memory.mem0._credit import CREDITS, credited  # noqa: E402
 
 if _mem0_main.MEM0_TELEMETRY:  # mem0 was imported earlier with telemetry on: switch it off
     _mem0_main.MEM0_TELEMETRY = False
@@ -147,12 +153,14 @@ class Mem0Memory(BaselineMethod):
         batch_size: int = 2,
         custom_instructions: str = "locomo",
         prompt_style: Any = "theanine",
+        credit: str = "batch",
     ) -> None:
         super().__init__(llm, embedder, prompt_style=prompt_style)
         if custom_instructions not in INSTRUCTIONS:
-            from recallbench.errors import did_you_mean
-
             raise did_you_mean("mem0 custom_instructions", custom_instructions, INSTRUCTIONS)
+        if credit not in CREDITS:
+            raise did_you_mean("mem0 credit", credit, CREDITS)
+        self.credit = credit
         self.top_k = int(top_k)
         self.threshold = float(threshold)
         self.batch_size = int(batch_size)
@@ -161,12 +169,14 @@ class Mem0Memory(BaselineMethod):
         self._embedder = Mem0Embedder(embedder)
         self._memory: Any = None
         self._ids: dict[str, str] = {}  # mem0's uuid -> our stable id (order of writing)
+        self._turns: dict[str, Turn] = {}  # the episode's written turns (credit: source_turn)
 
     def _clear(self) -> None:
         if self._memory is not None:
             self._memory.close()
         self._memory = build_memory(self._llm, self._embedder, "recallbench", self.instructions)
         self._ids = {}
+        self._turns = {}
 
     def _scope(self, speaker: str) -> str:
         """Mem0's ``user_id`` of a speaker in this episode: percent-encoded, since mem0 refuses
@@ -178,6 +188,7 @@ class Mem0Memory(BaselineMethod):
         date = session.start.isoformat() if session.start else None
         self._llm.set_date(session.start.date().isoformat() if session.start else None)
         turns = session.turns
+        self._turns.update((t.turn_id, t) for t in turns)
         for speaker in self.speakers:
             for i in range(0, len(turns), self.batch_size):
                 batch = turns[i : i + self.batch_size]
@@ -199,14 +210,21 @@ class Mem0Memory(BaselineMethod):
     def _item(self, row: dict[str, Any], speaker: str) -> MemoryItem:
         meta = row.get("metadata") or {}
         stamp = meta.get("timestamp")
+        batch = tuple(meta.get("turn_ids") or ())
+        attrs: dict[str, Any] = {"speaker": speaker, "session": meta.get("session")}
+        if row.get("score") is not None:
+            attrs["score"] = float(row["score"])
+        sources = batch
+        if self.credit == "source_turn":  # the one turn the text came from (_credit)
+            sources = credited(row, batch, self._turns, speaker)
+            attrs |= {"batch_turn_ids": list(batch), "attributed_to": row.get("attributed_to")}
         return MemoryItem(
             item_id=self._ids.get(str(row["id"]), f"{self.episode_id}/mem0/{row['id']}"),
             text=f"{stamp}: {row['memory']}" if stamp else str(row["memory"]),
             kind="fact",
             created=datetime.fromisoformat(stamp) if stamp else None,
-            source_ids=tuple(meta.get("turn_ids") or ()),
-            attrs={"speaker": speaker, "session": meta.get("session")}
-            | ({"score": float(row["score"])} if row.get("score") is not None else {}),
+            source_ids=sources,
+            attrs=attrs,
         )
 
     def recall(self, query: Query) -> Recall:
