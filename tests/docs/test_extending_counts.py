@@ -123,7 +123,7 @@ def test_a_protocol_is_its_module_and_its_config(project, tmp_path):
 def test_a_paper_table_is_one_experiment_file_and_one_reference_entry(
     project, tmp_path, monkeypatch
 ):
-    from recallbench.cli.reproduce import plan, targets
+    from recallbench.cli.reproduce import steps, targets
     from recallbench.tables import load_spec
     from recallbench.tables.engine import reference_values
 
@@ -148,9 +148,16 @@ def test_a_paper_table_is_one_experiment_file_and_one_reference_entry(
     assert len(added) == 1
     known = targets(conf)
     assert known["reproduce-table-theanine-20"].experiment == "theanine_table20"
-    steps = plan("reproduce-table-theanine-20", results=tmp_path, gen_args=[], args=[],
-                 judge="lexical", make=["make"], conf_dir=conf)  # fmt: skip
-    assert steps[0] == ["make", "reproduce-table-theanine-2"]  # the runs it reads, when missing
-    assert steps[-1][-2:] == ["table", "theanine_table20"]
+    first, *_, last = steps(
+        "reproduce-table-theanine-20",
+        results=tmp_path,
+        gen_args=[],
+        args=[],
+        judge="lexical",
+        make=["make"],
+        conf_dir=conf,
+    )
+    assert first.argv == ["make", "reproduce-table-theanine-2"]  # its runs, when missing
+    assert last.argv[-2:] == ["table", "theanine_table20"]
     spec = load_spec("theanine_table20", conf_dir=conf)
     assert reference_values(spec) == {"THEANINE": {"MSC": {"bleu4": 1.5}}}
