@@ -15,7 +15,9 @@ The package's own texts (each docstring under ``src/recallbench/`` and each READ
 the papers' included) name no module that does not exist: a dotted name ``recallbench.x.y``, a
 name cited in parentheses ``(run.resume.reusable_run)`` (as conf/ notes cite code,
 tests/cli/test_conf_code_names.py), or a path ``metrics/foo.py`` (``src/recallbench/...``) names
-a module, or a name a module defines. A move that leaves its old name behind fails here.
+a module, or a name a module defines. A move that leaves its old name behind fails here, as
+does a module's flat name from before it moved into a package (``lufy_store`` for
+``memory/lufy/_store.py``, ``qa_scores`` for ``protocols/qa/scores.py``: issue 36).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ MODULE_PATH = re.compile(rf"(?<![\w/.-])(?:src/)?(?:recallbench/)?((?:{UNITS})/[
 FULL_NAME = re.compile(r"(?<![\w./])recallbench((?:\.\w+)+)")
 CITED_NAME = re.compile(rf"\(((?:{UNITS})(?:\.\w+)+)[),;: ]")
 FILE_NAME = re.compile(r"\.(py|md|ya?ml|json|jsonl|csv|sqlite|txt|html)$")  # (run.json, ...)
+FLAT_NAME = re.compile(r"(_?[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?:\.\w+)*(?:\(\))?")
 
 
 def anchors(page: Path) -> set[str]:
@@ -190,12 +193,48 @@ def names_a_module(dotted: str) -> bool:
     return module is not None and _defines(module, parts[cut])
 
 
+def _folders() -> dict[str, list[Path]]:
+    """Each package's name -> its folders (``lufy``: memory/lufy and papers/lufy)."""
+    found: dict[str, list[Path]] = {}
+    for init in sorted(PACKAGE.rglob("__init__.py")):
+        found.setdefault(init.parent.name, []).append(init.parent)
+    return found
+
+
+FOLDERS = _folders()
+MODULES = {p.stem for p in PACKAGE.rglob("*.py")} | set(FOLDERS)
+# Words of that shape that name something else, not a module: what each one is.
+NOT_MODULES = {
+    "llm_calls": "a compute activity of recallbench.meter",
+    "carecall_human": "a human-eval study (papers/carecall/human.py)",
+}
+
+
+def moved(name: str) -> bool:
+    """Whether ``name`` is the flat name of a module now inside a package: ``<package>_<module>``
+    where the package holds ``<module>.py`` or ``_<module>.py`` and no module is called ``name``."""
+    if name in MODULES or name in NOT_MODULES:
+        return False
+    words = name.lstrip("_").split("_")
+    for cut in range(1, len(words)):
+        package, module = "_".join(words[:cut]), "_".join(words[cut:])
+        for folder in FOLDERS.get(package, []):
+            if (folder / f"{module}.py").is_file() or (folder / f"_{module}.py").is_file():
+                return True
+    return False
+
+
 def stale_names(text: str) -> list[str]:
     """The module names and paths ``text`` cites that name no module of the package."""
     paths = [p for p in MODULE_PATH.findall(text) if not (PACKAGE / p).is_file()]
     dotted = [d.strip(".") for d in FULL_NAME.findall(text)] + CITED_NAME.findall(text)
     named = [d for d in dotted if d and not FILE_NAME.search(d)]
-    return paths + [f"recallbench.{d}" for d in named if not names_a_module(d)]
+    spans = [m[1] for span in SPAN.findall(text) if (m := FLAT_NAME.fullmatch(span))]
+    return (
+        paths
+        + [f"recallbench.{d}" for d in named if not names_a_module(d)]
+        + [flat for flat in spans if moved(flat)]
+    )
 
 
 def test_the_package_names_no_module_that_does_not_exist():
@@ -211,11 +250,16 @@ def test_the_name_finder_sees_old_names():
         "``recallbench.run.resume.reusable_run`` ``recallbench.run.runner`` (run.resume.rerun_asked)"
         " ``metrics/activity.py`` ``src/recallbench/cli/reuse.py`` (run.json, status)\n"
         "``recallbench.lufy_fit`` (protocols.timerag_scores) ``memory/lufy.py``"
-        " ``recallbench.run.resume.no_such_name`` Mem0's ``evaluation/metrics/utils.py``"
+        " ``recallbench.run.resume.no_such_name`` Mem0's ``evaluation/metrics/utils.py``\n"
+        "``lufy_store`` ``qa_scores.score_qa`` ``_teafarm_offline`` ``memory_retrieval``"
+        " ``qa_gvd`` ``lufy_table11`` ``dont_know_rate`` ``_english_ops``"
     )
     assert stale_names(text) == [
         "memory/lufy.py",  # now a package: memory/lufy/
         "recallbench.lufy_fit",
         "recallbench.run.resume.no_such_name",
         "recallbench.protocols.timerag_scores",
+        "lufy_store",  # memory/lufy/_store.py
+        "qa_scores",  # protocols/qa/scores.py
+        "_teafarm_offline",  # protocols/teafarm/_offline.py
     ]
