@@ -34,7 +34,9 @@ extra overrides ``reproduce.golden_args``); a paper experiment in no list says w
 
 Each step runs as its own process, except a step with nothing to do: a sweep whose command
 finished before as is, tables rendered from unchanged inputs. Those this process answers
-(``answered``), so a warm target costs one Python start-up.
+(``answered``), so a warm target costs one Python start-up. The planner (``steps``) returns
+typed steps (:class:`Step`: make, script, sweep or table) and that decision is made on them;
+a step's command line is built from it only to print and run it.
 """
 
 from __future__ import annotations
