@@ -338,3 +338,27 @@ def test_the_layout_checks_fail_on_each_violation(tmp_path):
     assert "protocols/lamp/ is the _target_ of no conf/protocol config" in problems
     assert "chat.yaml targets protocols/qa/" in problems  # stem neither qa nor qa_<variant>
     assert "flat.yaml: _target_ must name a class of a protocol package" in problems
+
+
+def run_test_problems(run: Path, tests: Path) -> list[str]:
+    """tests/ mirrors src/: each module of the run layer has its tests in
+    ``tests/run/test_<module>.py``, not in the tests of a layer that happens to call it."""
+    return [
+        f"run/{module.name} has no tests/run/test_{module.stem}.py (move its tests there)"
+        for module in sorted(run.glob("*.py"))
+        if module.name != "__init__.py" and not (tests / f"test_{module.stem}.py").is_file()
+    ]
+
+
+def test_tests_of_the_run_layer_mirror_its_modules():
+    problems = run_test_problems(PKG / "run", ROOT / "tests" / "run")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_run_mirror_check_fails_on_a_module_without_its_tests(tmp_path):
+    run, tests = tmp_path / "run", tmp_path / "tests_run"
+    _tree(run, {"__init__.py": "", "runner.py": "", "resume.py": ""})
+    _tree(tests, {"test_runner.py": "", "test_something_else.py": ""})
+    assert run_test_problems(run, tests) == [
+        "run/resume.py has no tests/run/test_resume.py (move its tests there)"
+    ]

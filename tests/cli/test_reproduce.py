@@ -14,12 +14,14 @@ import yaml
 
 from recallbench import CONF_DIR
 from recallbench.cli.reproduce import (
+    Step,
+    answered,
     block_of,
     experiment_of,
     group,
     listing,
-    plan,
     settings,
+    steps,
     target_of,
     targets,
 )
@@ -30,8 +32,8 @@ CLI = [sys.executable, "-m", "recallbench.cli"]
 MAKE = ["make", "-o", ".venv/.installed"]
 
 
-def _plan(target: str, results: Path, args: list[str] | None = None, **kw: Any) -> list[list[str]]:
-    return plan(
+def _steps(target: str, results: Path, args: list[str] | None = None, **kw: Any) -> list[Step]:
+    return steps(
         target,
         results=results,
         gen_args=["generator=extractive"],
@@ -40,6 +42,28 @@ def _plan(target: str, results: Path, args: list[str] | None = None, **kw: Any) 
         make=MAKE,
         **kw,
     )
+
+
+def _plan(target: str, results: Path, args: list[str] | None = None, **kw: Any) -> list[list[str]]:
+    """The command lines of ``target``'s steps, as ``--dry-run`` prints them."""
+    return [step.argv for step in _steps(target, results, args, **kw)]
+
+
+def test_each_step_is_planned_with_its_kind_and_answered_by_it(tmp_path):
+    """What this process may answer is decided on the planned step, not its command line read
+    back: make and scripts always run as their own process, a sweep keeps ``-m`` as a field."""
+    (fit, _), (need, _) = (
+        _steps("reproduce-table-lufy-2", tmp_path),
+        _steps("reproduce-table-lufy-3", tmp_path),
+    )
+    sweep, table = _steps("reproduce-table-lufy-13", tmp_path)
+    assert [fit.kind, need.kind, sweep.kind, table.kind] == ["script", "make", "sweep", "table"]
+    assert sweep.multirun and sweep.words[0] == "experiment=lufy_table13"
+    assert sweep.argv == [*CLI, "-m", *sweep.words] and table.argv == [*CLI, "table", *table.words]
+    # A script whose words spell the project's own command is still a script: it runs.
+    spelled = Step("script", ("-m", "recallbench.cli", *sweep.argv[3:]))
+    assert spelled.argv == sweep.argv and not answered(spelled) and not answered(need)
+    assert not answered(Step("sweep", (*sweep.words, "plan=true"), multirun=True))
 
 
 def test_target_names_map_to_experiments_and_back():

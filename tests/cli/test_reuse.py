@@ -103,9 +103,8 @@ def test_reproduce_answers_warm_steps_without_a_process(
 ):
     """``make reproduce-*`` warm: a sweep that finished as is and a table whose inputs did not
     change are answered by reproduce itself (one Python start-up per target, not three)."""
-    import sys
-
     from recallbench.cli import reproduce
+    from recallbench.cli.reproduce import Step
     from recallbench.cli.table import table_main
 
     monkeypatch.setenv("RECALLBENCH_DATA_DIR", str(data_copy))
@@ -113,22 +112,27 @@ def test_reproduce_answers_warm_steps_without_a_process(
     results = tmp_path / "results"
     assert run_cli(*SWEEP, results=results).status == 0
     (record,) = (results / "cache" / "commands").glob("*.json")
-    argv = json.loads(record.read_text())["argv"]
-    cli = [sys.executable, "-m", "recallbench.cli"]
+    flag, *words = json.loads(record.read_text())["argv"]
+    assert flag == "-m"
+    sweep = Step("sweep", tuple(words), multirun=True)
     capsys.readouterr()
 
-    assert reproduce.answered([*cli, *argv])  # replayed: its run folder, as the command prints
+    assert reproduce.answered(sweep)  # replayed: its run folder, as the command prints
     (run_json,) = results.glob("runs/adhoc/*/*/run.json")
     assert capsys.readouterr().out.split() == [str(run_json.parent)]
-    assert not reproduce.answered([*cli, *argv[:-1], "episodes=2"])  # a new command: runs
-    assert not reproduce.answered([*cli, *argv, "plan=true"])  # a plan: the command's own
-    assert not reproduce.answered([*cli, "--verbose", *argv])
+    # The same words as another step are another command: each runs as its own process.
+    assert not reproduce.answered(Step("sweep", sweep.words))  # no -m: one job, not this sweep
+    assert not reproduce.answered(Step("script", tuple(sweep.argv[1:])))  # a script always runs
+    assert not reproduce.answered(Step("sweep", (*words[:-1], "episodes=2"), multirun=True))
+    assert not reproduce.answered(Step("sweep", (*words, "plan=true"), multirun=True))
+    assert not reproduce.answered(Step("sweep", ("--verbose", *words), multirun=True))
 
-    table = ["carecall_table1", f"paths.results_dir={results}", f"paths.data_dir={data_copy}"]
-    assert not reproduce.answered([*cli, "table", *table])  # never rendered: render it
-    table_main(table)
+    table = ("carecall_table1", f"paths.results_dir={results}", f"paths.data_dir={data_copy}")
+    assert not reproduce.answered(Step("table", table))  # never rendered: render it
+    table_main(list(table))
     printed = capsys.readouterr().out.split()
-    assert reproduce.answered([*cli, "table", *table])
+    assert reproduce.answered(Step("table", table))
     assert sorted(capsys.readouterr().out.split()) == sorted(printed)
+    assert not reproduce.answered(Step("script", tuple(Step("table", table).argv[1:])))
     Path(printed[0]).write_text("edited")  # a file no longer as written: render again
-    assert not reproduce.answered([*cli, "table", *table])
+    assert not reproduce.answered(Step("table", table))

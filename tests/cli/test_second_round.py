@@ -1,20 +1,17 @@
 """Issue 22's user-facing cases, one row each: exit status, the ONE line, no traceback.
 
 Config mistakes of every group (item 3) are refused before any work starts (no run folder);
-resuming (item 2) a sweep, a finished run and a wrong folder; a run on a working tree with
-uncommitted changes (item 5) says so in one warning line and in run.json.
+resuming (item 2) a sweep, a finished run and a wrong folder. Item 5 (a run on a working tree
+with uncommitted changes says so) is tested with the module that decides it,
+tests/run/test_provenance.py.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-
-from recallbench.run.provenance import git_state
 
 FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures"
 
@@ -138,69 +135,3 @@ def test_resume_command_of_an_interrupted_sweep_job_names_the_sweep():
     )
     single = cli.resume_command(Path("results/runs/adhoc/s/j"), False)
     assert single.endswith("resume_dir=results/runs/adhoc/s/j") and " -m " not in single
-
-
-# -- item 5: the working tree's state -------------------------------------------------------
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
-
-
-@pytest.fixture
-def repo(tmp_path) -> Path:
-    repo = tmp_path / "repo"
-    (repo / "src").mkdir(parents=True)
-    (repo / "conf").mkdir()
-    (repo / "src" / "m.py").write_text("x = 1\n")
-    (repo / "conf" / "c.yaml").write_text("k: 1\n")
-    _git(repo, "init", "-q")
-    _git(repo, "add", ".")
-    _git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init")
-    return repo
-
-
-@pytest.mark.parametrize(
-    "change,dirty",
-    [
-        (lambda r: None, False),
-        (lambda r: (r / "conf" / "c.yaml").write_text("k: 2\n"), True),  # an edited config
-        (lambda r: (r / "src" / "mine.py").write_text("y = 2\n"), True),  # an untracked method
-        (lambda r: (r / "notes.txt").write_text("n\n"), False),  # outside the code paths
-        (lambda r: (r / "results").mkdir() or (r / "results" / "t.md").write_text("t"), False),
-    ],
-    ids=["clean", "edited-config", "untracked-src", "untracked-elsewhere", "results"],
-)
-def test_git_state_flags_code_changes_only(repo, change, dirty):
-    head = git_state(repo)["git_sha"]
-    change(repo)
-    state = git_state(repo)
-    assert state["git_sha"] == head and state["git_dirty"] is dirty
-    assert (state["git_diff_sha256"] is not None) is dirty
-
-
-def test_diff_hash_follows_the_content_of_the_change(repo):
-    (repo / "src" / "mine.py").write_text("y = 2\n")
-    first = git_state(repo)["git_diff_sha256"]
-    assert git_state(repo)["git_diff_sha256"] == first  # same tree, same hash
-    (repo / "src" / "mine.py").write_text("y = 3\n")
-    assert git_state(repo)["git_diff_sha256"] != first
-
-
-def test_a_run_on_a_dirty_tree_says_so(run_cli, monkeypatch, tmp_path, repo):
-    """The project's tree is whatever it is; a copy of the package in a dirty repo is not."""
-    import recallbench.run.provenance as provenance
-
-    monkeypatch.setenv("RECALLBENCH_DATA_DIR", str(FIXTURES))
-    (repo / "src" / "mine.py").write_text("y = 2\n")
-    real = provenance.git_state
-    monkeypatch.setattr("recallbench.run.runner.git_state", lambda: real(repo))
-    outcome = run_cli(*MSC, "job=j", "tag=t")
-    assert outcome.status == 0, outcome.err
-    (line,) = [ln for ln in outcome.error_lines if "warning" in ln]
-    assert "uncommitted changes (diff sha256" in line and "not reproducible" in line
-    run_dir = next((tmp_path / "results" / "runs" / "t").glob("*/j"))
-    info = _job(run_dir)
-    assert info["git_dirty"] is True and len(info["git_diff_sha256"]) == 64
-    assert "code " in outcome.err and info["git_diff_sha256"][:12] in outcome.err
-    shutil.rmtree(repo)

@@ -2,7 +2,7 @@
 under every launcher here: Hydra's basic one (jobs in this process), joblib processes
 (``local_parallel``) and submitit's local executor (``submitit_local``: the SLURM code path,
 pickled jobs in their own processes). SLURM itself is not here; its exit is the same
-``sweep_exit`` over ``sweep.json`` (``run.sweep.worst_exit``, tested in ``test_sweep_state``).
+``sweep_exit`` over ``sweep.json`` (``run.sweep.worst_exit``, tested in tests/run/test_sweep.py).
 
 A sweep over two data folders: the job whose folder is missing fails, the other is stopped by
 ``sweep.max_calls`` (interrupted), so the sweep exits 1 and both jobs ran to their end; with

@@ -10,10 +10,19 @@
   is skipped, as are run-time outputs (``results/runs/...``, ``results/cache/...``). A page names
   a file it proposes (one an example would add) in ``<!-- not in the repository: a/b.py ... -->``:
   those must not exist (a stale note fails) and are not looked for.
+
+The package's own texts (each docstring under ``src/recallbench/`` and each README there,
+the papers' included) name no module that does not exist: a dotted name ``recallbench.x.y``, a
+name cited in parentheses ``(run.resume.reusable_run)`` (as conf/ notes cite code,
+tests/cli/test_conf_code_names.py), or a path ``metrics/foo.py`` (``src/recallbench/...``) names
+a module, or a name a module defines. A move that leaves its old name behind fails here, as
+does a module's flat name from before it moved into a package (``lufy_store`` for
+``memory/lufy/_store.py``, ``qa_scores`` for ``protocols/qa/scores.py``: issue 36).
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -27,6 +36,13 @@ ROOTS = ("src/", "conf/", "docs/", "tests/", "bench/", "scripts/", "notebooks/",
 ROOTS += ("results/tables/", ".ci/")
 SUFFIX = re.compile(r"\.(py|md|ya?ml|json|jsonl|ipynb|csv|toml|txt|sh)$")
 PLACEHOLDER = re.compile(r"[<>*{}$|]|\.\.\.")
+PACKAGE = ROOT / "src" / "recallbench"
+UNITS = "|".join(sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()))
+MODULE_PATH = re.compile(rf"(?<![\w/.-])(?:src/)?(?:recallbench/)?((?:{UNITS})/[\w/]+\.py)\b")
+FULL_NAME = re.compile(r"(?<![\w./])recallbench((?:\.\w+)+)")
+CITED_NAME = re.compile(rf"\(((?:{UNITS})(?:\.\w+)+)[),;: ]")
+FILE_NAME = re.compile(r"\.(py|md|ya?ml|json|jsonl|csv|sqlite|txt|html)$")  # (run.json, ...)
+FLAT_NAME = re.compile(r"(_?[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?:\.\w+)*(?:\(\))?")
 
 
 def anchors(page: Path) -> set[str]:
@@ -124,3 +140,126 @@ def test_no_docstring_cites_a_file_outside_the_repository():
         if re.search(r"DESIGN\.md|notes/API", line)
     ]
     assert not cites, cites
+
+
+def package_texts() -> list[tuple[str, str]]:
+    """``(where, text)`` of each docstring under src/recallbench and each README there."""
+    texts = []
+    documented = ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, documented) and (doc := ast.get_docstring(node, clean=False)):
+                texts.append((str(path.relative_to(ROOT)), doc))
+    readmes = sorted(PACKAGE.rglob("README.md"))
+    return texts + [(str(p.relative_to(ROOT)), p.read_text(encoding="utf-8")) for p in readmes]
+
+
+def _module(parts: list[str]) -> Path | None:
+    """The file of the module ``recallbench.<parts>`` (a package's ``__init__.py``), if any."""
+    path = PACKAGE.joinpath(*parts)
+    for file in (path / "__init__.py", path.with_suffix(".py")):
+        if file.is_file():
+            return file
+    return None
+
+
+def _defines(module: Path, name: str) -> bool:
+    """Whether a module's top level (its ``if``/``try`` blocks included) binds ``name``."""
+    body = list(ast.parse(module.read_text(encoding="utf-8")).body)
+    while body:
+        node = body.pop()
+        if isinstance(node, ast.If | ast.Try):
+            body += [*node.body, *node.orelse, *getattr(node, "finalbody", [])]
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if node.name == name:
+                return True
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            if any((a.asname or a.name).split(".")[0] == name for a in node.names):
+                return True
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)):
+                return True
+    return False
+
+
+def names_a_module(dotted: str) -> bool:
+    """Whether ``recallbench.<dotted>`` is a module, or a name its longest module defines."""
+    parts = dotted.split(".")
+    cut = next(k for k in range(len(parts), -1, -1) if _module(parts[:k]) is not None)
+    if cut == len(parts):
+        return True
+    module = _module(parts[:cut])
+    return module is not None and _defines(module, parts[cut])
+
+
+def _folders() -> dict[str, list[Path]]:
+    """Each package's name -> its folders (``lufy``: memory/lufy and papers/lufy)."""
+    found: dict[str, list[Path]] = {}
+    for init in sorted(PACKAGE.rglob("__init__.py")):
+        found.setdefault(init.parent.name, []).append(init.parent)
+    return found
+
+
+FOLDERS = _folders()
+MODULES = {p.stem for p in PACKAGE.rglob("*.py")} | set(FOLDERS)
+# Words of that shape that name something else, not a module: what each one is.
+NOT_MODULES = {
+    "llm_calls": "a compute activity of recallbench.meter",
+    "carecall_human": "a human-eval study (papers/carecall/human.py)",
+}
+
+
+def moved(name: str) -> bool:
+    """Whether ``name`` is the flat name of a module now inside a package: ``<package>_<module>``
+    where the package holds ``<module>.py`` or ``_<module>.py`` and no module is called ``name``."""
+    if name in MODULES or name in NOT_MODULES:
+        return False
+    words = name.lstrip("_").split("_")
+    for cut in range(1, len(words)):
+        package, module = "_".join(words[:cut]), "_".join(words[cut:])
+        for folder in FOLDERS.get(package, []):
+            if (folder / f"{module}.py").is_file() or (folder / f"_{module}.py").is_file():
+                return True
+    return False
+
+
+def stale_names(text: str) -> list[str]:
+    """The module names and paths ``text`` cites that name no module of the package."""
+    paths = [p for p in MODULE_PATH.findall(text) if not (PACKAGE / p).is_file()]
+    dotted = [d.strip(".") for d in FULL_NAME.findall(text)] + CITED_NAME.findall(text)
+    named = [d for d in dotted if d and not FILE_NAME.search(d)]
+    spans = [m[1] for span in SPAN.findall(text) if (m := FLAT_NAME.fullmatch(span))]
+    return (
+        paths
+        + [f"recallbench.{d}" for d in named if not names_a_module(d)]
+        + [flat for flat in spans if moved(flat)]
+    )
+
+
+def test_the_package_names_no_module_that_does_not_exist():
+    texts = package_texts()
+    assert len(texts) > 2000 and any(w.endswith("papers/lufy/README.md") for w, _ in texts)
+    stale = [f"{where}: {name}" for where, text in texts for name in stale_names(text)]
+    assert not stale, "names of modules that do not exist:\n" + "\n".join(stale)
+
+
+def test_the_name_finder_sees_old_names():
+    """A dotted name, a cited name and a path each resolve or not, as the package stands."""
+    text = (
+        "``recallbench.run.resume.reusable_run`` ``recallbench.run.runner`` (run.resume.rerun_asked)"
+        " ``metrics/activity.py`` ``src/recallbench/cli/reuse.py`` (run.json, status)\n"
+        "``recallbench.lufy_fit`` (protocols.timerag_scores) ``memory/lufy.py``"
+        " ``recallbench.run.resume.no_such_name`` Mem0's ``evaluation/metrics/utils.py``\n"
+        "``lufy_store`` ``qa_scores.score_qa`` ``_teafarm_offline`` ``memory_retrieval``"
+        " ``qa_gvd`` ``lufy_table11`` ``dont_know_rate`` ``_english_ops``"
+    )
+    assert stale_names(text) == [
+        "memory/lufy.py",  # now a package: memory/lufy/
+        "recallbench.lufy_fit",
+        "recallbench.run.resume.no_such_name",
+        "recallbench.protocols.timerag_scores",
+        "lufy_store",  # memory/lufy/_store.py
+        "qa_scores",  # protocols/qa/scores.py
+        "_teafarm_offline",  # protocols/teafarm/_offline.py
+    ]

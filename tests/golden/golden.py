@@ -62,12 +62,12 @@ def golden_targets() -> dict[str, str]:
     with its ``ARGS``: a target that runs a sweep gets :data:`ARGS` plus its experiment's
     ``reproduce.golden_args``; a table of data or of other targets' runs gets none (its ``ARGS``
     would be the table's own overrides). Targets come after those whose runs they read."""
-    from recallbench.cli.reproduce import group, plan
+    from recallbench.cli.reproduce import group, steps
 
     out = {}
     for target, extra in group("golden").items():
-        steps = plan(target, results=ROOT / "results", gen_args=[], args=[], judge="", make=[])
-        sweeps = any("table" not in step and "experiment=" in " ".join(step) for step in steps)
+        planned = steps(target, results=ROOT / "results", gen_args=[], args=[], judge="", make=[])
+        sweeps = any(step.kind == "sweep" for step in planned)
         out[target] = " ".join([ARGS, *extra]) if sweeps else ""
     # The targets share one results folder and its LLM cache. Table XI's latency counts only
     # calls that miss that cache, so TimeRAG Table VI (whose runs it reads) must run before the

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from recallbench import CONF_DIR, cli
-from recallbench.cli.reproduce import plan
+from recallbench.cli.reproduce import steps
 
 ROOT = Path(__file__).resolve().parents[2]
 READMES = sorted((ROOT / "src" / "recallbench" / "papers").glob("*/README.md"))
@@ -81,10 +81,10 @@ def test_every_readme_command_runs(paper, command, tmp_path, monkeypatch, capsys
             if "-m recallbench.cli reproduce" not in line:  # also hand over to another target)
                 continue
             planned = shlex.split(line)[-1]
-            steps = plan(
+            found = steps(
                 planned, results=tmp_path, gen_args=[], args=[], judge="lexical", make=["make"]
             )
-            assert steps and "table" in steps[-1], (target, planned, steps)
+            assert found and found[-1].kind == "table", (target, planned, found)
         return
     if words[0] == "recallbench-table":
         if not template:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from recallbench import cli
-from recallbench.cli.reproduce import plan
+from recallbench.cli.reproduce import steps
 from recallbench.tables.latency import run_latency
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,7 +121,7 @@ def test_a_finished_import_is_reused_not_duplicated(importer, tmp_path, monkeypa
 
 def test_make_target_imports_six_files_twice_and_launches_no_sweep(tmp_path):
     values = {"data_dir": "/d", "results": str(tmp_path)}
-    steps = plan(
+    planned = steps(
         "reproduce-table-locomo-referee",
         results=tmp_path,
         gen_args=[],
@@ -130,8 +130,8 @@ def test_make_target_imports_six_files_twice_and_launches_no_sweep(tmp_path):
         make=["make"],
         values=values,
     )
-    imports = [s for s in steps if "import-answers" in s]
-    assert len(imports) == 12 and not [s for s in steps if s[0] == "make"]
+    imports = [s.argv for s in planned if "import-answers" in s.words]
+    assert len(imports) == 12 and not [s for s in planned if s.kind in ("make", "sweep")]
     referee = [s for s in imports if "tag=referee" in s]
     assert len(referee) == 6
     assert all("dataset.options.errata=default+locomo_audit" in s for s in referee)
@@ -145,7 +145,8 @@ def test_make_target_imports_six_files_twice_and_launches_no_sweep(tmp_path):
     }
     zep = next(s for s in referee if "zep" in s)
     assert "/d/zep_locomo/zep_locomo_responses.json" in zep and "paths.data_dir=/d" in zep
-    assert steps[-1][-6:] == [*REFEREE, "judge_panel_locomo"]
+    assert planned[-1].kind == "table"
+    assert planned[-1].words[-6:] == (*REFEREE, "judge_panel_locomo")
 
 
 # Published with each file (../shared/data/*/SOURCE.md) and the same computation as the cell:

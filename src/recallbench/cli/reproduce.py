@@ -34,7 +34,9 @@ extra overrides ``reproduce.golden_args``); a paper experiment in no list says w
 
 Each step runs as its own process, except a step with nothing to do: a sweep whose command
 finished before as is, tables rendered from unchanged inputs. Those this process answers
-(``answered``), so a warm target costs one Python start-up.
+(``answered``), so a warm target costs one Python start-up. The planner (``steps``) returns
+typed steps (:class:`Step`: make, script, sweep or table) and that decision is made on them;
+a step's command line is built from it only to print and run it.
 """
 
 from __future__ import annotations
@@ -47,8 +49,9 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from recallbench import CONF_DIR
 from recallbench.cli.targets import (
@@ -67,18 +70,21 @@ from recallbench.errors import ConfigError
 __all__ = [
     "PAPER_TABLE",
     "SETTINGS",
+    "Step",
     "Target",
     "answered",
     "block_of",
     "experiment_of",
     "group",
     "listing",
-    "plan",
     "reproduce_main",
     "settings",
+    "steps",
     "target_of",
     "targets",
 ]
+
+CLI = [sys.executable, "-m", "recallbench.cli"]  # a step of the project's own command line
 
 # Data folders the sweeps name: the make variable of the same name (``CC_DATA_DIR=...`` reaches
 # here as ``--set cc_data=...``) when set, else the data folder when it holds the file, else the
@@ -125,13 +131,41 @@ def _fill(words: list[Any], values: Mapping[str, str], where: str) -> list[str]:
             text = re.sub(r"(?<!\\)\{(\w+)\}", lambda m: values[m[1]], text)
         except KeyError as exc:
             known = ", ".join(f"{{{k}}}" for k in values)
-            raise ConfigError(f"{where}: unknown placeholder {{{exc.args[0]}}} in {word!r} "
-                              f"(expected one of {known})") from None  # fmt: skip
+            expected = f"(expected one of {known})"
+            raise ConfigError(
+                f"{where}: unknown placeholder {{{exc.args[0]}}} in {word!r} {expected}"
+            ) from None
         out.append(text.replace("\\$", "$"))
     return out
 
 
-def plan(
+@dataclass(frozen=True)
+class Step:
+    """One step of a target, as planned: what it is and its words, from which its command line
+    (:attr:`argv`) is built. Whether this process can answer it (:func:`answered`) is decided
+    on these fields, never on the command line read back.
+
+    Kinds: ``make`` (``words``: make and the target whose runs are missing), ``script``
+    (``words``: a script and its arguments, run with this Python), ``sweep`` (``words``: the
+    Hydra overrides; ``multirun``: ``-m``) and ``table`` (``words``: experiments and overrides).
+    """
+
+    kind: Literal["make", "script", "sweep", "table"]
+    words: tuple[str, ...]
+    multirun: bool = False
+
+    @property
+    def argv(self) -> list[str]:
+        """The command line that runs this step as its own process."""
+        if self.kind == "make":
+            return list(self.words)
+        if self.kind == "script":
+            return [sys.executable, *self.words]
+        head = ["table"] if self.kind == "table" else ["-m"] if self.multirun else []
+        return [*CLI, *head, *self.words]
+
+
+def steps(
     target: str,
     *,
     results: Path,
@@ -141,8 +175,8 @@ def plan(
     make: list[str],
     conf_dir: Path = CONF_DIR,
     values: Mapping[str, str] | None = None,
-) -> list[list[str]]:
-    """The commands ``target`` runs, in order (see the module docstring)."""
+) -> list[Step]:
+    """The steps ``target`` runs, in order (see the module docstring)."""
     known = targets(conf_dir)
     chosen = known.get(target) or Target(target, experiment_of(target), "")
     experiment = chosen.experiment
@@ -152,15 +186,14 @@ def plan(
     values = dict(
         values or settings({}, Path(os.environ.get("RECALLBENCH_DATA_DIR", "data")), results)
     )
-    cli = [sys.executable, "-m", "recallbench.cli"]
-    steps: list[list[str]] = []
+    out: list[Step] = []
     for need in block.get("needs") or []:
         if need not in known:
             raise ConfigError(f"{where}.needs: {need} is no target (make reproduce-list)")
         if not _has_runs(results, known[need].experiment):
-            steps.append([*make, need])
+            out.append(Step("make", (*make, need)))
     for command in block.get("commands") or []:
-        steps.append([sys.executable, *_fill(command, values, f"{where}.commands")])
+        out.append(Step("script", tuple(_fill(command, values, f"{where}.commands"))))
     sweeps = block.get("sweeps")
     for sweep in ([[]] if _sweeps(data) else []) if sweeps is None else sweeps:
         spec = sweep if isinstance(sweep, dict) else {"args": sweep}
@@ -168,18 +201,18 @@ def plan(
         swept = data if name == experiment else read_experiment(name, conf_dir)
         fixed = chosen.judge or block.get("judge")
         judged = [f"judge={fixed or judge}"] if fixed is not False and _has_judge(swept) else []
-        mode = ["-m"] if _sweeps(swept) else []
         extra = _fill(spec.get("args") or [], values, f"{where}.sweeps")
-        steps.append([*cli, *mode, f"experiment={name}", *judged, *extra, *gen_args, *args])
+        words = (f"experiment={name}", *judged, *extra, *gen_args, *args)
+        out.append(Step("sweep", words, multirun=_sweeps(swept)))
     runs = table.get("runs")
     if isinstance(runs, str) and runs != experiment and not _has_runs(results, runs):
-        steps.append([*make, target_of(runs)])
+        out.append(Step("make", (*make, target_of(runs))))
     own = [] if sweeps or _sweeps(data) or runs else args
     if "plan=true" in args:  # make estimate-table-*: a plan renders no table
-        return steps
+        return out
     rendered = [str(t) for t in block.get("tables") or [experiment]]
-    steps.append([*cli, "table", *rendered, *gen_args, *own])
-    return steps
+    out.append(Step("table", (*rendered, *gen_args, *own)))
+    return out
 
 
 def reproduce_main(argv: list[str] | None = None) -> None:
@@ -192,10 +225,14 @@ def reproduce_main(argv: list[str] | None = None) -> None:
     parser.add_argument("--args", default="", help="other Hydra overrides (the Makefile's ARGS)")
     parser.add_argument("--judge", default="lexical", help="judge of experiments that have one")
     parser.add_argument("--make", default="make", help="how to call make for a missing run")
+    names = ", ".join(SETTINGS)
     parser.add_argument(
-        "--set", action="append", default=[], metavar="NAME=VALUE",
-        help=f"a data folder the sweeps name ({', '.join(SETTINGS)}, answer_key); empty: default",
-    )  # fmt: skip
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help=f"a data folder the sweeps name ({names}, answer_key); empty: default",
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the steps only")
     parser.add_argument(
         "--rerun", action="store_true", help="run every job again (finished runs are reused)"
@@ -218,7 +255,7 @@ def reproduce_main(argv: list[str] | None = None) -> None:
         results = Path(os.environ.get("RECALLBENCH_RESULTS_DIR", "results"))
         data_dir = Path(os.environ.get("RECALLBENCH_DATA_DIR", "data/downloaded"))
         given = dict(s.split("=", 1) for s in ns.set if "=" in s)
-        steps = plan(
+        planned = steps(
             ns.target,
             results=results,
             gen_args=shlex.split(ns.gen),
@@ -229,39 +266,33 @@ def reproduce_main(argv: list[str] | None = None) -> None:
         )
     except ConfigError as exc:
         sys.exit(f"recallbench reproduce: {exc}")
-    for step in steps:
-        print("+ " + shlex.join(step), flush=True)
+    for step in planned:
+        print("+ " + shlex.join(step.argv), flush=True)
         if ns.dry_run or answered(step):
             continue
-        if code := subprocess.run(step, check=False).returncode:
+        if code := subprocess.run(step.argv, check=False).returncode:
             sys.exit(code)
 
 
-def answered(step: list[str]) -> bool:
+def answered(step: Step) -> bool:
     """Answer a step that has nothing to do in this process, printing what it would print: a
     sweep whose command finished before as is (``cli.reuse.replayed``), tables rendered from
-    unchanged inputs (``cli.table.cached_tables``). Anything else (a plan, a flag, another
-    subcommand, work to do) runs as its own process, as before. A warm target thus costs one
-    Python start-up, not one per step (issue 38: ``make tables`` warm)."""
-    cli = [sys.executable, "-m", "recallbench.cli"]
-    args = step[len(cli) :]
-    if step[: len(cli)] != cli or any(
-        a.startswith("-") and a != "-m" or a.partition("=")[0] in ("plan", "plan_latency_s")
-        for a in args
+    unchanged inputs (``cli.table.cached_tables``). Anything else (make, a script, a plan, a
+    flag, work to do) runs as its own process. A warm target thus costs one Python start-up,
+    not one per step (issue 38: ``make tables`` warm)."""
+    if step.kind not in ("sweep", "table") or any(
+        w.startswith("-") or w.partition("=")[0] in ("plan", "plan_latency_s") for w in step.words
     ):
         return False
-    if args[:1] == ["table"]:
+    if step.kind == "table":
         from recallbench.cli.table import cached_tables
 
-        files = cached_tables(args[1:])
+        files = cached_tables(list(step.words))
         for path in files or []:
             print(path, flush=True)
         return files is not None
-    from recallbench.cli import SUBCOMMANDS
     from recallbench.cli.reuse import replayed
 
-    if args[:1] and args[0] in SUBCOMMANDS:
-        return False
-    done = replayed(args)
+    done = replayed(["-m", *step.words] if step.multirun else list(step.words))
     sys.stdout.flush()
     return done

@@ -1,6 +1,6 @@
 """CAIM: a cognitive AI memory framework (Westhäußer et al., 2025; ``papers/caim.md``).
 
-Implemented (sec. 3, prompts of App. A verbatim in ``caim_tasks``/``caim_post``):
+Implemented (sec. 3, prompts of App. A verbatim in ``_tasks``/``_post``):
 
 - Memory Controller (3.3.1): three A/B self-asking decisions -- information necessary?
   (B: answer from the model's own knowledge, no memory), retrieval and conversation? (A: LTM +

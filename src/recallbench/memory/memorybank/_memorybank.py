@@ -5,12 +5,12 @@ Papers: Zhong et al., "MemoryBank: Enhancing Large Language Models with Long-Ter
 "Enhancing Long-term RAG Chatbots with Psychological Models of Memory Importance and Forgetting"
 (LUFY), JAIR 2025 / arXiv 2409.12524, sec. 2 (Eq. 1), sec. 4.2 and Tables 3-4.
 
-Implemented: the shared LUFY-family store (``lufy_store``) with MemoryBank's importance
-e^(-dt/S): S starts at 1 when a memory is written, and each time it is recalled (retrieved as
-R1 and shown to the generator) S += 1 and dt is reset to 0. dt is in days of simulated time
-(LUFY sessions are consecutive days). After every session the memories are ranked by importance
-and the top 10% of all memories created so far are kept (sec. 4.2, Table 3 rounding: nearest
-whole number, halves up). Retrieval is by cosine similarity only (Table 4).
+Implemented: the shared LUFY-family store (``memory/lufy/_store.py``) with MemoryBank's importance
+e^(-dt/S): S starts at 1 when a memory is written, and each time it is recalled (retrieved as R1 and
+shown to the generator) S += 1 and dt is reset to 0. dt is in days of simulated time (LUFY sessions
+are consecutive days). After every session the memories are ranked by importance and the top 10% of
+all memories created so far are kept (sec. 4.2, Table 3 rounding: nearest whole number, halves up).
+Retrieval is by cosine similarity only (Table 4).
 
 ``upstream_formula: true`` uses the released MemoryBank code instead:
 ``math.exp(-t / 5*S)`` (``memory_bank/memory_retrieval/forget_memory.py`` in
@@ -21,7 +21,7 @@ code's own docstring (an open upstream issue). Default off; ``conf/memory/memory
 Deviations:
 - MemoryBank deletes memories at random with probability 1 - importance; LUFY's baseline (and
   this one) keeps the top 10% by importance, deterministically.
-- Those of ``lufy_store`` (live writes, tie-break toward newer memories, our prompts).
+- Those of ``memory/lufy/_store.py`` (live writes, tie-break toward newer memories, our prompts).
 """
 
 from __future__ import annotations

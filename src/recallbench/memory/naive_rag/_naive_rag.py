@@ -4,14 +4,14 @@ Paper: Sumida, Inoue and Kawahara, "Enhancing Long-term RAG Chatbots with Psycho
 Memory Importance and Forgetting" (LUFY), JAIR 2025 / arXiv 2409.12524, sec. 5 and Table 4:
 "a conventional RAG chatbot model that exhibits no forgetting", retrieval by cosine similarity.
 
-Implemented: the shared LUFY-family store (``lufy_store``: profile, session summaries, utterance
-pairs; cosine threshold 0.8; top-2 retrieval with R1 shown) with forgetting switched off, so
-``retention()`` is always 100% (Table 3). Snapshot attrs report MemoryBank-style bookkeeping
+Implemented: the shared LUFY-family store (``memory/lufy/_store.py``: profile, session summaries,
+utterance pairs; cosine threshold 0.8; top-2 retrieval with R1 shown) with forgetting switched off,
+so ``retention()`` is always 100% (Table 3). Snapshot attrs report MemoryBank-style bookkeeping
 (S = 1 + R1, e^(-dt/S)) for comparison only; it never affects retrieval.
 
 Deviations:
-- Those of ``lufy_store`` (live writes, our summary/profile prompts, configured embedder instead
-  of text-embedding-ada-002).
+- Those of ``memory/lufy/_store.py`` (live writes, our summary/profile prompts, configured
+  embedder instead of text-embedding-ada-002).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """THEANINE's memory graph: linking rule (Algorithm 1) and raw timeline extraction (Algorithm 2).
 
-Pure graph logic, no LLM and no embedder: ``theanine.py`` decides which memories are assigned a
+Pure graph logic, no LLM and no embedder: ``_theanine.py`` decides which memories are assigned a
 relation; this module decides where edges go and which linear paths are timelines.
 
 Ong et al., "Towards Lifelong Dialogue Agents via Timeline-based Memory Management", NAACL 2025:

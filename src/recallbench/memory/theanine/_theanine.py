@@ -12,7 +12,7 @@ Implemented:
   (j = 3) most similar memories of G^t are its associative memories M_a (I-1); each pair gets a
   relation from the Fig. 22 prompt over the 7 relations + None, given both memories' origin
   dialogues (task ``theanine.link_relation``, stage ``memory``) (I-2); m_new is linked to the most
-  recent assigned memory of each connected component of G^t (Algorithm 1; ``theanine_graph``).
+  recent assigned memory of each connected component of G^t (Algorithm 1; ``_graph``).
   No memory is ever updated or removed.
 - Phase II (``recall``): top-k (k = 3) memories with the dialogue context D as query; for each,
   its raw timelines from the component's oldest memory through it to out-degree-0 ends (Eq. 10);

@@ -9,13 +9,13 @@ thought's embedding x is hashed to bucket F(x) = argmax([xR; -xR]) with a fixed 
 of shape (d, b/2) (random-rotation LSH); a query retrieves only within its own bucket, ranked
 by cosine similarity (top ``top_k``).
 
-Implemented here: post-thinking after every (user turn, reply) pair of each observed session,
-the LSH memory cache, insert/forget/merge against the thoughts in the new thought's bucket,
+Implemented here: post-thinking after every (user turn, reply) pair of each observed session, the
+LSH memory cache, insert/forget/merge against the thoughts in the new thought's bucket,
 bucket-restricted retrieval. Offline (extractive) rules: thoughts are the CAIM offline thoughts
-(first-person or recommending sentences, compressed to third person; ``caim_post``); merge when
-cosine >= ``merge_threshold`` (keep the longer text, union provenance); forget an older thought
-that says the opposite of the new one (same words up to a negation: "Mara likes tea" vs "Mara
-does not like tea").
+(first-person or recommending sentences, compressed to third person; ``memory/caim/_post.py``);
+merge when cosine >= ``merge_threshold`` (keep the longer text, union provenance); forget an older
+thought that says the opposite of the new one (same words up to a negation: "Mara likes tea" vs
+"Mara does not like tea").
 
 What we could not pin down (the paper text was not available in this repository; the above is
 from its public abstract and our reading): the exact post-thinking, forget and merge prompts

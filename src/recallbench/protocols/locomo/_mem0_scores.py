@@ -1,8 +1,9 @@
 """The lexical scores of Mem0's LoCoMo evaluation: its BLEU-1 (B1) and its F1.
 
 Mem0's Table 1 (arXiv 2504.19413) reports F1, B1 and J per category; its evaluation
-(mem0ai/mem0 ``evaluation/evals.py``, ``metrics/utils.py``, borrowed from A-Mem) computes, for
-every question of categories 1-4 (category 5 is skipped), from the reply and ``str(answer)``:
+(mem0ai/mem0 ``evaluation/evals.py``, ``evaluation/metrics/utils.py``, borrowed from A-Mem)
+computes, for every question of categories 1-4 (category 5 is skipped), from the reply and
+``str(answer)``:
 
 - **B1** (``mem0_b1``, ``calculate_bleu_scores(...)["bleu1"]``): NLTK ``sentence_bleu`` of the
   lower-cased reply against the one lower-cased answer, both split by ``nltk.word_tokenize``,

@@ -254,7 +254,7 @@ class MemoryOpsProtocol(EvalProtocol):
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
     ) -> tuple[list[Score], Summary]:
-        """Set F1, pairwise accuracy and operation shares (``memory_ops_scores``)."""
+        """Set F1, pairwise accuracy and operation shares (``scores.py``)."""
         for name in metric_names:
             if name not in METRICS:
                 raise did_you_mean("memory_ops metric", name, METRICS)

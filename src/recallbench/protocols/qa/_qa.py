@@ -262,7 +262,7 @@ class QAProtocol(EvalProtocol):
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
     ) -> tuple[list[Score], Summary]:
-        """Return per-answer scores and the run summary (``qa_scores.score_qa``).
+        """Return per-answer scores and the run summary (``scores.score_qa``).
 
         A judge with its own LLM (``judge.generator`` set) has its usage and cost in
         ``summary["judge_usage"]``; a judge on the run's LLM is in the run's ``usage.json``.

@@ -1,4 +1,4 @@
-"""TeaFarm's offline twins: the no-LLM implementations of ``teafarm_tasks``' four tasks.
+"""TeaFarm's offline twins: the no-LLM implementations of ``_tasks``' four tasks.
 
 Offline twins (the ``extractive`` backend; a documented no-LLM stand-in, never the paper's GPT-4):
 the summary keeps first-person statements rewritten in the third person; the question generator

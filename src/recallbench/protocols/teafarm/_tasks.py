@@ -8,7 +8,7 @@
   question.
 - ``JUDGE_TASK`` (step 6, Fig. 29 verbatim): "Correct" / "Incorrect".
 
-Offline twins of these tasks (the ``extractive`` backend): ``_teafarm_offline``; the public ones
+Offline twins of these tasks (the ``extractive`` backend): ``_offline``; the public ones
 are re-exported here.
 """
 

@@ -33,7 +33,7 @@ Settings (``conf/protocol/response_timerag.yaml``), beyond those of ``response``
   without a target gets an empty memory. Failure attribution reads it as the reader ceiling.
 
 Deviations: the paper does not define the gold facts, the matching, the retrieval target or
-PersonaConsF1 (see ``timerag_scores``), nor which sessions are answered: every session after the
+PersonaConsF1 (see ``scores.py``), nor which sessions are answered: every session after the
 first (MSC 2-5 where present). The tables' baselines answer in TimeRAG's template as the paper's
 do (``no_memory_timerag``, ``full_history_timerag``, ``summary_memory``).
 """
@@ -259,5 +259,5 @@ class TimeRAGProtocol(ResponseProtocol):
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
     ) -> tuple[list[Score], Summary]:
-        """ROUGE-L/BERTScore of the responses and the TimeRAG measures (``timerag_scores``)."""
+        """ROUGE-L/BERTScore of the responses and the TimeRAG measures (``scores.py``)."""
         return ts.score_timerag(predictions, metric_names)
