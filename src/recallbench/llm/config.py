@@ -19,6 +19,7 @@ from recallbench.llm.budget import Budget, Meter
 from recallbench.llm.cache import open_cache
 from recallbench.llm.client import LLM
 from recallbench.llm.prices import Price, PriceTable
+from recallbench.llm.types import Backend
 from recallbench.store import shared_store
 
 # Every key of a generator config and the type of its value (cli.checks checks both before a run).
@@ -144,7 +145,7 @@ def build_llm(cfg: Any, cache_path: str | Path | None = None, meter: Meter | Non
     kind = cfg.get("backend", "extractive")
     context = _opt(cfg, "context_length", int)
     if kind == "extractive":
-        backend: Any = ExtractiveBackend(context_length=context or 16385)
+        backend: Backend = ExtractiveBackend(context_length=context or 16385)
     elif kind == "openai":
         if not cfg.get("model"):
             raise ConfigError("generator.model is required for the openai backend")

@@ -29,7 +29,7 @@ from typing import Any
 
 from recallbench.errors import ConfigError
 from recallbench.llm.backends.gguf import hf_tokenizer_from_gguf, smollm2_gguf
-from recallbench.llm.types import Completion, Decoding, Message
+from recallbench.llm.types import BackendBase, Completion, Decoding, Message
 
 SMOLLM2 = "smollm2-135m-instruct"
 _ALIASES = {"smollm2": SMOLLM2, SMOLLM2: SMOLLM2, "SmolLM2-135M-Instruct": SMOLLM2}
@@ -204,7 +204,7 @@ def _load_causal_lm(name_or_spec: str) -> tuple[Any, Any]:
     return model, load_tokenizer(name_or_spec)
 
 
-class HFBackend:
+class HFBackend(BackendBase):
     """Generate with a local transformers causal LM through its chat template (CPU, one call at
     a time under a lock). Prompts longer than ``context_length - max_tokens`` keep their end.
     A call with a reply constraint (``generator.structured: local``) decodes under
@@ -221,12 +221,8 @@ class HFBackend:
     """
 
     name = "hf"
-    endpoint = None  # the weights are named by ``model`` (a converted GGUF is keyed by size+mtime)
-    base_url = None
-    local = True
-    offline = False
-    is_async = False
-    concurrency = 1  # one call at a time under a lock
+    # endpoint None: the weights are named by ``model`` (a converted GGUF is keyed by size+mtime);
+    # concurrency 1: one call at a time under a lock (``BackendBase``'s defaults)
 
     def __init__(
         self, model: str = SMOLLM2, context_length: int | None = None, threads: int | None = 1
@@ -295,17 +291,8 @@ class HFBackend:
         text = tok.decode(new, skip_special_tokens=True)
         return Completion(text, int(ids.shape[1]), int(new.shape[0]), latency)
 
-    async def acomplete(self, messages: list[Message], dec: Decoding) -> Completion:
-        raise NotImplementedError("the hf backend is synchronous: LLM calls complete")
-
     async def aowner(self) -> str | None:
         return None  # no server: structured decoding is local (lm-format-enforcer)
-
-    async def aclose(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
     def __repr__(self) -> str:
         return f"HFBackend(model={self.model!r})"

@@ -144,7 +144,7 @@ class LufyFamilyMemory(MemoryMethod):
         if threshold is None:
             raise ConfigError(
                 f"{type(self).__name__}: no retrieval threshold for embedder "
-                f"{getattr(embedder, 'name', '?')!r}: conf/memory/_cosine_cut.yaml has no calibrated "
+                f"{embedder.name!r}: conf/memory/_cosine_cut.yaml has no calibrated "
                 "cut-off for its scale. Measure one (python scripts/calibrate_cosine.py "
                 "<embedder>) and set memory.threshold=<cosine>"
             )

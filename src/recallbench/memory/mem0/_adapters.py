@@ -115,7 +115,7 @@ class Mem0LLM(LLMBase):  # mem0ai ships no type information: its bases are Any
     """mem0's LLM interface answered by recallbench's LLM layer (``EXTRACT_TASK``)."""
 
     def __init__(self, llm: LLMClient, task: PromptTask[str] = EXTRACT_TASK) -> None:
-        super().__init__({"model": getattr(llm, "model", "recallbench")})
+        super().__init__({"model": llm.model})
         self.client = llm
         self.task = task
         self.date: str | None = None
