@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from recallbench.llm.budget import BudgetExceeded, Meter, plan_row, stand_in
-from recallbench.llm.cache import Cache
+from recallbench.llm.cache import Cache, cached_reply
 from recallbench.llm.calls import PARSE_ERRORS, Call, CircuitBreaker
 from recallbench.llm.prices import PriceTable
 from recallbench.llm.runtime import LoopThread, Progress
@@ -227,9 +227,10 @@ class CallFlow:
 
     def _lookup(self, call: Call) -> TaskResult[Any] | None:
         """Answer without a model call: a cache hit, or the offline implementation."""
-        key = self.key(call)
-        hit = self.cache.get(key) if key is not None and self.cache is not None else None
-        if hit is not None:
+        key, cache = self.key(call), self.cache
+        found = cache.get(key) if key is not None and cache is not None else None
+        if found is not None and cache is not None:
+            hit = cached_reply(found, f"{cache.path} {key}")
             completion = Completion(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], 0)
             return self._finish(call, completion, cached=True)
         if not self.backend.offline:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from recallbench.io import connect_shared, unusable_cache, write_immediate
-from recallbench.store import Store
+from recallbench.store import JSONValue, Store
 
 # The scoring recipe of ``recallbench.llm.perplexity``: a change to it must change this string.
 SCHEME = (
@@ -65,6 +65,14 @@ def pair_key(context: str | None, text: str) -> str:
     """Return the row key of a (context, text) pair: sha256 hex of its canonical JSON."""
     blob = json.dumps([context or "", text], ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _stored_score(value: JSONValue, where: str) -> tuple[float, int]:
+    """``(nll, tokens)`` of a store value ``[nll, tokens]``; another shape is an error."""
+    match value:
+        case [int() | float() as nll, int() as tokens]:
+            return float(nll), tokens
+    raise ValueError(f"{where}: corrupt score: expected [nll, tokens], got {value!r:.80}")
 
 
 class ScoreCache:
@@ -103,7 +111,8 @@ class ScoreCache:
         found: dict[Pair, tuple[float, int]] = {}
         if self.store is not None:
             got = self.store.get_many(f"lm:{model}", keys)
-            return {by_key[k]: (float(v[0]), int(v[1])) for k, v in got.items()}
+            where = f"{self.store.url} lm:{model}"
+            return {by_key[k]: _stored_score(v, f"{where} {k}") for k, v in got.items()}
         for start in range(0, len(keys), _CHUNK):
             chunk = keys[start : start + _CHUNK]
             marks = ",".join("?" * len(chunk))
