@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 from functools import partial
-from typing import Any
 
 from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
@@ -28,6 +27,7 @@ from recallbench.memory.caim._tasks import (
     SOURCE_OURS,
     STM_SUMMARY_PROMPT,
     THOUGHT_PROMPT,
+    ThoughtEntry,
     parse_tags,
     tags_pattern,
 )
@@ -262,7 +262,7 @@ def parse_review(reply: str, n: int) -> list[tuple[list[int], list[str], str, st
     return out
 
 
-def offline_review(entries: list[dict[str, Any]], groups: list[list[int]], **_: object) -> str:
+def offline_review(entries: list[ThoughtEntry], groups: list[list[int]], **_: object) -> str:
     """Merge each group of duplicates (found by the method: cosine >= threshold) into the
     longest thought, the union of tags and the latest timestamp; other memories unchanged."""
     lines = []

@@ -17,7 +17,7 @@ import json
 import re
 from datetime import date
 from functools import partial
-from typing import Any
+from typing import Any, TypedDict
 
 from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
@@ -26,6 +26,7 @@ from recallbench.memory.caim._ontology import (
     EXPANSION_CATEGORY,
     EXPANSION_SUBCATEGORY,
     Ontology,
+    OntologyDict,
     OntologyError,
     first_terms,
     unknown_topic_words,
@@ -134,7 +135,7 @@ def _letters(reply: str) -> str:
 # --- ontology and tags ----------------------------------------------------------------------
 
 
-def parse_expansion(reply: str) -> dict[str, Any] | None:
+def parse_expansion(reply: str) -> OntologyDict | None:
     """Parse the expansion reply: OK -> None; else the JSON ontology (fences tolerated).
 
     A term the reply lists again is dropped there, with what is under it (its first place
@@ -258,7 +259,16 @@ GENERIC = frozenset(
 )
 
 
-def render_items(entries: list[dict[str, Any]]) -> str:
+class ThoughtEntry(TypedDict):
+    """A CAIM memory as the prompts show it: its tags, thought and timestamp(s)."""
+
+    tags: list[str]
+    thought: str
+    timestamp: str
+    timestamps: list[str]
+
+
+def render_items(entries: list[ThoughtEntry]) -> str:
     """Render candidate memories as numbered Table 1 rows: ``[n] tags | thought | timestamp``."""
     return "\n".join(
         f"[{i}] {','.join(e['tags'])} | {e['thought']} | {e['timestamp']}"
@@ -294,7 +304,7 @@ def parse_relevance(reply: str, thoughts: tuple[str, ...] = ()) -> list[int]:
 
 def offline_relevance(
     command: str,
-    entries: list[dict[str, Any]],
+    entries: list[ThoughtEntry],
     dates: list[str],
     skip: tuple[str, ...] = (),
     **_: object,

@@ -127,8 +127,8 @@ class Mem0LLM(LLMBase):  # mem0ai ships no type information: its bases are Any
     def generate_response(
         self,
         messages: list[dict[str, str]],
-        response_format: Any = None,
-        tools: Any = None,
+        response_format: object = None,  # mem0's JSON-mode request: our task has its own shape
+        tools: object = None,
         tool_choice: str = "auto",
         **_: object,
     ) -> str:
