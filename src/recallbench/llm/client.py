@@ -50,6 +50,7 @@ from recallbench.llm.structured import Structured, check_mode, mode_from_owner
 from recallbench.llm.task import Message, PromptTask, TaskResult
 from recallbench.llm.types import Backend, Decoding
 from recallbench.llm.usage import Usage
+from recallbench.store import JSONValue
 
 T = TypeVar("T")
 
@@ -161,7 +162,7 @@ class LLM:
         )
         return self._execute([call], progress=False, desc=name)[0]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, JSONValue]:
         """Return what produced the outputs (for run.json): backend, model, prices; no secrets."""
         price = self.prices.price(self.model)
         return {

@@ -26,7 +26,6 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from recallbench.io import connect_shared, unusable_cache, write_immediate
 from recallbench.store import JSONValue, Store
@@ -55,7 +54,7 @@ _CHUNK = 400  # pairs per SELECT: SQLite's default limit on host parameters is 9
 Pair = tuple[str | None, str]  # (context, text); None and "" both mean "no context"
 
 
-def model_key(identity: Mapping[str, Any]) -> str:
+def model_key(identity: Mapping[str, object]) -> str:
     """Return the cache's model key: sha256 (first 24 hex) of the identity + ``SCHEME``."""
     blob = json.dumps({**identity, "scheme": SCHEME}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
@@ -93,7 +92,7 @@ class ScoreCache:
         with self._lock, unusable_cache(self.path, "LM score cache"):
             self._conn.execute("SELECT COUNT(*) FROM scores LIMIT 1").fetchone()
 
-    def register(self, key: str, identity: Mapping[str, Any]) -> None:
+    def register(self, key: str, identity: Mapping[str, object]) -> None:
         """Record what a model key stands for (for people reading the file)."""
         if self.store is not None:
             self.store.put_many("lm-models", {key: {**identity, "scheme": SCHEME}})
@@ -144,7 +143,7 @@ class ScoreCache:
         for model, key, nll, tokens in rows:
             yield model, key, [float(nll), int(tokens)]
 
-    def identities(self) -> dict[str, dict[str, Any]]:
+    def identities(self) -> dict[str, dict[str, JSONValue]]:
         """The models table: model key -> its identity."""
         with self._lock:
             rows = self._conn.execute("SELECT model, identity FROM models").fetchall()

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from recallbench.llm.structured import Structured
+from recallbench.store import JSONValue
 
 Message = dict[str, str]
 
@@ -36,8 +37,8 @@ class Decoding:
     seed: int | None = None
     structured: Structured | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def as_dict(self) -> dict[str, JSONValue]:
+        out: dict[str, JSONValue] = {
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
             "seed": self.seed,
