@@ -18,7 +18,8 @@ from recallbench.embed.base import TextEmbedder
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory.caim._ontology import Ontology
 from recallbench.memory.caim._post import review_task, thought_task
-from recallbench.memory.caim._tasks import ONTOLOGY_EXPANSION_TASK, ThoughtEntry, render_items
+from recallbench.memory.caim._shapes import ThoughtEntry, render_items
+from recallbench.memory.caim._tasks import ONTOLOGY_EXPANSION_TASK
 from recallbench.records import MemoryItem, Session
 from recallbench.text import words
 

@@ -16,7 +16,7 @@ from recallbench.llm.task import ParseError, PromptTask
 from recallbench.memory.blocks.summarize import extractive_summary
 from recallbench.memory.caim._controller import FIRST_PERSON
 from recallbench.memory.caim._ontology import Ontology
-from recallbench.memory.caim._shapes import index_pattern
+from recallbench.memory.caim._shapes import ThoughtEntry, index_pattern
 from recallbench.memory.caim._tasks import (
     FILLERS,
     ISO_DATE,
@@ -27,7 +27,6 @@ from recallbench.memory.caim._tasks import (
     SOURCE_OURS,
     STM_SUMMARY_PROMPT,
     THOUGHT_PROMPT,
-    ThoughtEntry,
     parse_tags,
     tags_pattern,
 )

@@ -17,7 +17,7 @@ import json
 import re
 from datetime import date
 from functools import partial
-from typing import Any, TypedDict
+from typing import Any
 
 from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
@@ -32,7 +32,7 @@ from recallbench.memory.caim._ontology import (
     unknown_topic_words,
     validate,
 )
-from recallbench.memory.caim._shapes import relevance_reply
+from recallbench.memory.caim._shapes import ThoughtEntry, relevance_reply, render_items
 from recallbench.text import DIALOGUE_STOPWORDS as STOPWORDS
 from recallbench.text import light_stem as stem
 from recallbench.text import words
@@ -257,23 +257,6 @@ GENERIC = frozenset(
     "remember recall remind told tell said say mentioned mention shared share talked talk "
     "spoke discussed conversation know thing things something anything".split()
 )
-
-
-class ThoughtEntry(TypedDict):
-    """A CAIM memory as the prompts show it: its tags, thought and timestamp(s)."""
-
-    tags: list[str]
-    thought: str
-    timestamp: str
-    timestamps: list[str]
-
-
-def render_items(entries: list[ThoughtEntry]) -> str:
-    """Render candidate memories as numbered Table 1 rows: ``[n] tags | thought | timestamp``."""
-    return "\n".join(
-        f"[{i}] {','.join(e['tags'])} | {e['thought']} | {e['timestamp']}"
-        for i, e in enumerate(entries, 1)
-    )
 
 
 def _norm(text: str) -> str:
