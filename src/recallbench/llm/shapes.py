@@ -178,7 +178,7 @@ class JsonReply:
     """
 
     model: type[BaseModel]
-    render: Callable[[dict[str, Any]], str] | None = None
+    render: Callable[[dict[str, JSONValue]], str] | None = None
     kind = "json"
 
     def __post_init__(self) -> None:
