@@ -140,3 +140,15 @@ def test_build_embedder_errors():
         build_embedder({"dim": 3})
     with pytest.raises(ConfigError, match="embedder: .*HashingEmbedder.*colour"):
         build_embedder({"kind": "hashing", "colour": "red"})
+
+
+def test_a_store_value_that_is_not_a_vector_is_an_error_naming_where():
+    from recallbench.embed.cache import decode, encode
+
+    vec = np.arange(3, dtype=np.float32)
+    assert np.array_equal(decode(encode(vec), "x"), vec)
+    for bad in ({"dim": "3", "f32": encode(vec)["f32"]}, [3, "AAAA"], None):
+        with pytest.raises(ValueError, match=r"^s emb:m k: corrupt vector: expected \{dim, f32\}"):
+            decode(bad, "s emb:m k")
+    with pytest.raises(ValueError, match="corrupt vector: 3 floats, expected 4"):
+        decode({**encode(vec), "dim": 4}, "x")

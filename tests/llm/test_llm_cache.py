@@ -6,7 +6,10 @@ import dataclasses
 import multiprocessing
 import sqlite3
 
+import pytest
+
 from recallbench.llm import Cache, PromptTask, cache_key
+from recallbench.llm.cache import cached_reply
 
 ECHO = PromptTask(name="echo", template="Say {x}", offline=lambda x: x, stage="answer")
 SAMPLED = dataclasses.replace(ECHO, name="sampled", temperature=0.7)
@@ -103,3 +106,12 @@ def test_parallel_processes_write_one_file_safely(tmp_path):
     assert [p.exitcode for p in procs] == [0, 0, 0]
     cache = Cache(path)
     assert len(cache) == 450 and cache.get("2-149") == {"text": "w2 149"}
+
+
+def test_a_cached_value_that_is_not_a_reply_is_an_error_naming_where():
+    reply = {"text": "a", "prompt_tokens": 2, "completion_tokens": 1}
+    assert cached_reply(reply, "x") == reply  # an older cache without "model" still reads
+    assert cached_reply({**reply, "model": "m", "cost": 0.1}, "x") == {**reply, "model": "m"}
+    for bad in ({"text": "a", "prompt_tokens": "2", "completion_tokens": 1}, ["a", 2, 1], "a"):
+        with pytest.raises(ValueError, match=r"^c.sqlite k1: corrupt cached reply: expected"):
+            cached_reply(bad, "c.sqlite k1")

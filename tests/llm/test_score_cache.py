@@ -5,12 +5,15 @@ from __future__ import annotations
 import multiprocessing
 import sqlite3
 
+import pytest
+
 from recallbench import meter
 from recallbench.llm import lm_scores
 from recallbench.llm.backends.hf import model_identity
 from recallbench.llm.lm_scores import CausalLM, score_pairs, use_score_cache
 from recallbench.llm.perplexity import DEFAULT_LM, causal_lm, load_default_lm
 from recallbench.llm.score_cache import ScoreCache, model_key, pair_key
+from recallbench.store import SqliteStore
 
 WORKERS = 6
 
@@ -118,3 +121,14 @@ def test_process_default_cache_is_what_perplexity_uses(tmp_path):
     finally:
         use_score_cache(None)
     assert lm_scores.default_score_cache() is None
+
+
+def test_a_store_value_that_is_not_a_score_is_an_error_naming_where(tmp_path):
+    store = SqliteStore(tmp_path / "store.sqlite")
+    cache = ScoreCache(tmp_path / "unused.sqlite", store=store)
+    cache.put_many("m", {("ctx", "good"): (1.5, 3)})
+    store.put_many("lm:m", {pair_key("ctx", "bad"): {"nll": 1.0}})
+    assert cache.get_many("m", [("ctx", "good")]) == {("ctx", "good"): (1.5, 3)}
+    with pytest.raises(ValueError, match=r"store.sqlite lm:m \w+: corrupt score: expected"):
+        cache.get_many("m", [("ctx", "good"), ("ctx", "bad")])
+    store.close()

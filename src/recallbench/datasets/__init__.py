@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from recallbench.errors import DataNotFoundError, DatasetFormatError, did_you_mean
 from recallbench.records import Episode
@@ -64,12 +63,13 @@ __all__ = [
 ]
 
 
-def load(name: str, data_dir: str | Path, **options: Any) -> list[Episode]:
+def load(name: str, data_dir: str | Path, **options: object) -> list[Episode]:
     """Load dataset ``name`` from the data root ``data_dir`` into episodes."""
     if name not in LOADERS:
         raise did_you_mean("dataset", name, LOADERS)
     module, _, function = LOADERS[name].rpartition(".")
-    episodes = getattr(importlib.import_module(module), function)(Path(data_dir), **options)
+    loader: Callable[..., list[Episode]] = getattr(importlib.import_module(module), function)
+    episodes = loader(Path(data_dir), **options)
     if not episodes:
         raise DatasetFormatError(
             f"{name} under {data_dir} (options {options or {}}): the loader found no episodes; "
@@ -89,7 +89,7 @@ def require_folder(data_dir: str | Path, name: str, needed_by: str) -> None:
 
 
 def try_load(
-    name: str, data_dir: str | Path, options: Mapping[str, Any] | None = None
+    name: str, data_dir: str | Path, options: Mapping[str, object] | None = None
 ) -> tuple[list[Episode] | None, str | None]:
     """Load dataset ``name``; return (episodes, None) or (None, why it is not available)."""
     if not (Path(data_dir) / FOLDERS[name]).is_dir():

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypeVar, overload
 
 from recallbench.errors import DataNotFoundError, DatasetFormatError, DatasetSubsetWarning
 from recallbench.records import Turn
+from recallbench.store import JSONValue
+
+T = TypeVar("T")
+U = TypeVar("U")
+V = TypeVar("V")
 
 
 def display(path: Path, root: Path) -> str:
@@ -40,18 +45,19 @@ def require_file(path: Path, root: Path, what: str) -> Path:
     )
 
 
-def read_json(path: Path, root: Path) -> Any:
+def read_json(path: Path, root: Path) -> JSONValue:
     """Parse a whole JSON file; a syntax error names the file, line and column."""
     with path.open(encoding="utf-8") as fh:
         try:
-            return json.load(fh)
+            value: JSONValue = json.load(fh)
+            return value
         except json.JSONDecodeError as exc:
             raise DatasetFormatError(
                 f"{display(path, root)} line {exc.lineno} column {exc.colno}: invalid JSON ({exc.msg})"
             ) from None
 
 
-def iter_jsonl(path: Path, root: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+def iter_jsonl(path: Path, root: Path) -> Iterator[tuple[str, dict[str, JSONValue]]]:
     """Yield ``(where, record)`` for each non-blank line; ``where`` is ``"<file> line <n>"``."""
     name = display(path, root)
     with path.open(encoding="utf-8") as fh:
@@ -63,17 +69,36 @@ def iter_jsonl(path: Path, root: Path) -> Iterator[tuple[str, dict[str, Any]]]:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise DatasetFormatError(f"{where}: invalid JSON ({exc.msg})") from None
-            if not isinstance(record, dict):
-                raise DatasetFormatError(
-                    f"{where}: expected a JSON object, got {type(record).__name__}"
-                )
-            yield where, record
+            yield where, json_object(record, where)
+
+
+def json_object(value: JSONValue, where: str) -> dict[str, JSONValue]:
+    """``value`` when it is a JSON object; else an error naming ``where``."""
+    if not isinstance(value, dict):
+        raise DatasetFormatError(f"{where}: expected a JSON object, got {type(value).__name__}")
+    return value
 
 
 _TYPE_NAMES = {str: "a string", list: "a list", dict: "an object", int: "an integer"}
 
 
-def get(record: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+@overload
+def get(record: object, key: str, kind: type[T], where: str) -> T: ...
+
+
+@overload
+def get(record: object, key: str, kind: tuple[type[T], type[U]], where: str) -> T | U: ...
+
+
+@overload
+def get(
+    record: object, key: str, kind: tuple[type[T], type[U], type[V]], where: str
+) -> T | U | V: ...
+
+
+def get(
+    record: object, key: str, kind: type[object] | tuple[type[object], ...], where: str
+) -> object:
     """Return ``record[key]`` checked against ``kind``; missing or mistyped raises located."""
     if not isinstance(record, dict):
         raise DatasetFormatError(f"{where}: expected an object, got {type(record).__name__}")
@@ -88,7 +113,7 @@ def get(record: dict[str, Any], key: str, kind: type | tuple[type, ...], where: 
     return value
 
 
-def strings(values: Any, what: str, where: str) -> list[str]:
+def strings(values: object, what: str, where: str) -> list[str]:
     """Check that ``values`` is a list of strings and return it as a new list."""
     if not isinstance(values, list):
         raise DatasetFormatError(f"{where}: {what} should be a list, got {type(values).__name__}")
@@ -101,7 +126,7 @@ def strings(values: Any, what: str, where: str) -> list[str]:
     return list(values)
 
 
-def _short(value: Any, limit: int = 60) -> str:
+def _short(value: object, limit: int = 60) -> str:
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -112,7 +137,9 @@ def session_id(episode_id: str, index: int) -> str:
 
 
 def make_turns(
-    sid: str, utterances: Sequence[tuple[str, str]], labels: Sequence[dict] | None = None
+    sid: str,
+    utterances: Sequence[tuple[str, str]],
+    labels: Sequence[Mapping[str, object]] | None = None,
 ) -> tuple[Turn, ...]:
     """Build the turns of session ``sid`` from ``(speaker, text)`` pairs; ids ``<sid>/t<j>``."""
     labels = labels or [{} for _ in utterances]

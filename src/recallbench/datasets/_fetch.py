@@ -232,7 +232,7 @@ def _fetch_tree(http: _Http, ep: Endpoints, tree: GitTree, folder: Path, log: Lo
         raise DownloadError(f"{tree.repo}@{tree.commit}: no file matches {tree.patterns}")
     raw = f"{ep.github_raw}/{tree.repo}/{tree.commit}"
 
-    def one(entry: dict) -> None:
+    def one(entry: dict[str, Any]) -> None:
         url = f"{raw}/{urllib.parse.quote(entry['path'])}"
         _fetch_checked(http, url, folder / entry["path"], entry["sha"], git_blob_sha1, log)
 

@@ -14,9 +14,8 @@ strings), which the calling loader reads.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
 
 from recallbench.datasets._common import get, make_turns, session_id, speakers_in_order, strings
 from recallbench.errors import DatasetFormatError
@@ -27,7 +26,7 @@ ORDINALS = ("first", "second", "third", "fourth", "fifth")
 Utterances = list[tuple[str, str]]
 
 
-def pairs(dialogue: Any, speakers: Any, what: str, where: str) -> Utterances:
+def pairs(dialogue: object, speakers: object, what: str, where: str) -> Utterances:
     """Zip a session's utterance list with its parallel speaker list, checking both."""
     texts = strings(dialogue, f"{what} dialogue", where)
     names = strings(speakers, f"{what} speakers", where)
@@ -39,7 +38,7 @@ def pairs(dialogue: Any, speakers: Any, what: str, where: str) -> Utterances:
     return list(zip(names, texts, strict=True))
 
 
-def flat_sessions(record: dict[str, Any], where: str) -> list[Utterances]:
+def flat_sessions(record: Mapping[str, object], where: str) -> list[Utterances]:
     """Return the sessions of a flattened record, in order, as ``(speaker, text)`` lists."""
     sessions: list[Utterances] = []
     for ordinal in ORDINALS:
@@ -67,8 +66,8 @@ def build_episode(
     dataset: str,
     sessions: Sequence[Utterances],
     starts: Sequence[datetime | None],
-    gold: Sequence[dict[str, Any]] | None = None,
-    meta: dict[str, Any] | None = None,
+    gold: Sequence[Mapping[str, object]] | None = None,
+    meta: Mapping[str, object] | None = None,
 ) -> Episode:
     """Assemble an Episode from per-session ``(speaker, text)`` lists (ids ``<ep>/s<i>/t<j>``)."""
     gold = gold or [{} for _ in sessions]
@@ -76,4 +75,6 @@ def build_episode(
     for index, (utterances, start, g) in enumerate(zip(sessions, starts, gold, strict=True), 1):
         sid = session_id(episode_id, index)
         out.append(Session(sid, index, start, make_turns(sid, utterances), dict(g)))
-    return Episode(episode_id, dataset, speakers_in_order(sessions), tuple(out), (), meta or {})
+    return Episode(
+        episode_id, dataset, speakers_in_order(sessions), tuple(out), (), dict(meta or {})
+    )

@@ -9,6 +9,7 @@ import dataclasses
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.records import Episode, QAItem
@@ -90,17 +91,17 @@ def question_sha1(question: str) -> str:
     return hashlib.sha1(" ".join(_clean_question(question).split()).encode("utf-8")).hexdigest()
 
 
-def _same_question(entry: dict, question: str) -> bool:
+def _same_question(entry: dict[str, Any], question: str) -> bool:
     if "question" in entry:
         return _clean_question(entry["question"]) == question
-    return entry["question_sha1"] == question_sha1(question)
+    return str(entry["question_sha1"]) == question_sha1(question)
 
 
 def _is_str_list(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
-def _key_entry(line: str, where: str) -> dict:
+def _key_entry(line: str, where: str) -> dict[str, Any]:
     try:
         entry = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -134,7 +135,7 @@ def _key_entry(line: str, where: str) -> dict:
     return entry
 
 
-def _evidence_ids(entry: dict, episode: Episode, where: str) -> list[str]:
+def _evidence_ids(entry: dict[str, Any], episode: Episode, where: str) -> list[str]:
     sessions = {s.session_id.rsplit("/", 1)[1]: s for s in episode.sessions}
     ids: list[str] = []
     for ev in entry["evidence"]:
@@ -158,7 +159,9 @@ def _evidence_ids(entry: dict, episode: Episode, where: str) -> list[str]:
     return ids
 
 
-def _keyed_item(item: QAItem, entry: dict, episode: Episode, where: str, key_name: str) -> QAItem:
+def _keyed_item(
+    item: QAItem, entry: dict[str, Any], episode: Episode, where: str, key_name: str
+) -> QAItem:
     evidence = tuple(_evidence_ids(entry, episode, where))
     meta = dict(item.meta) | {
         "answerable": entry["answerable"],

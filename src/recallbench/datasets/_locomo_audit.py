@@ -30,12 +30,16 @@ KEYS += ("cited_evidence", "correct_evidence", "correct_answer")
 _ID = re.compile(r"locomo_(\d+)_qa(\d+)")
 
 
+# A correction's new value: an answer or speaker swap (str), evidence ids, a category, a drop.
+Correction = str | list[str] | int | bool
+
+
 class Fix(NamedTuple):
     """One correction of one question by one source (``field`` ``flag``: a flag only)."""
 
     qa_id: str
     field: str
-    new: Any
+    new: Correction
     origin: str
     source: str
     score_changing: bool

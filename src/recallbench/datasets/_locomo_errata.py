@@ -42,6 +42,7 @@ import yaml
 from recallbench.datasets._locomo_audit import AUDIT_FILE, Fix, read_audit
 from recallbench.errors import DatasetFormatError, ErrataConflictWarning
 from recallbench.records import Episode, QAItem
+from recallbench.store import JSONValue
 
 FIELDS = ("answer", "evidence", "category", "speaker", "drop")
 SWAP = "swap"
@@ -53,7 +54,7 @@ def _sha1(text: str) -> str:
     return hashlib.sha1(" ".join(text.split()).encode("utf-8")).hexdigest()
 
 
-def read_errata(path: Path) -> list[dict[str, Any]]:
+def read_errata(path: Path) -> list[dict[str, JSONValue]]:
     """Read and validate an errata YAML file."""
     if not path.is_file():
         raise DatasetFormatError(f"{path}: LoCoMo errata file not found")
@@ -63,7 +64,8 @@ def read_errata(path: Path) -> list[dict[str, Any]]:
         raise DatasetFormatError(f"{path}: expected a mapping with an 'errata' list")
     for k, e in enumerate(entries):
         _check_entry(e, f"{path} errata[{k}]")
-    return entries
+    checked: list[dict[str, JSONValue]] = entries  # YAML's Any: each entry checked above
+    return checked
 
 
 def _check_entry(e: Any, where: str) -> None:
@@ -137,7 +139,7 @@ def _yaml_fixes(path: Path, episodes: Sequence[Episode], origin: str) -> list[Fi
         hits = [q for q in ep.qa if _sha1(q.question) == entry["question_sha1"]]
         if not hits:
             raise DatasetFormatError(f"{where}: no question of {sample} has this question_sha1")
-        field = entry["field"]
+        field = str(entry["field"])  # one of FIELDS (``_check_entry``)
         changing = bool(entry.get("score_changing", field != "evidence"))
         source = f"{origin}: {' '.join(str(entry['source']).split())}"
         for qa in hits:

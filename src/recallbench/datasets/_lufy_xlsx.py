@@ -78,7 +78,7 @@ def _text(value: object) -> str:
     return "" if value is None else str(value).strip()
 
 
-def _pad(row: tuple, width: int) -> tuple:
+def _pad(row: tuple[object, ...], width: int) -> tuple[object, ...]:
     return tuple(row) + (None,) * (width - len(row))
 
 
@@ -155,7 +155,7 @@ def _read_questions(
     return qa, tuple(comments)
 
 
-def _comments(row: tuple, row_no: int, first_col: int) -> list[dict[str, str]]:
+def _comments(row: tuple[object, ...], row_no: int, first_col: int) -> list[dict[str, str]]:
     return [
         {"cell": f"{get_column_letter(col)}{row_no}", "text": _text(value)}
         for col, value in enumerate(row[first_col - 1 :], start=first_col)

@@ -32,7 +32,7 @@ def _gold(
     episode_id: str,
     k: int,
     utterances: list[tuple[str, str]],
-    labels: list[dict],
+    labels: list[dict[str, Any]],
     previous: tuple[str, list[dict[str, Any]]],
     dialogues: Files,
     summaries: Files,
@@ -56,7 +56,10 @@ def _gold(
 
 
 def _annotate(
-    utterances: list[tuple[str, str]], labels: list[dict], dialog: list[dict], where: str
+    utterances: list[tuple[str, str]],
+    labels: list[dict[str, Any]],
+    dialog: list[dict[str, Any]],
+    where: str,
 ) -> dict[str, list[str]] | None:
     """Copy persona_text onto aligned turns and return each speaker's last agg_persona_list.
 
@@ -83,7 +86,7 @@ def _annotate(
     return extracted
 
 
-def _by_speaker(personas: list, where: str) -> dict[str, list[str]]:
+def _by_speaker(personas: list[Any], where: str) -> dict[str, list[str]]:
     if len(personas) != 2:
         raise DatasetFormatError(f"{where}: expected 2 persona lists, got {len(personas)}")
     return {s: strings(p, f"{s} personas", where) for s, p in zip(SPEAKERS, personas, strict=True)}

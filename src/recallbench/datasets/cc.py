@@ -18,7 +18,7 @@ string, not split into sentences); ``Session.start`` from ``clock.phrase_gap`` o
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -74,7 +74,9 @@ def load(
     return episodes
 
 
-def episode_from_record(record: dict[str, Any], where: str, split: str | None = None) -> Episode:
+def episode_from_record(
+    record: Mapping[str, object], where: str, split: str | None = None
+) -> Episode:
     """Turn one Conversation Chronicles record into an Episode (see the module docstring)."""
     episode_id = get(record, "dataID", str, where)
     sessions = flat_sessions(record, where)

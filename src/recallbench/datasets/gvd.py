@@ -126,11 +126,11 @@ def _read_json(path: Path, rel: str) -> Any:
         raise DatasetFormatError(f"{rel} line {exc.lineno}: invalid JSON ({exc.msg})") from exc
 
 
-def _read_bank(path: Path, rel: str) -> dict[str, tuple[str, dict]]:
+def _read_bank(path: Path, rel: str) -> dict[str, tuple[str, dict[str, Any]]]:
     raw = _read_json(path, rel)
     if not isinstance(raw, dict):
         raise DatasetFormatError(f"{rel}: expected an object keyed by user name")
-    bank: dict[str, tuple[str, dict]] = {}
+    bank: dict[str, tuple[str, dict[str, Any]]] = {}
     for key, record in raw.items():
         name = key.strip()
         if name in bank:
@@ -194,7 +194,9 @@ def _read_questions(path: Path, rel: str) -> dict[str, list[str]]:
     return out
 
 
-def _episode(lang: str, name: str, raw_key: str, record: dict, questions: list[str]) -> Episode:
+def _episode(
+    lang: str, name: str, raw_key: str, record: dict[str, Any], questions: list[str]
+) -> Episode:
     base = f"gvd-{lang}/{name}"
     days = sorted(record["history"])
     sessions = []

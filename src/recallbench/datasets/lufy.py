@@ -164,7 +164,9 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
-def _alignment(canon: tuple[_Utterance, ...], other: tuple[_Utterance, ...]) -> dict | None:
+def _alignment(
+    canon: tuple[_Utterance, ...], other: tuple[_Utterance, ...]
+) -> dict[str, Any] | None:
     """Return why ``other`` cannot be aligned to ``canon`` by position, or None if it can."""
     if len(other) != len(canon):
         return {"kind": "turn_count", "expected": len(canon), "found": len(other)}
@@ -175,7 +177,7 @@ def _alignment(canon: tuple[_Utterance, ...], other: tuple[_Utterance, ...]) -> 
 
 
 def _build_session(
-    sid: str, n: int, start: Any, copies: dict[str, _Copy], canon: str, meta: dict
+    sid: str, n: int, start: Any, copies: dict[str, _Copy], canon: str, meta: dict[str, Any]
 ) -> Session:
     canonical = copies[canon].utterances
     aligned = []
@@ -205,7 +207,9 @@ def _build_session(
     return Session(sid, n, start, tuple(turns))
 
 
-def _qa_items(sid: str, n: int, copies: dict[str, _Copy], canon: str, meta: dict) -> list[QAItem]:
+def _qa_items(
+    sid: str, n: int, copies: dict[str, _Copy], canon: str, meta: dict[str, Any]
+) -> list[QAItem]:
     canonical = copies[canon].qa
     for annotator in sorted(copies, key=int):
         items = [

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from recallbench.datasets._common import iter_jsonl
 from recallbench.errors import DataNotFoundError, DatasetFormatError, did_you_mean
+from recallbench.store import JSONValue
 
 RESOURCES = Path(__file__).resolve().parents[1] / "resources" / "memory_pairs"
 SOURCES = {
@@ -38,6 +39,13 @@ class Pair:
     label: str
 
 
+def _text(record: dict[str, JSONValue], key: str, where: str) -> str:
+    value = record.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise DatasetFormatError(f"{where}: {key!r} should be a non-empty string, got {value!r}")
+    return value
+
+
 def load(source: str | None = None, *, path: str | Path | None = None) -> list[Pair]:
     """Return the pairs of a named ``source`` (``SOURCES``) or of a JSONL file ``path``."""
     if (source is None) == (path is None):
@@ -54,19 +62,12 @@ def load(source: str | None = None, *, path: str | Path | None = None) -> list[P
     pairs = []
     for where, record in iter_jsonl(file, file.parent):
         n = int(where.rsplit(" ", 1)[1])  # "<file> line <n>"
-        for key in ("memory", "summary", "label"):
-            value = record.get(key)
-            if not isinstance(value, str) or not value.strip():
-                raise DatasetFormatError(
-                    f"{where}: {key!r} should be a non-empty string, got {value!r}"
-                )
-        if record["label"] not in LABELS:
+        memory, summary, label = (_text(record, k, where) for k in ("memory", "summary", "label"))
+        if label not in LABELS:
             raise DatasetFormatError(
-                f"{where}: label {record['label']!r} should be one of {', '.join(LABELS)}"
+                f"{where}: label {label!r} should be one of {', '.join(LABELS)}"
             )
-        pairs.append(
-            Pair(f"{source}:{n}", str(source), record["memory"], record["summary"], record["label"])
-        )
+        pairs.append(Pair(f"{source}:{n}", str(source), memory, summary, label))
     if not pairs:
         raise DatasetFormatError(f"{file.name}: no pairs")
     return pairs

@@ -64,6 +64,7 @@ from recallbench.datasets._common import (
     display,
     get,
     iter_jsonl,
+    json_object,
     make_turns,
     read_json,
     require_file,
@@ -141,7 +142,9 @@ def _load_flat(data_dir: Path, path: Path) -> list[Episode]:
         data = read_json(path, data_dir)
         if not isinstance(data, list):
             raise DatasetFormatError(f"{name}: expected a JSON list of episodes, got {type(data)}")
-        records = [(f"{name} record {i}", r) for i, r in enumerate(data)]
+        records = [
+            (f"{name} record {i}", json_object(r, f"{name} record {i}")) for i, r in enumerate(data)
+        ]
     episodes = []
     for where, record in records:
         sessions = flat_sessions(record, where)
@@ -237,14 +240,14 @@ def _episode(
 
 def _dialogue_parts(
     record: dict[str, Any], where: str, n: int
-) -> tuple[list[tuple[list[tuple[str, str]], list[dict]]], list[timedelta], list[str]]:
+) -> tuple[list[tuple[list[tuple[str, str]], list[dict[str, Any]]]], list[timedelta], list[str]]:
     """Return sessions 1..n of a session_n record as (utterances, labels), its gaps and time_back."""
     previous = get(record, "previous_dialogs", list, where)
     if len(previous) != n - 1:
         raise DatasetFormatError(
             f"{where}: a session_{n} record should have {n - 1} previous_dialogs, got {len(previous)}"
         )
-    parts: list[tuple[list[tuple[str, str]], list[dict]]] = []
+    parts: list[tuple[list[tuple[str, str]], list[dict[str, Any]]]] = []
     gaps: list[timedelta] = []
     time_back: list[str] = []
     for i, prev in enumerate(previous):
@@ -268,7 +271,9 @@ def _gap(prev: dict[str, Any], where: str) -> timedelta:
         ) from None
 
 
-def _current(record: dict[str, Any], where: str) -> tuple[list[tuple[str, str]], list[dict]]:
+def _current(
+    record: dict[str, Any], where: str
+) -> tuple[list[tuple[str, str]], list[dict[str, Any]]]:
     utterances, labels = [], []
     for j, turn in enumerate(_dialog(record, where)):
         at = f"{where} dialog[{j}]"
@@ -281,7 +286,9 @@ def _current(record: dict[str, Any], where: str) -> tuple[list[tuple[str, str]],
     return utterances, labels
 
 
-def _summary_session(record: dict[str, Any], where: str) -> tuple[list[tuple[str, str]], list]:
+def _summary_session(
+    record: dict[str, Any], where: str
+) -> tuple[list[tuple[str, str]], list[dict[str, Any]]]:
     utterances, labels = [], []
     for j, turn in enumerate(_dialog(record, where)):
         at = f"{where} dialog[{j}]"

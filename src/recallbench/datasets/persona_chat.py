@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from recallbench.clock import EPOCH
 from recallbench.datasets._common import display, make_turns, session_id
@@ -41,7 +42,7 @@ class _Dialogue:
     line: int
     persona: dict[str, list[str]] = field(default_factory=lambda: {"self": [], "partner": []})
     turns: list[tuple[str, str]] = field(default_factory=list)
-    labels: list[dict] = field(default_factory=list)
+    labels: list[dict[str, Any]] = field(default_factory=list)
 
 
 def load(data_dir: Path, file: str | Path = DEFAULT_FILE) -> list[Episode]:
@@ -121,7 +122,7 @@ def _add(d: _Dialogue, content: str, where: str) -> None:
             f"reward, candidates), got {len(fields)}"
         )
     partner, own = fields[0], fields[1]
-    label: dict = {}
+    label: dict[str, Any] = {}
     if len(fields) == 4:
         candidates = fields[3].split("|")
         if candidates[-1] != own:

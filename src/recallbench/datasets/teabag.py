@@ -34,7 +34,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from recallbench.clock import UNKNOWN_GAP, ClockError, from_gaps, phrase_gap
 from recallbench.datasets._common import display, get, iter_jsonl, require_file, strings
@@ -42,6 +41,7 @@ from recallbench.datasets._flat import build_episode, pairs
 from recallbench.errors import DatasetFormatError
 from recallbench.io import write_jsonl_rows
 from recallbench.records import Episode, QAItem
+from recallbench.store import JSONValue
 
 DEFAULT_FILE = Path("teabag/teabag.jsonl")
 SOURCES = ("msc", "cc")
@@ -59,11 +59,11 @@ class TeaBagItem:
     question: str
     answer: str
     session6: tuple[dict[str, str], ...] = ()
-    sessions: tuple[dict[str, Any], ...] | None = None
-    source_options: dict[str, Any] = field(default_factory=dict)
+    sessions: tuple[dict[str, JSONValue], ...] | None = None
+    source_options: dict[str, JSONValue] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any], where: str = "teabag item") -> TeaBagItem:
+    def from_dict(cls, d: Mapping[str, object], where: str = "teabag item") -> TeaBagItem:
         """Validate one line's object and build the item (errors name ``where``)."""
         d = dict(d)
         values = [get(d, key, str, where) for key in _REQUIRED]
@@ -72,7 +72,10 @@ class TeaBagItem:
                 f"{where}: source_dataset should be one of {list(SOURCES)}, got {values[2]!r}"
             )
         session6: list[dict[str, str]] = []
-        for j, turn in enumerate(d.get("session6") or []):
+        turns = d.get("session6") or []
+        if not isinstance(turns, list):
+            raise DatasetFormatError(f"{where}: 'session6' should be a list")
+        for j, turn in enumerate(turns):
             at = f"{where} session6[{j}]"
             session6.append(
                 {"speaker": get(turn, "speaker", str, at), "text": get(turn, "text", str, at)}
@@ -104,7 +107,7 @@ class TeaBagItem:
             dict(options),
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSONValue]:
         """Return the JSON line's object (``sessions``/``source_options`` only when set)."""
         d = asdict(self)
         d["session6"] = list(self.session6)
@@ -116,7 +119,7 @@ class TeaBagItem:
         return d
 
 
-def _check_session(s: Any, where: str) -> dict[str, Any]:
+def _check_session(s: object, where: str) -> dict[str, JSONValue]:
     if not isinstance(s, dict):
         raise DatasetFormatError(f"{where}: expected an object, got {type(s).__name__}")
     pairs(get(s, "dialogue", list, where), get(s, "speakers", list, where), "session", where)
@@ -128,11 +131,11 @@ def _check_session(s: Any, where: str) -> dict[str, Any]:
     return dict(s)
 
 
-def inline_sessions(episode: Episode) -> tuple[dict[str, Any], ...]:
+def inline_sessions(episode: Episode) -> tuple[dict[str, JSONValue], ...]:
     """Return an episode's sessions in the inline form (dialogue, speakers, start, summary)."""
     out = []
     for s in episode.sessions:
-        d: dict[str, Any] = {
+        d: dict[str, JSONValue] = {
             "dialogue": [t.text for t in s.turns],
             "speakers": [t.speaker for t in s.turns],
         }
@@ -160,7 +163,7 @@ def read_teabag(path: str | Path, data_dir: Path | None = None) -> list[TeaBagIt
     return items
 
 
-def write_teabag(path: str | Path, items: Iterable[TeaBagItem | Mapping[str, Any]]) -> int:
+def write_teabag(path: str | Path, items: Iterable[TeaBagItem | Mapping[str, object]]) -> int:
     """Validate ``items`` and write them as TeaBag JSONL atomically; return the count."""
     rows = [
         (
@@ -216,7 +219,7 @@ def _inline_episode(item: TeaBagItem, where: str) -> Episode:
     assumed: list[int] = []
     if all("start" in s for s in sessions):
         try:
-            starts = [datetime.fromisoformat(s["start"]) for s in sessions]
+            starts = [datetime.fromisoformat(str(s["start"])) for s in sessions]
         except ValueError as exc:
             raise DatasetFormatError(f"{where}: bad session 'start': {exc}") from None
     else:
@@ -224,7 +227,7 @@ def _inline_episode(item: TeaBagItem, where: str) -> Episode:
         for index, s in enumerate(sessions[1:], start=2):
             if "time_interval" in s:
                 try:
-                    gaps.append(phrase_gap(s["time_interval"]))
+                    gaps.append(phrase_gap(str(s["time_interval"])))
                 except ClockError as exc:
                     raise DatasetFormatError(
                         f"{where}: session {index} time_interval: {exc}"

@@ -13,14 +13,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
 from recallbench.io import connect_shared, write_immediate
-from recallbench.store import Store, server_store
+from recallbench.store import JSONValue, Store, server_store
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -44,17 +44,28 @@ def namespace(model: str) -> str:
     return f"emb:{model}"
 
 
-def encode(vec: np.ndarray) -> dict[str, Any]:
+class StoredVector(TypedDict):
+    """A vector as a store value: its dimension and its float32 bytes in base64."""
+
+    dim: int
+    f32: str
+
+
+def encode(vec: np.ndarray) -> StoredVector:
     """A vector as a JSON store value (float32 bytes in base64: exact)."""
     data = np.asarray(vec, dtype=np.float32)
     return {"dim": int(data.shape[0]), "f32": base64.b64encode(data.tobytes()).decode("ascii")}
 
 
-def decode(value: dict[str, Any], where: str) -> np.ndarray:
-    """The vector of a store value; a wrong-size one is an error naming ``where``."""
-    vec = np.frombuffer(base64.b64decode(value["f32"]), dtype=np.float32)
-    if vec.shape != (int(value["dim"]),):
-        raise ValueError(f"{where}: corrupt vector: {vec.size} floats, expected {value['dim']}")
+def decode(value: JSONValue, where: str) -> np.ndarray:
+    """The vector of a store value; a wrong-shaped or wrong-size one is an error naming ``where``."""
+    match value:
+        case {"dim": int(dim), "f32": str(f32)}:
+            vec = np.frombuffer(base64.b64decode(f32), dtype=np.float32)
+        case _:
+            raise ValueError(f"{where}: corrupt vector: expected {{dim, f32}}, got {value!r:.80}")
+    if vec.shape != (dim,):
+        raise ValueError(f"{where}: corrupt vector: {vec.size} floats, expected {dim}")
     return vec.copy()
 
 
@@ -118,14 +129,14 @@ class EmbeddingCache:
                 self._conn, "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows
             )
 
-    def entries(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    def entries(self) -> Iterator[tuple[str, str, StoredVector]]:
         """Every row of the SQLite file as ``(model, key, store value)`` (``recallbench cache``)."""
         with self._lock:
             rows = self._conn.execute("SELECT model, key, vec FROM embeddings").fetchall()
         for model, key, blob in rows:
             yield model, key, encode(np.frombuffer(blob, dtype=np.float32))
 
-    def put_entries(self, model: str, values: dict[str, dict[str, Any]]) -> None:
+    def put_entries(self, model: str, values: Mapping[str, JSONValue]) -> None:
         """Store rows given as ``key -> store value`` under ``model`` (``recallbench cache``)."""
         where = f"{self.path} {namespace(model)}"
         if self.store is not None:

@@ -102,7 +102,7 @@ class VectorIndex:
         self._faiss: faiss.IndexFlatIP | None = None  # built lazily; the first ``ntotal`` rows
 
     def __len__(self) -> int:
-        return self._matrix.shape[0] + sum(c.shape[0] for c in self._chunks)
+        return len(self._matrix) + sum(len(c) for c in self._chunks)
 
     def add(self, vectors: np.ndarray) -> None:
         """Append (n, dim) vectors (a single (dim,) vector is accepted too)."""

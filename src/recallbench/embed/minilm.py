@@ -10,11 +10,14 @@ from __future__ import annotations
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from recallbench.embed.base import Embedder
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 MINILM_NAME = "all-MiniLM-L6-v2"
 MINILM_DIM = 384
@@ -34,7 +37,7 @@ def minilm_path() -> Path:
 
 
 @lru_cache(maxsize=4)
-def load_sentence_transformer(path: str, device: str = "cpu") -> Any:
+def load_sentence_transformer(path: str, device: str = "cpu") -> SentenceTransformer:
     """Load (once per process) a sentence-transformers model from a local path."""
     from sentence_transformers import SentenceTransformer
 
@@ -71,11 +74,14 @@ class MiniLMEmbedder(Embedder):
             raise ValueError(f"forward_batch must be >= 1, got {forward_batch}")
         self.device, self.forward_batch = device, forward_batch
         self.name = MINILM_NAME if model_path is None else self.model_path.name
-        self.dim = MINILM_DIM if model_path is None else self._model.get_embedding_dimension()
+        dim = MINILM_DIM if model_path is None else self._model.get_embedding_dimension()
+        if dim is None:
+            raise ValueError(f"{self.model_path}: the model does not say its embedding dimension")
+        self.dim = dim
         super().__init__(batch_size=batch_size, cache_path=cache_path)
 
     @property
-    def _model(self) -> Any:
+    def _model(self) -> SentenceTransformer:
         return load_sentence_transformer(str(self.model_path), self.device)
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:

@@ -157,7 +157,7 @@ class LLMCaimJudge:
             )
 
     def judge_many(self, items: Sequence[CaimItem]) -> list[CaimVerdict]:
-        offline = bool(getattr(self.llm.backend, "offline", False))
+        offline = self.llm.backend.offline
         fields = [
             {
                 "_item": i,
@@ -198,6 +198,6 @@ class LLMCaimJudge:
             "seed": self.seed,
             "temperature": self.temperature,
         }
-        if getattr(self.llm.backend, "offline", False):
+        if self.llm.backend.offline:
             out["note"] = "offline backend: lexical labels via the rubric parser; no coherence"
         return out

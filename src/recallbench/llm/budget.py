@@ -43,12 +43,11 @@ import platform
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from recallbench.errors import ConfigError, RunStopped
 from recallbench.llm.calls import Call
 from recallbench.llm.types import Completion, count_message_tokens
-from recallbench.store import Store, Totals
+from recallbench.store import JSONValue, Store, Totals
 
 BUDGET_EXIT = RunStopped.exit_status  # EX_TEMPFAIL: stopped, resume with a larger budget
 
@@ -66,22 +65,26 @@ class Budget:
     max_calls: int | None = None
 
     @classmethod
-    def of(cls, cfg: Mapping[str, Any], group: str = "generator") -> Budget:
+    def of(cls, cfg: Mapping[str, object], group: str = "generator") -> Budget:
         """The budget of a generator (or ``sweep``) config (``max_usd``, ``max_calls``)."""
-        usd, calls = cfg.get("max_usd"), cfg.get("max_calls")
-        for key, value in (("max_usd", usd), ("max_calls", calls)):
-            if value is None:
-                continue
-            try:
-                bad = isinstance(value, bool) or float(value) < 0
-            except (TypeError, ValueError):
-                bad = True
-            if bad:
-                raise ConfigError(f"{group}.{key} must be a number >= 0, got {value!r}")
-        return cls(None if usd is None else float(usd), None if calls is None else int(calls))
+        usd, calls = (_bound(cfg.get(key), f"{group}.{key}") for key in ("max_usd", "max_calls"))
+        return cls(usd, None if calls is None else int(calls))
 
     def __bool__(self) -> bool:
         return self.max_usd is not None or self.max_calls is not None
+
+
+def _bound(value: object, where: str) -> float | None:
+    """A budget bound: None (no bound) or a number >= 0 (a numeric string too)."""
+    if value is None:
+        return None
+    try:
+        number = float(value) if isinstance(value, int | float | str) else -1.0
+    except ValueError:
+        number = -1.0
+    if isinstance(value, bool) or number < 0:
+        raise ConfigError(f"{where} must be a number >= 0, got {value!r}")
+    return number
 
 
 @dataclass
@@ -106,7 +109,7 @@ class PlanRow:
             None if None in (self.usd_max, other.usd_max) else self.usd_max + other.usd_max  # type: ignore[operator]
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSONValue]:
         return dict(self.__dict__)
 
 

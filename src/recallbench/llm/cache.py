@@ -30,10 +30,10 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from recallbench.io import connect_shared, not_reads, unusable_cache, write_immediate
-from recallbench.store import Store, server_store
+from recallbench.store import JSONValue, Store, server_store
 
 NAMESPACE = "llm"  # the replies' namespace in a server store (and in `recallbench cache export`)
 
@@ -75,7 +75,7 @@ def _describe(value: Any) -> Any:
     return {"type": f"{kind.__module__}.{kind.__qualname__}", "name": str(ident)}
 
 
-def offline_config_key(fn: Any) -> str:
+def offline_config_key(fn: object) -> str:
     """Canonical JSON of an offline implementation: its function and every argument bound by
     (nested) ``functools.partial``. Objects that are not plain data (an embedder) stand as
     their type and ``name``/``model``; a bound method stands as its qualified name only."""
@@ -89,12 +89,36 @@ def offline_config_key(fn: Any) -> str:
 
 
 def cache_key(
-    backend: str, model: str, messages: list[dict[str, str]], params: dict[str, Any]
+    backend: str, model: str, messages: list[dict[str, str]], params: Mapping[str, object]
 ) -> str:
     """Return the sha256 hex key of one call (canonical JSON, sorted keys)."""
     payload = {"backend": backend, "model": model, "messages": messages, "params": params}
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class CachedReply(TypedDict):
+    """A cached reply: its text, token counts and the model that wrote it (older caches lack it)."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    model: NotRequired[str]
+
+
+def cached_reply(value: JSONValue, where: str) -> CachedReply:
+    """The reply of a stored value; a value of another shape is an error naming ``where``."""
+    if isinstance(value, dict):
+        text, prompt, done = (value.get(k) for k in ("text", "prompt_tokens", "completion_tokens"))
+        if isinstance(text, str) and isinstance(prompt, int) and isinstance(done, int):
+            reply = CachedReply(text=text, prompt_tokens=prompt, completion_tokens=done)
+            if isinstance(model := value.get("model"), str):
+                reply["model"] = model
+            return reply
+    raise ValueError(
+        f"{where}: corrupt cached reply: expected text, prompt_tokens and completion_tokens, "
+        f"got {value!r:.120}"
+    )
 
 
 def open_cache(path: str | Path) -> Cache:
@@ -126,16 +150,17 @@ class Cache:
         with self._lock, unusable_cache(self.path, "LLM cache"):
             self._conn.execute("SELECT COUNT(*) FROM replies LIMIT 1").fetchone()
 
-    def get(self, key: str) -> dict[str, Any] | None:
-        """Return the stored value of ``key``, or None when absent."""
+    def get(self, key: str) -> JSONValue:
+        """Return the stored value of ``key``, or None when absent (``cached_reply`` reads a
+        reply out of it)."""
         if self.store is not None:
-            found: dict[str, Any] | None = self.store.get_many(NAMESPACE, [key]).get(key)
-            return found
+            return self.store.get_many(NAMESPACE, [key]).get(key)
         with self._lock:
             row = self._conn.execute("SELECT value FROM replies WHERE key = ?", (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
+        found: JSONValue = None if row is None else json.loads(row[0])
+        return found
 
-    def put(self, key: str, value: dict[str, Any]) -> None:
+    def put(self, key: str, value: Mapping[str, object]) -> None:
         """Store ``value`` (JSON-serializable, no NaN) under ``key``."""
         if self.store is not None:
             self.store.put_many(NAMESPACE, {key: value})
@@ -147,7 +172,7 @@ class Cache:
                 (key, text, time.time()),
             )
 
-    def put_many(self, values: Mapping[str, dict[str, Any]]) -> None:
+    def put_many(self, values: Mapping[str, JSONValue]) -> None:
         """Store many ``key -> value`` rows in one transaction (``recallbench cache``)."""
         if self.store is not None:
             self.store.put_many(NAMESPACE, values)
@@ -169,7 +194,7 @@ class Cache:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
 
-    def items(self) -> Iterator[tuple[str, dict[str, Any]]]:
+    def items(self) -> Iterator[tuple[str, JSONValue]]:
         """Every (key, value) (``recallbench cache export``)."""
         if self.store is not None:
             yield from self.store.scan(NAMESPACE)

@@ -30,8 +30,10 @@ class Call:
     messages: list[Message]
     dec: Decoding
     offline: Callable[[], str] | None
-    parse: Callable[[str], Any] | None  # None: free-form chat, value = stripped text
-    fallback: Any
+    # A batch mixes no tasks, but the flow answers every call alike: values are ``object`` here
+    # and ``LLM`` gives them back as its task's ``T`` (``LLM._execute``).
+    parse: Callable[[str], object] | None  # None: free-form chat, value = stripped text
+    fallback: object
     # The offline reply may read fields the template does not render, so extractive cache keys
     # carry them too ("" for chat, whose offline() answers exactly its messages; None: the
     # fields are not plain data, so the call is not cached).

@@ -37,9 +37,13 @@ import inspect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recallbench import meter
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+
 
 MIN_SHARED = 32  # a shared prefix at least this long is reused from the key/value cache
 TOKEN_BUDGET = 512  # padded tokens per batched forward pass (module docstring)
@@ -102,7 +106,7 @@ def forward_tokens(todo: Plan) -> int:
 
 
 def sequence_nll(
-    model: Any,
+    model: PreTrainedModel,
     seqs: Sequence[tuple[Sequence[int], int]],
     *,
     min_shared: int = MIN_SHARED,

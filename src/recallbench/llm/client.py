@@ -35,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from recallbench import meter
 from recallbench.errors import ConfigError
@@ -50,6 +50,7 @@ from recallbench.llm.structured import Structured, check_mode, mode_from_owner
 from recallbench.llm.task import Message, PromptTask, TaskResult
 from recallbench.llm.types import Backend, Decoding
 from recallbench.llm.usage import Usage
+from recallbench.store import JSONValue
 
 T = TypeVar("T")
 
@@ -125,7 +126,8 @@ class LLM:
 
     def run(self, task: PromptTask[T], **fields: object) -> TaskResult[T]:
         """Render ``task`` with ``fields``, call (or hit the cache), parse and record usage."""
-        return self._execute([self._task_call(task, fields)], progress=False, desc=task.name)[0]
+        results = self._execute([self._task_call(task, fields)], progress=False, desc=task.name)
+        return cast(TaskResult[T], results[0])  # task.parse_reply's value or task.fallback
 
     def run_many(
         self,
@@ -136,7 +138,8 @@ class LLM:
     ) -> list[TaskResult[T]]:
         """Run ``task`` over many field dicts, concurrently on async backends; order is kept."""
         calls = [self._task_call(task, fields) for fields in fields_list]
-        return self._execute(calls, progress=progress_enabled(progress), desc=task.name)
+        results = self._execute(calls, progress=progress_enabled(progress), desc=task.name)
+        return cast(list[TaskResult[T]], results)  # task.parse_reply's values or fallbacks
 
     def chat(
         self,
@@ -159,9 +162,9 @@ class LLM:
             None,
             "",
         )
-        return self._execute([call], progress=False, desc=name)[0]
+        return cast(TaskResult[str], self._execute([call], progress=False, desc=name)[0])
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, JSONValue]:
         """Return what produced the outputs (for run.json): backend, model, prices; no secrets."""
         price = self.prices.price(self.model)
         return {
@@ -241,6 +244,9 @@ class LLM:
             return None
         return call_key(call, self.backend, self.model, self.cache_scope)
 
-    def _execute(self, calls: list[Call], *, progress: bool, desc: str) -> list[TaskResult[Any]]:
+    def _execute(self, calls: list[Call], *, progress: bool, desc: str) -> list[TaskResult[object]]:
+        """Answer ``calls`` of one task (or one chat). The flow answers every task alike, so its
+        values are ``object``; the callers cast them back to the task's ``T``: each is
+        ``task.parse_reply``'s value or ``task.fallback`` (a chat's: the stripped reply)."""
         with meter.timed("llm_calls"):
             return self._flow.run(calls, progress=progress, desc=desc)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.llm.backends import ExtractiveBackend, OpenAIBackend
@@ -19,7 +19,11 @@ from recallbench.llm.budget import Budget, Meter
 from recallbench.llm.cache import open_cache
 from recallbench.llm.client import LLM
 from recallbench.llm.prices import Price, PriceTable
+from recallbench.llm.types import Backend
 from recallbench.store import shared_store
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 # Every key of a generator config and the type of its value (cli.checks checks both before a run).
 KEY_TYPES: dict[str, Any] = {
@@ -58,7 +62,7 @@ BACKENDS = ("extractive", "openai", "hf")
 NO_KEY = "no-key-needed"
 
 
-def _plain(cfg: Any) -> dict[str, Any]:
+def _plain(cfg: object) -> dict[str, Any]:
     if hasattr(cfg, "_metadata"):  # an OmegaConf DictConfig
         from omegaconf import OmegaConf
 
@@ -68,7 +72,7 @@ def _plain(cfg: Any) -> dict[str, Any]:
     return dict(cfg)
 
 
-def check_keys(cfg: dict[str, Any]) -> None:
+def check_keys(cfg: Mapping[str, object]) -> None:
     for key in cfg:
         if key in KEYS:
             continue
@@ -113,13 +117,17 @@ def _structured(value: Any) -> str:
 
 
 def from_config(
-    cache_path: str | Path | None = None, meter: Meter | None = None, **keys: Any
+    cache_path: str | Path | None = None, meter: Meter | None = None, **keys: object
 ) -> LLM:
     """The ``_target_`` of ``conf/generator``: ``build_llm`` with the config's keys as arguments."""
     return build_llm(keys, cache_path, meter)
 
 
-def build_llm(cfg: Any, cache_path: str | Path | None = None, meter: Meter | None = None) -> LLM:
+def build_llm(
+    cfg: Mapping[str, object] | DictConfig,
+    cache_path: str | Path | None = None,
+    meter: Meter | None = None,
+) -> LLM:
     """Return an ``LLM`` for a generator config; ``cache_path`` is the SQLite cache file.
 
     ``meter``: the job's shared budget and plan counts (``llm.budget``; the cli builds it from
@@ -144,7 +152,7 @@ def build_llm(cfg: Any, cache_path: str | Path | None = None, meter: Meter | Non
     kind = cfg.get("backend", "extractive")
     context = _opt(cfg, "context_length", int)
     if kind == "extractive":
-        backend: Any = ExtractiveBackend(context_length=context or 16385)
+        backend: Backend = ExtractiveBackend(context_length=context or 16385)
     elif kind == "openai":
         if not cfg.get("model"):
             raise ConfigError("generator.model is required for the openai backend")
@@ -156,7 +164,7 @@ def build_llm(cfg: Any, cache_path: str | Path | None = None, meter: Meter | Non
             rpm=_opt(cfg, "rpm", float),
             tpm=_opt(cfg, "tpm", float),
             timeout_s=float(cfg.get("timeout_s") or 60),
-            max_retries=int(cfg.get("max_retries") if cfg.get("max_retries") is not None else 4),
+            max_retries=4 if (retries := cfg.get("max_retries")) is None else int(retries),
             context_length=context or 16385,
             store=shared_store(),
         )

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from recallbench.llm.budget import BudgetExceeded, Meter, plan_row, stand_in
-from recallbench.llm.cache import Cache
+from recallbench.llm.cache import Cache, cached_reply
 from recallbench.llm.calls import PARSE_ERRORS, Call, CircuitBreaker
 from recallbench.llm.prices import PriceTable
 from recallbench.llm.runtime import LoopThread, Progress
@@ -84,7 +84,7 @@ class CallFlow:
         self._loop_lock = threading.Lock()
         self._slots: asyncio.Semaphore | None = None  # under a budget: requests in flight
 
-    def run(self, calls: list[Call], *, progress: bool, desc: str) -> list[TaskResult[Any]]:
+    def run(self, calls: list[Call], *, progress: bool, desc: str) -> list[TaskResult[object]]:
         """Answer ``calls``, then the repair turns of unparsed replies; results in input order."""
         self.breaker.check()
         done = Progress(self.usage, len(calls), desc, progress)
@@ -104,9 +104,9 @@ class CallFlow:
             done.close()
         return results
 
-    def _answer(self, calls: list[Call], done: Progress) -> list[TaskResult[Any]]:
+    def _answer(self, calls: list[Call], done: Progress) -> list[TaskResult[object]]:
         """One round: cache hits and offline answers first, then the backend."""
-        results: list[TaskResult[Any] | None] = []
+        results: list[TaskResult[object] | None] = []
         for call in calls:
             hit = self._lookup(call)
             results.append(hit)
@@ -130,7 +130,7 @@ class CallFlow:
             done(finished)
         return [r for r in results if r is not None]
 
-    def _repair_call(self, call: Call, result: TaskResult[Any]) -> Call:
+    def _repair_call(self, call: Call, result: TaskResult[object]) -> Call:
         """The next turn of ``call``'s chat: its unparsed reply, then the parser's error."""
         try:
             if call.parse is not None:  # the error in full (failure is cut)
@@ -162,11 +162,11 @@ class CallFlow:
     # -- internals ------------------------------------------------------------------------
 
     async def _amany(
-        self, calls: list[Call], done: Callable[[TaskResult[Any]], None]
-    ) -> list[TaskResult[Any]]:
+        self, calls: list[Call], done: Callable[[TaskResult[object]], None]
+    ) -> list[TaskResult[object]]:
         refused: list[BudgetExceeded] = []
 
-        async def one(call: Call) -> TaskResult[Any] | None:
+        async def one(call: Call) -> TaskResult[object] | None:
             async with self._slot():  # a reservation holds only for a request about to be sent
                 try:
                     held = self.meter.admit(lambda: self._worst(call))
@@ -204,7 +204,7 @@ class CallFlow:
             self._slots = asyncio.Semaphore(max(1, self.backend.concurrency))
         return self._slots
 
-    def _call_sync(self, call: Call) -> TaskResult[Any]:
+    def _call_sync(self, call: Call) -> TaskResult[object]:
         held = self.meter.admit(lambda: self._worst(call))
         try:
             completion = self.backend.complete(call.messages, call.dec)
@@ -225,11 +225,12 @@ class CallFlow:
         prompt = count_message_tokens(call.messages, self.backend.count_tokens)
         return self._cost(Completion("", prompt, 0, 0.0), call.dec.max_tokens)
 
-    def _lookup(self, call: Call) -> TaskResult[Any] | None:
+    def _lookup(self, call: Call) -> TaskResult[object] | None:
         """Answer without a model call: a cache hit, or the offline implementation."""
-        key = self.key(call)
-        hit = self.cache.get(key) if key is not None and self.cache is not None else None
-        if hit is not None:
+        key, cache = self.key(call), self.cache
+        found = cache.get(key) if key is not None and cache is not None else None
+        if found is not None and cache is not None:
+            hit = cached_reply(found, f"{cache.path} {key}")
             completion = Completion(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], 0)
             return self._finish(call, completion, cached=True)
         if not self.backend.offline:
@@ -248,7 +249,7 @@ class CallFlow:
 
     def _finish(
         self, call: Call, completion: Completion, cached: bool = False, repeat: bool = False
-    ) -> TaskResult[Any]:
+    ) -> TaskResult[object]:
         full_cost = self._cost(completion)
         if self.meter.dry:
             row = plan_row(call.dec.max_tokens, completion, self._cost, cached, repeat)
@@ -291,7 +292,7 @@ class CallFlow:
                 },
             )
 
-    def _parse(self, call: Call, text: str) -> tuple[Any, str | None]:
+    def _parse(self, call: Call, text: str) -> tuple[object, str | None]:
         if call.parse is None:
             return text.strip(), None
         try:
@@ -299,7 +300,7 @@ class CallFlow:
         except PARSE_ERRORS as exc:
             return call.fallback, f"{PARSE_FAILURE}: {type(exc).__name__}: {str(exc)[:200]}"
 
-    def _failed(self, call: Call, message: str) -> TaskResult[Any]:
+    def _failed(self, call: Call, message: str) -> TaskResult[object]:
         result = TaskResult(
             value=call.fallback,
             raw="",

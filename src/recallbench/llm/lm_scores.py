@@ -27,12 +27,16 @@ import threading
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recallbench import meter
 from recallbench.llm.causal_scoring import MAX_ROWS, sequence_nll
 from recallbench.llm.score_cache import Pair, ScoreCache, model_key
-from recallbench.store import process_cache
+from recallbench.store import JSONValue, process_cache
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
 
 _memory: dict[tuple[str, str, str], tuple[float, int]] = {}  # (model key, context, text)
 _caches: dict[str, ScoreCache] = {}
@@ -72,7 +76,7 @@ class CausalLM:
         self.identity = identity
         self.key = model_key(identity)
         self._loader = loader
-        self._loaded: tuple[Any, Any] | None = None
+        self._loaded: tuple[PreTrainedModel, PreTrainedTokenizerBase] | None = None
         self.lock = threading.Lock()  # one scoring pass at a time per model
 
     @classmethod
@@ -86,7 +90,9 @@ class CausalLM:
         return found
 
     @classmethod
-    def of(cls, model: Any, tokenizer: Any, display: str | None = None) -> CausalLM:
+    def of(
+        cls, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, display: str | None = None
+    ) -> CausalLM:
         with _lock:
             found = _objects.get(model)
             if found is None or found._loaded != (model, tokenizer):
@@ -96,7 +102,7 @@ class CausalLM:
                 _objects[model] = found
         return found
 
-    def load(self) -> tuple[Any, Any]:
+    def load(self) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
         """Return (model, tokenizer), loading them on first use."""
         if self._loaded is None:
             from recallbench.llm.backends.hf import load_causal_lm
@@ -112,7 +118,9 @@ _named: dict[str, CausalLM] = {}
 _objects: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
-def object_identity(model: Any, tokenizer: Any) -> dict[str, Any]:
+def object_identity(
+    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase
+) -> dict[str, JSONValue]:
     """Identify a model object: name, revision, dtype, quantization, config, tokenizer and a
     checksum of a sample of its weights (first, middle and last tensors: cheap, and any
     retraining or requantization moves them)."""
@@ -135,7 +143,7 @@ def object_identity(model: Any, tokenizer: Any) -> dict[str, Any]:
     }
 
 
-def start_id(tokenizer: Any) -> int:
+def start_id(tokenizer: PreTrainedTokenizerBase) -> int:
     """The token that starts every scored sequence (module docstring)."""
     vocab = tokenizer.get_vocab()
     if "<|endoftext|>" in vocab:
@@ -147,7 +155,10 @@ def start_id(tokenizer: Any) -> int:
 
 
 def sequences(
-    texts: Sequence[str], contexts: Sequence[str | None], tokenizer: Any, window: int
+    texts: Sequence[str],
+    contexts: Sequence[str | None],
+    tokenizer: PreTrainedTokenizerBase,
+    window: int,
 ) -> list[tuple[list[int], int] | None]:
     """Return (token ids, number of trailing text tokens) per text; None for empty texts."""
     start = start_id(tokenizer)
@@ -168,7 +179,10 @@ def sequences(
 
 
 def compute(
-    model: Any, tokenizer: Any, pairs: Sequence[Pair], max_rows: int = MAX_ROWS
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    pairs: Sequence[Pair],
+    max_rows: int = MAX_ROWS,
 ) -> list[tuple[float, int]]:
     """Score (context, text) pairs with a loaded model, no caching: (summed NLL, tokens)."""
     window = int(getattr(model.config, "max_position_embeddings", 2048))

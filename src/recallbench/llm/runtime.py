@@ -8,10 +8,12 @@ import sys
 import threading
 import time
 from collections.abc import Coroutine
-from typing import Any
+from typing import TypeVar
 
 from recallbench.llm.task import TaskResult
 from recallbench.llm.usage import Usage
+
+T = TypeVar("T")
 
 
 class LoopThread:
@@ -22,7 +24,7 @@ class LoopThread:
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True, name="llm-loop")
         self.thread.start()
 
-    def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
+    def run(self, coro: Coroutine[object, object, T]) -> T:
         if threading.current_thread() is self.thread:
             raise RuntimeError("LLM.run called from its own event loop thread (would deadlock)")
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()

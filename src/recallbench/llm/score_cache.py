@@ -26,10 +26,9 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from recallbench.io import connect_shared, unusable_cache, write_immediate
-from recallbench.store import Store
+from recallbench.store import JSONValue, Store
 
 # The scoring recipe of ``recallbench.llm.perplexity``: a change to it must change this string.
 SCHEME = (
@@ -55,7 +54,7 @@ _CHUNK = 400  # pairs per SELECT: SQLite's default limit on host parameters is 9
 Pair = tuple[str | None, str]  # (context, text); None and "" both mean "no context"
 
 
-def model_key(identity: Mapping[str, Any]) -> str:
+def model_key(identity: Mapping[str, object]) -> str:
     """Return the cache's model key: sha256 (first 24 hex) of the identity + ``SCHEME``."""
     blob = json.dumps({**identity, "scheme": SCHEME}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
@@ -65,6 +64,14 @@ def pair_key(context: str | None, text: str) -> str:
     """Return the row key of a (context, text) pair: sha256 hex of its canonical JSON."""
     blob = json.dumps([context or "", text], ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _stored_score(value: JSONValue, where: str) -> tuple[float, int]:
+    """``(nll, tokens)`` of a store value ``[nll, tokens]``; another shape is an error."""
+    match value:
+        case [int() | float() as nll, int() as tokens]:
+            return float(nll), tokens
+    raise ValueError(f"{where}: corrupt score: expected [nll, tokens], got {value!r:.80}")
 
 
 class ScoreCache:
@@ -85,7 +92,7 @@ class ScoreCache:
         with self._lock, unusable_cache(self.path, "LM score cache"):
             self._conn.execute("SELECT COUNT(*) FROM scores LIMIT 1").fetchone()
 
-    def register(self, key: str, identity: Mapping[str, Any]) -> None:
+    def register(self, key: str, identity: Mapping[str, object]) -> None:
         """Record what a model key stands for (for people reading the file)."""
         if self.store is not None:
             self.store.put_many("lm-models", {key: {**identity, "scheme": SCHEME}})
@@ -103,7 +110,8 @@ class ScoreCache:
         found: dict[Pair, tuple[float, int]] = {}
         if self.store is not None:
             got = self.store.get_many(f"lm:{model}", keys)
-            return {by_key[k]: (float(v[0]), int(v[1])) for k, v in got.items()}
+            where = f"{self.store.url} lm:{model}"
+            return {by_key[k]: _stored_score(v, f"{where} {k}") for k, v in got.items()}
         for start in range(0, len(keys), _CHUNK):
             chunk = keys[start : start + _CHUNK]
             marks = ",".join("?" * len(chunk))
@@ -135,7 +143,7 @@ class ScoreCache:
         for model, key, nll, tokens in rows:
             yield model, key, [float(nll), int(tokens)]
 
-    def identities(self) -> dict[str, dict[str, Any]]:
+    def identities(self) -> dict[str, dict[str, JSONValue]]:
         """The models table: model key -> its identity."""
         with self._lock:
             rows = self._conn.execute("SELECT model, identity FROM models").fetchall()

@@ -36,6 +36,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from recallbench.store import JSONValue
+
 WRAPPER_KEY = "answer"  # the one property of the JSON wrapper of a choice or a pattern
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 
@@ -82,10 +84,10 @@ class Choice:
     def regex(self) -> str:
         return "|".join(re.escape(label) for label in self.labels)
 
-    def json_schema(self) -> dict[str, Any]:
+    def json_schema(self) -> dict[str, JSONValue]:
         return _wrapper({"type": "string", "enum": list(self.labels)})
 
-    def spec(self) -> dict[str, Any]:
+    def spec(self) -> dict[str, JSONValue]:
         return {"choice": list(self.labels)}
 
     def to_text(self, reply: str) -> str:
@@ -115,10 +117,10 @@ class Pattern:
     def regex(self) -> str:
         return self.pattern
 
-    def json_schema(self) -> dict[str, Any]:
+    def json_schema(self) -> dict[str, JSONValue]:
         return _wrapper({"type": "string", "pattern": f"^(?:{self.pattern})$"})
 
-    def spec(self) -> dict[str, Any]:
+    def spec(self) -> dict[str, JSONValue]:
         return {"regex": self.pattern}
 
     def to_text(self, reply: str) -> str:
@@ -176,7 +178,7 @@ class JsonReply:
     """
 
     model: type[BaseModel]
-    render: Callable[[dict[str, Any]], str] | None = None
+    render: Callable[[dict[str, JSONValue]], str] | None = None
     kind = "json"
 
     def __post_init__(self) -> None:
@@ -184,10 +186,10 @@ class JsonReply:
         if problems:
             raise ValueError(f"{self.model.__name__}: not a strict schema: {'; '.join(problems)}")
 
-    def json_schema(self) -> dict[str, Any]:
+    def json_schema(self) -> dict[str, JSONValue]:
         return copy.deepcopy(_schema_of(self.model))  # a copy: callers may put it in a body
 
-    def spec(self) -> dict[str, Any]:
+    def spec(self) -> dict[str, JSONValue]:
         return {"json": self.json_schema()}
 
     def to_text(self, reply: str) -> str:

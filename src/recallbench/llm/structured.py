@@ -50,11 +50,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from recallbench.errors import ConfigError
 from recallbench.llm.gbnf import choice_to_gbnf, regex_to_gbnf
 from recallbench.llm.shapes import Choice, JsonReply, Pattern, Shape
+from recallbench.store import JSONValue
 
 MODES = ("off", "json_schema", "vllm", "llamacpp", "local", "auto")
 API_MODES = ("json_schema", "vllm", "llamacpp")  # what the openai backend can send
@@ -74,7 +74,7 @@ class Structured:
     shape: Shape
     name: str
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, JSONValue]:
         """The constraint as plain data (part of the cache key)."""
         return {"mode": self.mode, **self.shape.spec()}
 
@@ -102,14 +102,14 @@ def schema_name(task_name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", task_name)[:64] or "reply"
 
 
-def strict_subset(node: Any) -> Any:
+def strict_subset(node: JSONValue) -> JSONValue:
     """The schema ``node`` without the keywords OpenAI's strict mode refuses (``_NOT_STRICT``);
     property names are kept whatever they are."""
     if isinstance(node, list):
         return [strict_subset(v) for v in node]
     if not isinstance(node, dict):
         return node
-    out = {}
+    out: dict[str, JSONValue] = {}
     for key, value in node.items():
         if key == "properties" and isinstance(value, dict):
             out[key] = {name: strict_subset(sub) for name, sub in value.items()}
@@ -118,7 +118,7 @@ def strict_subset(node: Any) -> Any:
     return out
 
 
-def request_extras(structured: Structured) -> dict[str, Any]:
+def request_extras(structured: Structured) -> dict[str, JSONValue]:
     """The fields ``structured`` adds to an OpenAI-compatible chat completion request body."""
     shape, mode = structured.shape, structured.mode
     if mode == "json_schema":

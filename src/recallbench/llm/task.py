@@ -16,6 +16,7 @@ from typing import Any, Generic, Literal, TypeVar, overload
 
 from recallbench.llm.shapes import Shape
 from recallbench.llm.types import Message
+from recallbench.store import JSONValue
 
 Stage = Literal["memory", "answer", "judge", "generate"]
 
@@ -218,7 +219,7 @@ class TaskResult(Generic[V]):
     messages: list[Message] = field(default_factory=list)
     repairs: int = 0
 
-    def usage_dict(self) -> dict[str, Any]:
+    def usage_dict(self) -> dict[str, JSONValue]:
         """Return this call's usage as a JSON-ready dict (for ``Prediction.usage``)."""
         out: dict[str, Any] = {
             "prompt_tokens": self.prompt_tokens,

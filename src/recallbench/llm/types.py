@@ -1,5 +1,6 @@
 """Shared types of the LLM layer: chat messages, decoding parameters, a backend's completion,
-the ``Backend`` protocol every backend implements, and prompt-token estimation. The
+the ``Backend`` protocol every backend implements, ``BackendBase`` (its defaults, the base of
+every backend), and prompt-token estimation. The
 ``LLMClient`` protocol memory methods, protocols and judges are typed against is in
 ``recallbench.llm.protocol`` (it needs ``task`` and ``usage``, which import this module).
 
@@ -11,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol, runtime_checkable
 
 from recallbench.llm.structured import Structured
+from recallbench.store import JSONValue
 
 Message = dict[str, str]
 
@@ -35,8 +37,8 @@ class Decoding:
     seed: int | None = None
     structured: Structured | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def as_dict(self) -> dict[str, JSONValue]:
+        out: dict[str, JSONValue] = {
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
             "seed": self.seed,
@@ -60,6 +62,7 @@ class BackendCallError(RuntimeError):
     """A call failed after the backend's bounded retries (counted, not fatal)."""
 
 
+@runtime_checkable
 class Backend(Protocol):
     """What ``LLM`` needs from a backend: every member ``LLM`` and its ``CallFlow`` use.
 
@@ -67,6 +70,9 @@ class Backend(Protocol):
     through ``acomplete`` on ``LLM``'s event loop; the other method raises
     ``NotImplementedError`` (the flow never calls it). The no-model backend (``offline``) calls
     neither: ``LLM`` answers with each task's offline implementation.
+
+    Every ability is a member every backend has (``BackendBase`` gives the defaults), so callers
+    read ``llm.backend.offline`` or ``.concurrency`` directly, never probe with ``getattr``.
     """
 
     name: str
@@ -100,6 +106,36 @@ class Backend(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+class BackendBase:
+    """The defaults of ``Backend``'s abilities: a local synchronous model without a server.
+
+    A backend derives from it and sets what differs (``name``, ``model``, ``context_length``,
+    ``count_tokens`` and the call it answers with are its own).
+    """
+
+    endpoint: str | None = None
+    base_url: str | None = None
+    local: bool = True
+    offline: bool = False
+    is_async: bool = False
+    concurrency: int = 1
+
+    def complete(self, messages: list[Message], dec: Decoding) -> Completion:
+        raise NotImplementedError(f"{type(self).__name__} is async: LLM calls acomplete")
+
+    async def acomplete(self, messages: list[Message], dec: Decoding) -> Completion:
+        raise NotImplementedError(f"{type(self).__name__} is synchronous: LLM calls complete")
+
+    async def aowner(self) -> str | None:
+        return None  # no server to ask
+
+    async def aclose(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 def count_message_tokens(messages: list[Message], count: Callable[[str], int]) -> int:

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from recallbench.llm.task import PARSE_FAILURE, TaskResult
+from recallbench.store import JSONValue
 
 UNPARSED_SAMPLES = 3  # unparsed replies kept per task (usage.json "unparsed_samples")
 UNPARSED_CHARS = 500
@@ -73,7 +74,7 @@ class Bucket:
         else:
             self.cost_usd_without_cache += full_cost
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSONValue]:
         """Return a JSON-ready dict; costs are None when any call had no known price."""
         known = self.cost_unknown_calls == 0
         full_known = self.full_cost_unknown_calls == 0
@@ -93,6 +94,15 @@ class Bucket:
             "repairs": self.repairs,
             "repaired": self.repaired,
         }
+
+
+class UsageDict(TypedDict):
+    """``Usage.to_dict()``: the counts per task, per stage and in total, and unparsed samples."""
+
+    tasks: dict[str, dict[str, JSONValue]]
+    by_stage: dict[str, dict[str, JSONValue]]
+    totals: dict[str, JSONValue]
+    unparsed_samples: dict[str, list[str]]
 
 
 class Usage:
@@ -129,7 +139,7 @@ class Usage:
                 if len(samples) < UNPARSED_SAMPLES:
                     samples.append(result.raw[:UNPARSED_CHARS])
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> UsageDict:
         """Return ``{"tasks": {name: {...}}, "by_stage": {stage: {...}}, "totals": {...},
         "unparsed_samples": {name: [reply, ...]}}``."""
         with self._lock:

@@ -8,12 +8,18 @@ Protocols). The parts several methods share are in ``blocks/`` (``blocks/__init_
 needs is re-exported here; ``tests/test_architecture.py`` keeps the layout.
 """
 
-from recallbench.memory._abilities import HasAnswerPromptFields, HasRetention, HasUpdater
+from recallbench.memory._abilities import (
+    HasAnswerPromptFields,
+    HasQueryEmbedder,
+    HasRetention,
+    HasUpdater,
+)
 from recallbench.memory._base import MemoryMethod, Message, render_history, strip_speaker
 from recallbench.memory.blocks.replay import replay_recalls, reply_queries
 
 __all__ = [
     "HasAnswerPromptFields",
+    "HasQueryEmbedder",
     "HasRetention",
     "HasUpdater",
     "MemoryMethod",

@@ -10,6 +10,8 @@ ability by defining the method (no base class or registration needed).
   (LUFY gives its Key Summary and Relevant Memory, as its chatbot sees them).
 - ``HasUpdater``: a memory updater (Bae et al.'s Algorithm 1 + classifier), or None when memory
   only accumulates (the ``memory_ops`` protocol classifies with it).
+- ``HasQueryEmbedder``: an embedder and the turns of a query it embeds (``query_text``);
+  ``MemoryMethod.prefetch`` encodes a session's queries in one batch with them.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from recallbench.records import Query, Recall
 
 if TYPE_CHECKING:  # keeps ``import recallbench.memory`` light
+    from recallbench.embed.base import TextEmbedder
     from recallbench.memory.blocks.bae_update import MemoryUpdater
 
 
@@ -47,4 +50,19 @@ class HasUpdater(Protocol):
     @property
     def updater(self) -> MemoryUpdater | None:
         """The memory updater, or None when APPEND is the only operation."""
+        ...
+
+
+@runtime_checkable
+class HasQueryEmbedder(Protocol):
+    """A method that retrieves by embedding ``query_text(query, context_turns)``."""
+
+    @property
+    def embedder(self) -> TextEmbedder | None:
+        """The embedder of the retrieval texts (None: none configured)."""
+        ...
+
+    @property
+    def context_turns(self) -> int | None:
+        """The dialogue turns a retrieval text holds (``query_text``)."""
         ...

@@ -11,6 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
 from recallbench.llm.types import Message
+from recallbench.memory._abilities import HasQueryEmbedder
 from recallbench.records import Episode, MemoryItem, Query, Recall, Session, Turn
 from recallbench.text import content_words
 
@@ -93,14 +94,15 @@ class MemoryMethod(ABC):
         """Prepare for ``queries``, which ``recall`` will then get one by one in this order.
 
         The response protocol calls it with the queries of a target session before recalling
-        them. Default: a method with an ``embedder`` and ``context_turns`` (the retrieval text of
-        ``query_text``) encodes all their retrieval texts in one batch, so each recall
+        them. Default: a method with an ``embedder`` and ``context_turns`` (``HasQueryEmbedder``:
+        the retrieval text of ``query_text``) encodes all their retrieval texts in one batch, so each recall
         finds its query vector in the embedder's cache instead of a forward pass of its own. It
         never changes what a recall returns beyond the floating-point noise of batching.
         """
-        embedder = getattr(self, "embedder", None)
-        turns = getattr(self, "context_turns", None)
-        if embedder is None or not isinstance(turns, int) or not queries:
+        if not queries or not isinstance(self, HasQueryEmbedder):
+            return
+        embedder, turns = self.embedder, self.context_turns
+        if embedder is None or not isinstance(turns, int):
             return
         texts = [query_text(q, turns) for q in queries]
         embedder.encode(list(dict.fromkeys(texts)))

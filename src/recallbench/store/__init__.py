@@ -28,6 +28,7 @@ from pathlib import Path
 
 from recallbench.errors import ConfigError
 from recallbench.store.base import (
+    JSONValue,
     Store,
     StoreLost,
     Totals,
@@ -42,6 +43,7 @@ from recallbench.store.fs import network_fs, unwritable
 from recallbench.store.sqlite import SqliteStore
 
 __all__ = [
+    "JSONValue",
     "SERVER_SCHEMES",
     "SqliteStore",
     "Store",

@@ -33,9 +33,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from recallbench.errors import RunStopped
+
+# A value as the store gives it back: what ``json.loads`` makes of what ``put_many`` wrote.
+JSONValue = None | bool | int | float | str | list["JSONValue"] | dict[str, "JSONValue"]
 
 
 class StoreLost(RunStopped):
@@ -61,11 +64,13 @@ class Store(Protocol):
     url: str
     server: bool
 
-    def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, Any]: ...
+    def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, JSONValue]: ...
 
-    def put_many(self, namespace: str, values: Mapping[str, Any]) -> None: ...
+    def put_many(self, namespace: str, values: Mapping[str, object]) -> None:
+        """Store JSON-serializable ``values`` (anything else raises ``TypeError``)."""
+        ...
 
-    def scan(self, namespace: str) -> Iterator[tuple[str, Any]]: ...
+    def scan(self, namespace: str) -> Iterator[tuple[str, JSONValue]]: ...
 
     def count(self, namespace: str) -> int: ...
 
@@ -95,12 +100,12 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
-def get(store: Store, namespace: str, key: str) -> Any | None:
+def get(store: Store, namespace: str, key: str) -> JSONValue:
     """The value of one key (None: absent)."""
     return store.get_many(namespace, [key]).get(key)
 
 
-def put(store: Store, namespace: str, key: str, value: Any) -> None:
+def put(store: Store, namespace: str, key: str, value: object) -> None:
     """Store one value."""
     store.put_many(namespace, {key: value})
 
@@ -123,9 +128,19 @@ def server_store() -> Store | None:
     return _SHARED[0] if _SHARED and _SHARED[0].server else None
 
 
+class StoreBacked(Protocol):
+    """A cache that lives on a store or in a SQLite file of its own (``store`` None)."""
+
+    @property
+    def store(self) -> Store | None: ...
+
+
+C = TypeVar("C", bound=StoreBacked)
+
+
 def process_cache(
-    caches: dict[str, Any], path: str | Path | None, make: Callable[[str | Path, Store | None], Any]
-) -> Any:
+    caches: dict[str, C], path: str | Path | None, make: Callable[[str | Path, Store | None], C]
+) -> C | None:
     """The cache a process uses for ``path`` (None: no cache), made once by ``make(path, store)``
     and kept in ``caches``: on the server store when there is one (``server_store``), else in
     the SQLite file ``path`` (``":memory:"``: a private one). The LM-score and metric-result

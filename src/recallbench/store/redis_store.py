@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from recallbench.errors import ConfigError
-from recallbench.store.base import StoreLost, Totals
+from recallbench.store.base import JSONValue, StoreLost, Totals
 from recallbench.store.sqlite import SqliteStore, dumps
 
 PREFIX = "recallbench:"
@@ -160,9 +160,9 @@ class RedisStore:
 
     # -- values --------------------------------------------------------------------------------
 
-    def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, Any]:
+    def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, JSONValue]:
         keys = list(dict.fromkeys(keys))
-        found: dict[str, Any] = {}
+        found: dict[str, JSONValue] = {}
         name = PREFIX + "kv:" + namespace
         for start in range(0, len(keys), _CHUNK):
             chunk = keys[start : start + _CHUNK]
@@ -173,7 +173,7 @@ class RedisStore:
             )
         return found
 
-    def put_many(self, namespace: str, values: Mapping[str, Any]) -> None:
+    def put_many(self, namespace: str, values: Mapping[str, object]) -> None:
         rows = {k: dumps(v) for k, v in values.items()}
         if not rows:
             return
@@ -222,7 +222,7 @@ class RedisStore:
             for suffix in ("", "-wal", "-shm", ".lock"):
                 Path(f"{self.spill}{suffix}").unlink(missing_ok=True)
 
-    def scan(self, namespace: str) -> Iterator[tuple[str, Any]]:
+    def scan(self, namespace: str) -> Iterator[tuple[str, JSONValue]]:
         with self._guard():
             for key, value in self._r.hscan_iter(PREFIX + "kv:" + namespace, count=_CHUNK):
                 yield (key.decode() if isinstance(key, bytes) else str(key)), json.loads(value)

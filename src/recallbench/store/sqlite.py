@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from recallbench.io import connect_shared, unusable_cache
-from recallbench.store.base import Totals
+from recallbench.store.base import JSONValue, Totals
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS kv (
@@ -50,7 +50,7 @@ CREATE TABLE IF NOT EXISTS buckets (
 _CHUNK = 400  # keys per SELECT: SQLite's default limit on host parameters is 999
 
 
-def dumps(value: Any) -> str:
+def dumps(value: object) -> str:
     """A value as the store writes it (canonical JSON, NaN refused)."""
     return json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
 
@@ -83,9 +83,9 @@ class SqliteStore:
 
     # -- values --------------------------------------------------------------------------------
 
-    def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, Any]:
+    def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, JSONValue]:
         keys = list(dict.fromkeys(keys))
-        found: dict[str, Any] = {}
+        found: dict[str, JSONValue] = {}
         for start in range(0, len(keys), _CHUNK):
             chunk = keys[start : start + _CHUNK]
             marks = ",".join("?" * len(chunk))
@@ -97,13 +97,13 @@ class SqliteStore:
             found.update((k, json.loads(v)) for k, v in rows)
         return found
 
-    def put_many(self, namespace: str, values: Mapping[str, Any]) -> None:
+    def put_many(self, namespace: str, values: Mapping[str, object]) -> None:
         rows = [(namespace, k, dumps(v)) for k, v in values.items()]
         if rows:
             with self._lock:
                 self._write("INSERT OR REPLACE INTO kv VALUES (?, ?, ?)", rows)
 
-    def scan(self, namespace: str) -> Iterator[tuple[str, Any]]:
+    def scan(self, namespace: str) -> Iterator[tuple[str, JSONValue]]:
         with self._lock:
             rows = self._conn.execute(
                 "SELECT key, value FROM kv WHERE ns = ? ORDER BY key", (namespace,)

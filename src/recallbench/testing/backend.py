@@ -1,25 +1,19 @@
 """``ReplyBackend``: the base of the scripted backends tests put behind the real ``LLM`` facade.
 
-It declares every member of ``recallbench.llm.types.Backend`` a local synchronous model has, so a
+It takes the defaults of ``recallbench.llm.types.BackendBase`` (a local synchronous model), so a
 test double only says how it answers (``complete``) and, if it differs, its name and context.
 """
 
 from __future__ import annotations
 
-from recallbench.llm.types import Completion, Decoding, Message
+from recallbench.llm.types import BackendBase, Completion, Decoding, Message
 
 
-class ReplyBackend:
+class ReplyBackend(BackendBase):
     """A local, synchronous backend with no server; subclasses implement ``complete``."""
 
     name = "script"
     model = "s"
-    endpoint: str | None = None
-    base_url: str | None = None
-    local = True
-    offline = False
-    is_async = False
-    concurrency = 1
     context_length = 9999
 
     def count_tokens(self, text: str) -> int:
@@ -27,15 +21,3 @@ class ReplyBackend:
 
     def complete(self, messages: list[Message], dec: Decoding) -> Completion:
         raise NotImplementedError(f"{type(self).__name__} gives no replies: define complete")
-
-    async def acomplete(self, messages: list[Message], dec: Decoding) -> Completion:
-        raise NotImplementedError(f"{type(self).__name__} is synchronous: LLM calls complete")
-
-    async def aowner(self) -> str | None:
-        return None
-
-    async def aclose(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass

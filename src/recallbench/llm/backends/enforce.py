@@ -18,10 +18,15 @@ that takes regexes and JSON schemas with nothing compiled.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from recallbench.errors import ConfigError
 from recallbench.llm.shapes import Choice, JsonReply, Pattern, Shape
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedTokenizerBase
 
 _TABLES: dict[int, Any] = {}
 _LOCK = threading.Lock()
@@ -77,7 +82,9 @@ def _parser(shape: Shape) -> Any:
     raise ValueError(f"no lm-format-enforcer parser for {shape!r}")
 
 
-def allowed_tokens_fn(tokenizer: Any, shape: Shape, prompt_length: int) -> Any:
+def allowed_tokens_fn(
+    tokenizer: PreTrainedTokenizerBase, shape: Shape, prompt_length: int
+) -> Callable[[int, torch.Tensor], list[int]]:
     """``prefix_allowed_tokens_fn`` for ``generate``: the tokens that keep the reply in ``shape``.
 
     Only the generated part (after ``prompt_length`` tokens) is shown to the enforcer.
@@ -85,7 +92,7 @@ def allowed_tokens_fn(tokenizer: Any, shape: Shape, prompt_length: int) -> Any:
     lib = _library()
     enforcer = lib.TokenEnforcer(_token_table(tokenizer), _parser(shape))
 
-    def allowed(_batch: int, ids: Any) -> list[int]:
+    def allowed(_batch: int, ids: torch.Tensor) -> list[int]:
         return list(enforcer.get_allowed_tokens(ids[prompt_length:].tolist()).allowed_tokens)
 
     return allowed

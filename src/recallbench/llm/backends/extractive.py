@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from recallbench.llm.backends.gguf import local_token_counter
-from recallbench.llm.types import Completion, Decoding, Message
+from recallbench.llm.types import BackendBase, Completion, Decoding, Message
 
 
-class ExtractiveBackend:
+class ExtractiveBackend(BackendBase):
     """No LLM: ``LLM`` answers every task with its deterministic offline implementation.
 
     Token counts are local estimates of the prompt and reply (what a model would have read and
@@ -14,12 +14,7 @@ class ExtractiveBackend:
     """
 
     name = "extractive"
-    endpoint = None
-    base_url = None
-    local = True
     offline = True
-    is_async = False
-    concurrency = 1
 
     def __init__(self, model: str = "extractive", context_length: int = 16385) -> None:
         self.model = model
@@ -33,15 +28,6 @@ class ExtractiveBackend:
 
     async def acomplete(self, messages: list[Message], dec: Decoding) -> Completion:
         raise NotImplementedError("the extractive backend has no model: LLM answers offline")
-
-    async def aowner(self) -> str | None:
-        return None
-
-    async def aclose(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
     def __repr__(self) -> str:
         return f"ExtractiveBackend(context_length={self.context_length})"

@@ -17,9 +17,16 @@ import struct
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from recallbench.errors import ConfigError
+from recallbench.store import JSONValue
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+    from transformers import PreTrainedTokenizerFast
+
+T = TypeVar("T")
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -39,7 +46,7 @@ _GGUF_SCALARS = {
 _GGUF_STRING, _GGUF_ARRAY = 8, 9
 
 
-def read_gguf_metadata(path: Path, keys: set[str]) -> dict[str, Any]:
+def read_gguf_metadata(path: Path, keys: set[str]) -> dict[str, JSONValue]:
     """Read the values of ``keys`` from a GGUF file's key-value header (no tensors touched).
 
     The ``gguf`` package's reader also indexes every tensor (~2-3 s here); this reads only the
@@ -49,25 +56,26 @@ def read_gguf_metadata(path: Path, keys: set[str]) -> dict[str, Any]:
         if buf[:4] != b"GGUF":
             raise ConfigError(f"{path}: not a GGUF file (magic {bytes(buf[:4])!r})")
         _version, _n_tensors, n_kv = struct.unpack_from("<IQQ", buf, 4)
-        pos, out = 24, {}
+        pos, out = 24, dict[str, JSONValue]()
 
         def string(pos: int) -> tuple[str, int]:
             (n,) = struct.unpack_from("<Q", buf, pos)
             return buf[pos + 8 : pos + 8 + n].decode("utf-8", "replace"), pos + 8 + n
 
-        def value(kind: int, pos: int) -> tuple[Any, int]:
+        def value(kind: int, pos: int) -> tuple[JSONValue, int]:
             if kind == _GGUF_STRING:
                 return string(pos)
             if kind == _GGUF_ARRAY:
                 item, n = struct.unpack_from("<IQ", buf, pos)
                 pos += 12
-                items = []
+                items: list[JSONValue] = []
                 for _ in range(n):
                     v, pos = value(item, pos)
                     items.append(v)
                 return items, pos
             fmt = _GGUF_SCALARS[kind]
-            return struct.unpack_from(fmt, buf, pos)[0], pos + struct.calcsize(fmt)
+            scalar: int | float | bool = struct.unpack_from(fmt, buf, pos)[0]
+            return scalar, pos + struct.calcsize(fmt)
 
         for _ in range(n_kv):
             key, pos = string(pos)
@@ -78,7 +86,15 @@ def read_gguf_metadata(path: Path, keys: set[str]) -> dict[str, Any]:
     return out
 
 
-def gguf_tokenizer(path: Path) -> Any:
+def _listed(meta: dict[str, JSONValue], key: str, kind: type[T], path: Path) -> list[T]:
+    """The list ``meta[key]`` with every item of ``kind``; another shape is a ConfigError."""
+    found = meta.get(key)
+    if not isinstance(found, list) or not all(isinstance(v, kind) for v in found):
+        raise ConfigError(f"{path}: {key} is not a list of {kind.__name__}")
+    return [v for v in found if isinstance(v, kind)]
+
+
+def gguf_tokenizer(path: Path) -> Tokenizer:
     """Build a ``tokenizers.Tokenizer`` from a GPT-2-style (byte-level BPE) GGUF tokenizer.
 
     Matches transformers' own GGUF conversion for SmolLM2 (tested token for token).
@@ -99,19 +115,24 @@ def gguf_tokenizer(path: Path) -> Any:
             f"{path}: tokenizer model {meta.get('tokenizer.ggml.model')!r}, expected 'gpt2' "
             "(byte-level BPE)"
         )
-    tokens = meta["tokenizer.ggml.tokens"]
-    merges = [tuple(m.split(" ", 1)) for m in meta["tokenizer.ggml.merges"]]
+    tokens = _listed(meta, "tokenizer.ggml.tokens", str, path)
+    pairs = [m.split(" ", 1) for m in _listed(meta, "tokenizer.ggml.merges", str, path)]
+    merges = [(a, b) for a, b in pairs]
     tok = Tokenizer(models.BPE({t: i for i, t in enumerate(tokens)}, merges))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     tok.decoder = decoders.ByteLevel()
     control = [
-        t for t, kind in zip(tokens, meta["tokenizer.ggml.token_type"], strict=True) if kind == 3
+        t
+        for t, kind in zip(
+            tokens, _listed(meta, "tokenizer.ggml.token_type", int, path), strict=True
+        )
+        if kind == 3
     ]
     tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in control])
     return tok
 
 
-def hf_tokenizer_from_gguf(path: Path) -> Any:
+def hf_tokenizer_from_gguf(path: Path) -> PreTrainedTokenizerFast:
     """Return a transformers fast tokenizer (special tokens, chat template) for a byte-level BPE
     GGUF in ~0.5 s; transformers' own GGUF conversion gives the same ids but takes ~9 s here."""
     from transformers import PreTrainedTokenizerFast
@@ -127,13 +148,14 @@ def hf_tokenizer_from_gguf(path: Path) -> Any:
         },
     )
     tok = gguf_tokenizer(path)
-    special = {
-        f"{role}_token": tok.id_to_token(meta[f"tokenizer.ggml.{key}_token_id"])
-        for role, key in (("bos", "bos"), ("eos", "eos"), ("unk", "unknown"), ("pad", "padding"))
-        if f"tokenizer.ggml.{key}_token_id" in meta
-    }
+    roles = (("bos", "bos"), ("eos", "eos"), ("unk", "unknown"), ("pad", "padding"))
+    ids = {role: meta.get(f"tokenizer.ggml.{key}_token_id") for role, key in roles}
+    special = {f"{role}_token": tok.id_to_token(i) for role, i in ids.items() if isinstance(i, int)}
+    template = meta.get("tokenizer.chat_template")
     return PreTrainedTokenizerFast(
-        tokenizer_object=tok, chat_template=meta.get("tokenizer.chat_template"), **special
+        tokenizer_object=tok,
+        chat_template=template if isinstance(template, str) else None,
+        **special,
     )
 
 
@@ -170,7 +192,7 @@ LONG_TEXT = 2000  # characters; shorter texts are encoded whole
 MEMO_PIECES = 200_000  # pieces remembered (a LoCoMo conversation has ~600 lines)
 
 
-def line_memo_counter(tok: Any) -> Callable[[str], int]:
+def line_memo_counter(tok: Tokenizer) -> Callable[[str], int]:
     """``text -> tokens`` for a byte-level BPE with GPT-2's pre-tokenizer regex, exact: a long
     text is cut at :data:`PIECE_BOUNDARY` and each piece is encoded once per process. A prompt
     that holds a long history (Full history's 16k tokens on LoCoMo, counted for every one of

@@ -25,11 +25,17 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recallbench.errors import ConfigError
 from recallbench.llm.backends.gguf import hf_tokenizer_from_gguf, smollm2_gguf
-from recallbench.llm.types import Completion, Decoding, Message
+from recallbench.llm.types import BackendBase, BackendCallError, Completion, Decoding, Message
+from recallbench.store import JSONValue
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
 
 SMOLLM2 = "smollm2-135m-instruct"
 _ALIASES = {"smollm2": SMOLLM2, SMOLLM2: SMOLLM2, "SmolLM2-135M-Instruct": SMOLLM2}
@@ -66,13 +72,16 @@ def _resolve(name_or_spec: str) -> tuple[str, Path | None]:
     return name_or_spec, None
 
 
-def _gguf_hf_tokenizer(gguf: Path) -> Any:
+def _gguf_hf_tokenizer(gguf: Path) -> PreTrainedTokenizerBase:
     try:
         return hf_tokenizer_from_gguf(gguf)
     except ConfigError:  # not a byte-level BPE: transformers' (slow) general conversion
         from transformers import AutoTokenizer
 
-        return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        tokenizer: PreTrainedTokenizerBase = AutoTokenizer.from_pretrained(
+            str(gguf.parent), gguf_file=gguf.name
+        )
+        return tokenizer
 
 
 def _convert_model(gguf: Path, target: Path) -> None:
@@ -126,7 +135,7 @@ def converted_dir(name_or_spec: str) -> Path | None:
     return target
 
 
-def model_identity(name_or_spec: str = SMOLLM2) -> dict[str, Any]:
+def model_identity(name_or_spec: str = SMOLLM2) -> dict[str, JSONValue]:
     """Return what identifies the weights ``load_causal_lm(name_or_spec)`` loads, without
     loading them: the name, the GGUF file (its quantization is in the name) and size, or a local
     folder's weight files (size, mtime), or a cached hub model's commit; and the dtype it loads
@@ -142,7 +151,7 @@ def model_identity(name_or_spec: str = SMOLLM2) -> dict[str, Any]:
         if not isinstance(found, str):
             raise ConfigError(f"causal LM {name_or_spec!r}: not a local folder nor in the HF cache")
         folder = Path(found).parent  # .../snapshots/<commit>
-        ident: dict[str, Any] = {"model": name_or_spec, "revision": folder.name}
+        ident: dict[str, JSONValue] = {"model": name_or_spec, "revision": folder.name}
     else:
         weights = sorted(p for p in folder.iterdir() if p.suffix in (".safetensors", ".bin"))
         ident = {"model": str(folder.resolve())}
@@ -156,23 +165,24 @@ def model_identity(name_or_spec: str = SMOLLM2) -> dict[str, Any]:
     return ident
 
 
-def load_tokenizer(name_or_spec: str = SMOLLM2) -> Any:
+def load_tokenizer(name_or_spec: str = SMOLLM2) -> PreTrainedTokenizerBase:
     """Return the transformers tokenizer of a model (the embedded one by default), memoized."""
     with _LOAD_LOCK:
         return _load_tokenizer(_ALIASES.get(name_or_spec, name_or_spec))
 
 
 @functools.lru_cache(maxsize=4)
-def _load_tokenizer(name_or_spec: str) -> Any:
+def _load_tokenizer(name_or_spec: str) -> PreTrainedTokenizerBase:
     _, gguf = _resolve(name_or_spec)
     if gguf is not None:
         return _gguf_hf_tokenizer(gguf)
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(name_or_spec)
+    tokenizer: PreTrainedTokenizerBase = AutoTokenizer.from_pretrained(name_or_spec)
+    return tokenizer
 
 
-def load_causal_lm(name_or_spec: str = SMOLLM2) -> tuple[Any, Any]:
+def load_causal_lm(name_or_spec: str = SMOLLM2) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """Load a causal LM and its tokenizer, in eval mode on CPU, once per process.
 
     Args:
@@ -188,7 +198,7 @@ def load_causal_lm(name_or_spec: str = SMOLLM2) -> tuple[Any, Any]:
 
 
 @functools.lru_cache(maxsize=4)
-def _load_causal_lm(name_or_spec: str) -> tuple[Any, Any]:
+def _load_causal_lm(name_or_spec: str) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     from transformers import AutoModelForCausalLM
 
     folder = converted_dir(name_or_spec)
@@ -204,7 +214,15 @@ def _load_causal_lm(name_or_spec: str) -> tuple[Any, Any]:
     return model, load_tokenizer(name_or_spec)
 
 
-class HFBackend:
+def _generate(lm: Any, **kwargs: Any) -> torch.Tensor:
+    """``lm.generate(**kwargs)``. Any: ``AutoModelForCausalLM`` classes mix in
+    ``GenerationMixin``, which ``PreTrainedModel``'s types do not say (mypy reads ``generate``
+    as a submodule there); greedy and sampled decoding without ``return_dict`` give the ids."""
+    out: torch.Tensor = lm.generate(**kwargs)
+    return out
+
+
+class HFBackend(BackendBase):
     """Generate with a local transformers causal LM through its chat template (CPU, one call at
     a time under a lock). Prompts longer than ``context_length - max_tokens`` keep their end.
     A call with a reply constraint (``generator.structured: local``) decodes under
@@ -221,12 +239,8 @@ class HFBackend:
     """
 
     name = "hf"
-    endpoint = None  # the weights are named by ``model`` (a converted GGUF is keyed by size+mtime)
-    base_url = None
-    local = True
-    offline = False
-    is_async = False
-    concurrency = 1  # one call at a time under a lock
+    # endpoint None: the weights are named by ``model`` (a converted GGUF is keyed by size+mtime);
+    # concurrency 1: one call at a time under a lock (``BackendBase``'s defaults)
 
     def __init__(
         self, model: str = SMOLLM2, context_length: int | None = None, threads: int | None = 1
@@ -285,27 +299,20 @@ class HFBackend:
                 if dec.seed is not None:
                     torch.manual_seed(dec.seed)
                 start = time.perf_counter()
-                out = lm.generate(
-                    input_ids=ids, attention_mask=torch.ones_like(ids), pad_token_id=pad, **gen
+                out = _generate(
+                    lm, input_ids=ids, attention_mask=torch.ones_like(ids), pad_token_id=pad, **gen
                 )
                 latency = time.perf_counter() - start
             finally:
                 torch.set_num_threads(previous)
         new = out[0, ids.shape[1] :]
         text = tok.decode(new, skip_special_tokens=True)
+        if not isinstance(text, str):  # one sequence decodes to one string
+            raise BackendCallError(f"{self.model}: one reply decoded as {type(text).__name__}")
         return Completion(text, int(ids.shape[1]), int(new.shape[0]), latency)
-
-    async def acomplete(self, messages: list[Message], dec: Decoding) -> Completion:
-        raise NotImplementedError("the hf backend is synchronous: LLM calls complete")
 
     async def aowner(self) -> str | None:
         return None  # no server: structured decoding is local (lm-format-enforcer)
-
-    async def aclose(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
     def __repr__(self) -> str:
         return f"HFBackend(model={self.model!r})"

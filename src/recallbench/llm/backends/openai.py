@@ -26,6 +26,7 @@ from recallbench.errors import ConfigError
 from recallbench.llm.backends.gguf import local_token_counter
 from recallbench.llm.structured import request_extras
 from recallbench.llm.types import (
+    BackendBase,
     BackendCallError,
     Completion,
     Decoding,
@@ -96,7 +97,7 @@ def redact(text: str) -> str:
     return _SECRET.sub(lambda m: (m.group(1) or m.group(2)) + "***", text)
 
 
-class OpenAIBackend:
+class OpenAIBackend(BackendBase):
     """Chat completions through ``openai.AsyncOpenAI`` (see module docstring for retries).
 
     Args:
@@ -232,9 +233,6 @@ class OpenAIBackend:
                 f"malformed chat completion from {self.base_url}: expected "
                 f"choices[0].message.content, got {str(resp)[:200]!r}"
             ) from None
-
-    def complete(self, messages: list[Message], dec: Decoding) -> Completion:
-        raise NotImplementedError("the openai backend is async: LLM calls acomplete")
 
     async def aowner(self) -> str | None:
         """``owned_by`` of the endpoint's first model (``GET /models``; None when it has none).

@@ -7,13 +7,11 @@ shows their memory items one per line.
 
 from __future__ import annotations
 
-from typing import Any
-
 from recallbench.embed.base import TextEmbedder
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory._base import MemoryMethod, Message
 from recallbench.memory.blocks.prompts import PromptStyle, check_prompt_style, response_messages
-from recallbench.records import Episode, MemoryItem, Query, Session
+from recallbench.records import Episode, MemoryItem, Query, Recall, Session
 
 
 def render_flat(items: list[MemoryItem] | tuple[MemoryItem, ...]) -> str:
@@ -52,7 +50,7 @@ class BaselineMethod(MemoryMethod):
         self._observed[session.index] = tuple(t.turn_id for t in session.turns)
         self._write(session)
 
-    def prompt(self, query: Query, recall: Any) -> list[Message]:
+    def prompt(self, query: Query, recall: Recall) -> list[Message]:
         """Return the response prompt of ``prompt_style`` filled with ``recall.text``."""
         return response_messages(self.prompt_style, recall.text, query, self.memory_label)
 

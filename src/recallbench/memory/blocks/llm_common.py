@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from typing import Any, Literal
+from typing import Literal
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import ConfigError
@@ -21,7 +21,7 @@ from recallbench.llm.task import ParseError, TaskResult
 from recallbench.memory._base import Message, render_history
 from recallbench.memory.blocks.baseline import BaselineMethod
 from recallbench.memory.blocks.prompts import response_messages
-from recallbench.records import Query
+from recallbench.records import Episode, Query, Recall
 from recallbench.text import content_words
 from recallbench.text import crude_stem as stem
 
@@ -49,8 +49,9 @@ def bullet_lines(text: str) -> list[str]:
     return [line for line in (_BULLET.sub("", raw).strip() for raw in text.splitlines()) if line]
 
 
-def load_json(reply: str) -> Any:
-    """Return the first JSON list (else object) in ``reply``, leniently.
+def load_json(reply: str) -> object:
+    """Return the first JSON list (else object) in ``reply``, leniently (a Python literal when
+    only ``ast.literal_eval`` reads it: tuples may appear).
 
     Prose and code fences around it, trailing commas and Python-style single quotes are
     tolerated; raises ParseError when there is nothing loadable.
@@ -146,12 +147,12 @@ class LLMBaseline(BaselineMethod):
         self.response_prompt = response_prompt
         self.failures = dict.fromkeys(self.TASKS, 0)
 
-    def reset(self, episode: Any) -> None:
+    def reset(self, episode: Episode) -> None:
         """Start ``episode`` with an empty store and zero failure counts."""
         self.failures = dict.fromkeys(self.TASKS, 0)
         super().reset(episode)
 
-    def prompt(self, query: Query, recall: Any) -> list[Message]:
+    def prompt(self, query: Query, recall: Recall) -> list[Message]:
         """Return the paper's response prompt (or THEANINE Fig. 24) filled with ``recall.text``."""
         if self.response_prompt == "theanine":
             return response_messages("theanine", recall.text, query)

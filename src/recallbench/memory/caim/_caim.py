@@ -50,11 +50,11 @@ from recallbench.memory.caim._controller import (
 from recallbench.memory.caim._ltm import LongTermMemory, PostThinking, _entry
 from recallbench.memory.caim._ontology import Ontology
 from recallbench.memory.caim._post import KEY_EVENTS_TASK, STM_SUMMARY_TASK
+from recallbench.memory.caim._shapes import render_items
 from recallbench.memory.caim._tasks import (
     DATES_TASK,
     SOURCE_OURS,
     relevance_task,
-    render_items,
     select_tags_task,
 )
 from recallbench.records import Episode, MemoryItem, Query, Recall, Session, Turn

@@ -11,7 +11,6 @@ as the prompts see it (``_entry``) and a key event's source turns (``_sources``)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -19,7 +18,8 @@ from recallbench.embed.base import TextEmbedder
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory.caim._ontology import Ontology
 from recallbench.memory.caim._post import review_task, thought_task
-from recallbench.memory.caim._tasks import ONTOLOGY_EXPANSION_TASK, render_items
+from recallbench.memory.caim._shapes import ThoughtEntry, render_items
+from recallbench.memory.caim._tasks import ONTOLOGY_EXPANSION_TASK
 from recallbench.records import MemoryItem, Session
 from recallbench.text import words
 
@@ -157,7 +157,7 @@ def _merge(
     return merged
 
 
-def _entry(item: MemoryItem) -> dict[str, Any]:
+def _entry(item: MemoryItem) -> ThoughtEntry:
     attrs = item.attrs
     return {
         "tags": attrs["tags"],

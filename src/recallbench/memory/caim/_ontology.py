@@ -45,7 +45,7 @@ class OntologyError(ValueError):
     """An ontology does not have the three-level single-word shape CAIM requires."""
 
 
-def validate(raw: Any, where: str) -> OntologyDict:
+def validate(raw: object, where: str) -> OntologyDict:
     """Return ``raw`` as a clean 3-level ontology (lowercased terms) or raise OntologyError.
 
     Checks: an object of categories, each an object of subcategories, each a list of tags;

@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import re
 from functools import partial
-from typing import Any
 
 from recallbench.llm.shapes import Pattern
 from recallbench.llm.task import ParseError, PromptTask
 from recallbench.memory.blocks.summarize import extractive_summary
 from recallbench.memory.caim._controller import FIRST_PERSON
 from recallbench.memory.caim._ontology import Ontology
-from recallbench.memory.caim._shapes import index_pattern
+from recallbench.memory.caim._shapes import ThoughtEntry, index_pattern
 from recallbench.memory.caim._tasks import (
     FILLERS,
     ISO_DATE,
@@ -262,7 +261,7 @@ def parse_review(reply: str, n: int) -> list[tuple[list[int], list[str], str, st
     return out
 
 
-def offline_review(entries: list[dict[str, Any]], groups: list[list[int]], **_: object) -> str:
+def offline_review(entries: list[ThoughtEntry], groups: list[list[int]], **_: object) -> str:
     """Merge each group of duplicates (found by the method: cosine >= threshold) into the
     longest thought, the union of tags and the latest timestamp; other memories unchanged."""
     lines = []

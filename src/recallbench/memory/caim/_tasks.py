@@ -26,12 +26,13 @@ from recallbench.memory.caim._ontology import (
     EXPANSION_CATEGORY,
     EXPANSION_SUBCATEGORY,
     Ontology,
+    OntologyDict,
     OntologyError,
     first_terms,
     unknown_topic_words,
     validate,
 )
-from recallbench.memory.caim._shapes import relevance_reply
+from recallbench.memory.caim._shapes import ThoughtEntry, relevance_reply, render_items
 from recallbench.text import DIALOGUE_STOPWORDS as STOPWORDS
 from recallbench.text import light_stem as stem
 from recallbench.text import words
@@ -134,7 +135,7 @@ def _letters(reply: str) -> str:
 # --- ontology and tags ----------------------------------------------------------------------
 
 
-def parse_expansion(reply: str) -> dict[str, Any] | None:
+def parse_expansion(reply: str) -> OntologyDict | None:
     """Parse the expansion reply: OK -> None; else the JSON ontology (fences tolerated).
 
     A term the reply lists again is dropped there, with what is under it (its first place
@@ -258,14 +259,6 @@ GENERIC = frozenset(
 )
 
 
-def render_items(entries: list[dict[str, Any]]) -> str:
-    """Render candidate memories as numbered Table 1 rows: ``[n] tags | thought | timestamp``."""
-    return "\n".join(
-        f"[{i}] {','.join(e['tags'])} | {e['thought']} | {e['timestamp']}"
-        for i, e in enumerate(entries, 1)
-    )
-
-
 def _norm(text: str) -> str:
     return " ".join(words(text))
 
@@ -294,7 +287,7 @@ def parse_relevance(reply: str, thoughts: tuple[str, ...] = ()) -> list[int]:
 
 def offline_relevance(
     command: str,
-    entries: list[dict[str, Any]],
+    entries: list[ThoughtEntry],
     dates: list[str],
     skip: tuple[str, ...] = (),
     **_: object,

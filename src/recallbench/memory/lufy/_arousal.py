@@ -27,13 +27,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.errors import DatasetFormatError
 from recallbench.io import atomic_path
+from recallbench.store import JSONValue
 
 EMOBANK_COLUMNS = ("id", "split", "V", "A", "D", "text")
 EMOBANK_RELPATH = "lufy/Code/roberta/emobank.csv"
@@ -116,7 +116,7 @@ class ArousalModel:
     coef: np.ndarray
     intercept: float
     alpha: float
-    info: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, JSONValue] = field(default_factory=dict)
 
     def predict_vectors(self, vectors: np.ndarray) -> np.ndarray:
         """Return arousal (1-5 scale, clipped) for rows of embedder vectors."""
@@ -172,7 +172,7 @@ def train_arousal(
         raise ValueError("train_arousal: alphas is empty (give at least one ridge penalty)")
     _, alpha, coef, intercept = best
     model = ArousalModel(embedder.name, coef, intercept, float(alpha))
-    info: dict[str, Any] = {"emobank_sha256": data.sha256, "alpha_selected_on": select}
+    info: dict[str, JSONValue] = {"emobank_sha256": data.sha256, "alpha_selected_on": select}
     for split, (texts, gold) in parts.items():
         info[f"n_{split}"] = len(texts)
         if len(texts) >= 3:

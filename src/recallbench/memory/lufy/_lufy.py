@@ -72,6 +72,8 @@ from recallbench.memory.lufy._estimators import (
     build_surprise,
 )
 from recallbench.memory.lufy._store import Entry, LufyFamilyMemory, ebbinghaus
+from recallbench.records import Session
+from recallbench.store import JSONValue
 
 METRICS = ("A", "P", "L", "R1", "R2")
 PAPER_ALPHA = 0.1  # Eq. 5
@@ -247,7 +249,7 @@ class Lufy(LufyFamilyMemory):
             out[key] = 0.0 if value is None else (float(value) - lo) / (hi - lo)
         return out
 
-    def score_session(self, session: Any, entries: list[Entry]) -> None:
+    def score_session(self, session: Session, entries: list[Entry]) -> None:
         """Compute A, P, L for the session's utterance pairs (before the profile is refined)."""
         todo = [e for e in entries if not e.raw]
         raw = self.raw_metrics(
@@ -285,7 +287,7 @@ class Lufy(LufyFamilyMemory):
         """Return alpha * importance (Eq. 5)."""
         return self.alpha * self.importance(entry, now)
 
-    def entry_attrs(self, entry: Entry, now: datetime) -> dict[str, Any]:
+    def entry_attrs(self, entry: Entry, now: datetime) -> dict[str, JSONValue]:
         """Add the normalized metrics to the family's snapshot attrs."""
         attrs = super().entry_attrs(entry, now)
         attrs["normalized"] = {k: round(v, 6) for k, v in self.normalized(entry).items()}

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 
@@ -20,6 +19,7 @@ from recallbench.memory._base import Message, render_history
 from recallbench.memory.lufy._entries import Entry, EntryStore, Pair, pair_text, user_pairs
 from recallbench.memory.lufy._tasks import NO_INFO, bullets
 from recallbench.records import Episode, Query, Recall, Turn
+from recallbench.store import JSONValue
 
 # LUFY Fig. 4 ("Prompt for generating chatbot responses"), verbatim; the placeholders
 # {key\_summary}, {recent\_utterances}, {related\_memory} are unescaped for str.format.
@@ -102,7 +102,7 @@ def count_retrievals(ranked: list[Ranked], now: datetime) -> None:
         entry.r2 += 1
 
 
-def recall_info(ranked: list[Ranked], probe: bool) -> dict[str, Any]:
+def recall_info(ranked: list[Ranked], probe: bool) -> dict[str, JSONValue]:
     """Return ``Recall.info``: whether it was a probe, the R1/R2 ids, cosines and scores."""
     return {
         "probe": probe,

@@ -52,7 +52,6 @@ import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
 
 from recallbench.clock import EPOCH
 from recallbench.embed.base import TextEmbedder
@@ -82,6 +81,7 @@ from recallbench.memory.lufy._recall import (
     retrieve,
 )
 from recallbench.records import Episode, MemoryItem, Query, Recall, Session
+from recallbench.store import JSONValue
 
 FORGETTABLE = ("utterance_pair", "summary")
 
@@ -144,7 +144,7 @@ class LufyFamilyMemory(MemoryMethod):
         if threshold is None:
             raise ConfigError(
                 f"{type(self).__name__}: no retrieval threshold for embedder "
-                f"{getattr(embedder, 'name', '?')!r}: conf/memory/_cosine_cut.yaml has no calibrated "
+                f"{embedder.name!r}: conf/memory/_cosine_cut.yaml has no calibrated "
                 "cut-off for its scale. Measure one (python scripts/calibrate_cosine.py "
                 "<embedder>) and set memory.threshold=<cosine>"
             )
@@ -304,9 +304,9 @@ class LufyFamilyMemory(MemoryMethod):
             store.vectors.pop(entry.item_id, None)
         store.entries = [e for e in store.entries if e.kind not in FORGETTABLE or e.item_id in kept]
 
-    def entry_attrs(self, entry: Entry, now: datetime) -> dict[str, Any]:
+    def entry_attrs(self, entry: Entry, now: datetime) -> dict[str, JSONValue]:
         """Return the snapshot attrs of ``entry`` (strength, importance, retained, metrics)."""
-        raw = {k: entry.raw.get(k) for k in ("A", "P", "L")}
+        raw: dict[str, JSONValue] = {k: entry.raw.get(k) for k in ("A", "P", "L")}
         return {
             "strength": round(self.strength(entry), 6),
             "importance": round(self.importance(entry, now), 6),

@@ -115,7 +115,7 @@ class Mem0LLM(LLMBase):  # mem0ai ships no type information: its bases are Any
     """mem0's LLM interface answered by recallbench's LLM layer (``EXTRACT_TASK``)."""
 
     def __init__(self, llm: LLMClient, task: PromptTask[str] = EXTRACT_TASK) -> None:
-        super().__init__({"model": getattr(llm, "model", "recallbench")})
+        super().__init__({"model": llm.model})
         self.client = llm
         self.task = task
         self.date: str | None = None
@@ -127,8 +127,8 @@ class Mem0LLM(LLMBase):  # mem0ai ships no type information: its bases are Any
     def generate_response(
         self,
         messages: list[dict[str, str]],
-        response_format: Any = None,
-        tools: Any = None,
+        response_format: object = None,  # mem0's JSON-mode request: our task has its own shape
+        tools: object = None,
         tool_choice: str = "auto",
         **_: object,
     ) -> str:

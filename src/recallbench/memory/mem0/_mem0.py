@@ -111,7 +111,7 @@ UNUSED_KEY = "unused-mem0-calls-go-through-recallbench"  # mem0's factories want
 
 def build_memory(
     llm: Mem0LLM, embedder: Mem0Embedder, collection: str, instructions: str | None
-) -> Any:
+) -> _mem0_main.Memory:
     """A fresh in-process ``mem0.Memory`` whose LLM and embedder are ours."""
     dims = embedder.dims
     config = MemoryConfig(

@@ -48,6 +48,7 @@ from recallbench.memory.blocks.llm_common import (
 from recallbench.memory.memochat._memos import (
     MEMOS_REPLY,
     SELECT_REPLY,
+    Memo,
     number_lines,
     offline_memos,
     offline_select,
@@ -166,7 +167,7 @@ class MemoChat(LLMBaseline):
             memos = parse_memos(offline_memos(**fields))
         self._memos.extend(self._items(session, memos))
 
-    def _items(self, session: Session, memos: tuple[dict[str, Any], ...]) -> list[MemoryItem]:
+    def _items(self, session: Session, memos: tuple[Memo, ...]) -> list[MemoryItem]:
         n, items = len(session.turns), []
         for j, memo in enumerate(memos):
             start, end = sorted(min(max(memo[k], 1), n) for k in ("start", "end"))

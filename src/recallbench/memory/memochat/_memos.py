@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -54,7 +54,16 @@ def _line_number(value: Any) -> int:
     return int(found.group())
 
 
-def parse_memos(reply: str) -> tuple[dict[str, Any], ...]:
+class Memo(TypedDict):
+    """One memo of a writing reply: its topic, summary and 1-based line range."""
+
+    topic: str
+    summary: str
+    start: int
+    end: int
+
+
+def parse_memos(reply: str) -> tuple[Memo, ...]:
     """Parse a memo-writing reply into ``{topic, summary, start, end}`` dicts.
 
     Tolerates code fences and prose around the JSON, single quotes, trailing commas, an object
@@ -66,7 +75,7 @@ def parse_memos(reply: str) -> tuple[dict[str, Any], ...]:
     if isinstance(data, dict) and "topic" not in data:
         data = next((v for v in data.values() if isinstance(v, list)), [])
     elements = [data] if isinstance(data, dict) else data if isinstance(data, list) else []
-    memos = []
+    memos: list[Memo] = []
     for el in elements:
         if not isinstance(el, dict) or not str(el.get("topic") or "").strip():
             continue
@@ -75,9 +84,7 @@ def parse_memos(reply: str) -> tuple[dict[str, Any], ...]:
         except ValueError:
             continue
         summary = str(el.get("summary") or "").strip()
-        memos.append(
-            {"topic": str(el["topic"]).strip(), "summary": summary, "start": start, "end": end}
-        )
+        memos.append(Memo(topic=str(el["topic"]).strip(), summary=summary, start=start, end=end))
     if not memos:
         raise ParseError(f"no memo with topic and line range in reply {reply[:80]!r}")
     return tuple(memos)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict
 
 from recallbench.embed.base import TextEmbedder
 from recallbench.llm.protocol import LLMClient
@@ -32,6 +32,19 @@ def timeline_rng(seed: int, query: Query, salt: str) -> random.Random:
     parts = (seed, query.episode_id, query.session_index, len(query.history), query.question, salt)
     key = "|".join(map(str, parts))
     return random.Random(int(hashlib.sha256(key.encode()).hexdigest()[:16], 16))
+
+
+class Collected(TypedDict):
+    """What Phase II-1 collected for a query (``TimelineRetriever.collect``), then what the
+    selection and refinement add; ``Recall.info`` of THEANINE."""
+
+    retrieved: list[str]  # top-k memory ids
+    scores: list[float]
+    timelines: list[list[str]]  # sampled raw timelines, deduplicated
+    anchors: list[str]  # anchors[i]: the retrieved memory timeline i was sampled for
+    n_collected: NotRequired[int]
+    timeline_mode: NotRequired[str]
+    refine_failures: NotRequired[int]
 
 
 @dataclass(frozen=True)
@@ -55,7 +68,7 @@ class TimelineRetriever:
     max_timelines: int = 64
     mode: TimelineMode = "refined"
 
-    def collect(self, query: Query, graph: MemoryGraph, items: list[MemoryItem]) -> dict[str, Any]:
+    def collect(self, query: Query, graph: MemoryGraph, items: list[MemoryItem]) -> Collected:
         """Run Phase II-1 for ``query``: top-k memories and one sampled raw timeline each.
 
         Returns ``{"retrieved": [ids], "scores": [...], "timelines": [[ids]], "anchors": [id]}``
@@ -82,7 +95,7 @@ class TimelineRetriever:
 
     def retrieve(
         self, query: Query, graph: MemoryGraph, items: list[MemoryItem]
-    ) -> tuple[list[MemoryItem], str, dict[str, Any]]:
+    ) -> tuple[list[MemoryItem], str, Collected]:
         """Return the collected memories, the refined (or raw/shuffled) timelines as text, info."""
         selected, info = self._select(query, graph, items)
         by_id = {m.item_id: m for m in selected}
@@ -97,7 +110,7 @@ class TimelineRetriever:
 
     def _select(
         self, query: Query, graph: MemoryGraph, items: list[MemoryItem]
-    ) -> tuple[list[MemoryItem], dict[str, Any]]:
+    ) -> tuple[list[MemoryItem], Collected]:
         found = self.collect(query, graph, items)
         by_id = {m.item_id: m for m in items}
         order = list(dict.fromkeys(i for tau in found["timelines"] for i in tau))

@@ -85,7 +85,7 @@ from recallbench.memory.theanine._linking import (
     TIMELINE_MODES,
     linking_task,
 )
-from recallbench.memory.theanine._recall import TimelineRetriever
+from recallbench.memory.theanine._recall import Collected, TimelineRetriever
 from recallbench.memory.theanine._refinement import refinement_task, timeline_units
 from recallbench.records import MemoryItem, Query, Recall, Session, Turn
 
@@ -232,7 +232,7 @@ class Theanine(SessionSummaries):
         """Turns of D used as the retrieval query (0: all); ``prefetch`` embeds the same text."""
         return self.retriever.context_turns
 
-    def collect(self, query: Query) -> dict[str, Any]:
+    def collect(self, query: Query) -> Collected:
         """Run Phase II-1 for ``query`` (``TimelineRetriever.collect``); no state changes."""
         return self.retriever.collect(query, self.graph, self._items)
 
@@ -243,12 +243,12 @@ class Theanine(SessionSummaries):
     def recall(self, query: Query) -> Recall:
         """Return the collected memories and the refined (or raw/shuffled) timelines as text."""
         self.check_episode(query)
-        items, text, info = self.retriever.retrieve(query, self.graph, self._items)
+        items, text, collected = self.retriever.retrieve(query, self.graph, self._items)
         info = {
             "method": type(self).__name__,
             "store_size": len(self._items),
             "summary_failures": self.summary_failures,
-            **info,
+            **collected,
         }
         return Recall(tuple(items), text, info)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
 
 from recallbench.records import MemoryItem
+from recallbench.store import JSONValue
 
 ACTIVE, DECAYED, DELETED = "active", "decayed", "deleted"
 STATUSES = (ACTIVE, DECAYED, DELETED)
@@ -34,7 +34,7 @@ class MemoryRecord:
     speaker: str
     session_index: int
     status: str = ACTIVE
-    provenance: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    provenance: tuple[dict[str, JSONValue], ...] = field(default_factory=tuple)
 
     def key(self) -> tuple[str, str]:
         """Records of one speaker and slot compete (conflict detection, overwrite)."""
@@ -46,7 +46,7 @@ class MemoryRecord:
             other.polarity,
         )
 
-    def with_status(self, status: str, **why: object) -> MemoryRecord:
+    def with_status(self, status: str, **why: JSONValue) -> MemoryRecord:
         """A copy with ``status`` and a provenance entry saying why."""
         return replace(
             self, status=status, provenance=(*self.provenance, {"status": status, **why})

@@ -79,4 +79,4 @@ def cosine_profile(
             for recall in replay_recalls(method, episode, session, user):
                 queries.append(np.asarray(recall.info["cosine"], dtype=float))
             method.observe(session)
-    return CosineProfile(getattr(embedder, "name", type(embedder).__name__), tuple(queries))
+    return CosineProfile(embedder.name, tuple(queries))

@@ -89,7 +89,7 @@ def _conversations(spec: TableSpec, ctx: TableContext) -> list[list[str]]:
 def episode_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     """Builder of Fig. 8: the share distribution and the paper's three numbers."""
     llm = ctx.need("make_llm")()
-    offline = getattr(llm.backend, "offline", True)
+    offline = llm.backend.offline
     conversations = _conversations(spec, ctx)
     labels: list[list[str | None]] = []
     failed = 0

@@ -210,9 +210,9 @@ class ResponseProtocol(EvalProtocol):
 
     def _turn_workers(self, llm: LLMClient, n: int) -> int:
         """Responses of one session generated at once: the API backend's concurrency, else 1."""
-        if not self.batch_turns or not getattr(llm.backend, "is_async", False):
+        if not self.batch_turns or not llm.backend.is_async:
             return 1
-        return max(1, min(int(getattr(llm.backend, "concurrency", 1) or 1), n))
+        return max(1, min(llm.backend.concurrency, n))
 
     def _recall(self, method: MemoryMethod, episode: Episode, turn: Turn, query: Query) -> Recalled:
         """The method's recall (the oracle's with ``oracle_context``) and prompt for ``query``

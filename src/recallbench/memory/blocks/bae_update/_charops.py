@@ -33,9 +33,9 @@ import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from recallbench.memory.blocks.bae_update._algorithm1 import algorithm1
+from recallbench.records import Episode
 from recallbench.text import char_ngrams, normalize_sentence
 
 # Fit on all 35 transitions of the public CareCall_mem sample (10 Korean episodes):
@@ -124,7 +124,7 @@ class Transition:
         return bool(self.memory) and bool(self.summary)
 
 
-def transitions(episodes: Iterable[Any]) -> list[Transition]:
+def transitions(episodes: Iterable[Episode]) -> list[Transition]:
     """Return the (M, S, gold M') triples of consecutive sessions k, k+1 of every episode.
 
     Sessions carry ``gold["memory"]`` (before the session) and ``gold["summary"]``; a pair of

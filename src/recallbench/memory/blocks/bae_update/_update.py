@@ -162,7 +162,7 @@ def auto_operation(
     summary: str,
     embedder: TextEmbedder,
     thresholds: Mapping[str, float],
-    charngram: Mapping[str, Any],
+    charngram: Mapping[str, float],
 ) -> str:
     """The character n-gram rule for a pair with Hangul, else the English rule."""
     if _HANGUL.search(memory) or _HANGUL.search(summary):
@@ -173,7 +173,10 @@ def auto_operation(
 
 
 def offline_rule_fn(
-    rule: str, embedder: TextEmbedder, thresholds: Mapping[str, float], charngram: Mapping[str, Any]
+    rule: str,
+    embedder: TextEmbedder,
+    thresholds: Mapping[str, float],
+    charngram: Mapping[str, float],
 ) -> partial[str]:
     """Return the offline implementation of the Fig. 25 task for ``rule`` (its config bound)."""
     if rule == "english":
@@ -197,7 +200,7 @@ def operation_task(
     thresholds: Mapping[str, float] | None = None,
     *,
     offline_rule: str = "auto",
-    charngram: Mapping[str, Any] | None = None,
+    charngram: Mapping[str, float] | None = None,
 ) -> PromptTask[str]:
     """Return the Fig. 25 classifier task; offline it answers with ``offline_rule``."""
     return PromptTask(
@@ -245,7 +248,7 @@ class MemoryUpdater:
         thresholds: Mapping[str, float] | None = None,
         *,
         offline_rule: str = "auto",
-        charngram: Mapping[str, Any] | None = None,
+        charngram: Mapping[str, float] | None = None,
     ) -> None:
         if offline_rule not in OFFLINE_RULES:
             raise ConfigError(
@@ -261,7 +264,7 @@ class MemoryUpdater:
         )
         self.log: list[dict[str, Any]] = []
 
-    def with_charngram(self, charngram: Mapping[str, Any]) -> MemoryUpdater:
+    def with_charngram(self, charngram: Mapping[str, float]) -> MemoryUpdater:
         """Return a fresh updater like this one with other character n-gram thresholds."""
         return MemoryUpdater(
             self.llm,
@@ -271,7 +274,7 @@ class MemoryUpdater:
             charngram=charngram,
         )
 
-    def classify(self, pairs: Sequence[tuple[str, str]]) -> list[TaskResult[Any]]:
+    def classify(self, pairs: Sequence[tuple[str, str]]) -> list[TaskResult[str]]:
         """Return the classifier's results for (memory, summary) text pairs; value = label."""
         return self.llm.run_many(self.task, [{"memory": m, "summary": s} for m, s in pairs])
 
