@@ -96,7 +96,6 @@ ACCOUNT = re.compile(
 # rendered again; each leaves this list with the commit that re-renders it.
 STALE_ACTIVITY = {
     "carecall_table4": "make reproduce-table-carecall-4 DATA_DIR=../shared/data",
-    "locomo_table1": "make reproduce-table-locomo-qa DATA_DIR=../shared/data",
     "matrix_f1": "make matrix DATA_DIR=../shared/data EPISODES=10",
     "matrix_recall_at_5": "make matrix DATA_DIR=../shared/data EPISODES=10",
 }
@@ -166,7 +165,6 @@ def test_every_live_store_adds_up(md):
 # Tables whose Holm family cannot reject, rendered before issue 44 made the notes say so.
 STALE_FAMILY = {
     "carecall_table4": "make reproduce-table-carecall-4 DATA_DIR=../shared/data",
-    "locomo_table1": "make reproduce-table-locomo-qa DATA_DIR=../shared/data",
     **{
         f"matrix_{m}": "make matrix DATA_DIR=../shared/data EPISODES=10"
         for m in ("bertscore", "rouge_l", "recall_at_5", "token_f1")
