@@ -170,7 +170,7 @@ class LexicalJudge(Judge):
             "coverage": round(m.coverage, 4),
             "numbers_missing": list(m.numbers_missing),
         }
-        return Verdict(label=label, raw=str(label), info=info)
+        return Verdict(label=label, raw=str(label), info=info, judge=self.name)
 
     def describe(self) -> dict:
         return {"name": self.name, "threshold": self.threshold, "fuzzy": self.fuzzy}

@@ -27,6 +27,7 @@ from typing import Any
 
 from recallbench.protocols.locomo._scoring import locomo_f1
 from recallbench.records import Episode, Prediction, QAItem
+from recallbench.verdict import verdict_of
 
 CLEAN = "clean"
 RELEASE_KEY = "release"  # a verdict's "key": judged against the release's uncorrected answer
@@ -76,7 +77,8 @@ def release_key_judges(p: Prediction) -> list[str]:
     """
     if "answer" not in ((p.meta.get("erratum") or {}).get("fields") or {}):
         return []
-    out = ["j"] if (p.meta.get("judge") or {}).get("key") == RELEASE_KEY else []
+    verdict = verdict_of(p)
+    out = ["j"] if verdict is not None and verdict.key == RELEASE_KEY else []
     shipped = p.meta.get("shipped") or {}
     return out + ([str(shipped["judge"])] if shipped.get("key") == RELEASE_KEY else [])
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from recallbench.judges import CORRECT
 from recallbench.metrics.bootstrap import clustered_entry
 from recallbench.records import Prediction
+from recallbench.verdict import verdict_of
 
 KAPPA = {"fn": "kappa"}
 Row = tuple[str, int, list[float]]
@@ -25,8 +25,8 @@ Row = tuple[str, int, list[float]]
 
 def _credit(p: Prediction, judge: str) -> float | None:
     if judge == "j":
-        verdict = p.meta.get("judge")
-        return None if verdict is None else float(verdict["label"] == CORRECT)
+        verdict = verdict_of(p)
+        return None if verdict is None else float(verdict.correct)
     value = (p.meta.get("judges") or {}).get(judge.removeprefix("j_"))
     return None if value is None else float(value)
 

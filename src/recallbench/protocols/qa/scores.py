@@ -28,6 +28,7 @@ from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE
 from recallbench.metrics.bootstrap import Additive, ClusterStatistic, MeanOf, ci_fields
 from recallbench.metrics.summary import Summary
 from recallbench.records import Prediction, Score
+from recallbench.verdict import require_verdict
 
 RATIO = {"fn": "ratio"}
 QA_METRICS = (
@@ -77,7 +78,7 @@ def _qa_metrics(answers: Sequence[Prediction]) -> dict[str, dict[str, Any]]:
     slot = {CORRECT: 0, INCORRECT: 1, DONT_KNOW: 2}
     for p in answers:
         key = (p.episode_id, p.session_index, int(p.meta["question_session"]))
-        counts[key][slot[p.meta["judge"]["label"]]] += 1
+        counts[key][slot[require_verdict(p).label]] += 1
     episodes = list(dict.fromkeys(e for e, _, _ in counts))
     groups: dict[int, list[int]] = defaultdict(list)  # session -> its question-sessions
     for _, s, q in sorted(counts):
@@ -174,29 +175,24 @@ def _retention_metrics(states: Sequence[Prediction]) -> dict[str, dict[str, Any]
     return out
 
 
-def _failed(verdict: Mapping[str, Any], kind: str) -> bool:
-    return str(verdict.get("failure") or "").startswith(kind)
-
-
 def score_qa(
     predictions: Sequence[Prediction], judge_info: Mapping[str, Any]
 ) -> tuple[list[Score], Summary]:
     """Score judged answers and memory states into per-answer scores and the run summary."""
     answers = [p for p in predictions if p.kind == "answer"]
     states = [p for p in predictions if p.kind == "memory"]
-    scores = [
-        Score(p.pred_id, "correct", float(p.meta["judge"]["label"] == CORRECT)) for p in answers
-    ]
-    scores += [Score(p.pred_id, "judge_label", float(p.meta["judge"]["label"])) for p in answers]
+    verdicts = [require_verdict(p) for p in answers]
+    pairs = list(zip(answers, verdicts, strict=True))
+    scores = [Score(p.pred_id, "correct", float(v.correct)) for p, v in pairs]
+    scores += [Score(p.pred_id, "judge_label", float(v.label)) for p, v in pairs]
     metrics = _qa_metrics(answers)
     metrics.update(_retention_metrics(states))
-    verdicts = [p.meta["judge"] for p in answers]
     judge = {
         **dict(judge_info),
         "judged": len(verdicts),
-        "parse_failures": sum(1 for v in verdicts if _failed(v, PARSE_FAILURE)),
-        "call_failures": sum(1 for v in verdicts if _failed(v, CALL_FAILURE)),
-        "labels": {str(k): sum(1 for v in verdicts if v["label"] == k) for k in (1, 0, 2)},
+        "parse_failures": sum(1 for v in verdicts if v.failed(PARSE_FAILURE)),
+        "call_failures": sum(1 for v in verdicts if v.failed(CALL_FAILURE)),
+        "labels": {str(k): sum(1 for v in verdicts if v.label == k) for k in (1, 0, 2)},
     }
     summary: Summary = {
         "metrics": metrics,
