@@ -38,9 +38,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol, TypeAlias
 
-JSON = Any  # a JSON value (records.JSON)
+# A JSON value, recursively (what json.loads returns).
+JSONValue: TypeAlias = str | int | float | bool | None | list["JSONValue"] | dict[str, "JSONValue"]
 
 CORRECT = 1
 INCORRECT = 0
@@ -52,6 +53,7 @@ __all__ = [
     "DONT_KNOW",
     "INCORRECT",
     "LABELS",
+    "JSONValue",
     "Verdict",
     "require_verdict",
     "verdict_of",
@@ -68,8 +70,8 @@ class Verdict:
     raw: str = ""
     parsed: bool = True
     failure: str | None = None
-    usage: dict[str, JSON] = field(default_factory=dict)
-    info: dict[str, JSON] = field(default_factory=dict)
+    usage: dict[str, JSONValue] = field(default_factory=dict)
+    info: dict[str, JSONValue] = field(default_factory=dict)
     score: float | None = None
     judge: str | None = None
     backend: str | None = None
@@ -104,9 +106,9 @@ class Verdict:
         """Whether the verdict's failure is of ``kind`` (``llm.task``'s failure prefixes)."""
         return (self.failure or "").startswith(kind)
 
-    def to_dict(self) -> dict[str, JSON]:
+    def to_dict(self) -> dict[str, JSONValue]:
         """Return the JSON-ready dict stored in ``Prediction.meta["judge"]``."""
-        out: dict[str, JSON] = {
+        out: dict[str, JSONValue] = {
             "label": self.label,
             "correct": self.correct,
             "score": self.credit,
@@ -120,7 +122,7 @@ class Verdict:
         return out
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, JSON]) -> Verdict:
+    def from_dict(cls, d: Mapping[str, JSONValue]) -> Verdict:
         """Read a verdict written in this shape or any older one (module docstring)."""
         if not isinstance(d, Mapping):
             raise ValueError(f"a verdict must be a JSON object, got {type(d).__name__}")
@@ -131,21 +133,40 @@ class Verdict:
             raw="" if d.get("raw") is None else str(d["raw"]),
             parsed=bool(d.get("parsed", True)),
             failure=None if d.get("failure") is None else str(d["failure"]),
-            usage=dict(d.get("usage") or {}),
-            info=dict(d.get("info") or {}),
+            usage=_object(d, "usage"),
+            info=_object(d, "info"),
             score=score,
             **optional,
         )
 
 
-def _label_and_score(d: Mapping[str, JSON]) -> tuple[int, float | None]:
-    score = d.get("score")
+def _object(d: Mapping[str, JSONValue], key: str) -> dict[str, JSONValue]:
+    value = d.get(key) or {}
+    if not isinstance(value, dict):
+        raise ValueError(f"a verdict's {key!r} should be a JSON object, got {value!r:.60}")
+    return dict(value)
+
+
+def _number(d: Mapping[str, JSONValue], key: str) -> float | None:
+    value = d.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"a verdict's {key!r} should be a number, got {value!r:.60}")
+    return float(value)
+
+
+def _label_and_score(d: Mapping[str, JSONValue]) -> tuple[int, float | None]:
+    score = _number(d, "score")
     if "label" in d:
-        return int(d["label"]), None if score is None else float(score)
+        label = d["label"]
+        if isinstance(label, bool) or not isinstance(label, int):
+            raise ValueError(f"verdict label must be one of {LABELS}, got {label!r:.60}")
+        return label, score
     if "correct" in d:  # TeaFarm's shape
-        return (CORRECT if d["correct"] else INCORRECT), None if score is None else float(score)
-    if "credit" in d and d["credit"] is not None:  # the judge panel's shape
-        credit = float(d["credit"])
+        return (CORRECT if d["correct"] else INCORRECT), score
+    credit = _number(d, "credit")
+    if credit is not None:  # the judge panel's shape
         label = DONT_KNOW if d.get("dont_know") else CORRECT if credit == 1.0 else INCORRECT
         return label, credit
     raise ValueError(
@@ -155,7 +176,7 @@ def _label_and_score(d: Mapping[str, JSON]) -> tuple[int, float | None]:
 
 class _HasMeta(Protocol):
     @property
-    def meta(self) -> Mapping[str, JSON]: ...
+    def meta(self) -> Mapping[str, JSONValue]: ...
 
     @property
     def pred_id(self) -> str: ...
@@ -169,6 +190,11 @@ def verdict_of(prediction: _HasMeta) -> Verdict | None:
     stored = prediction.meta.get("judge")
     if stored is None:
         return None
+    if not isinstance(stored, dict):
+        kind = type(stored).__name__
+        raise ValueError(
+            f"prediction {prediction.pred_id}: meta.judge should be a JSON object, got {kind}"
+        )
     try:
         return Verdict.from_dict(stored)
     except (ValueError, TypeError) as exc:

@@ -2,7 +2,7 @@
 
 Each protocol runs on its fixture through ``cli.run`` (extractive generator, hashing embedder;
 ``locomo_import`` through ``recallbench import-answers``), then every judged prediction of its
-``predictions.jsonl`` must hold, under ``meta["judge"]``, the whole new shape (so readers of
+``predictions.jsonl`` must read through its kind's typed meta (``recallbench.payloads``) and hold, under ``meta["judge"]``, the whole new shape (so readers of
 either older shape find their keys), parse as a ``Verdict``, and say what that protocol means:
 the C.1 lexical label of the answer (qa), Mem0's J with no don't-know (locomo), TeaFarm's
 counterfactual check (teafarm).
@@ -22,6 +22,7 @@ from recallbench import cli
 from recallbench.cli import CONF_DIR, run
 from recallbench.judges import LexicalJudge
 from recallbench.judges.mem0_j import ACCURACY_SOURCE
+from recallbench.payloads import KINDS, meta_of
 from recallbench.protocols.teafarm import JUDGE_TASK, lexical_verdict
 from recallbench.records import Prediction, read_jsonl
 from recallbench.verdict import CORRECT, DONT_KNOW, INCORRECT, Verdict, verdict_of
@@ -122,7 +123,10 @@ def test_predictions_carry_the_one_verdict_shape(protocol, tmp_path, monkeypatch
     else:
         folder = _job(tmp_path, protocol)
     kind, means = MEANING[protocol]
-    preds = [p for p in read_jsonl(folder / "predictions.jsonl", Prediction) if p.kind == kind]
+    every = read_jsonl(folder / "predictions.jsonl", Prediction)
+    for p in every:  # and every meta reads typed, with no key outside its kind's inventory
+        assert set(meta_of(p, KINDS[p.kind])) <= set(KINDS[p.kind].__annotations__), p.kind
+    preds = [p for p in every if p.kind == kind]
     judged = [(p, verdict_of(p)) for p in preds]
     judged = [(p, v) for p, v in judged if v is not None]
     assert judged and len(judged) >= len(preds) * 0.5, (len(judged), len(preds))

@@ -31,6 +31,7 @@ from typing import Any
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE
 from recallbench.metrics.bootstrap import clustered_entry
 from recallbench.metrics.summary import Summary
+from recallbench.payloads import answer_meta
 from recallbench.protocols.locomo._errata import (
     ceiling_values,
     clean_subsets,
@@ -50,7 +51,8 @@ Row = tuple[str, int, list[float]]
 
 def item_values(p: Prediction) -> dict[str, float]:
     """The per-question values of one answer prediction (absent: not scored for that metric)."""
-    category = int(p.meta["category"])
+    meta = answer_meta(p)
+    category = meta["category"]
     out: dict[str, float] = {"f1": locomo_f1(category, p.output, p.reference or "")}
     if category != 5:  # Mem0's evaluation skips category 5
         out["b1"] = mem0_b1(p.output, p.reference or "")
@@ -58,10 +60,10 @@ def item_values(p: Prediction) -> dict[str, float]:
     verdict = verdict_of(p)
     if verdict is not None:
         out["j"] = float(verdict.correct)
-    for name, value in (p.meta.get("judges") or {}).items():  # more judges: j_<name>, in [0, 1]
-        out[f"j_{name}"] = float(value)
+    for name, credit in (meta.get("judges") or {}).items():  # more judges: j_<name>, in [0, 1]
+        out[f"j_{name}"] = float(credit)
     for name, k in RECALL_K.items():
-        value = recall_at(p.meta.get("evidence") or [], p.meta.get("recalled_sources") or [], k)
+        value = recall_at(meta.get("evidence") or [], meta.get("recalled_sources") or [], k)
         if value is not None:
             out[name] = value
     return out | ceiling_values(p)
@@ -83,7 +85,7 @@ def score_locomo(predictions: Sequence[Prediction]) -> tuple[list[Score], Summar
     rows: dict[str, list[tuple[Row, list[str]]]] = {m: [] for m in METRICS}
     scores: list[Score] = []
     for p in scored:
-        subsets = [str(s) for s in p.meta.get("subsets") or ()] + clean_subsets(p)
+        subsets = [*answer_meta(p).get("subsets", []), *clean_subsets(p)]
         for name, value in item_values(p).items():
             scores.append(Score(p.pred_id, name, value))
             rows.setdefault(name, []).append(

@@ -27,6 +27,7 @@ from recallbench.judges import CORRECT, DONT_KNOW, INCORRECT
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE
 from recallbench.metrics.bootstrap import Additive, ClusterStatistic, MeanOf, ci_fields
 from recallbench.metrics.summary import Summary
+from recallbench.payloads import MemoryStateMeta, answer_meta, memory_meta
 from recallbench.records import Prediction, Score
 from recallbench.verdict import require_verdict
 
@@ -77,7 +78,7 @@ def _qa_metrics(answers: Sequence[Prediction]) -> dict[str, dict[str, Any]]:
     counts: dict[tuple[str, int, int], list[int]] = defaultdict(lambda: [0, 0, 0])
     slot = {CORRECT: 0, INCORRECT: 1, DONT_KNOW: 2}
     for p in answers:
-        key = (p.episode_id, p.session_index, int(p.meta["question_session"]))
+        key = (p.episode_id, p.session_index, answer_meta(p)["question_session"])
         counts[key][slot[require_verdict(p).label]] += 1
     episodes = list(dict.fromkeys(e for e, _, _ in counts))
     groups: dict[int, list[int]] = defaultdict(list)  # session -> its question-sessions
@@ -134,10 +135,10 @@ def _mean_ci(parts: Sequence[ClusterStatistic]) -> list[float] | None:
 
 
 def _retention_metrics(states: Sequence[Prediction]) -> dict[str, dict[str, Any]]:
-    by_session: dict[int, list[Prediction]] = defaultdict(list)
+    by_session: dict[int, list[tuple[str, MemoryStateMeta]]] = defaultdict(list)
     for p in states:
-        if "created" in p.meta:
-            by_session[p.session_index].append(p)
+        if "created" in (meta := memory_meta(p)):
+            by_session[p.session_index].append((p.episode_id, meta))
     if not by_session:
         return {}
     out: dict[str, dict[str, Any]] = {}
@@ -146,13 +147,12 @@ def _retention_metrics(states: Sequence[Prediction]) -> dict[str, dict[str, Any]
         parts = []
         for s, preds in sorted(by_session.items()):
             if metric == "retention_rate":
-                rows = [
-                    (p.episode_id, p.meta["retained"] / p.meta["created"])
-                    for p in preds
-                    if p.meta["created"]
-                ]
+                rows = [(e, m["retained"] / m["created"]) for e, m in preds if m["created"]]
             else:
-                rows = [(p.episode_id, float(p.meta[metric])) for p in preds]
+                rows = [
+                    (e, float(m["retained" if metric == "retained" else "created"]))
+                    for e, m in preds
+                ]
             stat = (
                 Additive.from_items([e for e, _ in rows], [[v, 1.0] for _, v in rows], RATIO)
                 if rows
