@@ -44,9 +44,35 @@ OLD_TEAFARM_LINE = {
         "recall_text": "",
         "n_recalled": 0,
         "memory_changed_by_recall": False,
-        "judge": {"correct": True, "raw": "Correct", "parsed": True, "failure": None, "usage": {}},
+        "judge": {
+            "correct": True,
+            "raw": "Correct",
+            "parsed": True,
+            "failure": None,
+            "usage": {},
+            "backend": "extractive",
+            "model": "extractive",
+            "prompt": "TeaFarm Fig. 29",
+        },
     },
 }
+
+
+def test_an_old_teafarm_folder_scores_and_shows_as_before():
+    from recallbench.protocols.teafarm import TeaFarmProtocol
+    from recallbench.view.timeline import problems_of
+
+    right = Prediction.from_dict(OLD_TEAFARM_LINE)
+    line = json.loads(json.dumps(OLD_TEAFARM_LINE))
+    line["pred_id"], line["meta"]["judge"]["correct"] = "test_35-q2/teafarm", False
+    line["meta"]["judge"]["parsed"] = False
+    wrong = Prediction.from_dict(line)
+    scores, summary = TeaFarmProtocol().score([right, wrong])
+    assert [s.value for s in scores] == [1.0, 0.0]
+    assert summary["metrics"]["success_rate"]["value"] == 0.5
+    assert summary["teafarm"]["judges"] == ["extractive:extractive"]
+    assert summary["teafarm"]["judge_parse_failures"] == 1
+    assert problems_of(wrong) == ["judge reply not parsed: 'Correct'"]
 
 
 def _answer(**meta: object) -> Prediction:
