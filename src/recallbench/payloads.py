@@ -76,6 +76,15 @@ class OracleMeta(TypedDict, total=False):
     unknown: str
 
 
+class CaimMeta(TypedDict, total=False):
+    """``judges.caim.CaimVerdict.to_dict``: CAIM's four graded metrics of one answer."""
+
+    scores: dict[str, float | None]
+    raw: dict[str, str]
+    failures: dict[str, str]
+    info: dict[str, JSONValue]
+
+
 class AnswerMeta(TypedDict, total=False):
     """An answer to a probing question (qa, qa_gvd, locomo_qa, locomo_import)."""
 
@@ -86,7 +95,7 @@ class AnswerMeta(TypedDict, total=False):
     n_recalled: int
     judge: dict[str, JSONValue]  # recallbench.verdict.Verdict.to_dict()
     oracle: JSONValue  # OracleMeta (qa), the recall's evidence (locomo_qa)
-    caim: dict[str, JSONValue]  # judges.caim.CaimVerdict.to_dict()
+    caim: CaimMeta
     recalled_items: list[dict[str, JSONValue]]
     category: int
     evidence: list[str]
