@@ -85,6 +85,31 @@ class CaimMeta(TypedDict, total=False):
     info: dict[str, JSONValue]
 
 
+class FieldFix(TypedDict):
+    """One corrected field of a LoCoMo question (``datasets._locomo_errata``)."""
+
+    old: JSONValue
+    new: JSONValue
+    source: str
+
+
+class ErratumMeta(TypedDict, total=False):
+    """A LoCoMo question's corrections and flags under errata (``QAItem.meta["erratum"]``)."""
+
+    fields: dict[str, FieldFix]
+    sources: list[str]
+    score_changing: bool
+    error_type: str
+    conflicts: list[str]
+
+
+class ShippedMeta(TypedDict):
+    """An imported run's shipped verdicts: their metric and the answer key they judged."""
+
+    judge: str
+    key: str
+
+
 class AnswerMeta(TypedDict, total=False):
     """An answer to a probing question (qa, qa_gvd, locomo_qa, locomo_import)."""
 
@@ -108,10 +133,10 @@ class AnswerMeta(TypedDict, total=False):
     subsets: list[str]
     options: JSONValue
     errata: list[str]
-    erratum: dict[str, JSONValue]
+    erratum: ErratumMeta
     judges: dict[str, float]
     imported: dict[str, JSONValue]
-    shipped: dict[str, JSONValue]
+    shipped: ShippedMeta
     duration_ms: float
 
 
