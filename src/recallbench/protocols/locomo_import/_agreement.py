@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from recallbench.metrics.bootstrap import clustered_entry
+from recallbench.payloads import answer_meta
 from recallbench.records import Prediction
 from recallbench.verdict import verdict_of
 
@@ -24,10 +25,12 @@ Row = tuple[str, int, list[float]]
 
 
 def _credit(p: Prediction, judge: str) -> float | None:
+    if p.kind != "answer":
+        return None
     if judge == "j":
         verdict = verdict_of(p)
         return None if verdict is None else float(verdict.correct)
-    value = (p.meta.get("judges") or {}).get(judge.removeprefix("j_"))
+    value = answer_meta(p).get("judges", {}).get(judge.removeprefix("j_"))
     return None if value is None else float(value)
 
 
