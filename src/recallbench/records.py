@@ -4,6 +4,7 @@ Every record has a stable string id taken from the dataset (never a list positio
 serializes to a JSON-ready dict with ``to_dict`` and comes back losslessly with ``from_dict``.
 Sequences are stored as tuples so that records stay immutable; free-form mappings
 (``labels``, ``gold``, ``meta``, ``attrs``, ``usage``) hold JSON values only.
+``Prediction.meta`` is typed per kind (keys listed) in ``payloads``; verdicts in ``verdict``.
 """
 
 from __future__ import annotations

@@ -55,6 +55,7 @@ from recallbench.protocols.evidence import EvidenceLocator
 from recallbench.protocols.timerag import reply_targets, split_single
 from recallbench.protocols.timerag import scores as ts
 from recallbench.records import Episode, MemoryItem, Prediction, QAItem, read_jsonl
+from recallbench.verdict import require_verdict
 
 PROTOCOLS = ("qa", "qa_gvd", "teafarm", "timerag", "locomo_qa")
 PRIMARY = ("auto", "caim", "judge")
@@ -139,7 +140,7 @@ def _qa_items(
         qa = _question(episode, str(p.meta["qa_id"]), run)
         units, unknown, how = _evidence(p, episode, qa, locator, user_index)
         hows.add(how)
-        label = int(p.meta["judge"]["label"])
+        label = require_verdict(p).label
         verdicts = {c1_name: C1[label]}
         correctness = ((p.meta.get("caim") or {}).get("scores") or {}).get("response_correctness")
         if correctness is not None:
@@ -204,11 +205,11 @@ def _teafarm_items(
             got = locator.locate(episode, qa, str(p.meta.get("responder")), history)
             found = (got.turn_ids, got.unknown)
             hows.add(got.how)
-        credit = 1.0 if p.meta["judge"]["correct"] else 0.0
+        credit = float(require_verdict(p).correct)
         stores = read_stores(run.path, p.episode_id)
         outcome = outcome_of(credit, p.output)
         items.append(turn_facts(p, credit, outcome, found, stores, last, {}, decayed_of(run)))
-    judges = tuple(sorted({f"TeaFarm Fig. 29 ({p.meta['judge']['backend']})" for p in replies}))
+    judges = tuple(sorted({f"TeaFarm Fig. 29 ({require_verdict(p).backend})" for p in replies}))
     how = "; ".join(sorted(hows))
     return items, RunAttribution(
         "teafarm", judges or ("TeaFarm Fig. 29",), how, "all", is_oracle(run)

@@ -27,6 +27,7 @@ from recallbench.analysis.runs import RunInfo
 from recallbench.metrics.attribution import ItemFacts
 from recallbench.protocols.locomo import locomo_f1
 from recallbench.records import Prediction
+from recallbench.verdict import verdict_of
 
 J_NAME = "J {judge}"  # the run's judge: mem0_j (Mem0's J), or another QA judge
 F1_NAME = "LoCoMo F1"
@@ -35,10 +36,10 @@ NO_EVIDENCE = "the question cites no evidence turn"
 
 def _credit(p: Prediction, j_name: str) -> tuple[float, dict[str, float], str]:
     f1 = float(locomo_f1(int(p.meta["category"]), p.output, p.reference or ""))
-    verdict = p.meta.get("judge")
+    verdict = verdict_of(p)
     if verdict is None:  # category 5: LoCoMo's rule
         return f1, {}, F1_NAME
-    return float(verdict["label"] == 1), {F1_NAME: f1}, j_name
+    return float(verdict.correct), {F1_NAME: f1}, j_name
 
 
 def locomo_items(

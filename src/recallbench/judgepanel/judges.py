@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from recallbench.judgepanel.variants import JudgeInput, Variant
-from recallbench.judges import CORRECT, DONT_KNOW, Judge, JudgeItem
+from recallbench.judges import Judge, JudgeItem
 from recallbench.llm.protocol import LLMClient
 
 
@@ -61,7 +61,7 @@ class AnswerJudge:
     def verdicts(self, items: Sequence[JudgeInput]) -> list[PanelVerdict]:
         asked = [JudgeItem(i.question, i.reference, i.answer) for i in items]
         return [
-            PanelVerdict(1.0 if v.label == CORRECT else 0.0, v.label == DONT_KNOW, v.raw, v.failure)
+            PanelVerdict(v.credit, v.dont_know, v.raw, v.failure)
             for v in self.judge.judge_many(asked)
         ]
 

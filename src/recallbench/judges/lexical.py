@@ -37,6 +37,7 @@ from recallbench.text import answer_content as content
 from recallbench.text import answer_words as words
 from recallbench.text import is_number
 from recallbench.text import light_stem as stem
+from recallbench.verdict import JSONValue
 
 # An answer that opens with one of these (after fillers such as "Sorry,") is a don't-know.
 DONT_KNOW_PHRASES = (
@@ -164,13 +165,13 @@ class LexicalJudge(Judge):
 
     def judge(self, question: str, label_answer: str, answer: str) -> Verdict:
         label, m = self.label(question, label_answer, answer)
-        info = {
+        info: dict[str, JSONValue] = {
             "key": list(m.key),
             "matched": list(m.matched),
             "coverage": round(m.coverage, 4),
             "numbers_missing": list(m.numbers_missing),
         }
-        return Verdict(label=label, raw=str(label), info=info)
+        return Verdict(label=label, raw=str(label), info=info, judge=self.name)
 
     def describe(self) -> dict:
         return {"name": self.name, "threshold": self.threshold, "fuzzy": self.fuzzy}

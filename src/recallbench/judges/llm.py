@@ -161,6 +161,10 @@ class LLMJudge(Judge):
                 parsed=r.failure is None,
                 failure=r.failure,
                 usage=r.usage_dict(),
+                judge=self.name,
+                backend=self.llm.backend.name,
+                model=self.llm.model,
+                prompt=self.task.source,
             )
             for r in results
         ]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from recallbench.records import (
     Episode,
@@ -22,6 +21,7 @@ from recallbench.records import (
     decayed_recallable,
     in_memory,
 )
+from recallbench.verdict import Verdict, verdict_of
 from recallbench.view.load import RunFiles, Snapshot
 
 
@@ -41,9 +41,8 @@ class Entry:
         return str(value) if value is not None else None
 
     @property
-    def judge(self) -> dict[str, Any] | None:
-        judge = self.pred.meta.get("judge")
-        return judge if isinstance(judge, dict) else None
+    def judge(self) -> Verdict | None:
+        return verdict_of(self.pred)
 
 
 @dataclass
@@ -79,12 +78,12 @@ def problems_of(pred: Prediction) -> list[str]:
     out = []
     if pred.failure:
         out.append(f"failed: {pred.failure}")
-    judge = pred.meta.get("judge")
-    if isinstance(judge, dict):
-        if judge.get("parsed") is False:
-            out.append(f"judge reply not parsed: {str(judge.get('raw'))[:300]!r}")
-        if judge.get("failure"):
-            out.append(f"judge failed: {judge['failure']}")
+    judge = verdict_of(pred)
+    if judge is not None:
+        if not judge.parsed:
+            out.append(f"judge reply not parsed: {judge.raw[:300]!r}")
+        if judge.failure:
+            out.append(f"judge failed: {judge.failure}")
     return out
 
 

@@ -25,8 +25,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from recallbench.payloads import ErratumMeta, answer_meta
 from recallbench.protocols.locomo._scoring import locomo_f1
 from recallbench.records import Episode, Prediction, QAItem
+from recallbench.verdict import verdict_of
 
 CLEAN = "clean"
 RELEASE_KEY = "release"  # a verdict's "key": judged against the release's uncorrected answer
@@ -47,24 +49,34 @@ def errata_meta(episode: Episode, qa: QAItem) -> dict[str, Any]:
     return out
 
 
+def _erratum(p: Prediction) -> ErratumMeta:
+    return answer_meta(p).get("erratum") or {}
+
+
 def score_changing(p: Prediction) -> bool:
     """Does a source flag this prediction's question as score-changing?"""
-    return bool((p.meta.get("erratum") or {}).get("score_changing"))
+    return _erratum(p).get("score_changing", False)
 
 
 def clean_subsets(p: Prediction) -> list[str]:
     """``["clean"]`` for a category 1-4 question of a run under errata no source flags, else []."""
-    if not p.meta.get("errata") or int(p.meta["category"]) == 5 or score_changing(p):
+    meta = answer_meta(p)
+    if not meta.get("errata") or meta["category"] == 5 or score_changing(p):
         return []
     return [CLEAN]
 
 
 def ceiling_values(p: Prediction) -> dict[str, float]:
     """The per-question ceiling values (see the module doc); empty outside errata or category 5."""
-    if not p.meta.get("errata") or int(p.meta["category"]) == 5:
+    meta = answer_meta(p)
+    if not meta.get("errata") or meta["category"] == 5:
         return {}
-    answer = ((p.meta.get("erratum") or {}).get("fields") or {}).get("answer")
-    f1 = 1.0 if answer is None else locomo_f1(int(p.meta["category"]), answer["new"], answer["old"])
+    answer = _erratum(p).get("fields", {}).get("answer")
+    f1 = (
+        1.0
+        if answer is None
+        else locomo_f1(meta["category"], str(answer["new"]), str(answer["old"]))
+    )
     return {"ceiling": 0.0 if score_changing(p) else 1.0, "ceiling_f1": f1}
 
 
@@ -74,11 +86,12 @@ def release_key_judges(p: Prediction) -> list[str]:
     ``j`` when the run's verdict says ``"key": "release"``; an imported run's shipped verdicts
     (``meta["shipped"]``: their metric, e.g. ``j_audit``, and ``"key": "release"``).
     """
-    if "answer" not in ((p.meta.get("erratum") or {}).get("fields") or {}):
+    if "answer" not in _erratum(p).get("fields", {}):
         return []
-    out = ["j"] if (p.meta.get("judge") or {}).get("key") == RELEASE_KEY else []
-    shipped = p.meta.get("shipped") or {}
-    return out + ([str(shipped["judge"])] if shipped.get("key") == RELEASE_KEY else [])
+    verdict = verdict_of(p)
+    out = ["j"] if verdict is not None and verdict.key == RELEASE_KEY else []
+    shipped = answer_meta(p).get("shipped")
+    return out + ([shipped["judge"]] if shipped and shipped["key"] == RELEASE_KEY else [])
 
 
 def release_key_verdict(p: Prediction) -> bool:
@@ -88,10 +101,10 @@ def release_key_verdict(p: Prediction) -> bool:
 
 def errata_summary(answers: Sequence[Prediction]) -> dict[str, Any] | None:
     """The summary's ``errata`` block (None when the run used no errata)."""
-    under = [p for p in answers if p.meta.get("errata")]
+    under = [p for p in answers if answer_meta(p).get("errata")]
     if not under:
         return None
-    conflicts = {c for p in under for c in (p.meta.get("erratum") or {}).get("conflicts", [])}
+    conflicts = {c for p in under for c in _erratum(p).get("conflicts", [])}
     return {
         "sources": list(under[0].meta["errata"]),
         "corrected_or_flagged": sum(1 for p in under if "erratum" in p.meta),

@@ -28,10 +28,10 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from recallbench.judges import CORRECT
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE
 from recallbench.metrics.bootstrap import clustered_entry
 from recallbench.metrics.summary import Summary
+from recallbench.payloads import answer_meta
 from recallbench.protocols.locomo._errata import (
     ceiling_values,
     clean_subsets,
@@ -42,6 +42,7 @@ from recallbench.protocols.locomo._latency import latency_summary
 from recallbench.protocols.locomo._mem0_scores import mem0_b1, mem0_f1
 from recallbench.protocols.locomo._scoring import locomo_f1, recall_at
 from recallbench.records import Prediction, Score
+from recallbench.verdict import verdict_of
 
 RECALL_K: dict[str, int | None] = {"recall_at_5": 5, "recall_at_10": 10, "evidence_recall": None}
 METRICS = ("f1", "j", "b1", "f1_mem0", *RECALL_K, "ceiling", "ceiling_f1")
@@ -50,18 +51,19 @@ Row = tuple[str, int, list[float]]
 
 def item_values(p: Prediction) -> dict[str, float]:
     """The per-question values of one answer prediction (absent: not scored for that metric)."""
-    category = int(p.meta["category"])
+    meta = answer_meta(p)
+    category = meta["category"]
     out: dict[str, float] = {"f1": locomo_f1(category, p.output, p.reference or "")}
     if category != 5:  # Mem0's evaluation skips category 5
         out["b1"] = mem0_b1(p.output, p.reference or "")
         out["f1_mem0"] = mem0_f1(p.output, p.reference or "")
-    verdict = p.meta.get("judge")
+    verdict = verdict_of(p)
     if verdict is not None:
-        out["j"] = float(verdict["label"] == CORRECT)
-    for name, value in (p.meta.get("judges") or {}).items():  # more judges: j_<name>, in [0, 1]
-        out[f"j_{name}"] = float(value)
+        out["j"] = float(verdict.correct)
+    for name, credit in (meta.get("judges") or {}).items():  # more judges: j_<name>, in [0, 1]
+        out[f"j_{name}"] = float(credit)
     for name, k in RECALL_K.items():
-        value = recall_at(p.meta.get("evidence") or [], p.meta.get("recalled_sources") or [], k)
+        value = recall_at(meta.get("evidence") or [], meta.get("recalled_sources") or [], k)
         if value is not None:
             out[name] = value
     return out | ceiling_values(p)
@@ -83,13 +85,13 @@ def score_locomo(predictions: Sequence[Prediction]) -> tuple[list[Score], Summar
     rows: dict[str, list[tuple[Row, list[str]]]] = {m: [] for m in METRICS}
     scores: list[Score] = []
     for p in scored:
-        subsets = [str(s) for s in p.meta.get("subsets") or ()] + clean_subsets(p)
+        subsets = [*answer_meta(p).get("subsets", []), *clean_subsets(p)]
         for name, value in item_values(p).items():
             scores.append(Score(p.pred_id, name, value))
             rows.setdefault(name, []).append(
                 ((p.episode_id, p.session_index, [value, 1.0]), subsets)
             )
-    verdicts = [p.meta["judge"] for p in answers if p.meta.get("judge") is not None]
+    verdicts = [v for v in map(verdict_of, answers) if v is not None]
     metrics = {name: _entry(r) for name, r in rows.items() if r or not name.startswith("ceiling")}
     summary: Summary = {
         "metrics": metrics,
@@ -97,12 +99,8 @@ def score_locomo(predictions: Sequence[Prediction]) -> tuple[list[Score], Summar
         "answer_failures": sum(1 for p in answers if p.failure),
         "judge": {
             "judged": len(verdicts),
-            "parse_failures": sum(
-                1 for v in verdicts if str(v.get("failure") or "").startswith(PARSE_FAILURE)
-            ),
-            "call_failures": sum(
-                1 for v in verdicts if str(v.get("failure") or "").startswith(CALL_FAILURE)
-            ),
+            "parse_failures": sum(1 for v in verdicts if v.failed(PARSE_FAILURE)),
+            "call_failures": sum(1 for v in verdicts if v.failed(CALL_FAILURE)),
         },
         "errata_items": sum(1 for p in answers if "erratum" in p.meta),
         "aggregation": (

@@ -15,19 +15,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from recallbench.judges import CORRECT
 from recallbench.metrics.bootstrap import clustered_entry
+from recallbench.payloads import answer_meta
 from recallbench.records import Prediction
+from recallbench.verdict import verdict_of
 
 KAPPA = {"fn": "kappa"}
 Row = tuple[str, int, list[float]]
 
 
 def _credit(p: Prediction, judge: str) -> float | None:
+    if p.kind != "answer":
+        return None
     if judge == "j":
-        verdict = p.meta.get("judge")
-        return None if verdict is None else float(verdict["label"] == CORRECT)
-    value = (p.meta.get("judges") or {}).get(judge.removeprefix("j_"))
+        verdict = verdict_of(p)
+        return None if verdict is None else float(verdict.correct)
+    value = answer_meta(p).get("judges", {}).get(judge.removeprefix("j_"))
     return None if value is None else float(value)
 
 

@@ -27,7 +27,9 @@ from recallbench.judges import CORRECT, DONT_KNOW, INCORRECT
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE
 from recallbench.metrics.bootstrap import Additive, ClusterStatistic, MeanOf, ci_fields
 from recallbench.metrics.summary import Summary
+from recallbench.payloads import MemoryStateMeta, answer_meta, memory_meta
 from recallbench.records import Prediction, Score
+from recallbench.verdict import require_verdict
 
 RATIO = {"fn": "ratio"}
 QA_METRICS = (
@@ -76,8 +78,8 @@ def _qa_metrics(answers: Sequence[Prediction]) -> dict[str, dict[str, Any]]:
     counts: dict[tuple[str, int, int], list[int]] = defaultdict(lambda: [0, 0, 0])
     slot = {CORRECT: 0, INCORRECT: 1, DONT_KNOW: 2}
     for p in answers:
-        key = (p.episode_id, p.session_index, int(p.meta["question_session"]))
-        counts[key][slot[p.meta["judge"]["label"]]] += 1
+        key = (p.episode_id, p.session_index, answer_meta(p)["question_session"])
+        counts[key][slot[require_verdict(p).label]] += 1
     episodes = list(dict.fromkeys(e for e, _, _ in counts))
     groups: dict[int, list[int]] = defaultdict(list)  # session -> its question-sessions
     for _, s, q in sorted(counts):
@@ -133,10 +135,10 @@ def _mean_ci(parts: Sequence[ClusterStatistic]) -> list[float] | None:
 
 
 def _retention_metrics(states: Sequence[Prediction]) -> dict[str, dict[str, Any]]:
-    by_session: dict[int, list[Prediction]] = defaultdict(list)
+    by_session: dict[int, list[tuple[str, MemoryStateMeta]]] = defaultdict(list)
     for p in states:
-        if "created" in p.meta:
-            by_session[p.session_index].append(p)
+        if "created" in (meta := memory_meta(p)):
+            by_session[p.session_index].append((p.episode_id, meta))
     if not by_session:
         return {}
     out: dict[str, dict[str, Any]] = {}
@@ -145,13 +147,12 @@ def _retention_metrics(states: Sequence[Prediction]) -> dict[str, dict[str, Any]
         parts = []
         for s, preds in sorted(by_session.items()):
             if metric == "retention_rate":
-                rows = [
-                    (p.episode_id, p.meta["retained"] / p.meta["created"])
-                    for p in preds
-                    if p.meta["created"]
-                ]
+                rows = [(e, m["retained"] / m["created"]) for e, m in preds if m["created"]]
             else:
-                rows = [(p.episode_id, float(p.meta[metric])) for p in preds]
+                rows = [
+                    (e, float(m["retained" if metric == "retained" else "created"]))
+                    for e, m in preds
+                ]
             stat = (
                 Additive.from_items([e for e, _ in rows], [[v, 1.0] for _, v in rows], RATIO)
                 if rows
@@ -174,29 +175,24 @@ def _retention_metrics(states: Sequence[Prediction]) -> dict[str, dict[str, Any]
     return out
 
 
-def _failed(verdict: Mapping[str, Any], kind: str) -> bool:
-    return str(verdict.get("failure") or "").startswith(kind)
-
-
 def score_qa(
     predictions: Sequence[Prediction], judge_info: Mapping[str, Any]
 ) -> tuple[list[Score], Summary]:
     """Score judged answers and memory states into per-answer scores and the run summary."""
     answers = [p for p in predictions if p.kind == "answer"]
     states = [p for p in predictions if p.kind == "memory"]
-    scores = [
-        Score(p.pred_id, "correct", float(p.meta["judge"]["label"] == CORRECT)) for p in answers
-    ]
-    scores += [Score(p.pred_id, "judge_label", float(p.meta["judge"]["label"])) for p in answers]
+    verdicts = [require_verdict(p) for p in answers]
+    pairs = list(zip(answers, verdicts, strict=True))
+    scores = [Score(p.pred_id, "correct", float(v.correct)) for p, v in pairs]
+    scores += [Score(p.pred_id, "judge_label", float(v.label)) for p, v in pairs]
     metrics = _qa_metrics(answers)
     metrics.update(_retention_metrics(states))
-    verdicts = [p.meta["judge"] for p in answers]
     judge = {
         **dict(judge_info),
         "judged": len(verdicts),
-        "parse_failures": sum(1 for v in verdicts if _failed(v, PARSE_FAILURE)),
-        "call_failures": sum(1 for v in verdicts if _failed(v, CALL_FAILURE)),
-        "labels": {str(k): sum(1 for v in verdicts if v["label"] == k) for k in (1, 0, 2)},
+        "parse_failures": sum(1 for v in verdicts if v.failed(PARSE_FAILURE)),
+        "call_failures": sum(1 for v in verdicts if v.failed(CALL_FAILURE)),
+        "labels": {str(k): sum(1 for v in verdicts if v.label == k) for k in (1, 0, 2)},
     }
     summary: Summary = {
         "metrics": metrics,

@@ -38,6 +38,7 @@ from recallbench.errors import ConfigError, did_you_mean
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
 from recallbench.metrics.summary import Summary
+from recallbench.payloads import TeaFarmMeta, meta_of
 from recallbench.protocols.base import EvalProtocol
 from recallbench.protocols.evidence import Evidence, EvidenceLocator, oracle_recall
 from recallbench.protocols.response import EpisodeResult, prompt_hash
@@ -48,6 +49,7 @@ from recallbench.protocols.teafarm._tasks import (
     SESSION6_TASK,
 )
 from recallbench.records import Episode, Prediction, QAItem, Query, Score, Turn
+from recallbench.verdict import CORRECT, INCORRECT, Verdict, require_verdict
 
 TEAFARM_METRICS = ("success_rate",)
 
@@ -174,16 +176,17 @@ class TeaFarmProtocol(EvalProtocol):
                 "n_recalled": len(recall.items),
                 "memory_changed_by_recall": list(method.snapshot()) != before,
                 **({} if oracle is None else {"oracle": oracle.to_dict()}),
-                "judge": {
-                    "correct": bool(verdict.value),
-                    "raw": verdict.raw,
-                    "parsed": verdict.failure is None,
-                    "failure": verdict.failure,
-                    "usage": verdict.usage_dict(),
-                    "backend": judge_llm.backend.name,
-                    "model": judge_llm.model,
-                    "prompt": JUDGE_TASK.source,
-                },
+                "judge": Verdict(
+                    label=CORRECT if verdict.value else INCORRECT,
+                    raw=verdict.raw,
+                    parsed=verdict.failure is None,
+                    failure=verdict.failure,
+                    usage=verdict.usage_dict(),
+                    judge=JUDGE_TASK.name,
+                    backend=judge_llm.backend.name,
+                    model=judge_llm.model,
+                    prompt=JUDGE_TASK.source,
+                ).to_dict(),
             },
         )
 
@@ -208,8 +211,11 @@ class TeaFarmProtocol(EvalProtocol):
             if name not in TEAFARM_METRICS:
                 raise did_you_mean("teafarm metric", name, TEAFARM_METRICS)
         judged = [p for p in predictions if p.kind == "teafarm"]
+        verdicts = [require_verdict(p) for p in judged]
+        metas = [meta_of(p, TeaFarmMeta) for p in judged]
         scores = [
-            Score(p.pred_id, "success_rate", float(p.meta["judge"]["correct"])) for p in judged
+            Score(p.pred_id, "success_rate", float(v.correct))
+            for p, v in zip(judged, verdicts, strict=True)
         ]
 
         def stat(pairs: Sequence[tuple[Prediction, float]]) -> Additive | None:
@@ -221,7 +227,7 @@ class TeaFarmProtocol(EvalProtocol):
         mean = sum(values) / len(values) if values else 0.0
         per_source: dict[str, list[tuple[Prediction, float]]] = {}
         for p, v in zip(judged, values, strict=True):
-            per_source.setdefault(str(p.meta["source_dataset"]), []).append((p, v))
+            per_source.setdefault(meta_of(p, TeaFarmMeta)["source_dataset"], []).append((p, v))
         entry = {
             "value": mean,
             "mean": mean,
@@ -241,13 +247,11 @@ class TeaFarmProtocol(EvalProtocol):
         summary: Summary = {
             "metrics": {"success_rate": entry},
             "teafarm": {
-                "question_sources": sorted({p.meta["question_source"] for p in judged}),
-                "judges": sorted(
-                    {f"{p.meta['judge']['backend']}:{p.meta['judge']['model']}" for p in judged}
-                ),
-                "judge_parse_failures": sum(not p.meta["judge"]["parsed"] for p in judged),
+                "question_sources": sorted({m["question_source"] for m in metas}),
+                "judges": sorted({f"{v.backend}:{v.model}" for v in verdicts}),
+                "judge_parse_failures": sum(not v.parsed for v in verdicts),
                 "generation_failures": sum(p.kind == "teafarm_generation" for p in predictions),
-                "recall_changed_memory": sum(p.meta["memory_changed_by_recall"] for p in judged),
+                "recall_changed_memory": sum(m["memory_changed_by_recall"] for m in metas),
             },
         }
         return scores, summary

@@ -39,6 +39,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from recallbench.metrics.summary import Summary
+from recallbench.payloads import MemoryWriteMeta, meta_of, response_meta
 from recallbench.records import Prediction, Score
 from recallbench.text import content_words, porter_stem
 
@@ -158,16 +159,16 @@ METRICS = (
 
 def _response_value(p: Prediction, name: str) -> float | None:
     """The value of a per-response measure, or None when it does not apply to ``p``."""
-    meta = p.meta
+    meta = response_meta(p)
     if name in ("recall_at_1", "recall_at_5", "mrr"):
-        if meta.get("retrieval") is None:
+        if (retrieval := meta.get("retrieval")) is None:
             return None
-        ranks = meta["retrieval"]["ranks"]
+        ranks = retrieval["ranks"]
         return reciprocal_rank(ranks) if name == "mrr" else recall_at(ranks, int(name[-1]))
     if name == "persona_cons_f1":
-        return None if meta.get("persona_cons") is None else float(meta["persona_cons"])
+        return None if (cons := meta.get("persona_cons")) is None else float(cons)
     if name == "contrad_rate":
-        return None if meta.get("contradiction") is None else float(bool(meta["contradiction"]))
+        return None if (said := meta.get("contradiction")) is None else float(bool(said))
     if name == "ctx_tokens":
         return float(p.usage.get("prompt_tokens") or 0)
     if p.usage.get("cached"):  # latency_ms: a cache hit measures the cache, not the system
@@ -190,7 +191,8 @@ def score_timerag(
     sets = [p for p in predictions if p.kind == "memory_write"]
     for name in (m for m in metric_names if m in METRICS):
         if name.startswith("write_"):
-            stats = [[p.meta["matched"], p.meta["written"], p.meta["facts"]] for p in sets]
+            written = [meta_of(p, MemoryWriteMeta) for p in sets]
+            stats: list[list[float]] = [[m["matched"], m["written"], m["facts"]] for m in written]
             spec = {"fn": "set_prf", "which": name[len("write_") :]}
             applied = list(zip(sets, stats, strict=True))
         else:
@@ -201,9 +203,7 @@ def score_timerag(
         if not applied:  # nothing this measure applies to (e.g. no gold facts): n/a, never a 0
             metrics[name] = {"n": 0, "note": "nothing to score"}
             if name == "contrad_rate":
-                why = {
-                    str(p.meta["nli_unavailable"]) for p in scored if p.meta.get("nli_unavailable")
-                }
+                why = {w for p in scored if (w := response_meta(p).get("nli_unavailable"))}
                 metrics[name] = {
                     "n": 0,
                     "unavailable": "; ".join(sorted(why)) or "no response was judged",

@@ -1,0 +1,102 @@
+"""The one verdict shape (``recallbench.verdict``): written whole, read from every older shape."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from recallbench.judges import LexicalJudge, Verdict
+from recallbench.records import Prediction
+from recallbench.verdict import CORRECT, DONT_KNOW, INCORRECT, require_verdict, verdict_of
+
+# Shape 1: judges.base.Verdict.to_dict() before issue 47 (qa, qa_gvd, locomo_qa, locomo_import).
+OLD_QA = {
+    "label": 2,
+    "raw": "2",
+    "parsed": True,
+    "failure": None,
+    "usage": {},
+    "info": {"key": ["biscuit"], "matched": [], "coverage": 0.0, "numbers_missing": []},
+}
+# Shape 2: TeaFarm's dict (protocols/teafarm/_teafarm.py before issue 47).
+OLD_TEAFARM = {
+    "correct": True,
+    "raw": "Correct",
+    "parsed": True,
+    "failure": None,
+    "usage": {"calls": 1},
+    "backend": "extractive",
+    "model": "extractive",
+    "prompt": "TeaFarm (Ong et al.) Fig. 29, verbatim",
+}
+# Shape 3: the judge panel's per-item verdict (judgepanel verdicts.jsonl).
+OLD_PANEL = {"credit": 0.0, "dont_know": True, "raw": "2", "failure": None}
+
+
+def _pred(judge: object) -> Prediction:
+    return Prediction("q1/after_s1", "e1", 1, "answer", "h", "out", meta={"judge": judge})
+
+
+def test_old_qa_shape_reads_with_its_label():
+    v = Verdict.from_dict(OLD_QA)
+    assert (v.label, v.correct, v.dont_know, v.score) == (DONT_KNOW, False, True, 0.0)
+    assert v.info["key"] == ["biscuit"] and v.judge is None and v.key is None
+
+
+def test_old_teafarm_shape_reads_correct_as_label_1():
+    v = Verdict.from_dict(OLD_TEAFARM)
+    assert (v.label, v.correct, v.score) == (CORRECT, True, 1.0)
+    assert (v.backend, v.prompt, v.usage) == ("extractive", OLD_TEAFARM["prompt"], {"calls": 1})
+    wrong = Verdict.from_dict({**OLD_TEAFARM, "correct": False})
+    assert (wrong.label, wrong.correct, wrong.score) == (INCORRECT, False, 0.0)
+
+
+def test_old_panel_shape_reads_credit_and_dont_know():
+    v = Verdict.from_dict(OLD_PANEL)
+    assert (v.label, v.score) == (DONT_KNOW, 0.0)
+    assert Verdict.from_dict({"credit": 1.0, "raw": "1"}).label == CORRECT
+    half = Verdict.from_dict({"credit": 0.5})
+    assert (half.label, half.score, half.correct) == (INCORRECT, 0.5, False)
+
+
+def test_new_shape_carries_every_old_reader_key_and_round_trips():
+    v = Verdict(label=CORRECT, raw="1", judge="llm", backend="openai", model="m", prompt="C.1")
+    d = json.loads(json.dumps(v.to_dict()))
+    assert d["label"] == 1 and d["correct"] is True and d["score"] == 1.0  # qa's and teafarm's
+    assert {"raw", "parsed", "failure", "usage", "info", "backend", "model", "prompt"} <= set(d)
+    assert Verdict.from_dict(d) == v
+    assert "key" not in d  # optional fields are written only when set
+
+
+def test_the_release_key_survives_a_round_trip():
+    v = Verdict(label=INCORRECT, key="release")
+    assert Verdict.from_dict(v.to_dict()).key == "release"
+
+
+def test_lexical_judge_writes_the_one_shape():
+    v = LexicalJudge().judge("What is Zoe's dog called?", "Biscuit", "Her dog is Biscuit.")
+    assert (v.label, v.judge, v.score) == (CORRECT, "lexical", 1.0)
+    assert Verdict.from_dict(v.to_dict()) == v
+
+
+@pytest.mark.parametrize(
+    ("bad", "match"),
+    [
+        ({"raw": "1"}, "needs 'label'"),
+        ({"label": 3}, "label must be one of"),
+        ({"label": 1, "score": float("nan")}, "finite"),
+        ("1", "JSON object"),
+    ],
+)
+def test_unknown_shapes_fail_naming_the_prediction(bad, match):
+    with pytest.raises(ValueError, match=match) as err:
+        verdict_of(_pred(bad))
+    assert "q1/after_s1" in str(err.value)
+
+
+def test_unjudged_predictions_have_no_verdict():
+    p = Prediction("q1/after_s1", "e1", 1, "answer", "h", "out")
+    assert verdict_of(p) is None
+    with pytest.raises(ValueError, match="q1/after_s1 has no judge verdict"):
+        require_verdict(p)
