@@ -15,6 +15,8 @@ CORRECT = 1
 INCORRECT = 0
 DONT_KNOW = 2
 LABELS = (CORRECT, INCORRECT, DONT_KNOW)
+# what ``describe`` returns: a judge's name and settings, flat (run summaries, table headers)
+Description = dict[str, str | int | float | bool | None]
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,6 @@ class Judge(ABC):
         """Judge many answers (LLM judges run them concurrently); order is kept."""
         return [self.judge(i.question, i.label_answer, i.answer) for i in items]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> Description:
         """Return what produced the verdicts (for summaries and table headers)."""
         return {"name": self.name}
