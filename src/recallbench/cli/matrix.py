@@ -25,9 +25,9 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import TypeVar
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from recallbench.cli import run
 from recallbench.cli.build import (
@@ -86,8 +86,6 @@ def job_overrides(setting: Setting, method: str, tag: str, extra: Sequence[str])
 def _selector(cfg: DictConfig, choices: dict[str, str], setting: Setting) -> dict[str, JSON]:
     """How the tables find the column's runs: its dataset, protocol and the scalar dataset
     values it sets (LUFY's logs; a list value such as GVD's users does not select)."""
-    from omegaconf import OmegaConf
-
     values = {k: OmegaConf.select(cfg, k) for k in setting.values}
     scalars = {k: v for k, v in values.items() if isinstance(v, str | int | float | bool)}
     return {"dataset": choices["dataset"], "protocol": choices["protocol"], **scalars}
@@ -308,10 +306,8 @@ def matrix_main(argv: list[str] | None = None) -> None:
         plan, episodes = plan_matrix(block, tag, ns.overrides, settings, methods)
         path = plan_path(cfg.paths.results_dir, tag)
         plan["planned_s"] = round(time.monotonic() - started, 1)
-        # json.loads returns Any: the file is a plan this command wrote before
-        earlier = (
-            cast("Plan", json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
-        )
+        text = path.read_text(encoding="utf-8") if path.is_file() else None
+        earlier: Plan | None = None if text is None else json.loads(text)  # written before
         plan = merged(earlier, plan)
         write_json(path, plan)
         print(f"recallbench-matrix: plan {path}", file=sys.stderr)

@@ -82,7 +82,7 @@ def ratings_path(results_dir: str | Path, study: Study) -> Path:
     return study_dir(results_dir, study) / "ratings.csv"
 
 
-def record_export(results_dir: str | Path, study: Study, info: Mapping[str, JSON]) -> Path:
+def record_export(results_dir: str | Path, study: Study, info: Mapping[str, object]) -> Path:
     """Write ``export.json`` (provenance of the exported units) into the study's folder."""
     from recallbench.io import write_json
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypedDict
+from typing import Literal
 
 import numpy as np
 
@@ -63,23 +63,6 @@ __all__ = [
 ]
 
 METHOD = "episode-clustered bootstrap, {method} interval (scipy.stats.bootstrap)"
-
-
-class PairedFields(TypedDict):
-    """``PairedTest.to_dict``: the difference, its interval and p-value."""
-
-    diff: float
-    ci: list[float | None] | None
-    p_value: float
-    n_clusters: int
-    test: str
-
-
-class ReferenceTest(PairedFields):
-    """A row's test against the reference row (``compare_to_reference``), Holm-corrected."""
-
-    p_holm: float
-    significant: bool
 
 
 @dataclass(frozen=True)
@@ -165,7 +148,7 @@ class PairedTest:
     n_clusters: int
     test: str
 
-    def to_dict(self) -> PairedFields:
+    def to_dict(self) -> dict[str, JSON]:
         """Return a JSON-ready dict."""
         return {
             "diff": self.diff,
@@ -238,7 +221,7 @@ def compare_to_reference(
     settings: Bootstrap = Bootstrap(),
     key: Callable[[str], str] | None = None,
     alpha: float = 0.05,
-) -> dict[str, ReferenceTest]:
+) -> dict[str, dict[str, JSON]]:
     """Paired tests of every row against the ``reference`` row, Holm-corrected together.
 
     Returns ``{row: {diff, ci, p_value, p_holm, significant, n_clusters, test}}`` for every row
@@ -250,7 +233,7 @@ def compare_to_reference(
     tests = {r: paired_test(stats[r], stats[reference], settings, key) for r in rows}
     adjusted = holm([t.p_value for t in tests.values()])
     return {
-        r: {**t.to_dict(), "p_holm": p, "significant": bool(p <= alpha)}
+        r: {**t.to_dict(), "p_holm": p, "significant": p <= alpha}
         for (r, t), p in zip(tests.items(), adjusted, strict=True)
     }
 

@@ -129,7 +129,7 @@ def identity(metric: Metric) -> dict[str, JSON] | None:
 
 
 def result_key(
-    ident: dict[str, JSON],
+    ident: dict[str, object],
     predictions: Sequence[str],
     references: Sequence[Reference],
     contexts: Sequence[str | None] | None,
@@ -217,7 +217,7 @@ class MetricCache:
             row = self._conn.execute("SELECT result FROM results WHERE key = ?", (key,)).fetchone()
         return None if row is None else _load(row[0])
 
-    def put(self, key: str, metric: str, ident: dict[str, JSON], result: MetricResult) -> None:
+    def put(self, key: str, metric: str, ident: dict[str, object], result: MetricResult) -> None:
         """Store ``result`` under ``key`` (the identity is kept for people reading the file)."""
         if self.store is not None:
             self.store.put_many(NAMESPACE, {key: json.loads(_dump(result))})

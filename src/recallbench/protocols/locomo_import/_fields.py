@@ -14,7 +14,9 @@ def fail(where: str, message: str) -> DatasetFormatError:
     return DatasetFormatError(f"{where}: {message}")
 
 
-def field(rec: object, key: str, types: type | tuple[type, ...], where: str) -> JSON:
+def field(
+    rec: object, key: str, types: type[object] | tuple[type[object], ...], where: str
+) -> JSON:
     """``rec[key]`` checked to be of ``types`` (a bool is not a number here)."""
     if not isinstance(rec, dict):
         raise fail(where, f"expected an object, got {type(rec).__name__}")
@@ -26,11 +28,11 @@ def field(rec: object, key: str, types: type | tuple[type, ...], where: str) -> 
     return value
 
 
-def _tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
+def _tuple(types: type[object] | tuple[type[object], ...]) -> tuple[type[object], ...]:
     return types if isinstance(types, tuple) else (types,)
 
 
-def _names(types: type | tuple[type, ...]) -> str:
+def _names(types: type[object] | tuple[type[object], ...]) -> str:
     return " or ".join(t.__name__ for t in _tuple(types))
 
 
