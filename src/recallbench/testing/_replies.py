@@ -21,7 +21,7 @@ class Fault:
     status: int = 500
     retry_after: float | None = None  # seconds, sent as Retry-After
     stall_s: float = 0.0  # > 0: sleep this long before answering normally (client times out)
-    body: dict[str, JSON] | None = None  # sent instead of an error message (e.g. a bad 200)
+    body: dict[str, object] | None = None  # sent instead of an error message (e.g. a bad 200)
 
 
 def default_reply(body: dict[str, JSON]) -> str:
