@@ -45,6 +45,7 @@ from recallbench.cli.matrix_plan import (
     Method,
     Plan,
     PlanSetting,
+    Scalar,
     Setting,
     compose_checked,
     matrix_block,
@@ -83,7 +84,7 @@ def job_overrides(setting: Setting, method: str, tag: str, extra: Sequence[str])
     ]
 
 
-def _selector(cfg: DictConfig, choices: dict[str, str], setting: Setting) -> dict[str, JSON]:
+def _selector(cfg: DictConfig, choices: dict[str, str], setting: Setting) -> dict[str, Scalar]:
     """How the tables find the column's runs: its dataset, protocol and the scalar dataset
     values it sets (LUFY's logs; a list value such as GVD's users does not select)."""
     values = {k: OmegaConf.select(cfg, k) for k in setting.values}

@@ -52,6 +52,7 @@ __all__ = [
 ]
 
 PLACE = ("value", "session", "qsession", "subset")  # column keys that say where a cell reads
+Scalar = str | int | float | bool  # a config value that selects runs or places a cell
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ class Setting:
     label: str
     overrides: tuple[str, ...]
     episodes: int | None
-    place: Mapping[str, JSON] = field(default_factory=dict)  # value/session of its cells
+    place: Mapping[str, Scalar] = field(default_factory=dict)  # value/session of its cells
     values: Mapping[str, JSON] = field(default_factory=dict)  # dataset.* values that select it
 
 
@@ -91,8 +92,8 @@ class PlanSetting(TypedDict):
 
     key: str
     label: str
-    selector: dict[str, JSON]
-    place: dict[str, JSON]
+    selector: dict[str, Scalar]
+    place: dict[str, Scalar]
     episodes_asked: int | None
     metrics: list[str]
     dataset: str
