@@ -24,9 +24,8 @@ import sqlite3
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from recallbench.errors import CacheError
 
@@ -49,7 +48,7 @@ _watching: list[bool] = [False]
 _paused = threading.local()  # per thread: the audit hook runs in the thread that opens
 
 
-def _note_open(event: str, args: tuple[Any, ...]) -> None:
+def _note_open(event: str, args: tuple[object, ...]) -> None:
     """Note a path opened for reading (the ``open`` audit event: path, mode, flags)."""
     paused: int = getattr(_paused, "depth", 0)
     if event != "open" or paused:
@@ -114,20 +113,36 @@ def write_text(path: str | Path, text: str) -> None:
         fh.write(text)
 
 
-def write_json(path: str | Path, data: Any, *, indent: int | None = 2, **dumps: Any) -> None:
-    """Write ``data`` as JSON atomically (sorted keys, UTF-8, NaN refused)."""
-    options = {"ensure_ascii": False, "allow_nan": False, "sort_keys": True, **dumps}
-    write_text(path, json.dumps(data, indent=indent, **options) + ("\n" if indent else ""))
+def write_json(
+    path: str | Path,
+    data: object,
+    *,
+    indent: int | None = 2,
+    sort_keys: bool = True,
+    default: Callable[[object], object] | None = None,
+    allow_nan: bool = False,
+) -> None:
+    """Write ``data`` as JSON atomically (sorted keys, UTF-8, NaN refused; ``sort_keys``,
+    ``default`` and ``allow_nan`` as ``json.dumps`` takes them)."""
+    text = json.dumps(
+        data,
+        indent=indent,
+        ensure_ascii=False,
+        allow_nan=allow_nan,
+        sort_keys=sort_keys,
+        default=default,
+    )
+    write_text(path, text + ("\n" if indent else ""))
 
 
-def write_jsonl_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
+def write_jsonl_rows(path: str | Path, rows: Iterable[Mapping[str, object]]) -> None:
     """Write one JSON object per line atomically (UTF-8, NaN refused, keys in given order)."""
     with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as fh:
         for row in rows:
             fh.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
 
 
-def write_yaml(path: str | Path, data: Any) -> None:
+def write_yaml(path: str | Path, data: object) -> None:
     """Write ``data`` as YAML atomically (keys in given order, unicode kept)."""
     import yaml
 
@@ -194,7 +209,7 @@ def unusable_cache(path: str | Path, what: str) -> Iterator[None]:
         ) from exc
 
 
-def write_immediate(conn: sqlite3.Connection, sql: str, rows: Iterable[Any]) -> None:
+def write_immediate(conn: sqlite3.Connection, sql: str, rows: Iterable[Sequence[object]]) -> None:
     """``executemany(sql, rows)`` in one ``BEGIN IMMEDIATE`` transaction, rolled back on error.
 
     IMMEDIATE takes the write lock up front, so SQLite waits through its busy handler instead of

@@ -25,7 +25,8 @@ import os
 import shlex
 import sys
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import cast
 
 # Before anything imports torch: OpenMP threads that wait for work sleep instead of spinning.
 # On this 2-core machine shared with other processes, spinning threads fight for the cores:
@@ -152,7 +153,7 @@ def main() -> None:
     record_command(args, planning=launch.planning)  # the next identical command: at once
 
 
-def app(launch: Launch) -> Any:
+def app(launch: Launch) -> Callable[[], None]:
     """The Hydra app that runs every job of a command; it closes over ``launch``, so jobs in
     joblib or submitit workers (which receive it pickled) know how they were launched."""
     import hydra
@@ -184,4 +185,5 @@ def app(launch: Launch) -> Any:
             if folder is not None and not (sys.stdout.isatty() and sys.stderr.isatty()):
                 print(folder)  # for scripts; a terminal shows it once (a plan prints its bill)
 
-    return _app
+    # hydra.main returns Any: the app it makes is called with no arguments
+    return cast("Callable[[], None]", _app)

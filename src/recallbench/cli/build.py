@@ -30,19 +30,21 @@ else the target its name key names in ``BY_NAME``, the one name-keyed map.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 from omegaconf import DictConfig, OmegaConf
 
 from recallbench.errors import ConfigError, DatasetFormatError, UserError, one_line
+from recallbench.records import JSON
 
 if TYPE_CHECKING:
     from recallbench.embed import TextEmbedder
     from recallbench.judges import Judge
     from recallbench.judges.caim import CaimJudge
     from recallbench.llm import LLM, LLMClient
+    from recallbench.llm.budget import Meter
     from recallbench.memory import MemoryMethod
     from recallbench.protocols.base import EvalProtocol
     from recallbench.records import Episode
@@ -60,6 +62,8 @@ LABELS: dict[str, tuple[str, ...]] = {
     "memory": (),
 }
 DEFAULT_GENERATOR = "recallbench.llm.from_config"
+# a config node as the builders take it: composed (``DictConfig``), plain, or absent (null)
+Node: TypeAlias = DictConfig | Mapping[str, object] | None
 
 # The one name-keyed map: the ``_target_`` of a node that names its class by a key instead.
 # Every config file of conf/embedder and conf/judge carries its own ``_target_``; this map must
@@ -95,7 +99,7 @@ BY_NAME: dict[str, tuple[str, dict[str, str]]] = {
 }
 
 
-def plain(node: Any, resolve: bool = True) -> dict[str, Any]:
+def plain(node: Node, resolve: bool = True) -> dict[str, JSON]:
     """A config node as a plain dict (its interpolations resolved unless ``resolve`` is False)."""
     if isinstance(node, DictConfig):
         data = OmegaConf.to_container(node, resolve=resolve)
@@ -104,7 +108,7 @@ def plain(node: Any, resolve: bool = True) -> dict[str, Any]:
     return dict(node or {})
 
 
-def arguments(node: Any, group: str) -> dict[str, Any]:
+def arguments(node: Node, group: str) -> dict[str, JSON]:
     """The constructor arguments of ``node``: without the group's labels and private keys."""
     drop = set(LABELS[group])
     return {
@@ -114,7 +118,9 @@ def arguments(node: Any, group: str) -> dict[str, Any]:
     }
 
 
-def construct(node: Any, group: str, what: str, convert: str = "all", **inject: Any) -> Any:
+def construct(
+    node: Node, group: str, what: str, convert: str = "all", /, **inject: object
+) -> object:
     """``hydra.utils.instantiate`` the node's ``_target_`` with ``inject`` added.
 
     ``convert`` is Hydra's ``_convert_``: ``all`` hands nested values over as plain dicts and
@@ -152,7 +158,7 @@ _EXAMPLE = {
 }
 
 
-def with_target(node: Any, group: str) -> dict[str, Any]:
+def with_target(node: Node, group: str) -> dict[str, JSON]:
     """``node`` as a dict that has a ``_target_``: its own, else the one ``BY_NAME`` gives."""
     from recallbench.errors import did_you_mean
 
@@ -172,16 +178,20 @@ def with_target(node: Any, group: str) -> dict[str, Any]:
 # -- the groups -------------------------------------------------------------------------------
 
 
-def build_dataset(node: Any) -> list[Episode]:
+def build_dataset(node: Node) -> list[Episode]:
     """Load the episodes of a ``conf/dataset`` node: ``_target_(data_dir, **options)``."""
     cfg = plain(node)
     options = dict(cfg.get("options") or {})
     what = f"dataset {cfg.get('name')}"
-    episodes = construct(
-        {"_target_": cfg.get("_target_"), **options} if cfg.get("_target_") else {},
-        "dataset",
-        what,
-        data_dir=Path(cfg["data_dir"]),
+    # instantiate returns Any: a dataset target is a loader ``load(path, ...) -> list[Episode]``
+    episodes = cast(
+        "list[Episode]",
+        construct(
+            {"_target_": cfg.get("_target_"), **options} if cfg.get("_target_") else {},
+            "dataset",
+            what,
+            data_dir=Path(cfg["data_dir"]),
+        ),
     )
     if not episodes:
         raise DatasetFormatError(
@@ -192,7 +202,7 @@ def build_dataset(node: Any) -> list[Episode]:
 
 
 def build_generator(
-    node: Any, cache_path: str | Path | None, what: str = "generator", meter: Any = None
+    node: Node, cache_path: str | Path | None, what: str = "generator", meter: Meter | None = None
 ) -> LLM:
     """An ``LLM`` from a ``conf/generator`` node (inline nodes without ``_target_`` too).
 
@@ -200,22 +210,23 @@ def build_generator(
     the run's LLM carries it, and the judges' own generators get the same one."""
     cfg = plain(node)
     cfg.setdefault("_target_", DEFAULT_GENERATOR)
+    # instantiate returns Any: the target is ``llm.from_config`` or another LLM builder
     if meter is None:
-        return construct(cfg, "generator", what, cache_path=cache_path)
-    return construct(cfg, "generator", what, cache_path=cache_path, meter=meter)
+        return cast("LLM", construct(cfg, "generator", what, cache_path=cache_path))
+    return cast("LLM", construct(cfg, "generator", what, cache_path=cache_path, meter=meter))
 
 
 def build_embedder(
-    node: Any, cache_dir: str | Path | None = None, what: str = "embedder"
+    node: Node, cache_dir: str | Path | None = None, what: str = "embedder"
 ) -> TextEmbedder:
     """An embedder from a ``conf/embedder`` node; model embedders cache in ``cache_dir``."""
     cfg = with_target(node, "embedder")
     if cache_dir is not None and cfg.get("kind") != "hashing" and not cfg.get("cache_path"):
         cfg["cache_path"] = str(Path(cache_dir) / "embeddings.sqlite")
-    return construct(cfg, "embedder", what)
+    return cast("TextEmbedder", construct(cfg, "embedder", what))  # a conf/embedder target
 
 
-def _judge(cfg: dict[str, Any], group: str, run_llm: LLMClient | None, what: str) -> Any:
+def _judge(cfg: dict[str, JSON], group: str, run_llm: LLMClient | None, what: str) -> object:
     """Construct a judge node that has a ``_target_``; a class taking ``llm`` gets its own
     ``generator`` (cached at its ``cache_path``), else the run's LLM."""
     if not _wants_llm(cfg["_target_"], what):
@@ -231,17 +242,18 @@ def _judge(cfg: dict[str, Any], group: str, run_llm: LLMClient | None, what: str
     return construct(cfg, group, what, llm=llm)
 
 
-def build_judge(node: Any, llm: LLMClient | None = None, what: str = "judge") -> Judge:
+def build_judge(node: Node, llm: LLMClient | None = None, what: str = "judge") -> Judge:
     """A QA judge from a ``conf/judge`` node; an LLM judge gets its LLM injected."""
-    return _judge(with_target(node, "judge"), "judge", llm, what)
+    judge = _judge(with_target(node, "judge"), "judge", llm, what)
+    return cast("Judge", judge)  # instantiate returns Any: a conf/judge (or BY_NAME) target
 
 
 def build_caim_judge(
-    node: Any, llm: LLMClient | None = None, what: str = "caim_judge"
+    node: Node, llm: LLMClient | None = None, what: str = "caim_judge"
 ) -> CaimJudge:
     """A CAIM judge (``{name: lexical|llm, ...}`` or a ``_target_``); LLM judges get an LLM."""
     cfg = with_target(node or {"name": "lexical"}, "caim_judge")
-    return _judge(cfg, "caim_judge", llm, what)
+    return cast("CaimJudge", _judge(cfg, "caim_judge", llm, what))  # a BY_NAME or own target
 
 
 def _target_class(target: str, what: str) -> type:
@@ -262,7 +274,7 @@ def _wants_llm(target: str, what: str) -> bool:
 
 
 def build_protocol(
-    node: Any,
+    node: Node,
     seed: int,
     llm: LLMClient,
     embedder: TextEmbedder,
@@ -278,10 +290,10 @@ def build_protocol(
     cfg = plain(node)
     what = f"protocol {cfg.get('name')}"
     if "_target_" not in cfg:
-        return construct(cfg, "protocol", what)  # raises: names the missing _target_
+        construct(cfg, "protocol", what)  # raises: names the missing _target_
     cls = _target_class(cfg["_target_"], what)
     cache = cfg.get("cache_path") or (Path(cache_dir) / "llm.sqlite" if cache_dir else None)
-    slots: dict[str, Any] = {}
+    slots: dict[str, object] = {}
     for arg, group in getattr(cls, "MODELS", {}).items():
         sub = cfg.pop(arg, None)
         slot = f"{what}.{arg}"
@@ -295,13 +307,17 @@ def build_protocol(
             slots[arg] = build_caim_judge(sub, llm, slot)
         else:
             raise ConfigError(f"{cls.__name__}.MODELS[{arg!r}]: unknown group {group!r}")
-    return construct(cfg, "protocol", what, seed=seed, **slots)
+    # instantiate returns Any: the target is a protocol class (conf/protocol)
+    return cast("EvalProtocol", construct(cfg, "protocol", what, seed=seed, **slots))
 
 
 def build_memory_factory(
-    node: Any, llm: LLMClient, embedder: TextEmbedder
+    node: Node, llm: LLMClient, embedder: TextEmbedder
 ) -> Callable[[], MemoryMethod]:
     """A function returning a fresh memory method per episode (``_target_(llm=, embedder=)``)."""
     cfg = plain(node)
     what = f"memory {cfg.get('_target_', '')}".strip()
-    return lambda: construct(cfg, "memory", what, "none", llm=llm, embedder=embedder)
+    # instantiate returns Any: the target is a memory method class (conf/memory)
+    return lambda: cast(
+        "MemoryMethod", construct(cfg, "memory", what, "none", llm=llm, embedder=embedder)
+    )

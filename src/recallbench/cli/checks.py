@@ -242,10 +242,11 @@ def _check_generator(node: Mapping[str, Any], where: str) -> None:
         check_value(f"{where}.{key}", value, KEY_TYPES[key])
 
 
-def _target(path: str, where: str) -> Callable[..., Any]:
+def _target(path: str, where: str) -> Callable[..., object]:
     from hydra.utils import get_object
 
     try:
-        return get_object(path)
+        target: Callable[..., object] = get_object(path)  # Hydra returns Any: a class or function
+        return target
     except Exception as exc:
         raise ConfigError(f"{where}._target_={path!r}: {one_line(exc)}") from None

@@ -21,6 +21,7 @@ from omegaconf.errors import ValidationError
 from recallbench import CONF_DIR
 from recallbench.errors import ConfigError, ResumeError, UserError, one_line
 from recallbench.llm.protocol import LLMClient
+from recallbench.records import Episode
 
 EXIT_USER_ERROR = 2
 
@@ -127,7 +128,7 @@ def check_resume_dir(resume_dir: str | None, sweep: bool = False) -> None:
         )
 
 
-def select_episodes(episodes: list, n: int | None, seed: int) -> list:
+def select_episodes(episodes: list[Episode], n: int | None, seed: int) -> list[Episode]:
     """Sample ``n`` episodes with a fixed seed (order kept); all when ``n`` is None."""
     if n is None or n >= len(episodes):
         return list(episodes)

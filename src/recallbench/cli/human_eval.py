@@ -24,7 +24,7 @@ import argparse
 import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -32,8 +32,10 @@ from recallbench import CONF_DIR
 from recallbench.cli.build import plain
 from recallbench.cli.config import compose_job, user_errors
 from recallbench.errors import ConfigError
+from recallbench.records import JSON
 
 if TYPE_CHECKING:
+    from recallbench.analysis import RunInfo
     from recallbench.humaneval import Study, Unit
     from recallbench.tables import TableSpec
 
@@ -44,7 +46,7 @@ KEYS = (("study", "STUDY"), ("units", "units"))  # table.human keys and their de
 
 def _study(
     experiment: str, overrides: list[str]
-) -> tuple[DictConfig, TableSpec, dict[str, Any], Study, Callable[..., list[Unit]]]:
+) -> tuple[DictConfig, TableSpec, dict[str, JSON], Study, Callable[..., list[Unit]]]:
     """Compose ``experiment``; return its config, table spec, human block and study module."""
     from recallbench.tables import load_spec
 
@@ -78,7 +80,7 @@ def studies(conf_dir: Path = CONF_DIR) -> list[str]:
     )
 
 
-def _runs(results_dir: Path, experiment: str | None) -> list:
+def _runs(results_dir: Path, experiment: str | None) -> list[RunInfo]:
     from recallbench.analysis import find_runs, latest_per_job
     from recallbench.tables import load_spec
 
@@ -94,7 +96,9 @@ def _runs(results_dir: Path, experiment: str | None) -> list:
     return runs
 
 
-def export_study(experiment: str, overrides: list[str], seed: int, out: Path | None) -> dict:
+def export_study(
+    experiment: str, overrides: list[str], seed: int, out: Path | None
+) -> dict[str, Path]:
     """Export ``experiment``'s study (module docstring); return the files written."""
     from recallbench.humaneval import export_sheet, record_export, study_dir
     from recallbench.tables import TableContext, header_for
@@ -112,7 +116,7 @@ def export_study(experiment: str, overrides: list[str], seed: int, out: Path | N
     return paths
 
 
-def import_study(experiment: str, overrides: list[str], files: list[Path]) -> dict:
+def import_study(experiment: str, overrides: list[str], files: list[Path]) -> dict[str, Path]:
     """Import filled sheets of ``experiment``'s study and render the study's tables."""
     from recallbench.cli.table import render_table
     from recallbench.humaneval import import_ratings, ratings_path, study_dir, write_ratings

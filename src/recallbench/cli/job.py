@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from omegaconf import DictConfig
 
@@ -38,7 +38,12 @@ from recallbench.cli.config import (
 from recallbench.cli.launch import Launch
 from recallbench.cli.sweep import report_done, report_stop, resume_command
 from recallbench.errors import EndpointDown, RunStopped
-from recallbench.records import Episode
+from recallbench.records import JSON, Episode
+
+if TYPE_CHECKING:
+    from recallbench.llm.budget import Meter
+    from recallbench.run.runner import Runner
+    from recallbench.store import Store
 
 __all__ = ["JobPlace", "build_runner", "job_meter", "job_place", "run", "run_guarded"]
 
@@ -63,7 +68,7 @@ def job_place(cfg: DictConfig, job: str, sweep: bool) -> JobPlace:
     return JobPlace(sweep_dir, run_dir, sweep)
 
 
-def job_meter(cfg: DictConfig, store: Any, sweep_dir: Path, launch: Launch) -> Any:
+def job_meter(cfg: DictConfig, store: Store, sweep_dir: Path, launch: Launch) -> Meter:
     """One meter for every LLM of the job: the generator's budget within the sweep's (``sweep.``
     keys, a ledger in the store), or (a plan) the dry replay's counts."""
     from recallbench.cli.plan import plan_meter
@@ -78,8 +83,8 @@ def job_meter(cfg: DictConfig, store: Any, sweep_dir: Path, launch: Launch) -> A
 
 
 def build_runner(
-    cfg: DictConfig, run_dir: Path, config: dict[str, Any], meter: Any, n_episodes: int
-) -> Any:
+    cfg: DictConfig, run_dir: Path, config: dict[str, JSON], meter: Meter, n_episodes: int
+) -> Runner:
     """The job's models (LLM, embedder, protocol, memory factory) and its ``Runner``; a plan
     (a dry meter) gets no metrics and no tracking."""
     from recallbench.llm.lm_scores import use_score_cache
@@ -118,7 +123,7 @@ def build_runner(
 
 
 def run_guarded(
-    runner: Any, place: JobPlace, job: str, episodes: Sequence[Episode], launch: Launch
+    runner: Runner, place: JobPlace, job: str, episodes: Sequence[Episode], launch: Launch
 ) -> bool:
     """Run the episodes; a clean stop prints why and how to resume. False: a job of a sweep (or
     in a worker) that stopped: the sweep's other jobs go on and the submitting process exits
@@ -158,7 +163,7 @@ def run_guarded(
 
 
 def finish_plan(
-    runner: Any, meter: Any, store: Any, place: JobPlace, job: str, n: int, launch: Launch
+    runner: Runner, meter: Meter, store: Store, place: JobPlace, job: str, n: int, launch: Launch
 ) -> None:
     """A plan's end: its bill (kept under the sweep folder's ``plan/``), the cache keys it will
     have sent for the plan's next jobs, and its throw-away run folder removed."""

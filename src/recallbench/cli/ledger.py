@@ -12,10 +12,10 @@ killed mid-call (``kill -9``, a lost node) never settles its own, which would ho
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
+from recallbench.records import JSON
 from recallbench.run.sweep import LedgerView, holder_gone
 from recallbench.store import SqliteStore, Store, is_server, reach_store
 
@@ -23,7 +23,7 @@ __all__ = ["ledger_store", "ledger_view", "release_gone"]
 
 
 @contextlib.contextmanager
-def ledger_store(data: dict[str, Any], retry: str) -> Iterator[Store | None]:
+def ledger_store(data: Mapping[str, JSON], retry: str) -> Iterator[Store | None]:
     """The store holding the ledger of the sweep ``data`` (its ``sweep.json``); None: no
     ledger recorded (a sweep from before) or its SQLite file is not here."""
     where = str(data.get("ledger") or data.get("store") or "")
@@ -42,18 +42,18 @@ def ledger_store(data: dict[str, Any], retry: str) -> Iterator[Store | None]:
             store.close()
 
 
-def _name(data: dict[str, Any]) -> str:
+def _name(data: Mapping[str, JSON]) -> str:
     return f"sweep:{data.get('sweep')}"
 
 
-def ledger_view(store: Store, data: dict[str, Any]) -> LedgerView:
+def ledger_view(store: Store, data: Mapping[str, JSON]) -> LedgerView:
     """The ledger's totals and holders, and which holders are gone."""
     held = store.holders(_name(data))
     gone = frozenset(h for h in held if holder_gone(h, data.get("jobs") or {}))
     return LedgerView(store.totals(_name(data)), held, gone)
 
 
-def release_gone(store: Store, data: dict[str, Any]) -> str | None:
+def release_gone(store: Store, data: Mapping[str, JSON]) -> str | None:
     """Give back what gone holders reserved; the line that says how much (None: nothing)."""
     jobs = data.get("jobs") or {}
     gone = [h for h in store.holders(_name(data)) if holder_gone(h, jobs)]

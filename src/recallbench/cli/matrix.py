@@ -25,7 +25,9 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
+
+from omegaconf import DictConfig, OmegaConf
 
 from recallbench.cli import run
 from recallbench.cli.build import (
@@ -39,7 +41,11 @@ from recallbench.cli.build import (
 from recallbench.cli.checks import check_config
 from recallbench.cli.config import compose_job, select_episodes, user_errors
 from recallbench.cli.matrix_plan import (
+    Cell,
     Method,
+    Plan,
+    PlanSetting,
+    Scalar,
     Setting,
     compose_checked,
     matrix_block,
@@ -51,11 +57,13 @@ from recallbench.cli.table import render_table
 from recallbench.datasets.needs import missing, provided
 from recallbench.errors import ConfigError, DataNotFoundError, DatasetFormatError, one_line
 from recallbench.io import write_json
+from recallbench.records import JSON, Episode
 from recallbench.store import reach_store
 
 __all__ = ["job_overrides", "matrix_main", "plan_matrix", "plan_path", "run_matrix"]
 
 EXPERIMENT = "matrix"
+T = TypeVar("T")
 
 
 def plan_path(results_dir: str | Path, tag: str) -> Path:
@@ -76,17 +84,15 @@ def job_overrides(setting: Setting, method: str, tag: str, extra: Sequence[str])
     ]
 
 
-def _selector(cfg: Any, choices: dict[str, str], setting: Setting) -> dict[str, Any]:
+def _selector(cfg: DictConfig, choices: dict[str, str], setting: Setting) -> dict[str, Scalar]:
     """How the tables find the column's runs: its dataset, protocol and the scalar dataset
     values it sets (LUFY's logs; a list value such as GVD's users does not select)."""
-    from omegaconf import OmegaConf
-
     values = {k: OmegaConf.select(cfg, k) for k in setting.values}
     scalars = {k: v for k, v in values.items() if isinstance(v, str | int | float | bool)}
     return {"dataset": choices["dataset"], "protocol": choices["protocol"], **scalars}
 
 
-def _setting_entry(setting: Setting, cfg: Any, choices: dict[str, str]) -> dict[str, Any]:
+def _setting_entry(setting: Setting, cfg: DictConfig, choices: dict[str, str]) -> PlanSetting:
     metrics = list(cfg.metrics.get("names") or cfg.protocol.get("metrics") or [])
     return {
         "key": setting.key,
@@ -102,11 +108,11 @@ def _setting_entry(setting: Setting, cfg: Any, choices: dict[str, str]) -> dict[
 
 def _plan_setting(
     setting: Setting, methods: Sequence[Method], tag: str, extra: Sequence[str]
-) -> tuple[dict[str, Any], dict[str, Any], list]:
+) -> tuple[PlanSetting, dict[str, Cell], list[Episode]]:
     """Plan one column: its entry, each method's cell, and its sampled episodes."""
     cfg, choices = compose_checked(job_overrides(setting, methods[0].memory, tag, extra))
     entry = _setting_entry(setting, cfg, choices)
-    cells: dict[str, Any] = {}
+    cells: dict[str, Cell] = {}
     try:
         episodes = select_episodes(build_dataset(cfg.dataset), cfg.episodes, int(cfg.seed))
     except (DataNotFoundError, DatasetFormatError) as exc:
@@ -134,21 +140,21 @@ def _plan_setting(
 
 
 def plan_matrix(
-    block: dict[str, Any],
+    block: dict[str, JSON],
     tag: str,
     extra: Sequence[str],
     settings: Sequence[Setting],
     methods: Sequence[Method],
-) -> tuple[dict[str, Any], dict[str, list]]:
+) -> tuple[Plan, dict[str, list[Episode]]]:
     """The plan (methods, settings, cells) and each setting's sampled episodes."""
-    plan: dict[str, Any] = {
+    plan: Plan = {
         "tag": tag,
         "reference": str(block.get("reference") or methods[0].memory),
         "methods": [{"memory": m.memory, "label": m.label} for m in methods],
         "settings": [],
         "cells": {},
     }
-    episodes: dict[str, list] = {}
+    episodes: dict[str, list[Episode]] = {}
     for setting in settings:
         entry, cells, eps = _plan_setting(setting, methods, tag, extra)
         plan["settings"].append(entry)
@@ -158,7 +164,11 @@ def plan_matrix(
 
 
 def finished_run(
-    cfg: Any, job: str, choices: dict[str, str], overrides: list[str], episodes: list
+    cfg: DictConfig,
+    job: str,
+    choices: dict[str, str],
+    overrides: list[str],
+    episodes: list[Episode],
 ) -> Path | None:
     """The finished run the cell's job reuses, by the identity ``run`` checks
     (``run.resume.run_identity``: config hash, packages, the sampled episodes' sha256, and the
@@ -170,11 +180,11 @@ def finished_run(
 
 
 def _run_cell(
-    plan: dict[str, Any],
-    cell: dict[str, Any],
+    plan: Plan,
+    cell: Cell,
     setting: Setting,
     memory: str,
-    episodes: list,
+    episodes: list[Episode],
     extra: Sequence[str],
     rerun: bool,
 ) -> None:
@@ -184,12 +194,12 @@ def _run_cell(
         cfg, choices = compose_job(overrides)
         done = None if rerun else finished_run(cfg, cell["job"], choices, overrides, episodes)
         if done is not None:  # the same cell finished before: make matrix resumes
-            cell.update(status="finished", run=str(done), reused=True)
+            cell.update({"status": "finished", "run": str(done), "reused": True})
             return
         folder = run(cfg, cell["job"], choices, overrides, episodes=episodes, rerun=rerun)
-        cell.update(status="finished", run=str(folder))
+        cell.update({"status": "finished", "run": str(folder)})
     except Exception as exc:  # one cell's error must not stop the matrix: record it
-        cell.update(status="failed", reason=f"failed: {one_line(exc)}")
+        cell.update({"status": "failed", "reason": f"failed: {one_line(exc)}"})
         print(f"recallbench-matrix: {cell['job']}: {cell['reason']}", file=sys.stderr)
     # wall-clock seconds, and this process's CPU seconds (what a shared machine's load does
     # not inflate; torch's threads count, so CPU seconds can exceed the wall clock)
@@ -198,8 +208,8 @@ def _run_cell(
 
 
 def run_matrix(
-    plan: dict[str, Any],
-    episodes: dict[str, list],
+    plan: Plan,
+    episodes: dict[str, list[Episode]],
     settings: Sequence[Setting],
     methods: Sequence[Method],
     extra: Sequence[str],
@@ -218,7 +228,7 @@ def run_matrix(
             write_json(path, plan)
 
 
-def _pick(items: Sequence[Any], attr: str, wanted: str | None, what: str) -> list[Any]:
+def _pick(items: Sequence[T], attr: str, wanted: str | None, what: str) -> list[T]:
     if not wanted:
         return list(items)
     names = set(wanted.split(","))
@@ -227,7 +237,7 @@ def _pick(items: Sequence[Any], attr: str, wanted: str | None, what: str) -> lis
     return [i for i in items if getattr(i, attr) in names]
 
 
-def merged(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+def merged(old: Plan | None, new: Plan) -> Plan:
     """``new`` over an earlier plan of the same tag: a partial run (--settings, --methods)
     replaces the cells it planned and keeps the others (and their settings and methods)."""
     if not old or old.get("tag") != new["tag"]:
@@ -246,7 +256,7 @@ def merged(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def reports_any(plan: dict[str, Any], table: str) -> bool:
+def reports_any(plan: Plan, table: str) -> bool:
     """Whether a setting of ``plan`` reports a metric of the table experiment ``table``
     (a quality-vs-cost table: its ``quality`` metrics)."""
     from recallbench.tables import load_spec
@@ -297,7 +307,8 @@ def matrix_main(argv: list[str] | None = None) -> None:
         plan, episodes = plan_matrix(block, tag, ns.overrides, settings, methods)
         path = plan_path(cfg.paths.results_dir, tag)
         plan["planned_s"] = round(time.monotonic() - started, 1)
-        earlier = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        text = path.read_text(encoding="utf-8") if path.is_file() else None
+        earlier: Plan | None = None if text is None else json.loads(text)  # written before
         plan = merged(earlier, plan)
         write_json(path, plan)
         print(f"recallbench-matrix: plan {path}", file=sys.stderr)

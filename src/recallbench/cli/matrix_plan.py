@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -37,10 +37,22 @@ from recallbench.cli.checks import composition_error
 from recallbench.cli.config import compose_job
 from recallbench.errors import ConfigError
 from recallbench.io import safe_name
+from recallbench.records import JSON
 
-__all__ = ["Method", "Setting", "every_method", "matrix_block", "methods_of", "settings_of"]
+__all__ = [
+    "Cell",
+    "Method",
+    "Plan",
+    "PlanSetting",
+    "Setting",
+    "every_method",
+    "matrix_block",
+    "methods_of",
+    "settings_of",
+]
 
 PLACE = ("value", "session", "qsession", "subset")  # column keys that say where a cell reads
+Scalar = str | int | float | bool  # a config value that selects runs or places a cell
 
 
 @dataclass(frozen=True)
@@ -59,11 +71,58 @@ class Setting:
     label: str
     overrides: tuple[str, ...]
     episodes: int | None
-    place: Mapping[str, Any] = field(default_factory=dict)  # value/session of its cells
-    values: Mapping[str, Any] = field(default_factory=dict)  # dataset.* values that select it
+    place: Mapping[str, Scalar] = field(default_factory=dict)  # value/session of its cells
+    values: Mapping[str, JSON] = field(default_factory=dict)  # dataset.* values that select it
 
 
-def matrix_block(cfg: Any, where: str) -> dict[str, Any]:
+class Cell(TypedDict, total=False):
+    """One cell of ``plan.json``: its job and, once planned or run, how it went."""
+
+    job: str
+    status: str  # unavailable | finished | failed
+    reason: str
+    run: str
+    reused: bool
+    seconds: float
+    cpu_seconds: float
+
+
+class PlanSetting(TypedDict):
+    """One column of ``plan.json``: how the tables find its runs, and what it sampled."""
+
+    key: str
+    label: str
+    selector: dict[str, Scalar]
+    place: dict[str, Scalar]
+    episodes_asked: int | None
+    metrics: list[str]
+    dataset: str
+    protocol: str
+    facts: NotRequired[list[str]]
+    episodes: NotRequired[int]
+
+
+class PlanMethod(TypedDict):
+    """One row of ``plan.json``."""
+
+    memory: str
+    label: str
+
+
+class Plan(TypedDict):
+    """``<results>/runs/<tag>/plan.json``, read by ``tables.matrix``."""
+
+    tag: str
+    reference: str
+    methods: list[PlanMethod]
+    settings: list[PlanSetting]
+    cells: dict[str, dict[str, Cell]]  # setting key -> memory -> cell
+    planned_s: NotRequired[float]
+    total_s: NotRequired[float]
+    total_cpu_s: NotRequired[float]
+
+
+def matrix_block(cfg: DictConfig | None, where: str) -> dict[str, JSON]:
     """The ``matrix:`` mapping of a composed config (an error naming ``where`` when absent)."""
     block = cfg.get("matrix") if cfg is not None else None
     if block is None:
@@ -88,7 +147,7 @@ def every_method(conf_dir: Path = CONF_DIR) -> list[str]:
     return out
 
 
-def methods_of(block: Mapping[str, Any], where: str) -> list[Method]:
+def methods_of(block: Mapping[str, JSON], where: str) -> list[Method]:
     """The rows: ``methods`` (null: every method), labelled by ``labels``."""
     labels = block.get("labels") or {}
     # every method: in the order of ``labels`` (the reference first), the rest after
@@ -106,12 +165,12 @@ def methods_of(block: Mapping[str, Any], where: str) -> list[Method]:
     return [Method(str(n), str(labels.get(n, n))) for n in names]
 
 
-def _quote(value: Any) -> str:
+def _quote(value: JSON) -> str:
     text = str(value)
     return text if text.replace("_", "").replace("-", "").isalnum() else repr(text)
 
 
-def _slice(entry: Mapping[str, Any], where: str, default_episodes: int | None) -> list[Setting]:
+def _slice(entry: Mapping[str, JSON], where: str, default_episodes: int | None) -> list[Setting]:
     """One setting per column of the table of experiment ``entry['slice']``."""
     name = str(entry["slice"])
     path = Path(CONF_DIR) / "experiment" / f"{name}.yaml"
@@ -143,7 +202,7 @@ def _slice(entry: Mapping[str, Any], where: str, default_episodes: int | None) -
     return out
 
 
-def settings_of(block: Mapping[str, Any], where: str) -> list[Setting]:
+def settings_of(block: Mapping[str, JSON], where: str) -> list[Setting]:
     """The columns of the matrix (slices expanded); keys and labels are unique."""
     default = block.get("episodes")
     out: list[Setting] = []
@@ -179,7 +238,7 @@ def _unique(settings: Sequence[Setting], where: str) -> None:
             raise ConfigError(f"{where}: matrix.settings: {attr} {dupes} appear twice")
 
 
-def compose_checked(overrides: list[str]) -> tuple[Any, dict[str, str]]:
+def compose_checked(overrides: list[str]) -> tuple[DictConfig, dict[str, str]]:
     """``compose_job``, with Hydra's composition errors as one line (``checks``)."""
     from hydra.errors import ConfigCompositionException
 
@@ -189,7 +248,7 @@ def compose_checked(overrides: list[str]) -> tuple[Any, dict[str, str]]:
         raise composition_error(exc, overrides) from None
 
 
-def portable_reason(reason: str, cfg: Any) -> str:
+def portable_reason(reason: str, cfg: DictConfig) -> str:
     """A reason as a table may print it: the data folder as ``DATA_DIR``, not this machine's
     path, and without the advice meant for a terminal (fetching the data)."""
     reason = reason.split(" Fetch the data", 1)[0]

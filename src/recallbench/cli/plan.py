@@ -35,15 +35,26 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
 
 from recallbench.errors import ConfigError
 from recallbench.io import write_json
 from recallbench.llm.budget import Budget, Meter, PlanRow
 from recallbench.llm.protocol import LLMClient
+from recallbench.records import JSON
 from recallbench.store import Store
 
 DEFAULT_LATENCY_S = 2.0  # a short chat completion of gpt-4o-mini / gpt-3.5 class models
+
+
+class JobPlan(TypedDict):
+    """One job's plan as kept in ``<sweep>/plan/<job>.json``."""
+
+    job: str
+    about: str
+    latency_s: float
+    wall_s: float
+    rows: list[dict[str, JSON]]  # model, task and the ``PlanRow`` counts
 
 
 def take_plan_args(argv: list[str]) -> tuple[list[str], float | None]:
@@ -121,7 +132,7 @@ def report_plan(
     llm: LLMClient,
     keep: Path,
     latency: float = DEFAULT_LATENCY_S,
-) -> dict[str, Any]:
+) -> JobPlan:
     """Print one job's plan (``latency`` seconds per call), keep it as JSON in the folder
     ``keep`` and leave it for the total."""
     lines, total = _table(meter.rows)
@@ -135,7 +146,7 @@ def report_plan(
         print(f"  budget generator.max_usd={budget.max_usd:g}: {'fits' if fits else 'may stop'}")
     if llm.repairs:
         print(f"  not counted: up to {llm.repairs} repair turn(s) per unparsed reply")
-    plan = {
+    plan: JobPlan = {
         "job": job,
         "about": about,
         "latency_s": latency,
@@ -154,7 +165,7 @@ def print_plan_total(folders: Sequence[Path], since: float = 0.0) -> None:
         _print_total(plans, f"plan total over {len(plans)} jobs (run one after another):")
 
 
-def _read_plans(folder: Path, since: float = 0.0) -> list[dict[str, Any]]:
+def _read_plans(folder: Path, since: float = 0.0) -> list[JobPlan]:
     """Every job plan (``*.json``) in ``folder`` (written since ``since``); one that is not JSON
     stops with its path."""
     plans = []
@@ -162,13 +173,15 @@ def _read_plans(folder: Path, since: float = 0.0) -> list[dict[str, Any]]:
         if since and path.stat().st_mtime < since:
             continue
         try:
-            plans.append(json.loads(path.read_text()))
+            plans.append(
+                cast(JobPlan, json.loads(path.read_text()))
+            )  # json: Any; written by report_plan
         except (OSError, ValueError) as exc:
             sys.exit(f"recallbench plan: {path}: not a job plan written by plan=true ({exc})")
     return plans
 
 
-def _print_total(plans: list[dict[str, Any]], heading: str) -> None:
+def _print_total(plans: list[JobPlan], heading: str) -> None:
     rows: dict[tuple[str, str], PlanRow] = {}
     for plan in plans:
         for r in plan["rows"]:

@@ -31,12 +31,14 @@ import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
+
+from omegaconf import DictConfig
 
 from recallbench.cli.build import plain
 from recallbench.io import write_json
 from recallbench.metrics.summary import has_summary
-from recallbench.records import Episode
+from recallbench.records import JSON, Episode
 from recallbench.run.provenance import package_versions
 from recallbench.run.record import USABLE
 from recallbench.run.resume import (
@@ -67,7 +69,28 @@ PER_INVOCATION = {
     "RECALLBENCH_RERUN",
     "RECALLBENCH_VERBOSE",
 }
-_JOBS: list[dict[str, Any]] = []  # what this process's command ran or reused
+
+
+class CommandJob(TypedDict):
+    """One job of a command's record (``cache/commands/<key>.json``)."""
+
+    tag: str
+    job: str
+    run: str
+    config_hash: str | None
+    dataset_sha256: str | None
+    data: list[str]
+    data_fingerprint: str
+
+
+class CodeIdentity(TypedDict):
+    """What a command's or a table's record is keyed on (``code_identity``)."""
+
+    versions: dict[str, str]
+    sources: dict[str, dict[str, str]]
+
+
+_JOBS: list[CommandJob] = []  # what this process's command ran or reused
 
 
 def results_dir(argv: Sequence[str]) -> Path:
@@ -85,7 +108,7 @@ def command_key(argv: Sequence[str]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
 
 
-def data_paths(dataset: Mapping[str, Any]) -> list[str]:
+def data_paths(dataset: Mapping[str, JSON]) -> list[str]:
     """The files a dataset node reads: its ``data_dir`` and any option naming an existing path."""
     options = dict(dataset.get("options") or {})
     found = [str(dataset.get("data_dir") or "")]
@@ -112,7 +135,7 @@ def start_command() -> None:
     _JOBS.clear()
 
 
-def note_job(tag: str, job: str, folder: Path, dataset: Mapping[str, Any]) -> None:
+def note_job(tag: str, job: str, folder: Path, dataset: Mapping[str, JSON]) -> None:
     """Collect one finished (or reused) job of this command for ``record_command``."""
     info = previous_info(folder)
     paths = data_paths(dataset)
@@ -130,13 +153,13 @@ def note_job(tag: str, job: str, folder: Path, dataset: Mapping[str, Any]) -> No
     )
 
 
-def code_identity(data: Iterable[str] = (), writes: Iterable[str | Path] = ()) -> dict[str, Any]:
+def code_identity(data: Iterable[str] = (), writes: Iterable[str | Path] = ()) -> CodeIdentity:
     """The packages and what this process ran and read so far (``run.sources``; files under
     ``data`` too, none under ``writes``): what a command's or a table's record is keyed on."""
     return {"versions": package_versions(), "sources": sources(data, writes)}
 
 
-def same_code(recorded: Any) -> bool:
+def same_code(recorded: object) -> bool:
     """Whether a ``code_identity`` recorded earlier still holds: same packages, every file as
     recorded."""
     if not isinstance(recorded, dict) or recorded.get("versions") != package_versions():
@@ -159,7 +182,7 @@ def record_command(argv: Sequence[str], planning: bool = False) -> Path | None:
     return path
 
 
-def _still_newest(job: Mapping[str, Any]) -> bool:
+def _still_newest(job: CommandJob) -> bool:
     """Whether the recorded run is still its job's newest usable run, as recorded."""
     folder = Path(job["run"])
     info = previous_info(folder)
@@ -174,7 +197,7 @@ def _still_newest(job: Mapping[str, Any]) -> bool:
     return not any(previous_info(n).get("status") in USABLE for n in newer)
 
 
-def replay_command(argv: Sequence[str]) -> list[dict[str, Any]] | None:
+def replay_command(argv: Sequence[str]) -> list[CommandJob] | None:
     """The recorded jobs of this command when every one of them can be reused as is."""
     path = results_dir(argv) / "cache" / "commands" / f"{command_key(argv)}.json"
     try:
@@ -183,7 +206,8 @@ def replay_command(argv: Sequence[str]) -> list[dict[str, Any]] | None:
         return None
     if record.get("argv") != list(argv) or not same_code(record.get("code")):
         return None
-    jobs = list(record.get("jobs") or [])
+    # json.loads returns Any: the jobs are as ``record_command`` wrote them
+    jobs = cast("list[CommandJob]", list(record.get("jobs") or []))
     prints: dict[tuple[str, ...], str] = {}  # the jobs of a sweep share their data folder
     for job in jobs:
         data = tuple(job["data"])
@@ -194,7 +218,11 @@ def replay_command(argv: Sequence[str]) -> list[dict[str, Any]] | None:
 
 
 def reused_run(
-    cfg: Any, job: str, config: dict, episodes: Sequence[Episode], rerun: bool | None
+    cfg: DictConfig,
+    job: str,
+    config: dict[str, JSON],
+    episodes: Sequence[Episode],
+    rerun: bool | None,
 ) -> Path | None:
     """The finished run ``job`` can reuse (``run.resume.reusable_run``), said on stderr, unless
     ``rerun`` (None: ``RECALLBENCH_RERUN``); None: the job runs."""

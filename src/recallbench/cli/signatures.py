@@ -24,7 +24,7 @@ def hint(name: str, options: list[str]) -> str:
 
 
 def check_arguments(
-    fn: Callable[..., Any], arguments: Mapping[str, Any], where: str, injected: set[str]
+    fn: Callable[..., object], arguments: Mapping[str, object], where: str, injected: set[str]
 ) -> None:
     """Each key of ``arguments`` is a parameter of ``fn`` and its value fits the annotation."""
     params, hints, open_ended = parameters(fn)
@@ -41,13 +41,15 @@ def check_arguments(
             check_value(f"{where}.{key}", value, type(params[key].default))
 
 
-def parameters(fn: Callable[..., Any]) -> tuple[dict[str, inspect.Parameter], dict, bool]:
+def parameters(
+    fn: Callable[..., object],
+) -> tuple[dict[str, inspect.Parameter], dict[str, object], bool]:
     """Named parameters and annotations of ``fn``; for a class, those of every ``__init__`` up
     its MRO while each passes ``**params`` on to ``super().__init__`` (the house pattern of
     memory methods over ``MemoryMethod``), or, for a class that names it in ``KEYWORDS_TO``,
     those of the callable its ``**keys`` go to. The flag says whether unknown keys are accepted."""
     params: dict[str, inspect.Parameter] = {}
-    hints: dict[str, Any] = {}
+    hints: dict[str, object] = {}
     inits = [fn]
     keywords_to = getattr(fn, "KEYWORDS_TO", None) if isinstance(fn, type) else None
     if isinstance(fn, type) and keywords_to is not None:
@@ -71,7 +73,7 @@ def parameters(fn: Callable[..., Any]) -> tuple[dict[str, inspect.Parameter], di
     return params, hints, True
 
 
-def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
+def _hints(fn: Callable[..., object]) -> dict[str, object]:
     """The evaluable annotations of ``fn``; those that do not evaluate are skipped."""
     try:
         return typing.get_type_hints(fn)
@@ -86,12 +88,12 @@ def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
         return hints
 
 
-def check_value(key: str, value: Any, annotation: Any) -> None:
+def check_value(key: str, value: object, annotation: object) -> None:
     if not fits(value, annotation):
         raise ConfigError(f"{key}={value!r}: expected {describe(annotation)}")
 
 
-def fits(value: Any, annotation: Any) -> bool:
+def fits(value: object, annotation: object) -> bool:
     """Does ``value`` (a plain config value) fit the type ``annotation``? Unknown types do."""
     origin = typing.get_origin(annotation)
     if annotation is Any or annotation is inspect.Parameter.empty:
@@ -118,7 +120,7 @@ def fits(value: Any, annotation: Any) -> bool:
     return True  # an object the builder injects or converts itself
 
 
-def _abc(base: Any, name: str) -> bool:
+def _abc(base: object, name: str) -> bool:
     import collections.abc
 
     return (
@@ -128,7 +130,7 @@ def _abc(base: Any, name: str) -> bool:
     )
 
 
-def describe(annotation: Any) -> str:
+def describe(annotation: object) -> str:
     """Say in words what a value of ``annotation`` looks like."""
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
@@ -138,7 +140,7 @@ def describe(annotation: Any) -> str:
     if origin is typing.Literal:
         return "one of " + ", ".join(repr(a) for a in typing.get_args(annotation))
     names = {bool: "true or false", int: "an integer", float: "a number", str: "a text"}
-    if annotation in names:
+    if isinstance(annotation, type) and annotation in names:
         return names[annotation]
     if annotation is Path:
         return "a path"

@@ -22,7 +22,7 @@ import traceback
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from omegaconf import DictConfig
 
@@ -46,6 +46,9 @@ from recallbench.store import (
     use_store,
 )
 from recallbench.store import is_server as is_server_store
+
+if TYPE_CHECKING:
+    from recallbench.run.runner import Runner
 
 # The stamp of one invocation, a user's setting (the Makefile sets one per make invocation so the
 # sweeps of a table share a folder); ``cli.main`` passes it on as ``stamp=``.
@@ -217,7 +220,7 @@ def resume_command(run_dir: Path, sweep: bool = False, argv: Sequence[str] | Non
 
 
 def report_stop(
-    runner: Any,
+    runner: Runner,
     run_dir: Path,
     sweep: bool,
     job: str,
@@ -239,7 +242,7 @@ def report_stop(
     )
 
 
-def report_done(runner: Any, run_dir: Path) -> None:
+def report_done(runner: Runner, run_dir: Path) -> None:
     """The end of a run that ran: a degraded run's warning, the end-of-run summary, and a
     warning when the code was not a clean commit."""
     from recallbench.run.provenance import describe_code

@@ -18,12 +18,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from recallbench import CONF_DIR
 from recallbench.errors import ConfigError
+from recallbench.records import JSON
 
 __all__ = [
     "PAPER_TABLE",
@@ -76,7 +76,7 @@ def target_of(experiment: str) -> str:
     return f"reproduce-{kind}-{paper}-{number}"
 
 
-def read_experiment(experiment: str, conf_dir: Path = CONF_DIR) -> dict[str, Any]:
+def read_experiment(experiment: str, conf_dir: Path = CONF_DIR) -> dict[str, JSON]:
     """``conf/experiment/<experiment>.yaml`` as plain data (a clear error naming a bad file)."""
     path = conf_dir / "experiment" / f"{experiment}.yaml"
     if not path.is_file():
@@ -93,7 +93,7 @@ def read_experiment(experiment: str, conf_dir: Path = CONF_DIR) -> dict[str, Any
     return data
 
 
-def block_of(data: Mapping[str, Any]) -> dict[str, Any]:
+def block_of(data: Mapping[str, JSON]) -> dict[str, JSON]:
     """An experiment's ``reproduce:`` block ({} when it has none)."""
     return dict(data.get("reproduce") or {})
 
@@ -151,5 +151,5 @@ def group(name: str, conf_dir: Path = CONF_DIR) -> dict[str, list[str]]:
     return ordered
 
 
-def _natural(name: str) -> tuple[Any, ...]:
+def _natural(name: str) -> tuple[int | str, ...]:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))

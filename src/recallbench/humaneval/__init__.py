@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from recallbench.humaneval._sheet import (
     Criterion,
@@ -47,6 +46,7 @@ from recallbench.humaneval._stats import (
     summary,
     unit_scores,
 )
+from recallbench.records import JSON
 
 __all__ = [
     "Criterion",
@@ -82,7 +82,7 @@ def ratings_path(results_dir: str | Path, study: Study) -> Path:
     return study_dir(results_dir, study) / "ratings.csv"
 
 
-def record_export(results_dir: str | Path, study: Study, info: Mapping[str, Any]) -> Path:
+def record_export(results_dir: str | Path, study: Study, info: Mapping[str, object]) -> Path:
     """Write ``export.json`` (provenance of the exported units) into the study's folder."""
     from recallbench.io import write_json
 
@@ -91,7 +91,7 @@ def record_export(results_dir: str | Path, study: Study, info: Mapping[str, Any]
     return path
 
 
-def export_info(results_dir: str | Path, study: Study) -> dict[str, Any]:
+def export_info(results_dir: str | Path, study: Study) -> dict[str, JSON]:
     """``export.json`` of a study ({} before any export)."""
     path = study_dir(results_dir, study) / "export.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}

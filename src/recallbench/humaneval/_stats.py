@@ -19,13 +19,13 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
 from recallbench.humaneval._sheet import Rating, Study
 from recallbench.metrics.agreement import agreement_report, align_ratings
 from recallbench.metrics.stats import MeanCI, TTest, mean_ci, paired_ttest
+from recallbench.records import JSON
 
 __all__ = [
     "agreement",
@@ -91,7 +91,7 @@ def pearson(x: dict[Key, float], y: dict[Key, float]) -> tuple[float | None, flo
 
 def majority(ratings: Sequence[Rating], criterion: str, tie: str) -> dict[Key, str]:
     """``{(unit, system): the label most annotators gave}``; several labels tied -> ``tie``."""
-    votes: dict[Key, Counter] = {}
+    votes: dict[Key, Counter[str]] = {}
     for r in ratings:
         if r.criterion == criterion:
             votes.setdefault((r.unit, r.system), Counter())[str(r.value)] += 1
@@ -102,7 +102,7 @@ def majority(ratings: Sequence[Rating], criterion: str, tie: str) -> dict[Key, s
     return out
 
 
-def agreement(study: Study, ratings: Sequence[Rating], criterion: str) -> dict[str, Any] | None:
+def agreement(study: Study, ratings: Sequence[Rating], criterion: str) -> dict[str, JSON] | None:
     """The agreement report of one criterion over the items every annotator rated; None with
     fewer than two annotators or no shared item."""
     crit = study.criterion(criterion)

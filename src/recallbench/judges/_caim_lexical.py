@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recallbench.errors import ConfigError
+from recallbench.judges.base import Description
 from recallbench.judges.lexical import is_dont_know, match
 from recallbench.records import MemoryItem
 
@@ -151,7 +152,7 @@ class LexicalCaimJudge:
     def judge_many(self, items: Sequence[CaimItem]) -> list[CaimVerdict]:
         return [self.judge(i) for i in items]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> Description:
         return {
             "name": self.name,
             "threshold": self.threshold,

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from recallbench.errors import did_you_mean
 from recallbench.judges._caim_lexical import (
@@ -15,9 +14,10 @@ from recallbench.judges._caim_lexical import (
     CaimVerdict,
     LexicalCaimJudge,
 )
+from recallbench.judges.base import Description
 from recallbench.llm.protocol import LLMClient
 from recallbench.llm.shapes import Choice
-from recallbench.llm.task import ParseError, PromptTask
+from recallbench.llm.task import ParseError, PromptTask, TaskResult
 from recallbench.records import MemoryItem
 
 _COMMON = (
@@ -88,7 +88,7 @@ _TEMPLATES = {
 }
 
 
-def rubric_task(metric: str, offline_judge: LexicalCaimJudge | None = None) -> PromptTask:
+def rubric_task(metric: str, offline_judge: LexicalCaimJudge | None = None) -> PromptTask[float]:
     """Return the rubric PromptTask of ``metric``; offline it answers with the lexical label."""
     levels = LEVELS[metric]
     lexical = offline_judge or LexicalCaimJudge()
@@ -169,7 +169,7 @@ class LLMCaimJudge:
             }
             for i in items
         ]
-        results: dict[str, list] = {}
+        results: dict[str, list[TaskResult[float]]] = {}
         for m, task in self.tasks.items():
             if offline and task.offline is None:
                 continue  # coherence has no honest offline twin: None, never invented
@@ -177,20 +177,21 @@ class LLMCaimJudge:
         out = []
         for j, item in enumerate(items):
             scores: dict[str, float | None] = dict.fromkeys(CAIM_METRICS)
-            raw, failures = {}, {}
+            raw: dict[str, str] = {}
+            failures: dict[str, str] = {}
             for m, rs in results.items():
                 if m != "response_correctness" and item.answerable is False:
                     continue  # no relevant memory exists for an unanswerable question
                 scores[m], raw[m] = float(rs[j].value), rs[j].raw
-                if rs[j].failure:
-                    failures[m] = rs[j].failure
+                if failure := rs[j].failure:
+                    failures[m] = failure
             out.append(CaimVerdict(scores, raw, failures))
         return out
 
     def judge(self, item: CaimItem) -> CaimVerdict:
         return self.judge_many([item])[0]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> Description:
         out = {
             "name": self.name,
             "backend": self.llm.backend.name,

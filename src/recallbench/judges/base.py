@@ -10,9 +10,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from recallbench.verdict import CORRECT, DONT_KNOW, INCORRECT, LABELS, Verdict
+
+# what ``describe`` returns: a judge's name and settings, flat (run summaries, table headers)
+Description = dict[str, str | int | float | bool | None]
 
 __all__ = ["CORRECT", "DONT_KNOW", "INCORRECT", "LABELS", "Judge", "JudgeItem", "Verdict"]
 
@@ -39,6 +41,6 @@ class Judge(ABC):
         """Judge many answers (LLM judges run them concurrently); order is kept."""
         return [self.judge(i.question, i.label_answer, i.answer) for i in items]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> Description:
         """Return what produced the verdicts (for summaries and table headers)."""
         return {"name": self.name}

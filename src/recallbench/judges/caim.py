@@ -39,7 +39,7 @@ exercised; coherence has no offline twin and is None there.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from recallbench.judges._caim_lexical import (
     CAIM_METRICS,
@@ -62,6 +62,7 @@ from recallbench.judges._caim_llm import (
     render_memories,
     rubric_task,
 )
+from recallbench.judges.base import Description
 
 __all__ = [
     "CAIM_METRICS",
@@ -92,6 +93,6 @@ class CaimJudge(Protocol):
         """Return one verdict per item, in order."""
         ...
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> Description:
         """Return what the verdicts came from (for summaries and table headers)."""
         ...

@@ -22,7 +22,7 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from recallbench.llm.protocol import LLMClient
 from recallbench.llm.shapes import Choice
@@ -80,11 +80,20 @@ ENTAILMENT_TASK: PromptTask[str | None] = PromptTask(
 )
 
 
+class EntailmentRow(TypedDict):
+    """One judged response: its label (None: unparsed), the raw reply and any failure."""
+
+    pred_id: str
+    label: str | None
+    raw: str
+    failure: str | None
+
+
 @dataclass
 class EntailmentResult:
     """Per-response labels (with raw judge replies) and the label rates."""
 
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[EntailmentRow] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
 
 
@@ -139,7 +148,7 @@ def judge_entailment(
         items = random.Random(seed).sample(items, max_items)
     fields = [{"memory": m, "dialogue": d, "response": p.output} for p, m, d in items]
     results = llm.run_many(ENTAILMENT_TASK, fields, progress=False) if fields else []
-    rows = [
+    rows: list[EntailmentRow] = [
         {"pred_id": p.pred_id, "label": r.value, "raw": r.raw, "failure": r.failure}
         for (p, _m, _d), r in zip(items, results, strict=True)
     ]

@@ -45,7 +45,7 @@ def parse_choice(reply: str) -> str:
     found = _CHOICE.findall(reply)
     if not found:
         raise ParseError(f"Fig. 26 reply has no 'Choice: 1/2/tie': {reply[-120:]!r}")
-    return found[-1].lower()
+    return str(found[-1]).lower()  # re.findall returns list[Any]: one group, a str
 
 
 def _stems(text: str) -> set[str]:

@@ -32,7 +32,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from recallbench.judges.base import CORRECT, DONT_KNOW, INCORRECT, Judge, Verdict
+from recallbench.judges.base import CORRECT, DONT_KNOW, INCORRECT, Description, Judge, Verdict
 from recallbench.text import answer_content as content
 from recallbench.text import answer_words as words
 from recallbench.text import is_number
@@ -173,5 +173,5 @@ class LexicalJudge(Judge):
         }
         return Verdict(label=label, raw=str(label), info=info, judge=self.name)
 
-    def describe(self) -> dict:
+    def describe(self) -> Description:
         return {"name": self.name, "threshold": self.threshold, "fuzzy": self.fuzzy}

@@ -16,14 +16,13 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from recallbench.errors import ConfigError
-from recallbench.judges.base import INCORRECT, LABELS, Judge, JudgeItem, Verdict
+from recallbench.judges.base import INCORRECT, LABELS, Description, Judge, JudgeItem, Verdict
 from recallbench.judges.lexical import LexicalJudge
 from recallbench.llm.protocol import LLMClient
 from recallbench.llm.shapes import Choice, Pattern
-from recallbench.llm.task import ParseError, PromptTask
+from recallbench.llm.task import ParseError, PromptTask, TaskResult
 
 # LUFY App. C.1 "Prompt for judging whether the response is correct or not", verbatim (line
 # breaks as printed).
@@ -91,7 +90,7 @@ def parse_rating(reply: str) -> float:
 
 def make_qa_judge_task(
     offline_judge: LexicalJudge | None = None, fallback: int = INCORRECT
-) -> PromptTask:
+) -> PromptTask[int]:
     """Return the C.1 PromptTask; offline it answers with ``offline_judge``'s label token."""
     if fallback not in LABELS:
         raise ConfigError(f"llm judge: fallback must be one of {LABELS}, got {fallback!r}")
@@ -171,7 +170,7 @@ class LLMJudge(Judge):
 
     def rate_many(
         self, items: Sequence[tuple[str, str]], samples: int = 1, temperature: float = 0.0
-    ) -> list[list[Any]]:
+    ) -> list[list[TaskResult[float | None]]]:
         """Rate conversations ``(user_name, script)`` with Fig. 6; ``samples`` results each.
 
         Several samples need ``temperature > 0``; sample ``i`` uses seed ``i`` (cacheable).
@@ -186,9 +185,9 @@ class LLMJudge(Judge):
             per_sample.append(self.llm.run_many(task, fields, progress=False))
         return [[per_sample[k][j] for k in range(samples)] for j in range(len(items))]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> Description:
         backend = self.llm.backend.name
-        out: dict[str, Any] = {"name": self.name, "backend": backend, "model": self.llm.model}
+        out: Description = {"name": self.name, "backend": backend, "model": self.llm.model}
         out["fallback"] = self.fallback
         if backend == "extractive":
             out["note"] = "extractive backend: verdicts are the lexical judge's (C.1 offline twin)"

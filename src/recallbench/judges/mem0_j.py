@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from recallbench.judges.base import CORRECT, INCORRECT
+from recallbench.judges.base import CORRECT, INCORRECT, Description
 from recallbench.judges.lexical import LexicalJudge
 from recallbench.judges.llm import LLMJudge
 from recallbench.llm.protocol import LLMClient
@@ -88,7 +88,7 @@ def parse_j_label(reply: str) -> int:
     raise ParseError(f"J judge label must be CORRECT or WRONG, got {label!r}")
 
 
-def make_j_task(offline_judge: LexicalJudge | None = None) -> PromptTask:
+def make_j_task(offline_judge: LexicalJudge | None = None) -> PromptTask[int]:
     """Return the J PromptTask; offline it answers with the lexical judge's verdict as JSON."""
     lexical = offline_judge or LexicalJudge()
 
@@ -128,9 +128,9 @@ class Mem0JJudge(LLMJudge):
         self.fallback = INCORRECT
         self.task = J_TASK
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> Description:
         backend = self.llm.backend.name
-        out: dict[str, Any] = {"name": self.name, "backend": backend, "model": self.llm.model}
+        out: Description = {"name": self.name, "backend": backend, "model": self.llm.model}
         if backend == "extractive":
             out["note"] = "extractive backend: verdicts are the lexical judge's (J's offline twin)"
         return out

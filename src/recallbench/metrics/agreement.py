@@ -37,9 +37,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import combinations
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+
+from recallbench.records import JSON
 
 if TYPE_CHECKING:
     from recallbench.metrics.bootstrap import ClusterStatistic
@@ -164,11 +166,11 @@ def fleiss_kappa(ratings: Ratings) -> float | None:
     return fleiss_kappa_counts(np.stack([(x == v).sum(axis=1) for v in labels], axis=1))
 
 
-def agreement_report(ratings: Ratings) -> dict[str, Any]:
+def agreement_report(ratings: Ratings) -> dict[str, JSON]:
     """Return every agreement statistic of an ``(n, k)`` ratings matrix as a JSON-ready dict."""
     x = as_matrix(ratings)
     n, k = x.shape
-    out: dict[str, Any] = {
+    out: dict[str, JSON] = {
         "n_items": n,
         "n_raters": k,
         "percent_agreement": percent_agreement(x),

@@ -56,9 +56,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from recallbench.metrics.bootstrap import RATIO, Additive, ci_fields
+from recallbench.records import JSON
 
 CLASSES = (
     "judge_disagreement",
@@ -119,7 +120,7 @@ class Attribution:
     outcome: str
     reason: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, str]:
         return {
             "item_id": self.item_id,
             "episode_id": self.episode_id,
@@ -167,21 +168,21 @@ def contested(item: ItemFacts) -> bool:
 
 def _share(
     items: Sequence[ItemFacts], hit: Mapping[str, bool], among: Mapping[str, bool]
-) -> dict[str, Any]:
+) -> dict[str, JSON]:
     """Ratio of ``hit`` over ``among`` items (by item id), episode-clustered (every episode of
     ``items`` is a cluster, one with no ``among`` item contributes nothing)."""
     rows = [[float(hit.get(i.item_id, False)), float(among.get(i.item_id, False))] for i in items]
     n = int(sum(r[1] for r in rows))
     stat = Additive.from_items([i.episode_id for i in items], rows, RATIO) if items else None
     value = sum(r[0] for r in rows) / n if n else 0.0
-    entry: dict[str, Any] = {"value": value, "n": n, "count": int(sum(r[0] for r in rows))}
+    entry: dict[str, JSON] = {"value": value, "n": n, "count": int(sum(r[0] for r in rows))}
     entry.update(ci_fields(stat if n else None, reason="no interval: no item in the denominator"))
     return entry
 
 
 def summarize(
     items: Sequence[ItemFacts], cover: Cover = "all", judges: int | None = None
-) -> dict[str, Any]:
+) -> dict[str, JSON]:
     """The attribution summary of a run's items: accuracy, each class's share of the failures
     (``shares``), sub-reasons and outcome shares, each with its episode-clustered CI.
 
@@ -195,7 +196,7 @@ def summarize(
     every = {i.item_id: True for i in items}
     failed = {k: True for k in attributions}
     credit = [[i.credit, 1.0] for i in items]
-    accuracy: dict[str, Any] = {"value": sum(c for c, _ in credit) / len(items) if items else 0.0}
+    accuracy: dict[str, JSON] = {"value": sum(c for c, _ in credit) / len(items) if items else 0.0}
     accuracy["n"] = len(items)
     accuracy.update(
         ci_fields(

@@ -11,9 +11,13 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from recallbench.records import JSON
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from recallbench.metrics.bootstrap import ClusterStatistic
 
 Reference = str | Sequence[str]  # one reference, or several (scored against the best one)
@@ -36,9 +40,9 @@ class MetricResult:
 
     value: float
     items: list[float] | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
-    stats: Any = field(default=None, repr=False, compare=False)
-    estimator: dict[str, Any] | None = None
+    meta: dict[str, JSON] = field(default_factory=dict)
+    stats: np.ndarray | list[list[float]] | None = field(default=None, repr=False, compare=False)
+    estimator: dict[str, str | int | float | None] | None = None
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.value):
@@ -46,7 +50,7 @@ class MetricResult:
         if self.items is not None and not all(math.isfinite(v) for v in self.items):
             raise ValueError("metric items must be finite")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSON]:
         """Return a JSON-ready dict."""
         return {"value": self.value, "items": self.items, "meta": dict(self.meta)}
 
@@ -99,17 +103,21 @@ class Metric(ABC):
         """
         from recallbench.metrics.bootstrap import Additive
 
-        kw = {"note": self.bootstrap_note, "resamples": self.bootstrap_resamples}
+        note, resamples = self.bootstrap_note, self.bootstrap_resamples
         if not clusters:
             return None
         if result.stats is not None and result.estimator is not None:
-            return Additive.from_items(clusters, result.stats, result.estimator, **kw)
+            return Additive.from_items(
+                clusters, result.stats, result.estimator, note=note, resamples=resamples
+            )
         if result.items is not None:
             stats = [[v, 1.0] for v in result.items]
-            return Additive.from_items(clusters, stats, {"fn": "ratio"}, **kw)
+            return Additive.from_items(
+                clusters, stats, {"fn": "ratio"}, note=note, resamples=resamples
+            )
         return None
 
-    def cache_settings(self) -> dict[str, Any] | None:
+    def cache_settings(self) -> dict[str, JSON] | None:
         """The settings that decide this metric's results: its public attributes (plain
         values). None: not cached (``cache_results`` off, or a setting is an object)."""
         if not self.cache_results:
@@ -121,7 +129,7 @@ class Metric(ABC):
         return f"{type(self).__name__}(name={self.name!r})"
 
 
-def _plain(value: Any) -> bool:
+def _plain(value: object) -> bool:
     """Whether ``value`` is JSON data (what a cache key can name)."""
     if value is None or isinstance(value, bool | int | float | str):
         return True

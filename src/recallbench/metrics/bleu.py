@@ -72,7 +72,7 @@ class CorpusBLEU(Metric):
         # sacrebleu's own segment statistics (what its paired bootstrap resamples): their sums
         # give the corpus value, so episode resampling recomputes corpus BLEU exactly.
         stats = self._corpus._extract_corpus_statistics(preds, streams)  # type: ignore[arg-type]
-        spec = {"fn": "bleu", "max_order": self.max_order}
+        spec: dict[str, str | int | float | None] = {"fn": "bleu", "max_order": self.max_order}
         return MetricResult(value, items, meta, stats=stats, estimator=spec)
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -40,6 +40,8 @@ from recallbench.metrics.clusters import (
     pooled,
     rekeyed,
 )
+from recallbench.metrics.estimators import Spec
+from recallbench.records import JSON
 
 __all__ = [
     "RATIO",
@@ -90,11 +92,11 @@ class Interval:
     n_resamples: int
     note: str = ""
 
-    def fields(self) -> dict[str, Any]:
+    def fields(self) -> dict[str, JSON]:
         """Summary fields: ``ci95``, ``ci_method``, ``n_resamples``, ``seed``, ``n_clusters``."""
         ci = None if self.low is None else [self.low, self.high]
         method = METHOD.format(method=self.settings.method)
-        out = {
+        out: dict[str, JSON] = {
             self.settings.key: ci,
             "ci_method": f"{method}; {self.note}" if self.note else method,
             "n_resamples": self.n_resamples,
@@ -146,7 +148,7 @@ class PairedTest:
     n_clusters: int
     test: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSON]:
         """Return a JSON-ready dict."""
         return {
             "diff": self.diff,
@@ -219,7 +221,7 @@ def compare_to_reference(
     settings: Bootstrap = Bootstrap(),
     key: Callable[[str], str] | None = None,
     alpha: float = 0.05,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, dict[str, JSON]]:
     """Paired tests of every row against the ``reference`` row, Holm-corrected together.
 
     Returns ``{row: {diff, ci, p_value, p_holm, significant, n_clusters, test}}`` for every row
@@ -258,7 +260,7 @@ def ci_fields(
     reason: str = "no interval: nothing was scored",
     full: bool = True,
     keep: bool = True,
-) -> dict[str, Any]:
+) -> dict[str, JSON]:
     """Return the summary fields of a value's interval.
 
     ``full``: also ``ci_method``, ``n_resamples`` and ``seed`` (per-session entries record only
@@ -277,20 +279,20 @@ def ci_fields(
     return fields
 
 
-def statistic_from_entry(entry: Mapping[str, Any]) -> Additive | None:
+def statistic_from_entry(entry: Mapping[str, JSON]) -> Additive | None:
     """Rebuild the additive statistic a summary entry stored under ``bootstrap`` (or None)."""
     data = entry.get("bootstrap")
     return Additive.from_dict(data) if data else None
 
 
-RATIO: Mapping[str, Any] = {"fn": "ratio"}
+RATIO: Spec = {"fn": "ratio"}
 
 
 def clustered_entry(
     rows: Sequence[tuple[str, int, Sequence[float]]],
-    spec: Mapping[str, Any] = RATIO,
+    spec: Spec = RATIO,
     per_session: bool = True,
-) -> dict[str, Any]:
+) -> dict[str, JSON]:
     """A summary entry from (cluster, session, statistics) rows: value, n, interval, per session.
 
     The value is the estimator ``spec`` of the summed statistics (``ratio`` over ``[x, 1]`` rows:
@@ -307,9 +309,9 @@ def clustered_entry(
         return estimate_one(spec, stat.matrix.sum(axis=0)), stat
 
     value, stat = part(rows)
-    entry: dict[str, Any] = {"value": value, "n": len(rows), **ci_fields(stat)}
+    entry: dict[str, JSON] = {"value": value, "n": len(rows), **ci_fields(stat)}
     if per_session:
-        sessions: dict[int, list[Any]] = {}
+        sessions: dict[int, list[tuple[str, int, Sequence[float]]]] = {}
         for row in rows:
             sessions.setdefault(row[1], []).append(row)
         entry["per_session"] = {}

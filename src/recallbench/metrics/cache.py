@@ -31,11 +31,12 @@ import types
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from recallbench.io import connect_shared, unusable_cache, write_immediate
+from recallbench.records import JSON
 from recallbench.store import Store, process_cache
 
 if TYPE_CHECKING:
@@ -112,7 +113,7 @@ def _source_sha(module: str) -> str | None:
     return _sources[key]
 
 
-def identity(metric: Metric) -> dict[str, Any] | None:
+def identity(metric: Metric) -> dict[str, JSON] | None:
     """What decides ``metric``'s results besides its inputs (None: not cacheable)."""
     settings = metric.cache_settings()
     if settings is None:
@@ -128,7 +129,7 @@ def identity(metric: Metric) -> dict[str, Any] | None:
 
 
 def result_key(
-    ident: dict[str, Any],
+    ident: dict[str, object],
     predictions: Sequence[str],
     references: Sequence[Reference],
     contexts: Sequence[str | None] | None,
@@ -144,10 +145,10 @@ def result_key(
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def _array(stats: np.ndarray) -> dict[str, Any]:
+def _array(stats: np.ndarray) -> dict[str, JSON]:
     """An array as JSON: dtype and shape kept; a mostly-zero one (MAUVE's per-item bucket counts
     over 10 seeds: 2 x 10 non-zeros in 20 x buckets columns) as its non-zero entries only."""
-    head: dict[str, Any] = {"dtype": str(stats.dtype), "shape": list(stats.shape)}
+    head: dict[str, JSON] = {"dtype": str(stats.dtype), "shape": list(stats.shape)}
     flat = stats.reshape(-1)
     nonzero = np.flatnonzero(flat)
     if len(nonzero) * 4 < flat.size:
@@ -155,7 +156,7 @@ def _array(stats: np.ndarray) -> dict[str, Any]:
     return {**head, "data": stats.tolist()}
 
 
-def _from_array(stats: dict[str, Any]) -> np.ndarray:
+def _from_array(stats: dict[str, JSON]) -> np.ndarray:
     if "data" in stats:
         return np.asarray(stats["data"], dtype=stats["dtype"]).reshape(stats["shape"])
     flat = np.zeros(int(np.prod(stats["shape"])), dtype=stats["dtype"])
@@ -164,7 +165,7 @@ def _from_array(stats: dict[str, Any]) -> np.ndarray:
 
 
 def _dump(result: MetricResult) -> str:
-    stats: Any = result.stats
+    stats: JSON = result.stats
     if isinstance(stats, np.ndarray):  # back as the same array: dtype and shape kept
         stats = _array(stats)
     return json.dumps(
@@ -216,7 +217,7 @@ class MetricCache:
             row = self._conn.execute("SELECT result FROM results WHERE key = ?", (key,)).fetchone()
         return None if row is None else _load(row[0])
 
-    def put(self, key: str, metric: str, ident: dict[str, Any], result: MetricResult) -> None:
+    def put(self, key: str, metric: str, ident: dict[str, object], result: MetricResult) -> None:
         """Store ``result`` under ``key`` (the identity is kept for people reading the file)."""
         if self.store is not None:
             self.store.put_many(NAMESPACE, {key: json.loads(_dump(result))})

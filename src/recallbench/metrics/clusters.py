@@ -17,11 +17,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 
 from recallbench.metrics.estimators import Spec, estimate
+from recallbench.records import JSON
 
 
 class ClusterStatistic(ABC):
@@ -69,7 +69,8 @@ class Additive(ClusterStatistic):
         clusters: Sequence[str],
         stats: np.ndarray | Sequence[Sequence[float]],
         spec: Spec,
-        **kw: Any,
+        note: str = "",
+        resamples: int | None = None,
     ) -> Additive:
         """Sum per-item statistics ``stats`` (items x d) by the items' cluster ids."""
         rows = np.asarray(stats, dtype=float)
@@ -79,7 +80,7 @@ class Additive(ClusterStatistic):
         where = {c: i for i, c in enumerate(ids)}
         matrix = np.zeros((len(ids), rows.shape[1]))
         np.add.at(matrix, [where[c] for c in clusters], rows)
-        return cls(ids, matrix, dict(spec), **kw)
+        return cls(ids, matrix, dict(spec), note, resamples)
 
     def values(self, idx: np.ndarray) -> np.ndarray:
         out: np.ndarray = estimate(self.spec, self.matrix[np.asarray(idx)].sum(axis=-2))
@@ -103,7 +104,7 @@ class Additive(ClusterStatistic):
                 present[j] = own[where[c]]
         return replace(self, ids=tuple(ids), matrix=matrix, present=present)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSON]:
         """Return ``{"estimator": spec, "clusters": {id: [sums]}}`` (JSON-ready)."""
         clusters = {
             c: [float(v) for v in row] for c, row in zip(self.ids, self.matrix, strict=True)
@@ -111,7 +112,7 @@ class Additive(ClusterStatistic):
         return {"estimator": dict(self.spec), "clusters": clusters}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Additive:
+    def from_dict(cls, data: Mapping[str, JSON]) -> Additive:
         """Inverse of :meth:`to_dict`."""
         clusters = dict(data["clusters"])
         width = max((len(v) for v in clusters.values()), default=0)

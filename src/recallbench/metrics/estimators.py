@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import numpy as np
 
 from recallbench.errors import did_you_mean
 
-Spec = Mapping[str, Any]
+Spec = Mapping[str, str | int | float | None]
 
 
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -183,7 +182,7 @@ def estimate(spec: Spec, sums: np.ndarray) -> np.ndarray:
     name = params.pop("fn", None)
     if name not in ESTIMATORS:
         raise did_you_mean("estimator", str(name), ESTIMATORS)
-    return ESTIMATORS[name](np.asarray(sums, dtype=float), **params)
+    return ESTIMATORS[str(name)](np.asarray(sums, dtype=float), **params)
 
 
 def estimate_one(spec: Spec, sums: np.ndarray | list[float]) -> float:

@@ -55,13 +55,14 @@ say ``ci95: null`` with this reason (``bootstrap_note``). The per-item bucket co
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
 from recallbench.embed.base import Embedder
 from recallbench.metrics.base import Metric, MetricResult, Reference, check_inputs
 from recallbench.metrics.estimators import estimate, frontier_area, seed_values
+from recallbench.records import JSON
 
 __all__ = ["MauveMetric", "auto_buckets", "frontier_area", "quantize", "seed_values"]
 
@@ -222,7 +223,11 @@ class MauveMetric(Metric):
             at = k * 2 * buckets
             np.add.at(stats, (owner, at + p_labels), 1.0)
             np.add.at(stats, (np.asarray(keep_q, dtype=int), at + buckets + q_labels), 1.0)
-        spec = {"fn": "mauve", "buckets": buckets, "seeds": self.seeds}
+        spec: dict[str, str | int | float | None] = {
+            "fn": "mauve",
+            "buckets": buckets,
+            "seeds": self.seeds,
+        }
         sums = stats.sum(axis=0)
         per_seed = [float(v) for v in seed_values(sums, buckets, self.seeds)]
         meta["seed_values"] = per_seed
@@ -230,7 +235,7 @@ class MauveMetric(Metric):
         value = float(estimate(spec, sums))
         return MetricResult(value, None, meta, stats=stats, estimator=spec)
 
-    def cache_settings(self) -> dict[str, Any] | None:
+    def cache_settings(self) -> dict[str, JSON] | None:
         """The metric's settings, None when its embedder was injected (an object)."""
         return None if self._injected else super().cache_settings()
 

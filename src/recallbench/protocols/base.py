@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from recallbench.metrics.summary import Summary
-from recallbench.records import Episode, MemoryItem, Prediction, Score
+from recallbench.records import JSON, Episode, MemoryItem, Prediction, Score
 
 if TYPE_CHECKING:
     from recallbench.llm.protocol import LLMClient
@@ -57,7 +57,7 @@ class EvalProtocol(ABC):
         """The facts about the data this protocol needs (``recallbench.datasets.needs``; none)."""
         return frozenset()
 
-    def provenance(self) -> dict[str, Any]:
+    def provenance(self) -> dict[str, JSON]:
         """What run.json records of the protocol's own inputs (``imported``; default: none)."""
         return {}
 
@@ -106,7 +106,7 @@ def add_judge_usage(summary: Summary, judge: object, run_llm: object) -> None:
 
 
 def memory_state(
-    episode: Episode, index: int, items: Sequence[MemoryItem], retention: dict[str, Any] | None
+    episode: Episode, index: int, items: Sequence[MemoryItem], retention: dict[str, JSON] | None
 ) -> Prediction:
     """The ``memory`` prediction of session ``index``: how many items the memory holds, and (for a
     method that forgets: ``retention``) how many it created and still retains."""

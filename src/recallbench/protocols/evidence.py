@@ -33,11 +33,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.judges.lexical import match
-from recallbench.records import Episode, MemoryItem, QAItem, Recall, Session, Turn
+from recallbench.records import JSON, Episode, MemoryItem, QAItem, Recall, Session, Turn
 
 MODES = ("given", "answer_turns", "auto")
 SCOPES = ("question_session", "history")
@@ -60,7 +60,7 @@ class Evidence:
     def known(self) -> bool:
         return bool(self.turn_ids)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSON]:
         """Return a JSON-ready dict (stored in ``Prediction.meta["oracle"]``)."""
         return {"turn_ids": list(self.turn_ids), "how": self.how, "unknown": self.unknown}
 
@@ -88,7 +88,7 @@ class EvidenceLocator:
             raise ConfigError(f"evidence threshold must be in (0, 1], got {self.threshold}")
 
     @classmethod
-    def of(cls, spec: Mapping[str, Any] | None, **defaults: Any) -> EvidenceLocator:
+    def of(cls, spec: Mapping[str, JSON] | None, **defaults: str | float) -> EvidenceLocator:
         """Build from a config mapping (``{mode, scope, threshold}``) over ``defaults``."""
         merged = {**defaults, **dict(spec or {})}
         unknown = set(merged) - {"mode", "scope", "threshold"}

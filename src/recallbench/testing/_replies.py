@@ -8,9 +8,10 @@ import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-Reply = Callable[[dict[str, Any]], str]
+from recallbench.records import JSON
+
+Reply = Callable[[dict[str, JSON]], str]
 
 
 @dataclass(frozen=True)
@@ -20,10 +21,10 @@ class Fault:
     status: int = 500
     retry_after: float | None = None  # seconds, sent as Retry-After
     stall_s: float = 0.0  # > 0: sleep this long before answering normally (client times out)
-    body: dict[str, Any] | None = None  # sent instead of an error message (e.g. a bad 200)
+    body: dict[str, object] | None = None  # sent instead of an error message (e.g. a bad 200)
 
 
-def default_reply(body: dict[str, Any]) -> str:
+def default_reply(body: dict[str, JSON]) -> str:
     """Reply deterministically from the request (seed included); unseeded sampling adds a nonce."""
     messages = body.get("messages") or []
     last = str(messages[-1].get("content", "")) if messages else ""

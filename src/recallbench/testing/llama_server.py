@@ -44,7 +44,8 @@ def free_port() -> int:
     """A free TCP port on 127.0.0.1."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]  # socket returns Any: (host, port) for AF_INET
+        return port
 
 
 class LlamaServer:
@@ -78,7 +79,7 @@ class LlamaServer:
         folder = Path(log_dir or tempfile.mkdtemp(prefix="llama_server-"))
         folder.mkdir(parents=True, exist_ok=True)
         self.log_path = folder / "stderr.log"
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def base_url(self) -> str:

@@ -14,11 +14,12 @@ ICC(2,1) formula), which is what CAIM sec. 4.1.4 describes ("two-way fixed effec
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from recallbench.analysis import RunInfo, select
+from recallbench.judges.caim import CaimJudge
 from recallbench.metrics.agreement import agreement_report, align_ratings
 from recallbench.protocols.qa_gvd.scores import rescore_run
+from recallbench.records import JSON
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 from recallbench.tables.engine import reference_values
 from recallbench.tables.spec import selector
@@ -32,9 +33,11 @@ STATISTICS = (
 )
 
 
-def rater_scores(run: RunInfo, judges: Mapping[str, Any]) -> dict[str, dict[str, dict]]:
+def rater_scores(
+    run: RunInfo, judges: Mapping[str, CaimJudge]
+) -> dict[str, dict[str, dict[str, float | None]]]:
     """Return ``{metric: {rater label: {pred_id: score or None}}}`` for one run."""
-    out: dict[str, dict[str, dict]] = {}
+    out: dict[str, dict[str, dict[str, float | None]]] = {}
     for label, judge in judges.items():
         answers, verdicts = rescore_run(run.path, judge)
         for p in answers:
@@ -43,15 +46,18 @@ def rater_scores(run: RunInfo, judges: Mapping[str, Any]) -> dict[str, dict[str,
     return out
 
 
-def _raters(spec: TableSpec) -> list[dict[str, Any]]:
+def _raters(spec: TableSpec) -> list[dict[str, JSON]]:
     raters = spec.option("raters")
     labels = [r.get("label") for r in raters] if isinstance(raters, list) else []
     if len(labels) < 2 or None in labels or len(set(labels)) != len(labels):
         raise spec.error("raters", f"need >= 2 rater mappings with distinct labels, got {raters!r}")
-    return raters
+    mappings: list[dict[str, JSON]] = raters  # spec options are JSON: a list of mappings here
+    return mappings
 
 
-def _cells(spec: TableSpec, row: dict, column: dict, report: dict | None) -> list[Cell]:
+def _cells(
+    spec: TableSpec, row: dict[str, JSON], column: dict[str, JSON], report: dict[str, JSON] | None
+) -> list[Cell]:
     paper = reference_values(spec).get(row["label"], {}).get(column["label"], {})
     values = {
         "percent_agreement": report and report["percent_agreement"],
@@ -83,7 +89,7 @@ def _cells(spec: TableSpec, row: dict, column: dict, report: dict | None) -> lis
 
 
 def agreement_cells(
-    spec: TableSpec, runs: Sequence[RunInfo], judges: Mapping[str, Any]
+    spec: TableSpec, runs: Sequence[RunInfo], judges: Mapping[str, CaimJudge]
 ) -> tuple[list[Cell], list[RunInfo]]:
     """Return the cells (ours beside the paper's) and the runs they came from.
 

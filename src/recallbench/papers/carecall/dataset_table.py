@@ -17,6 +17,7 @@ from recallbench.datasets import load, require_folder
 from recallbench.datasets.carecall import DEFAULT_FILE
 from recallbench.datasets.stats import TOKENIZER_NOTES, CareCallStats, carecall_stats
 from recallbench.errors import did_you_mean
+from recallbench.records import JSON
 from recallbench.run.provenance import episodes_sha256
 from recallbench.tables import (
     BuiltTable,
@@ -69,7 +70,7 @@ def _session_cells(
     return cells
 
 
-def table1_cells(stats: Mapping[str, CareCallStats], reference: Mapping[str, Any]) -> list[Cell]:
+def table1_cells(stats: Mapping[str, CareCallStats], reference: Mapping[str, JSON]) -> list[Cell]:
     """Lay out CareCall Table 1: the paper's rows x (all sessions, then each session index)."""
     values: dict[str, dict[str, Any]] = reference["values"]
     indices = sorted(

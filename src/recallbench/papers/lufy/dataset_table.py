@@ -17,7 +17,7 @@ from typing import Any
 from recallbench.datasets import FOLDERS, load, require_folder, try_load
 from recallbench.datasets.stats import TOKENIZER_NOTES, ConversationStats, conversation_stats
 from recallbench.errors import did_you_mean
-from recallbench.records import Episode
+from recallbench.records import JSON, Episode
 from recallbench.run.provenance import episodes_sha256
 from recallbench.tables import (
     BuiltTable,
@@ -60,7 +60,7 @@ NOTES = [
 
 def table1_cells(
     loaded: Mapping[str, ConversationStats],
-    reference: Mapping[str, Any],
+    reference: Mapping[str, JSON],
     alt: Mapping[str, ConversationStats] | None = None,
 ) -> list[Cell]:
     """Lay out LUFY Table 1: the paper's rows first (ours n/a where not loaded), then extras.

@@ -34,7 +34,7 @@ from scipy.optimize import least_squares
 
 from recallbench.memory import replay_recalls
 from recallbench.memory.lufy import METRICS, PAPER_WEIGHTS, Lufy, LufyFamilyMemory
-from recallbench.records import Episode
+from recallbench.records import JSON, Episode
 
 S_FLOOR = 1e-3
 
@@ -52,7 +52,7 @@ class FitResult:
     l2: float
     mse: float
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSON]:
         """Return a JSON-ready dict."""
         return dict(vars(self))
 
@@ -62,7 +62,8 @@ def predicted_importance(
 ) -> np.ndarray:
     """Return e^(-dt/S) with S = x @ w + offset, S floored at ``S_FLOOR``."""
     s = np.maximum(np.asarray(x) @ np.asarray(w) + offset, S_FLOOR)
-    return np.exp(-dt / s)
+    out: np.ndarray = np.exp(-dt / s)  # numpy's ufunc stubs return Any
+    return out
 
 
 def fit_weights(
@@ -244,7 +245,7 @@ def fit_two_stage(
     bounds: Mapping[str, tuple[float, float]],
     *,
     l2: float = 1e-3,
-) -> dict[str, Any]:
+) -> dict[str, JSON]:
     """Fit (wA, wP, wL) on ``stage1``, then (wR1, wR2) on ``stage2`` with the first fixed."""
     first = ("A", "P", "L")
     fit1 = fit_weights(stage1.matrix(first, bounds), np.asarray(stage1.target), first, l2=l2)

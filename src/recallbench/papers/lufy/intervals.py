@@ -11,14 +11,17 @@ sessions' statistics over the same resampled episodes (``MeanOf``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 
 from recallbench.metrics.bootstrap import Additive, Generic, MeanOf, cluster_ci
 from recallbench.metrics.clusters import ClusterStatistic
+from recallbench.records import JSON
 
 __all__ = ["agreement_statistic", "interval_fields", "ratio_statistic"]
+
+R = TypeVar("R")  # one record of an episode
 
 
 def ratio_statistic(episodes: Sequence[str], hits: Sequence[float]) -> Additive | None:
@@ -29,13 +32,13 @@ def ratio_statistic(episodes: Sequence[str], hits: Sequence[float]) -> Additive 
 
 
 def agreement_statistic(
-    episodes: Sequence[str], records: Sequence[Any], fn: Callable[[Sequence[Any]], float]
+    episodes: Sequence[str], records: Sequence[R], fn: Callable[[Sequence[R]], float]
 ) -> Generic | None:
     """``fn`` of the records of the resampled episodes (one or more records per episode)."""
     if not records:
         return None
     ids = list(dict.fromkeys(episodes))
-    by_episode: dict[str, list[Any]] = {e: [] for e in ids}
+    by_episode: dict[str, list[R]] = {e: [] for e in ids}
     for episode, record in zip(episodes, records, strict=True):
         by_episode[episode].append(record)
     groups = [by_episode[e] for e in ids]
@@ -53,7 +56,7 @@ def mean_statistic(parts: Sequence[ClusterStatistic | None]) -> ClusterStatistic
     return MeanOf.of(parts)  # type: ignore[arg-type]
 
 
-def interval_fields(stat: ClusterStatistic | None, scale: float = 1.0) -> dict[str, Any]:
+def interval_fields(stat: ClusterStatistic | None, scale: float = 1.0) -> dict[str, JSON]:
     """Cell fields ``ci_low``, ``ci_high``, ``episodes`` of a statistic (empty without one)."""
     if stat is None:
         return {}

@@ -27,7 +27,7 @@ from recallbench.papers.lufy.intervals import (
     mean_statistic,
 )
 from recallbench.papers.lufy.runs import lufy_reference, paper_value, run_episodes, snapshots
-from recallbench.records import Episode, MemoryItem, in_memory
+from recallbench.records import JSON, Episode, MemoryItem, in_memory
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 from recallbench.tables.spec import selector
 
@@ -36,6 +36,7 @@ from recallbench.tables.spec import selector
 Labels = dict[str, dict[str, int]]  # user turn id -> {annotator: 0/1}
 # a column's (value, n, statistic that recomputes the value from resampled episodes)
 CellValue = tuple[float, int, ClusterStatistic | None]
+Kept = tuple[Labels, set[str]]  # one episode's labels and the turn ids its memory kept
 
 
 def session_labels(episode: Episode) -> dict[int, Labels]:
@@ -134,7 +135,7 @@ def agreement_records(run: RunInfo) -> dict[int, list[tuple[Labels, set[str]]]]:
 def _records(run: RunInfo) -> dict[int, list[tuple[str, tuple[Labels, set[str]]]]]:
     """Return {session: [(episode id, (labels, kept turn ids))]} of one run."""
     episodes = run_episodes(run)
-    out: dict[int, list] = {}
+    out: dict[int, list[tuple[str, Kept]]] = {}
     for episode_id, by_session in snapshots(run, episodes).items():
         labels = session_labels(episodes[episode_id])
         for index, kept in selected_turns(by_session, labels).items():
@@ -142,19 +143,25 @@ def _records(run: RunInfo) -> dict[int, list[tuple[str, tuple[Labels, set[str]]]
     return out
 
 
-def _pooled_records(runs: Sequence[RunInfo]) -> dict[int, list]:
-    records: dict[int, list] = {}
+def _pooled_records(runs: Sequence[RunInfo]) -> dict[int, list[tuple[str, Kept]]]:
+    records: dict[int, list[tuple[str, Kept]]] = {}
     for run in runs:
         for index, recs in _records(run).items():
             records.setdefault(index, []).extend(recs)
     return records
 
 
-def _row_values(row: dict, columns: Sequence[dict], records: dict[int, list]) -> dict:
+def _row_values(
+    row: dict[str, JSON],
+    columns: Sequence[dict[str, JSON]],
+    records: dict[int, list[tuple[str, Kept]]],
+) -> dict[str, CellValue | None]:
     """Return {column label: (value, n, statistic) or None} of one row (``Avg.``: mean of the
     sessions); the statistic recomputes the value from resampled episodes (its interval)."""
     if row.get("annotators"):
-        fn: Callable = lambda recs: annotator_agreement([lab for lab, _ in recs])  # noqa: E731
+        fn: Callable[[Sequence[Kept]], tuple[float, int]] = lambda recs: (  # noqa: E731
+            annotator_agreement([lab for lab, _ in recs])
+        )
     else:
         fn = random_agreement if row.get("random") else system_agreement
     per_session: dict[str, CellValue | None] = {}
@@ -191,7 +198,7 @@ def agreement_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cell
             ours = None if got is None or not matched else got[0] * scale
             paper = paper_value(reference, row["label"], column["label"], "agreement")
             n = None if got is None else got[1]
-            extra = interval_fields(got[2], scale) if ours is not None else {}
+            extra = interval_fields(got[2], scale) if got is not None and ours is not None else {}
             if row.get("annotators"):  # the labels' own agreement: no run setting enters it
                 extra["comparable"] = True
             cells.append(

@@ -4,29 +4,29 @@ the episodes it replayed (run selection itself is ``recallbench.analysis.select`
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import Any
 
 from recallbench.analysis import RunInfo
 from recallbench.io import safe_name
-from recallbench.records import Episode, MemoryItem
+from recallbench.records import JSON, Episode, MemoryItem
 from recallbench.tables.render import load_reference, table_id
 
 PAPER = "lufy"
 
 
 @lru_cache(maxsize=1)
-def _reference() -> dict[str, Any]:
+def _reference() -> dict[str, JSON]:
     return load_reference(PAPER)
 
 
-def lufy_reference(table: int | str) -> dict[str, Any]:
+def lufy_reference(table: int | str) -> dict[str, JSON]:
     """Return the paper's entry for ``table`` (``table12``, ``12`` ...; {} when absent)."""
-    return _reference().get(table_id(table), {})
+    entry: dict[str, JSON] = _reference().get(table_id(table), {})  # reference.yaml: JSON
+    return entry
 
 
-def paper_value(reference: dict, row: str, column: str, metric: str) -> Any:
+def paper_value(reference: Mapping[str, JSON], row: str, column: str, metric: str) -> JSON:
     """Return the paper's value of (row, column, metric), or None when it reports none."""
     return reference.get("values", {}).get(row, {}).get(column, {}).get(metric)
 

@@ -20,10 +20,12 @@ A cell without a matching run is ``n/a``, never invented; the paper's numbers co
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from recallbench.errors import DataNotFoundError
 from recallbench.papers.lufy.runs import lufy_reference, paper_value
+from recallbench.records import JSON
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 
 # -- Table 2: fitted weights ----------------------------------------------------------------
@@ -37,7 +39,7 @@ WEIGHT_ROWS = {
 }
 
 
-def weight_cells(spec: TableSpec, fit: dict) -> list[Cell]:
+def weight_cells(spec: TableSpec, fit: Mapping[str, JSON]) -> list[Cell]:
     """Return Table 2 cells from a ``scripts/fit_lufy_weights.py --out`` result."""
     reference = lufy_reference(spec.id)
     n = {"A": "n_stage1", "P": "n_stage1", "L": "n_stage1", "R1": "n_stage2", "R2": "n_stage2"}

@@ -22,7 +22,7 @@ Builders (``table.builder``, ``runs: null``: the logs under DATA_DIR): ``sentime
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from recallbench.datasets import load
 from recallbench.memory import render_history
@@ -36,6 +36,14 @@ if TYPE_CHECKING:
     from recallbench.metrics.stats import TTest
 
 Values = dict[str, dict[int, list[float]]]  # user -> session index -> values
+
+
+class Analyzer(Protocol):
+    """What ``sentiment_values`` asks of a sentiment analyzer (VADER's, by default)."""
+
+    def polarity_scores(self, text: str) -> dict[str, float]: ...
+
+
 POSITIVE, NEGATIVE = 0.05, -0.05
 AVG_SESSIONS = (2, 3, 4)
 # What produced the conversations these tables read: the LUFY study's recorded logs, no run of ours.
@@ -51,7 +59,7 @@ def sentiment_label(compound: float) -> int:
     return 1 if compound >= POSITIVE else -1 if compound <= NEGATIVE else 0
 
 
-def sentiment_values(episodes: Sequence[Episode], analyzer: Any = None) -> Values:
+def sentiment_values(episodes: Sequence[Episode], analyzer: Analyzer | None = None) -> Values:
     """Return each user's sentiment labels per session (user utterances only)."""
     if analyzer is None:
         from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer

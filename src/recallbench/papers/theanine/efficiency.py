@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from recallbench.analysis import RunInfo, select
 from recallbench.analysis.costs import cost_table as cost_rows
@@ -22,12 +21,13 @@ from recallbench.analysis.costs import run_cost
 from recallbench.analysis.pareto import pareto_front, plot_pareto
 from recallbench.io import write_json
 from recallbench.metrics.summary import metric_entry, read_summary
+from recallbench.records import JSON
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec, header_for
 from recallbench.tables.engine import reference_values
 from recallbench.tables.spec import selector
 
 
-def build_cost_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list, list]:
+def build_cost_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cell], list[RunInfo]]:
     """Table 8 cells: per row and column, the matching runs' cost per episode and its ratio.
 
     Several runs of a cell (datasets) pool by episode; the ratio is to ``reference_row`` of the
@@ -36,7 +36,7 @@ def build_cost_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list, li
     price_model = spec.option("price_model", None)
     reference = reference_values(spec)
     per_row: dict[tuple[str, str], dict[str, float] | None] = {}
-    used: dict = {}
+    used: dict[Path, RunInfo] = {}
     for col in spec.need("columns"):
         for row in spec.need("rows"):
             matched = select(select(runs, selector(row)), selector(col))
@@ -65,7 +65,9 @@ def build_cost_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list, li
     return cells, list(used.values())
 
 
-def _cost_value(metric: str, got: dict | None, base: dict | None) -> float | None:
+def _cost_value(
+    metric: str, got: dict[str, float] | None, base: dict[str, float] | None
+) -> float | None:
     """Our value of ``metric`` for a row (``cost_ratio``: its cost over the reference row's)."""
     if got is None:
         return None
@@ -75,7 +77,7 @@ def _cost_value(metric: str, got: dict | None, base: dict | None) -> float | Non
     return got.get(metric)
 
 
-def _pooled(runs: Sequence[Any], price_model: str | None) -> dict[str, float] | None:
+def _pooled(runs: Sequence[RunInfo], price_model: str | None) -> dict[str, float] | None:
     """Episode-weighted per-episode cost and times of several runs (None: no run)."""
     costs = [run_cost(r.path, price_model=price_model) for r in runs]
     n = sum(c.n_episodes for c in costs)
@@ -121,7 +123,7 @@ def efficiency_figures(
     metrics: Mapping[str, str] = QUALITY,
     value: str = "session_mean",
     note: str = "",
-) -> dict:
+) -> dict[str, JSON]:
     """Write Fig. 9/10-style PNGs per metric and axis; return costs and Pareto-efficient sets.
 
     ``runs`` maps a row label (method) to its run folder; ``reference`` is the label whose cost
@@ -129,7 +131,7 @@ def efficiency_figures(
     listed under ``missing``.
     """
     costs = cost_rows(runs, reference, price_model=price_model)
-    out: dict = {"costs": costs, "pareto": {}, "figures": [], "missing": []}
+    out: dict[str, JSON] = {"costs": costs, "pareto": {}, "figures": [], "missing": []}
     for metric, metric_label in metrics.items():
         quality = {label: run_quality(path, metric, value) for label, path in runs.items()}
         for axis, (key, xlabel, fig) in AXES.items():
@@ -151,10 +153,12 @@ def efficiency_figures(
     return out
 
 
-def _dataset_figures(spec: TableSpec, runs: Sequence[RunInfo], out_dir: Path, note: str) -> dict:
+def _dataset_figures(
+    spec: TableSpec, runs: Sequence[RunInfo], out_dir: Path, note: str
+) -> dict[str, dict[str, JSON]]:
     """Fig. 9/10 PNGs per dataset (a row's newest run of that dataset); a report per dataset."""
     reference_row = spec.option("reference_row")
-    report: dict = {}
+    report: dict[str, dict[str, JSON]] = {}
     named = {r.choice("dataset") for r in runs}  # every run folder records its dataset
     for dataset in sorted(d for d in named if d is not None):
         rows = {}

@@ -15,11 +15,10 @@ the judge is not timed; ``note`` says so in every summary.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
-from recallbench.records import Prediction
+from recallbench.records import JSON, Prediction
 
 NOTE = (
     "seconds per question (memory_construction: per session), p50/p95; this machine and this "
@@ -27,12 +26,12 @@ NOTE = (
 )
 
 
-def _quantiles(values: list[float]) -> dict[str, Any]:
+def _quantiles(values: list[float]) -> dict[str, JSON]:
     p50, p95 = np.percentile(np.asarray(values, dtype=float), [50, 95])
     return {"p50": round(float(p50), 6), "p95": round(float(p95), 6), "n": len(values)}
 
 
-def latency_summary(predictions: Sequence[Prediction]) -> dict[str, Any] | None:
+def latency_summary(predictions: Sequence[Prediction]) -> dict[str, JSON] | None:
     """The summary's ``latency`` block (None when no stage was timed)."""
     answers = [p for p in predictions if p.kind == "answer"]
     stages: dict[str, list[float]] = {

@@ -17,7 +17,7 @@ from typing import Any
 
 from recallbench.metrics.bootstrap import clustered_entry
 from recallbench.payloads import answer_meta
-from recallbench.records import Prediction
+from recallbench.records import JSON, Prediction
 from recallbench.verdict import verdict_of
 
 KAPPA = {"fn": "kappa"}
@@ -34,8 +34,8 @@ def _credit(p: Prediction, judge: str) -> float | None:
     return None if value is None else float(value)
 
 
-def _entry(rows: list[tuple[Row, list[str]]], spec: dict[str, Any] | None) -> dict[str, Any]:
-    def one(group: list[Row]) -> dict[str, Any]:
+def _entry(rows: list[tuple[Row, list[str]]], spec: dict[str, JSON] | None) -> dict[str, JSON]:
+    def one(group: list[Row]) -> dict[str, JSON]:
         if spec is None:
             return clustered_entry(group, per_session=False)
         return clustered_entry(group, spec, per_session=False)
@@ -48,7 +48,7 @@ def _entry(rows: list[tuple[Row, list[str]]], spec: dict[str, Any] | None) -> di
 
 def agreement_entries(
     predictions: Sequence[Prediction], source: str, judges: Sequence[str] = ("j", "j_lexical")
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, dict[str, JSON]]:
     """``agree_<judge>`` and ``kappa_<judge>`` against ``j_<source>_majority`` (none: no verdicts)."""
     out: dict[str, dict[str, Any]] = {}
     for judge in judges:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from recallbench.errors import DatasetFormatError
+from recallbench.records import JSON
 
 
 def fail(where: str, message: str) -> DatasetFormatError:
@@ -14,7 +14,9 @@ def fail(where: str, message: str) -> DatasetFormatError:
     return DatasetFormatError(f"{where}: {message}")
 
 
-def field(rec: Any, key: str, types: type | tuple[type, ...], where: str) -> Any:
+def field(
+    rec: object, key: str, types: type[object] | tuple[type[object], ...], where: str
+) -> JSON:
     """``rec[key]`` checked to be of ``types`` (a bool is not a number here)."""
     if not isinstance(rec, dict):
         raise fail(where, f"expected an object, got {type(rec).__name__}")
@@ -26,15 +28,15 @@ def field(rec: Any, key: str, types: type | tuple[type, ...], where: str) -> Any
     return value
 
 
-def _tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
+def _tuple(types: type[object] | tuple[type[object], ...]) -> tuple[type[object], ...]:
     return types if isinstance(types, tuple) else (types,)
 
 
-def _names(types: type | tuple[type, ...]) -> str:
+def _names(types: type[object] | tuple[type[object], ...]) -> str:
     return " or ".join(t.__name__ for t in _tuple(types))
 
 
-def category_of(value: Any, where: str) -> int:
+def category_of(value: object, where: str) -> int:
     """A category 1-4 (a number or its string); anything else is an unknown category."""
     text = str(value).strip()
     if isinstance(value, bool) or text not in {"1", "2", "3", "4"}:
@@ -42,7 +44,7 @@ def category_of(value: Any, where: str) -> int:
     return int(text)
 
 
-def load_json(path: Path, name: str) -> Any:
+def load_json(path: Path, name: str) -> JSON:
     """Parse a whole JSON file; a syntax error (a truncated file) names file, line, column."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from recallbench.errors import DatasetFormatError
 from recallbench.protocols.locomo_import._formats import RELEASE_ORDER, AnswerFile, ImportedAnswer
-from recallbench.records import Episode, QAItem
+from recallbench.records import JSON, Episode, QAItem
 
 
 @dataclass(frozen=True)
@@ -76,7 +75,7 @@ def _question_of(episode: Episode, a: ImportedAnswer) -> QAItem:
     return pool[k]
 
 
-def _released(qa: QAItem, field: str, current: Any) -> Any:
+def _released(qa: QAItem, field: str, current: JSON) -> JSON:
     """The release's value of a field an erratum changed (the files carry the release's)."""
     fixed = ((qa.meta.get("erratum") or {}).get("fields") or {}).get(field)
     return current if fixed is None else fixed["old"]
@@ -106,7 +105,7 @@ def _check(a: ImportedAnswer, qa: QAItem) -> bool:
 
 def match_answers(
     episodes: Sequence[Episode], file: AnswerFile
-) -> tuple[list[Matched], dict[str, Any]]:
+) -> tuple[list[Matched], dict[str, JSON]]:
     """Match every answer of ``file`` to a loaded question; return them and how they matched.
 
     Answers to conversations not loaded (``dataset.options.conversations``) are left out and

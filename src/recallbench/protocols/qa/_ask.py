@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from recallbench.memory import HasAnswerPromptFields, MemoryMethod
 from recallbench.protocols.evidence import Evidence, EvidenceLocator, oracle_recall
@@ -33,7 +33,7 @@ class Asked(NamedTuple):
     query: Query
     recall: Recall
     oracle: Evidence | None
-    fields: dict[str, Any]
+    fields: dict[str, object]
     recall_s: float
 
 
@@ -69,7 +69,7 @@ def ask_fields(
             if method_fields and isinstance(method, HasAnswerPromptFields)
             else {"memory": recall.text}
         )
-        fields = {
+        fields: dict[str, object] = {
             **extra,
             "memory": extra.get("memory") or NO_MEMORY_TEXT,
             "items": [item.text for item in recall.items],

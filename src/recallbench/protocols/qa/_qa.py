@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from recallbench.datasets import needs
 from recallbench.errors import ConfigError, did_you_mean
@@ -48,6 +48,7 @@ from recallbench.protocols.qa._ask import Probe, ask_fields
 from recallbench.protocols.qa.scores import QA_METRICS, score_qa
 from recallbench.protocols.response import EpisodeResult, prompt_hash
 from recallbench.records import (
+    JSON,
     Episode,
     MemoryItem,
     Prediction,
@@ -77,7 +78,7 @@ DONT_KNOW_ANSWER = "I don't know."
 
 
 def offline_answer(
-    question: str, items: Sequence[str] = (), names: Sequence[str] = (), **_: Any
+    question: str, items: Sequence[str] = (), names: Sequence[str] = (), **_: object
 ) -> str:
     """Answer without an LLM: the recalled item sharing most content words with the question.
 
@@ -126,7 +127,7 @@ class QAProtocol(EvalProtocol):
         replay_turns: bool = True,
         seed: int | None = 0,
         oracle_context: bool = False,
-        evidence: Mapping[str, Any] | None = None,
+        evidence: Mapping[str, JSON] | None = None,
     ) -> None:
         if judge is None:
             raise ConfigError(
@@ -197,7 +198,7 @@ class QAProtocol(EvalProtocol):
         retention = method.retention() if isinstance(method, HasRetention) else None
         return memory_state(episode, index, items, retention)
 
-    def _answer(self, probe: Probe, method: MemoryMethod, llm: LLMClient) -> list[dict[str, Any]]:
+    def _answer(self, probe: Probe, method: MemoryMethod, llm: LLMClient) -> list[dict[str, JSON]]:
         episode, index, _, asked = probe
         user = episode.speakers[self.user_index]
         others = [s for s in episode.speakers if s != user]
@@ -224,7 +225,7 @@ class QAProtocol(EvalProtocol):
         return rows
 
     def _judge_all(
-        self, rows: list[dict[str, Any]], asked: list[QAItem], judge: Judge
+        self, rows: list[dict[str, JSON]], asked: list[QAItem], judge: Judge
     ) -> list[Prediction]:
         items = [
             JudgeItem(r["qa"].question, " / ".join(r["qa"].answers), reply_text(r["result"]))

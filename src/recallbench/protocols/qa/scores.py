@@ -28,7 +28,7 @@ from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE
 from recallbench.metrics.bootstrap import Additive, ClusterStatistic, MeanOf, ci_fields
 from recallbench.metrics.summary import Summary
 from recallbench.payloads import MemoryStateMeta, answer_meta, memory_meta
-from recallbench.records import Prediction, Score
+from recallbench.records import JSON, Prediction, Score
 from recallbench.verdict import require_verdict
 
 RATIO = {"fn": "ratio"}
@@ -61,8 +61,8 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def _entry(
-    per_session: dict[str, dict[str, Any]], value: float, n: int, **extra: Any
-) -> dict[str, Any]:
+    per_session: dict[str, dict[str, JSON]], value: float, n: int, **extra: JSON
+) -> dict[str, JSON]:
     means = [v["value"] for v in per_session.values()]
     return {
         "value": value,
@@ -73,7 +73,7 @@ def _entry(
     }
 
 
-def _qa_metrics(answers: Sequence[Prediction]) -> dict[str, dict[str, Any]]:
+def _qa_metrics(answers: Sequence[Prediction]) -> dict[str, dict[str, JSON]]:
     # (episode, session, question-session) -> [correct, incorrect, don't know]
     counts: dict[tuple[str, int, int], list[int]] = defaultdict(lambda: [0, 0, 0])
     slot = {CORRECT: 0, INCORRECT: 1, DONT_KNOW: 2}
@@ -134,7 +134,7 @@ def _mean_ci(parts: Sequence[ClusterStatistic]) -> list[float] | None:
     return ci
 
 
-def _retention_metrics(states: Sequence[Prediction]) -> dict[str, dict[str, Any]]:
+def _retention_metrics(states: Sequence[Prediction]) -> dict[str, dict[str, JSON]]:
     by_session: dict[int, list[tuple[str, MemoryStateMeta]]] = defaultdict(list)
     for p in states:
         if "created" in (meta := memory_meta(p)):
@@ -176,7 +176,7 @@ def _retention_metrics(states: Sequence[Prediction]) -> dict[str, dict[str, Any]
 
 
 def score_qa(
-    predictions: Sequence[Prediction], judge_info: Mapping[str, Any]
+    predictions: Sequence[Prediction], judge_info: Mapping[str, JSON]
 ) -> tuple[list[Score], Summary]:
     """Score judged answers and memory states into per-answer scores and the run summary."""
     answers = [p for p in predictions if p.kind == "answer"]

@@ -25,7 +25,7 @@ from typing import Any
 from recallbench.io import safe_name
 from recallbench.judges.caim import CAIM_METRICS, CaimItem, CaimJudge, CaimVerdict
 from recallbench.metrics.bootstrap import Additive, ci_fields
-from recallbench.records import Episode, MemoryItem, Prediction, QAItem, Score, read_jsonl
+from recallbench.records import JSON, Episode, MemoryItem, Prediction, QAItem, Score, read_jsonl
 
 RATIO = {"fn": "ratio"}
 STORAGE_METRICS = ("ltm_entries", "ltm_words", "words_per_entry")
@@ -79,7 +79,7 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def _metric_entry(rows: list[tuple[str, int, float | None]]) -> dict[str, Any]:
+def _metric_entry(rows: list[tuple[str, int, float | None]]) -> dict[str, JSON]:
     """Entry of one CAIM metric from (episode, session, score or None) rows."""
     scored = [(e, s, v) for e, s, v in rows if v is not None]
     values = [v for _, _, v in scored]
@@ -109,7 +109,7 @@ def _mean_stat(pairs: Sequence[tuple[str, float]]) -> Additive | None:
     return Additive.from_items([e for e, _ in pairs], [[v, 1.0] for _, v in pairs], RATIO)
 
 
-def storage_stats(states: Sequence[Prediction]) -> dict[str, dict[str, Any]]:
+def storage_stats(states: Sequence[Prediction]) -> dict[str, dict[str, JSON]]:
     """Table 4: entries and words of each episode's store after its last session, summed."""
     last: dict[str, Prediction] = {}
     for p in states:
@@ -150,7 +150,7 @@ def storage_stats(states: Sequence[Prediction]) -> dict[str, dict[str, Any]]:
     }
 
 
-def score_caim(predictions: Sequence[Prediction]) -> tuple[list[Score], dict[str, dict[str, Any]]]:
+def score_caim(predictions: Sequence[Prediction]) -> tuple[list[Score], dict[str, dict[str, JSON]]]:
     """Return per-answer CAIM scores and the summary entries of the four metrics and Table 4."""
     answers = [p for p in predictions if p.kind == "answer" and "caim" in p.meta]
     verdicts = {p.pred_id: CaimVerdict.from_dict(p.meta["caim"]) for p in answers}
@@ -161,7 +161,7 @@ def score_caim(predictions: Sequence[Prediction]) -> tuple[list[Score], dict[str
 
 def verdict_scores(
     answers: Sequence[Prediction], verdicts: Mapping[str, CaimVerdict]
-) -> tuple[list[Score], dict[str, dict[str, Any]]]:
+) -> tuple[list[Score], dict[str, dict[str, JSON]]]:
     """Aggregate CAIM verdicts (keyed by pred_id) of ``answers`` into scores and metric entries."""
     scores, metrics = [], {}
     for metric in CAIM_METRICS:
@@ -184,7 +184,7 @@ def verdict_scores(
     return scores, metrics
 
 
-def _memory_item(d: Mapping[str, Any]) -> MemoryItem:
+def _memory_item(d: Mapping[str, JSON]) -> MemoryItem:
     created = d.get("created")
     return MemoryItem(
         str(d["item_id"]),
