@@ -37,8 +37,9 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 from recallbench.errors import RunStopped
 
-# A value as the store gives it back: what ``json.loads`` makes of what ``put_many`` wrote.
-JSONValue = None | bool | int | float | str | list["JSONValue"] | dict[str, "JSONValue"]
+# A value as the store gives it back (what ``json.loads`` makes of what ``put_many`` wrote): the
+# one recursive JSON type, re-exported for the store's callers.
+from recallbench.verdict import JSONValue as JSONValue
 
 
 class StoreLost(RunStopped):
