@@ -3,10 +3,9 @@
     items, info = run_items(run)              # a RunInfo of protocol qa, qa_gvd, teafarm, timerag
     summary = summarize(items, info.cover)    # metrics.attribution
 
-Only the run folder is read: ``predictions.jsonl``, ``memory/<episode>.jsonl`` (the store after
-every session), ``episodes/<episode>.json`` (the episode as replayed: its questions and their
-evidence; runs older than that file reload the dataset from ``config.yaml``) and ``config.yaml``
-(the protocol's settings). Per protocol:
+Only the run folder is read (``run.read``): the predictions, the store after every session, the
+episodes as replayed (their questions and evidence; runs older than ``episodes/`` reload the
+dataset of their config) and the config (the protocol's settings). Per protocol:
 
 - ``qa`` (LUFY Table 11's setting): every ``answer``; primary judge the run's C.1 judge (1 -> 1,
   0 -> 0, 2 -> 0 "don't know"); evidence ``protocols.evidence`` (``auto``: the question's evidence
@@ -54,7 +53,7 @@ from recallbench.metrics.bootstrap import RATIO, Additive, ci_fields
 from recallbench.protocols.evidence import EvidenceLocator
 from recallbench.protocols.timerag import reply_targets, split_single
 from recallbench.protocols.timerag import scores as ts
-from recallbench.records import Episode, MemoryItem, Prediction, QAItem, read_jsonl
+from recallbench.records import Episode, MemoryItem, Prediction, QAItem
 
 PROTOCOLS = ("qa", "qa_gvd", "teafarm", "timerag", "locomo_qa")
 PRIMARY = ("auto", "caim", "judge")
@@ -105,7 +104,7 @@ def run_items(
         )
     if primary not in PRIMARY:
         raise ValueError(f"primary must be one of {PRIMARY}, got {primary!r}")
-    preds = read_jsonl(run.path / "predictions.jsonl", Prediction)
+    preds = list(run.predictions)
     settings = {**dict(proto.get("evidence") or {}), **dict(evidence or {})}
     if name == "locomo_qa":
         items, how = locomo_items(run, preds, subset)
@@ -125,7 +124,7 @@ def _qa_items(
 ) -> tuple[list[ItemFacts], RunAttribution]:
     answers = [p for p in preds if p.kind == "answer"]
     episodes = read_episodes(run, list(dict.fromkeys(p.episode_id for p in answers)))
-    stores = {e: read_stores(run.path, e) for e in episodes}
+    stores = {e: read_stores(run, e) for e in episodes}
     decayed = decayed_of(run)
     locator = EvidenceLocator.of(settings)
     user_index = int(proto.get("user_index", -1))
@@ -205,7 +204,7 @@ def _teafarm_items(
             found = (got.turn_ids, got.unknown)
             hows.add(got.how)
         credit = 1.0 if p.meta["judge"]["correct"] else 0.0
-        stores = read_stores(run.path, p.episode_id)
+        stores = read_stores(run, p.episode_id)
         outcome = outcome_of(credit, p.output)
         items.append(turn_facts(p, credit, outcome, found, stores, last, {}, decayed_of(run)))
     judges = tuple(sorted({f"TeaFarm Fig. 29 ({p.meta['judge']['backend']})" for p in replies}))
@@ -224,7 +223,7 @@ def _timerag_items(
         episodes = {k: split_single(e) for k, e in episodes.items()}
     threshold = float(proto.get("target_threshold", ts.TARGET_THRESHOLD))
     overlap = int(proto.get("target_min_overlap", ts.TARGET_MIN_OVERLAP))
-    stores = {e: read_stores(run.path, e) for e in episodes}
+    stores = {e: read_stores(run, e) for e in episodes}
     decayed = decayed_of(run)
     items = []
     for p in replies:
