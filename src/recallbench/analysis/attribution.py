@@ -128,8 +128,8 @@ def _qa_items(
     decayed = decayed_of(run)
     locator = EvidenceLocator.of(settings)
     user_index = int(proto.get("user_index", -1))
-    c1_name = f"C.1 {run.choice('judge') or (proto.get('judge') or {}).get('name', 'judge')}"
-    caim_name = f"CAIM {(proto.get('caim_judge') or {}).get('name', 'judge')}"
+    c1_name = f"C.1 {run.choice('judge') or run.config.protocol.judge.name or 'judge'}"
+    caim_name = f"CAIM {run.config.value('protocol.caim_judge.name') or 'judge'}"
     items: list[ItemFacts] = []
     hows: set[str] = set()
     names: dict[str, None] = {}  # judge names, primary first (an ordered set)

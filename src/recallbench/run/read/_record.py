@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -248,7 +247,7 @@ class RunRecord:
             )
         return out
 
-    def memory_activity(self, predictions: Sequence[Prediction] | None = None) -> dict[str, Any]:
+    def memory_activity(self, predictions: Sequence[Prediction] | None = None) -> dict[str, object]:
         """What the memory did, from the snapshots and ``predictions`` (default: the run's)
         (``metrics.activity``; the rule of "in memory" follows the run's method)."""
         files = sorted((self.path / MEMORY_DIR).glob("*.jsonl"))
