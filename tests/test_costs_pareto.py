@@ -37,7 +37,13 @@ def make_run(path, *, memory_cost, answer_cost, n=2, mauve=0.4, timings=None, to
     (path / "run.json").write_text(json.dumps({"n_episodes": n, "status": "finished"}))
     summary = {"metrics": {"mauve": {"value": mauve, "session_mean": mauve}}}
     (path / "summary.json").write_text(json.dumps(summary))
-    lines = [json.dumps({"pred_id": f"p{i}", "meta": m}) for i, m in enumerate(timings or [])]
+    lines = [  # prediction records as the runner writes them (run.read parses them whole)
+        json.dumps(
+            {"pred_id": f"p{i}", "episode_id": "e", "session_index": 1, "kind": "timing"}
+            | {"prompt_hash": "", "output": "", "meta": m}
+        )
+        for i, m in enumerate(timings or [])
+    ]
     (path / "predictions.jsonl").write_text("\n".join(lines) + ("\n" if lines else ""))
     return path
 

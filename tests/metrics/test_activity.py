@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
-from recallbench.metrics.activity import activity_of_run, memory_activity, session_changes
+from recallbench.metrics.activity import memory_activity, session_changes
 from recallbench.records import MemoryItem, Prediction
 
 
@@ -57,19 +55,6 @@ def test_activity_per_session_and_totals():
     assert (totals["store"], totals["retrieved"], totals["recalls"]) == (2, 4, 3)
 
 
-def test_activity_of_a_run_folder(tmp_path):
-    memory = tmp_path / "memory"
-    memory.mkdir()
-    for episode, rows in SNAPSHOTS.items():
-        lines = [
-            json.dumps({"after_session": i, "items": [m.to_dict() for m in items]})
-            for i, items in rows
-        ]
-        (memory / f"{episode}.jsonl").write_text("\n".join(lines) + "\n\n", encoding="utf-8")
-    assert activity_of_run(tmp_path, []) == memory_activity(SNAPSHOTS, [])
-    assert activity_of_run(tmp_path / "none", [])["totals"]["episodes"] == 0
-
-
 def test_live_store_sums_each_episode_own_last_store():
     # A ends at session 3 with 2 items, C at session 1 with 5: 7 in memory at the end, not
     # the 2 of the largest session index (the old rule dropped C, then divided by 3 episodes).
@@ -106,16 +91,3 @@ def test_decayed_counts_as_deleted_only_when_recall_skips_it():
     recalling = memory_activity({"T": rows}, [], decayed=True)["per_session"]["2"]
     assert (skipping["deleted"], skipping["store"]) == (1, 1)
     assert (recalling["deleted"], recalling["store"]) == (0, 2)
-
-
-def test_run_folder_reads_the_recency_filter_from_its_config(tmp_path):
-    (tmp_path / "memory").mkdir()
-    rows = [(1, [item("a")]), (2, [item("a", status="decayed")])]
-    lines = [
-        json.dumps({"after_session": i, "items": [m.to_dict() for m in its]}) for i, its in rows
-    ]
-    (tmp_path / "memory" / "T.jsonl").write_text("\n".join(lines), encoding="utf-8")
-    (tmp_path / "config.yaml").write_text("memory:\n  recency_filter: false\n", encoding="utf-8")
-    assert activity_of_run(tmp_path, [])["totals"]["store"] == 1
-    (tmp_path / "config.yaml").write_text("memory:\n  recency_filter: true\n", encoding="utf-8")
-    assert activity_of_run(tmp_path, [])["totals"]["store"] == 0

@@ -15,6 +15,8 @@ from recallbench.errors import ConfigError
 from recallbench.judges import LexicalJudge
 from recallbench.judges.caim import (
     CaimItem,
+    CaimJudge,
+    CaimVerdict,
     LexicalCaimJudge,
     LLMCaimJudge,
     coverage,
@@ -24,8 +26,9 @@ from recallbench.llm import build_llm
 from recallbench.llm.task import ParseError
 from recallbench.memory import MemoryMethod
 from recallbench.protocols.qa_gvd import GVDQAProtocol
-from recallbench.protocols.qa_gvd.scores import rescore_run, storage_stats
+from recallbench.protocols.qa_gvd.scores import rescore_answers, storage_stats
 from recallbench.records import MemoryItem, Prediction, Query, Recall, Session
+from recallbench.run.read import RunRecord, read_run
 from recallbench.run.runner import Runner
 
 DAY = datetime(2023, 4, 28)
@@ -217,7 +220,7 @@ def test_protocol_run_folder_and_rescore(tmp_path, fixtures_dir) -> None:
     assert states and all(p.meta["n_words"] > 0 for p in states if p.meta["n_items"])
     assert m["ltm_words"]["value"] > m["ltm_entries"]["value"]
     # Rescoring with the same judge reproduces the stored verdicts; a lenient rater may differ.
-    answers_list, verdicts = rescore_run(run_dir, build_caim_judge({"name": "lexical"}))
+    answers_list, verdicts = _rescore(read_run(run_dir), build_caim_judge({"name": "lexical"}))
     for p in answers_list:
         assert verdicts[p.pred_id].scores == p.meta["caim"]["scores"]
     with pytest.raises(ValueError, match="recalled_items"):
@@ -226,7 +229,13 @@ def test_protocol_run_folder_and_rescore(tmp_path, fixtures_dir) -> None:
         (bad / "predictions.jsonl").write_text(
             json.dumps({**preds[-1].to_dict(), "kind": "answer", "meta": {}}) + "\n"
         )
-        rescore_run(bad, build_caim_judge({"name": "lexical"}))
+        _rescore(read_run(bad, need_record=False), build_caim_judge({"name": "lexical"}))
+
+
+def _rescore(run: RunRecord, judge: CaimJudge) -> tuple[list[Prediction], dict[str, CaimVerdict]]:
+    """A run folder's answers rescored (what ``papers.caim.agreement`` does)."""
+    episodes = run.dataset_episodes() if run.config.dataset.present else {}
+    return rescore_answers(run.predictions, episodes, run.stores, judge, str(run.path))
 
 
 def test_storage_stats_by_hand() -> None:

@@ -5,9 +5,9 @@
     df = load_summaries(runs)        # one row per (run, metric[, session]) + overridden keys
 
 Runs are keyed by ``(tag, stamp, job)``; every frame carries that key and one typed column per
-config key any of the runs overrode (``memory.k``). Only files of run folders are read
-(``run.json``, ``config.yaml``, ``summary.json``, ``predictions.jsonl``, ``usage.json``,
-``memory/``); nothing here runs a method or a model.
+config key any of the runs overrode (``memory.k``). Only files of run folders are read, through
+the run layer's one reader (``run.read.read_run``: a ``RunRecord``, ``RunInfo`` here); nothing
+here runs a method or a model.
 """
 
 from recallbench.analysis.frames import (

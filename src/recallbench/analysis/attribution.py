@@ -3,10 +3,9 @@
     items, info = run_items(run)              # a RunInfo of protocol qa, qa_gvd, teafarm, timerag
     summary = summarize(items, info.cover)    # metrics.attribution
 
-Only the run folder is read: ``predictions.jsonl``, ``memory/<episode>.jsonl`` (the store after
-every session), ``episodes/<episode>.json`` (the episode as replayed: its questions and their
-evidence; runs older than that file reload the dataset from ``config.yaml``) and ``config.yaml``
-(the protocol's settings). Per protocol:
+Only the run folder is read (``run.read``): the predictions, the store after every session, the
+episodes as replayed (their questions and evidence; runs older than ``episodes/`` reload the
+dataset of their config) and the config (the protocol's settings). Per protocol:
 
 - ``qa`` (LUFY Table 11's setting): every ``answer``; primary judge the run's C.1 judge (1 -> 1,
   0 -> 0, 2 -> 0 "don't know"); evidence ``protocols.evidence`` (``auto``: the question's evidence
@@ -54,7 +53,7 @@ from recallbench.metrics.bootstrap import RATIO, Additive, ci_fields
 from recallbench.protocols.evidence import EvidenceLocator
 from recallbench.protocols.timerag import reply_targets, split_single
 from recallbench.protocols.timerag import scores as ts
-from recallbench.records import Episode, MemoryItem, Prediction, QAItem, read_jsonl
+from recallbench.records import Episode, MemoryItem, Prediction, QAItem
 from recallbench.verdict import require_verdict
 
 PROTOCOLS = ("qa", "qa_gvd", "teafarm", "timerag", "locomo_qa")
@@ -106,7 +105,7 @@ def run_items(
         )
     if primary not in PRIMARY:
         raise ValueError(f"primary must be one of {PRIMARY}, got {primary!r}")
-    preds = read_jsonl(run.path / "predictions.jsonl", Prediction)
+    preds = list(run.predictions)
     settings = {**dict(proto.get("evidence") or {}), **dict(evidence or {})}
     if name == "locomo_qa":
         items, how = locomo_items(run, preds, subset)
@@ -126,12 +125,12 @@ def _qa_items(
 ) -> tuple[list[ItemFacts], RunAttribution]:
     answers = [p for p in preds if p.kind == "answer"]
     episodes = read_episodes(run, list(dict.fromkeys(p.episode_id for p in answers)))
-    stores = {e: read_stores(run.path, e) for e in episodes}
+    stores = {e: read_stores(run, e) for e in episodes}
     decayed = decayed_of(run)
     locator = EvidenceLocator.of(settings)
     user_index = int(proto.get("user_index", -1))
-    c1_name = f"C.1 {run.choice('judge') or (proto.get('judge') or {}).get('name', 'judge')}"
-    caim_name = f"CAIM {(proto.get('caim_judge') or {}).get('name', 'judge')}"
+    c1_name = f"C.1 {run.choice('judge') or run.config.protocol.judge.name or 'judge'}"
+    caim_name = f"CAIM {run.config.value('protocol.caim_judge.name') or 'judge'}"
     items: list[ItemFacts] = []
     hows: set[str] = set()
     names: dict[str, None] = {}  # judge names, primary first (an ordered set)
@@ -206,7 +205,7 @@ def _teafarm_items(
             found = (got.turn_ids, got.unknown)
             hows.add(got.how)
         credit = float(require_verdict(p).correct)
-        stores = read_stores(run.path, p.episode_id)
+        stores = read_stores(run, p.episode_id)
         outcome = outcome_of(credit, p.output)
         items.append(turn_facts(p, credit, outcome, found, stores, last, {}, decayed_of(run)))
     judges = tuple(sorted({f"TeaFarm Fig. 29 ({require_verdict(p).backend})" for p in replies}))
@@ -225,7 +224,7 @@ def _timerag_items(
         episodes = {k: split_single(e) for k, e in episodes.items()}
     threshold = float(proto.get("target_threshold", ts.TARGET_THRESHOLD))
     overlap = int(proto.get("target_min_overlap", ts.TARGET_MIN_OVERLAP))
-    stores = {e: read_stores(run.path, e) for e in episodes}
+    stores = {e: read_stores(run, e) for e in episodes}
     decayed = decayed_of(run)
     items = []
     for p in replies:

@@ -49,7 +49,7 @@ def locomo_items(
     answers = [p for p in preds if p.kind == "answer"]
     if subset is not None:
         answers = [p for p in answers if subset in (p.meta.get("subsets") or ())]
-    stores = {e: read_stores(run.path, e) for e in dict.fromkeys(p.episode_id for p in answers)}
+    stores = {e: read_stores(run, e) for e in dict.fromkeys(p.episode_id for p in answers)}
     j_name = J_NAME.format(judge=run.choice("judge") or "judge")
     items: list[ItemFacts] = []
     judges: dict[str, None] = {}

@@ -1,7 +1,7 @@
 """API cost and time per episode from run folders (THEANINE sec. 6, Table 8, Figs. 9-10).
 
-Reads only run-folder files: ``usage.json`` (tokens and cost per task and stage), ``run.json``
-(episode count) and ``predictions.jsonl`` (phase timings when the protocol recorded them).
+Reads only run-folder files, through ``run.read``: usage (tokens and cost per task and stage),
+the episode count and the predictions (phase timings when the protocol recorded them).
 
 Cost: the agent's stages only (``memory`` = memory construction, ``answer`` = response
 generation; judging and TeaFarm generation are evaluation, not the agent). Two figures:
@@ -22,7 +22,6 @@ Deviation: Fig. 9's costs are "calculated based on session 5"; ours cover whole 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any
 
 from recallbench.errors import DataNotFoundError
 from recallbench.llm.prices import PRICES_AS_OF, PriceTable
+from recallbench.run.read import RUN_FILE, USAGE_FILE, RunRecord, RunUsage, UsageBucket, read_run
 
 AGENT_STAGES = ("memory", "answer")
 EVAL_TASK_PREFIXES = ("judge.", "teafarm.")
@@ -54,19 +54,17 @@ class RunCost:
         return asdict(self)
 
 
-def _read_json(path: Path) -> dict:
-    if not path.exists():
-        raise DataNotFoundError(f"{path} not found: is {path.parent} a finished run folder?")
-    return json.loads(path.read_text(encoding="utf-8"))
+def _missing(folder: Path, name: str) -> DataNotFoundError:
+    return DataNotFoundError(f"{folder / name} not found: is {folder} a finished run folder?")
 
 
-def _agent_tasks(usage: dict, stages: Sequence[str]) -> list[str]:
+def _agent_tasks(usage: RunUsage, stages: Sequence[str]) -> list[str]:
     """Task names of the agent. usage.json keeps tasks and stages in separate buckets; use its
     ``task_stages`` map when present, else drop the evaluation tasks by name (``judge.*``,
     ``teafarm.*``): every other task is the agent's memory or answer work."""
-    if "task_stages" in usage:
-        return [t for t, stage in usage["task_stages"].items() if stage in stages]
-    return [t for t in usage.get("tasks", {}) if not t.startswith(EVAL_TASK_PREFIXES)]
+    if usage.task_stages is not None:
+        return [t for t, stage in usage.task_stages.items() if stage in stages]
+    return [t for t in usage.tasks if not t.startswith(EVAL_TASK_PREFIXES)]
 
 
 def run_cost(
@@ -77,30 +75,37 @@ def run_cost(
     stages: Sequence[str] = AGENT_STAGES,
 ) -> RunCost:
     """Return the per-episode cost and phase times of the run in ``run_dir``."""
-    run_dir = Path(run_dir)
-    usage = _read_json(run_dir / "usage.json")
-    n = int(_read_json(run_dir / "run.json").get("n_episodes") or 0)
+    run = read_run(run_dir, need_record=False)
+    usage = run.usage
+    if usage is None:
+        raise _missing(run.path, USAGE_FILE)
+    if not run.provenance.raw:
+        raise _missing(run.path, RUN_FILE)
+    n = run.provenance.n_episodes or 0
     if n <= 0:
-        raise ValueError(f"{run_dir / 'run.json'}: n_episodes must be > 0, got {n}")
-    by_stage = usage.get("by_stage", {})
-    picked = [by_stage[s] for s in stages if s in by_stage]
-    recorded_parts = [b.get("cost_usd_without_cache", b.get("cost_usd")) for b in picked]
-    recorded = None if None in recorded_parts else sum(recorded_parts) / n
+        raise ValueError(f"{run.path / RUN_FILE}: n_episodes must be > 0, got {n}")
+    picked = [usage.by_stage[s] for s in stages if s in usage.by_stage]
+    recorded_parts = [b.cost_recorded for b in picked]
+    recorded = (
+        None
+        if any(c is None for c in recorded_parts)
+        else sum(c for c in recorded_parts if c is not None) / n
+    )
     priced = None
     if price_model is not None:
         table = prices or PriceTable()
         if table.price(price_model) is None:
             raise KeyError(f"no price for {price_model!r} in the price table ({PRICES_AS_OF})")
-        tasks = usage.get("tasks", {})
+        tasks = [usage.tasks.get(t) or UsageBucket() for t in _agent_tasks(usage, stages)]
         costs = [
-            table.cost(price_model, tasks[t]["prompt_tokens"], tasks[t]["completion_tokens"])
-            for t in _agent_tasks(usage, stages)
+            table.cost(price_model, t.count("prompt_tokens"), t.count("completion_tokens"))
+            for t in tasks
         ]
         priced = (
             sum(c for c in costs if c is not None)  # never None: the price is known (above)
             / n
         )
-    memory_s, rg_s, source = _times(run_dir, by_stage)
+    memory_s, rg_s, source = _times(run, usage)
     return RunCost(
         run=str(run_dir),
         n_episodes=n,
@@ -111,28 +116,25 @@ def run_cost(
         memory_s=memory_s / n,
         retrieval_rg_s=rg_s / n,
         time_source=source,
-        calls=sum(b.get("calls", 0) for b in picked),
+        calls=sum(b.count("calls") for b in picked),
     )
 
 
-def _times(run_dir: Path, by_stage: dict) -> tuple[float, float, str]:
+def _times(run: RunRecord, usage: RunUsage) -> tuple[float, float, str]:
     observe = recall = 0.0
     timed = False
-    path = run_dir / "predictions.jsonl"
-    if path.exists():
-        with path.open(encoding="utf-8") as fh:
-            for line in fh:
-                meta = json.loads(line).get("meta") or {}
-                if "observe_s" in meta:
-                    observe += float(meta["observe_s"])
-                    timed = True
-                if "recall_s" in meta or "generate_s" in meta:
-                    recall += float(meta.get("recall_s", 0.0)) + float(meta.get("generate_s", 0.0))
-                    timed = True
+    for p in run.predictions:
+        meta = p.meta
+        if "observe_s" in meta:
+            observe += float(meta["observe_s"])
+            timed = True
+        if "recall_s" in meta or "generate_s" in meta:
+            recall += float(meta.get("recall_s", 0.0)) + float(meta.get("generate_s", 0.0))
+            timed = True
     if timed:
         return observe, recall, "wall-clock (protocol timings)"
-    memory = float(by_stage.get("memory", {}).get("latency_s", 0.0))
-    answer = float(by_stage.get("answer", {}).get("latency_s", 0.0))
+    memory = usage.stage("memory").seconds()
+    answer = usage.stage("answer").seconds()
     return memory, answer, "LLM latency (usage.json)"
 
 

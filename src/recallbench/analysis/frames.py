@@ -2,7 +2,7 @@
 
 Every frame carries the run's key, ``tag``, ``stamp`` and ``job``, and one column per config
 key that any of the runs overrode on its command line (``memory.k``, ``memory``, ``episodes``
-...), holding each run's own value of that key read from its ``config.yaml``, typed (``2``, not
+...), holding each run's own value of that key read from its config (``run.read``), typed (``2``, not
 ``"2"``; a run that left the key at its default shows the default). A sweep is then data:
 ``frame.plot.scatter(x="memory.k", y="value")`` needs no job-name parsing. Overridden keys that
 are the key itself (``tag``, ``job``) are not repeated. Frames keep their columns when empty.
@@ -10,13 +10,12 @@ are the key itself (``tag``, ``job``) are not repeated. Frames keep their column
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pandas as pd
 
 from recallbench.analysis.runs import RunInfo, config_value, override_keys
-from recallbench.metrics.summary import read_summary
+from recallbench.run.read import MetricSummary
 
 KEY = ("tag", "stamp", "job")
 SUMMARY_COLUMNS = (*KEY, "metric", "session", "value", "session_mean", "n", "ci_low", "ci_high")
@@ -59,26 +58,26 @@ def load_summaries(runs: list[RunInfo]) -> pd.DataFrame:
     overrides = override_columns(runs)
     rows = []
     for run in runs:
-        for metric, entry in read_summary(run.path)["metrics"].items():
+        for metric, entry in run.metrics.items():
             base = {**_base(run, overrides), "metric": metric}
             rows.append(
                 {
                     **base,
                     "session": "all",
-                    "value": entry.get("value"),
-                    "session_mean": entry.get("session_mean"),
-                    "n": entry.get("n"),
+                    "value": entry.value,
+                    "session_mean": entry.session_mean,
+                    "n": entry.n,
                     **_ci(entry),
                 }
             )
-            for session, sub in (entry.get("per_session") or {}).items():
+            for session, sub in entry.per_session.items():
                 rows.append(
                     {
                         **base,
                         "session": session,
-                        "value": sub.get("value"),
+                        "value": sub.value,
                         "session_mean": None,
-                        "n": sub.get("n"),
+                        "n": sub.n,
                         **_ci(sub),
                     }
                 )
@@ -94,21 +93,20 @@ def _frame(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> pd.DataFrame
     return frame
 
 
-def _ci(entry: dict) -> dict:
+def _ci(entry: MetricSummary) -> dict[str, float | None]:
     """``ci_low``/``ci_high`` of the entry's episode-clustered 95% CI (None: no interval)."""
-    ci = entry.get("ci95") or (None, None)
-    return {"ci_low": ci[0], "ci_high": ci[1]}
+    low, high = entry.ci or (None, None)
+    return {"ci_low": low, "ci_high": high}
 
 
 def load_predictions(run: RunInfo) -> pd.DataFrame:
     """The run's predictions, one row each, with usage columns flattened and the run's key."""
     rows = []
-    with (run.path / "predictions.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            d = json.loads(line)
-            usage = d.pop("usage", {}) or {}
-            d.update({f"usage_{k}": v for k, v in usage.items()})
-            rows.append(d)
+    for p in run.predictions:
+        d = p.to_dict()
+        usage = d.pop("usage", {}) or {}
+        d.update({f"usage_{k}": v for k, v in usage.items()})
+        rows.append(d)
     df = _frame(rows, ("pred_id", "episode_id", "session_index", "kind", "output", "reference"))
     for column, value in zip(KEY, run.key, strict=True):
         df[column] = value
@@ -119,10 +117,10 @@ def load_usage(runs: list[RunInfo]) -> pd.DataFrame:
     """Usage totals and per-stage cost of each run, one row per run."""
     overrides = override_columns(runs)
     rows = []
-    for run in runs:
-        usage = json.loads((run.path / "usage.json").read_text())
-        row = {**_base(run, overrides), **usage.get("totals", {})}
-        for stage, bucket in (usage.get("by_stage") or {}).items():
-            row[f"cost_{stage}"] = bucket.get("cost_usd")
+    for run in runs:  # a run without usage.json (an imported one) has its key columns only
+        usage = run.usage
+        row = {**_base(run, overrides), **(usage.totals.raw if usage is not None else {})}
+        for stage, bucket in (usage.by_stage if usage is not None else {}).items():
+            row[f"cost_{stage}"] = bucket.cost_usd
         rows.append(row)
     return _typed(_frame(rows, USAGE_COLUMNS), overrides)

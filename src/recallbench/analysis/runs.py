@@ -1,4 +1,7 @@
-"""Find run folders and read what identifies them (tag, stamp, job, status, config choices).
+"""Find run folders and select among them (tag, stamp, job, status, config choices).
+
+Each run is read by the run layer's one reader (``run.read.read_run``: a ``RunRecord``, named
+``RunInfo`` here as it always was).
 
 A run is keyed by ``(tag, stamp, job)`` (``RunInfo.key``): job names repeat across tags and
 stamps. ``status`` is run.json's, except that a ``running`` record whose process is gone reads
@@ -10,16 +13,12 @@ caller runs (a notebook's kernel runs in ``notebooks/``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import yaml
-
-from recallbench.run.record import USABLE, is_stale
+from recallbench.run.read import RUN_FILE, RunRecord, read_run
+from recallbench.run.record import USABLE
 
 # Where ``run_folders`` looks for run.json under a folder (a run, a sweep, a tag, runs/, results).
 RUN_PATTERNS = ("", "*/", "*/*/", "*/*/*/", "runs/*/*/*/")
@@ -47,55 +46,12 @@ def note_read(folder: str | Path) -> None:
         seen.add(str(Path(folder).resolve()))
 
 
-@dataclass(frozen=True)
-class RunInfo:
-    """A run folder and what identifies it."""
-
-    path: Path
-    tag: str
-    stamp: str
-    job: str
-    status: str
-    choices: dict
-    config: dict
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        """``(tag, stamp, job)``: what identifies a run among all runs of a results folder."""
-        return (self.tag, self.stamp, self.job)
-
-    @property
-    def overrides(self) -> tuple[str, ...]:
-        """The command-line overrides the run was made with (``memory.k=2``, ``memory=lufy``)."""
-        return tuple(str(o) for o in self.config.get("overrides") or ())
-
-    def choice(self, group: str) -> str | None:
-        """Return the config-group choice (e.g. ``memory``) the run was made with."""
-        return self.choices.get(group)
+# A run folder as every reader sees it (``run.read.RunRecord``); the name analysis has always used.
+RunInfo = RunRecord
 
 
 def _read_run(path: Path) -> RunInfo | None:
-    run_json = path / "run.json"
-    if not run_json.exists():
-        return None
-    info = json.loads(run_json.read_text())
-    status = info.get("status", "unknown")
-    if is_stale(info):  # "running", but its process is gone (kill -9, node lost)
-        status = "stale"
-    config = (
-        yaml.safe_load((path / "config.yaml").read_text())
-        if (path / "config.yaml").exists()
-        else {}
-    )
-    return RunInfo(
-        path=path,
-        tag=path.parent.parent.name,
-        stamp=path.parent.name,
-        job=path.name,
-        status=status,
-        choices=dict((config or {}).get("choices") or {}),
-        config=config or {},
-    )
+    return read_run(path) if (path / RUN_FILE).exists() else None
 
 
 def find_runs(
@@ -148,16 +104,16 @@ def override_keys(run: RunInfo) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
-def config_value(run: RunInfo, key: str) -> Any:
+def config_value(run: RunInfo, key: str) -> object:
     """Return the run's value of ``key``: a group's choice, else the typed config value.
 
     ``memory`` -> ``memory_retrieval`` (the choice), ``memory.k`` -> ``2`` (an int, from
-    ``config.yaml``), ``episodes`` -> ``2``. Absent values are None.
+    the run's resolved config), ``episodes`` -> ``2``. Absent values are None.
     """
     if "." not in key and key in run.choices:
         return run.choices[key]
     if "." not in key:
-        return run.config.get(key)
+        return run.config.value(key)
     return run_value(run, key)
 
 
@@ -166,34 +122,30 @@ def config_value(run: RunInfo, key: str) -> Any:
 ALIASES = {"logs": "dataset.options.system"}
 
 
-def run_value(run: RunInfo, key: str) -> Any:
+def run_value(run: RunInfo, key: str) -> object:
     """Return a run's config-group choice (``memory``) or config value (``memory.threshold``).
 
     A key without a dot names a config group (``job``: the run's job name); a dotted key (or an
-    ``ALIASES`` name) a value of the run's resolved ``config.yaml``. Absent values are None.
+    ``ALIASES`` name) a value of the run's resolved config (``RunConfig.value``). Absent values
+    are None.
     """
     key = ALIASES.get(key, key)
     if key == "job":  # the run's job name (an imported answer file's --name)
         return run.job
     if "." not in key:
         return run.choice(key)
-    node: Any = run.config
-    for part in key.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
+    return run.config.value(key)
 
 
-def _as_list(value: Any) -> list:
+def _as_list(value: object) -> list[object]:
     return list(value) if isinstance(value, list | tuple) else [value]
 
 
-def matches(run: RunInfo, selector: Mapping[str, Any]) -> bool:
+def matches(run: RunInfo, selector: Mapping[str, object]) -> bool:
     """Return True when ``run_value(run, key)`` is in every ``selector[key]`` (a value or a list)."""
     return all(run_value(run, key) in _as_list(want) for key, want in selector.items())
 
 
-def select(runs: Iterable[RunInfo], selector: Mapping[str, Any]) -> list[RunInfo]:
+def select(runs: Iterable[RunInfo], selector: Mapping[str, object]) -> list[RunInfo]:
     """Return the runs that match ``selector`` (see ``matches``), in their order."""
     return [run for run in runs if matches(run, selector)]

@@ -22,6 +22,7 @@ from recallbench import CONF_DIR
 from recallbench.errors import ConfigError, ResumeError, UserError, one_line
 from recallbench.llm.protocol import LLMClient
 from recallbench.records import Episode
+from recallbench.run.read import CONFIG_FILE, ITEMS_DIR, RUN_FILE
 
 EXIT_USER_ERROR = 2
 
@@ -123,8 +124,8 @@ def check_resume_dir(resume_dir: str | None, sweep: bool = False) -> None:
         found = f" (it holds the sweep jobs {', '.join(jobs[:4])}{' ...' if len(jobs) > 4 else ''})"
         raise ResumeError(
             f"resume_dir={resume_dir}: not a run folder (no run.json inside)"
-            f"{found if jobs else ''}; name the folder that holds run.json, config.yaml and "
-            "items/, or resume a sweep folder with -m and the sweep's overrides"
+            f"{found if jobs else ''}; name the folder that holds {RUN_FILE}, {CONFIG_FILE} "
+            f"and {ITEMS_DIR}/, or resume a sweep folder with -m and the sweep's overrides"
         )
 
 

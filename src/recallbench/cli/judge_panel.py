@@ -13,7 +13,7 @@ A SPEC is a ``conf/judge`` choice (``lexical``, ``llm``) or a YAML mapping:
 
 An ``llm`` judge runs every prompt variant (``--variants``, default all:
 ``recallbench.judgepanel.variants``) on its generator (null: the run's own, from its
-config.yaml); its calls go through the LLM cache (``<cache dir>/llm.sqlite``) and their usage is
+resolved config); its calls go through the LLM cache (``<cache dir>/llm.sqlite``) and their usage is
 in panel.json. Without ``--judge`` the panel is ``lexical`` and ``llm`` on the run's generator.
 Offline (extractive backend) an LLM judge's variants are their offline twins (lexical rules,
 said in the table header) or unavailable (n/a): only an LLM can stand in for an LLM judge.
@@ -34,6 +34,7 @@ import yaml
 from recallbench.cli.build import build_generator, build_judge
 from recallbench.cli.config import check_choices, compose_job, user_errors
 from recallbench.errors import ConfigError
+from recallbench.run.read import RunConfig, RunRecord
 
 DEFAULT_JUDGES = ("lexical", "llm")
 LLM_KEYS = {"name", "label", "generator", "variants", "cache_path"}
@@ -69,17 +70,18 @@ def _choice(group: str, name: str, cache_dir: Path) -> dict[str, Any]:
     return dict(OmegaConf.to_container(cfg[group], resolve=True))  # type: ignore[arg-type]
 
 
-def _llm_node(spec: dict[str, Any], run_config: dict[str, Any], cache_dir: Path) -> Any:
+def _llm_node(spec: dict[str, Any], run_config: RunConfig, cache_dir: Path) -> Any:
     generator = spec.get("generator")
     if generator is None:
-        return run_config.get("generator") or {"backend": "extractive", "model": "extractive"}
+        run_generator = dict(run_config.generator.settings)
+        return run_generator or {"backend": "extractive", "model": "extractive"}
     if isinstance(generator, str):
         return _choice("generator", generator, cache_dir)
     return generator
 
 
 def build_panel_judges(
-    specs: list[str], run_config: dict[str, Any], cache_dir: Path, variants: list[str] | None
+    specs: list[str], run_config: RunConfig, cache_dir: Path, variants: list[str] | None
 ) -> tuple[list[Any], list[Any]]:
     """The panel's judges from ``--judge`` values; also the LLMs built (to close them)."""
     from recallbench.judgepanel import AnswerJudge, pick_variants, prompt_judges
@@ -99,7 +101,7 @@ def build_panel_judges(
             llm = build_generator(_llm_node(spec, run_config, cache_dir), cache, "judge.generator")
             llms.append(llm)
             picked = pick_variants(spec.get("variants") or variants)
-            protocol = (run_config.get("protocol") or {}).get("name")
+            protocol = run_config.protocol.name
             judges += prompt_judges(llm, picked, label, protocol)
         else:
             spec.pop("variants", None)
@@ -107,10 +109,10 @@ def build_panel_judges(
     return judges, llms
 
 
-def _cache_dir(given: str | None, run_config: dict[str, Any]) -> Path:
+def _cache_dir(given: str | None, run_config: RunConfig) -> Path:
     if given:
         return Path(given)
-    configured = (run_config.get("paths") or {}).get("cache_dir")
+    configured = run_config.path("cache_dir")
     return Path(configured) if configured else Path("results/cache")
 
 
@@ -118,8 +120,8 @@ def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.0f}%"
 
 
-def panel_one(run: Any, ns: argparse.Namespace, out: Path) -> dict[str, Path]:
-    """Run the panel on one run (an ``analysis.RunInfo``) and write its files into ``out``."""
+def panel_one(run: RunRecord, ns: argparse.Namespace, out: Path) -> dict[str, Path]:
+    """Run the panel on one run (a ``run.read.RunRecord``) and write its files into ``out``."""
     from recallbench.judgepanel import PanelOptions, run_panel, write_report
 
     probes = tuple(ns.probes.split(",")) if ns.probes else PanelOptions.probes
@@ -177,7 +179,7 @@ def judge_panel_main(argv: list[str] | None = None) -> None:
 
         _check_options(ns, PROBES, pick_variants)
         runs = runs_in(ns.folder)
-        usable = [r for r in runs if (r.config.get("protocol") or {}).get("name") in PROTOCOLS]
+        usable = [r for r in runs if r.config.protocol.name in PROTOCOLS]
         if not usable:
             raise ConfigError(
                 f"{ns.folder}: no finished run of a QA-style protocol ({', '.join(PROTOCOLS)}) "

@@ -15,16 +15,14 @@ session (``memory/<episode>.jsonl``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from recallbench.errors import ConfigError, DatasetFormatError
-from recallbench.io import safe_name
 from recallbench.judgepanel.probes import Question
-from recallbench.metrics.activity import run_decays
-from recallbench.records import MemoryItem, Prediction, in_memory, read_jsonl
+from recallbench.records import MemoryItem, Prediction, in_memory
+from recallbench.run.read import CONFIG_FILE, PREDICTIONS_FILE, RunConfig, RunRecord
 
 PROTOCOLS = ("qa", "qa_gvd", "teafarm", "locomo_qa", "locomo_import")
 KINDS = {
@@ -57,12 +55,12 @@ class RunItems:
     skipped_no_reference: int
 
 
-def run_protocol(config: dict, run_dir: Path) -> str:
+def run_protocol(config: RunConfig, run_dir: Path) -> str:
     """The protocol name a run was made with; an error unless the panel can re-score it."""
-    name = str((config.get("protocol") or {}).get("name"))
+    name = str(config.protocol.name)
     if name not in PROTOCOLS:
         raise ConfigError(
-            f"{run_dir}/config.yaml: protocol {name!r}; judge-panel re-scores runs of a "
+            f"{run_dir}/{CONFIG_FILE}: protocol {name!r}; judge-panel re-scores runs of a "
             f"QA-style protocol ({', '.join(PROTOCOLS)})"
         )
     return name
@@ -72,16 +70,16 @@ def _question_id(p: Prediction) -> str:
     return str(p.meta.get("qa_id") or p.meta.get("qid") or p.pred_id)
 
 
-def read_items(run_dir: Path, protocol: str) -> RunItems:
+def read_items(run: RunRecord, protocol: str) -> RunItems:
     """Read the run's judged answers (module docstring)."""
-    path = run_dir / "predictions.jsonl"
-    if not path.is_file():
-        raise DatasetFormatError(f"{path}: missing; is {run_dir} a finished run folder?")
+    path = run.path / PREDICTIONS_FILE
+    if PREDICTIONS_FILE in run.missing:
+        raise DatasetFormatError(f"{path}: missing; is {run.path} a finished run folder?")
     kind = KINDS[protocol]
     answers: list[RunAnswer] = []
     questions: dict[str, Question] = {}
     skipped = 0
-    for p in read_jsonl(path, Prediction):
+    for p in run.predictions:
         if p.kind != kind:
             continue
         if "question" not in p.meta:
@@ -102,30 +100,17 @@ def read_items(run_dir: Path, protocol: str) -> RunItems:
     return RunItems(protocol, answers, list(questions.values()), skipped)
 
 
-def _attrs_only(row: dict) -> MemoryItem:
-    """A snapshot row as far as ``records.in_memory`` reads it (its attrs)."""
-    return MemoryItem(str(row.get("item_id", "")), "", "", None, (), dict(row.get("attrs") or {}))
-
-
-def memory_lines(run_dir: Path, episodes: Sequence[str]) -> dict[str, list[str]]:
+def memory_lines(run: RunRecord, episodes: Sequence[str]) -> dict[str, list[str]]:
     """Each episode's memory texts after its last session, the items still in memory
     (``records.in_memory``; none when the run kept no store)."""
-    decayed = run_decays(run_dir)
+    decayed = run.config.memory.decayed_recallable
     out: dict[str, list[str]] = {}
     for episode in episodes:
-        path = run_dir / "memory" / f"{safe_name(episode)}.jsonl"
-        if not path.is_file():
-            continue
-        last: dict = {}
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            row = json.loads(line)
-            if not isinstance(row.get("items"), list) or "after_session" not in row:
-                raise DatasetFormatError(f"{path} line {n}: expected after_session and items")
-            if not last or int(row["after_session"]) >= int(last["after_session"]):
-                last = row
-        out[episode] = [
-            str(item.get("text", ""))
-            for item in last.get("items", [])
-            if in_memory(_attrs_only(item), decayed)
-        ]
+        last: tuple[MemoryItem, ...] = ()
+        after = None
+        for snapshot in run.snapshots_of(episode):
+            if after is None or snapshot.after_session >= after:
+                after, last = snapshot.after_session, snapshot.items
+        if after is not None:
+            out[episode] = [item.text for item in last if in_memory(item, decayed)]
     return out

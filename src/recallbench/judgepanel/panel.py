@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from recallbench.judgepanel.items import memory_lines, read_items, run_protocol
 from recallbench.judgepanel.judges import PanelJudge, PanelVerdict
 from recallbench.judgepanel.probes import PROBES, Probe, build_probes
@@ -28,6 +26,7 @@ from recallbench.judgepanel.stats import (
     unanswered,
 )
 from recallbench.judgepanel.variants import JudgeInput
+from recallbench.run.read import RunRecord, read_run
 
 ANSWERS = "answers"  # the set of the run's own answers, beside the probes
 
@@ -99,14 +98,14 @@ Row = tuple[str, str, str, JudgeInput]  # (set, item id, episode id, what the ju
 
 
 def _inputs(
-    run_dir: Path, protocol: str, options: PanelOptions
+    run: RunRecord, protocol: str, options: PanelOptions
 ) -> tuple[list[Row], dict[str, int]]:
     """(set, item id, episode, JudgeInput) of the run's answers and its probes; counts."""
-    items = read_items(run_dir, protocol)
+    items = read_items(run, protocol)
     episodes = list(dict.fromkeys(q.episode_id for q in items.questions))
     probes, counts = build_probes(
         items.questions,
-        memory_lines(run_dir, episodes),
+        memory_lines(run, episodes),
         options.seed,
         options.distractors,
         options.probes,
@@ -152,9 +151,9 @@ def run_panel(
     labels = [j.label for j in judges]
     if len(set(labels)) != len(labels):
         raise ValueError(f"judge labels must be distinct, got {labels}")
-    config = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8")) or {}
-    protocol = run_protocol(config, run_dir)
-    rows, counts = _inputs(run_dir, protocol, options)
+    run = read_run(run_dir)
+    protocol = run_protocol(run.config, run_dir)
+    rows, counts = _inputs(run, protocol, options)
     judged: dict[str, list[Judged]] = {}
     for judge in judges:
         verdicts = judge.verdicts([r[3] for r in rows])

@@ -7,7 +7,8 @@ size (``meta["n_recalled"]``, written by the response, qa, teafarm and lamp1 pro
 
 Between two consecutive snapshots of one episode, by ``item_id``, with one meaning of "in
 memory" (``records.in_memory``: not ``retained: false``, not deleted, not decayed when the
-method's recall skips decayed records, read from the run's ``config.yaml``):
+method's recall skips decayed records, the caller's ``decayed``: ``run.read`` reads it from
+the run's config):
 
 - **written**: an id seen for the first time;
 - **deleted**: an id in memory that disappeared or left memory (LUFY's forgetting, TimeRAG's
@@ -28,22 +29,15 @@ table can say "wrote 0 records" or "the two rows' memories did the same" from th
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-import yaml
-
-from recallbench.records import MemoryItem, Prediction, decayed_recallable, in_memory
+from recallbench.records import MemoryItem, Prediction, in_memory
 
 __all__ = [
     "COUNTS",
     "METHOD",
-    "activity_of_run",
     "memory_activity",
-    "read_snapshots",
-    "run_decays",
     "session_changes",
 ]
 
@@ -125,30 +119,3 @@ def memory_activity(
         "per_session": {str(i): per_session[i] for i in sorted(per_session)},
         "method": METHOD,
     }
-
-
-def read_snapshots(memory_dir: Path) -> dict[str, list[Snapshot]]:
-    """Read ``memory/<episode>.jsonl`` files: {file stem: [(after_session, items)]}."""
-    out: dict[str, list[Snapshot]] = {}
-    for path in sorted(Path(memory_dir).glob("*.jsonl")):
-        lines = path.read_text(encoding="utf-8").splitlines()
-        rows = [json.loads(line) for line in lines if line.strip()]
-        out[path.stem] = [
-            (int(row["after_session"]), [MemoryItem.from_dict(i) for i in row.get("items") or ()])
-            for row in rows
-        ]
-    return out
-
-
-def run_decays(run_dir: str | Path) -> bool:
-    """Whether a run folder's method recalls decayed records (``records.decayed_recallable`` of
-    its ``config.yaml``; False without one)."""
-    config = Path(run_dir) / "config.yaml"
-    resolved = yaml.safe_load(config.read_text(encoding="utf-8")) if config.exists() else None
-    return decayed_recallable(resolved) if isinstance(resolved, dict) else False
-
-
-def activity_of_run(run_dir: str | Path, predictions: Iterable[Prediction]) -> dict[str, Any]:
-    """The memory activity of a run folder (its ``memory/`` snapshots, its ``config.yaml``)."""
-    decayed = run_decays(run_dir)
-    return memory_activity(read_snapshots(Path(run_dir) / "memory"), predictions, decayed)

@@ -23,12 +23,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from recallbench.errors import ResumeError
 from recallbench.metrics.summary import has_summary
 from recallbench.records import Episode
 from recallbench.run.provenance import episodes_sha256, git_state, package_versions
+from recallbench.run.read import CONFIG_FILE, read_config
 from recallbench.run.record import USABLE, config_diff, config_hash
 from recallbench.run.sources import changed
 
@@ -102,14 +101,12 @@ def refuse_foreign(
         return
     old_hash = previous.get("config_hash")
     if old_hash is not None and old_hash != digest:
-        old_config: dict[str, Any] = {}
-        if (run_dir / "config.yaml").is_file():
-            old_config = yaml.safe_load((run_dir / "config.yaml").read_text()) or {}
+        old_config = read_config(run_dir).raw
         raise ResumeError(
             f"{run_dir} holds a run of another config (config hash {old_hash}, this "
-            f"one {digest}: {config_diff(old_config, config) or 'see config.yaml'}); "
+            f"one {digest}: {config_diff(old_config, config) or f'see {CONFIG_FILE}'}); "
             "give this run its own folder (job=<name>, or a new RECALLBENCH_STAMP) or resume "
-            "it with the config in that folder's config.yaml"
+            f"it with the config in that folder's {CONFIG_FILE}"
         )
     if previous.get("dataset_sha256") not in (None, dataset_sha):
         raise ResumeError(

@@ -40,13 +40,13 @@ from recallbench.errors import ConfigError, RunStopped
 from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
-from recallbench.metrics.activity import activity_of_run
 from recallbench.metrics.summary import Summary, has_summary, read_summary, write_summary
 from recallbench.parallel import ordered_map
 from recallbench.protocols.base import EvalProtocol
 from recallbench.records import Episode, MemoryItem, Prediction, read_jsonl, write_jsonl
 from recallbench.run.imports import config_paths
 from recallbench.run.provenance import episodes_sha256, git_state, package_versions
+from recallbench.run.read import read_run
 from recallbench.run.record import (
     USABLE,
     HealthPolicy,
@@ -156,7 +156,7 @@ class Runner:
             write_jsonl(self.run_dir / "scores.jsonl", scores)
             summary["n_episodes"] = len(episodes)
             summary["n_predictions"] = len(predictions)
-            summary["memory"] = activity_of_run(self.run_dir, predictions)
+            summary["memory"] = read_run(self.run_dir).memory_activity(predictions)
             write_summary(self.run_dir, summary)
             info["sources"] = self._sources()  # what it ran and read: its reuse key
             usage = self._flush_usage()

@@ -73,7 +73,8 @@ def pool(found: Sequence[Number]) -> tuple[float | None, int]:
 
 def rows_by(runs: Sequence[RunInfo], key: str) -> list[dict[str, Any]]:
     """Return one row per distinct value of ``key`` among the runs (a sweep), sorted."""
-    values = sorted({v for r in runs if (v := run_value(r, key)) is not None})
+    found: set[Any] = {v for r in runs if (v := run_value(r, key)) is not None}  # sortable scalars
+    values = sorted(found)
     return [{"label": f"{v:.2f}" if isinstance(v, float) else str(v), key: v} for v in values]
 
 
@@ -131,7 +132,7 @@ def _read(
         summary = summaries.get(str(run.path)) or _summary(run)
         summaries[str(run.path)] = summary
         entry = metric_entry(summary, metric)
-        stratum = str(run.config.get("dataset", {}).get("name", ""))
+        stratum = str(run.config.dataset.name or "")
         if entry is not None and (got := entry_found(entry, column, field_name, stratum)):
             out.append((run, got))
     return out

@@ -52,29 +52,28 @@ SETTING_KEYS = (*CLASS_KEYS, "metrics", "data")
 
 def generator_class(run: RunInfo) -> tuple[str, str]:
     """Return (class, model) of the run's generator: extractive, or llm for any model backend."""
-    gen = run.config.get("generator") or {}
-    backend = str(gen.get("backend") or "extractive")
+    gen = run.config.generator
+    backend = gen.backend or "extractive"
     klass = "extractive" if backend == "extractive" else "llm"
-    return klass, f"{backend}:{gen.get('model')}"
+    return klass, f"{backend}:{gen.model}"
 
 
 def judge_class(run: RunInfo) -> tuple[str, str] | None:
     """Return (class, name) of the run's judge (None: the run used none)."""
     choice = run.choice("judge")
-    judge = run.config.get("judge") or {}
-    if choice is None and not judge:
+    judge = run.config.judge
+    if choice is None and not judge.present:
         return None
-    name = str(choice or judge.get("name") or "unknown")
+    name = str(choice or judge.name or "unknown")
     if name == "llm":
-        gen = judge.get("generator") or {}
-        model = gen.get("model") or (run.config.get("generator") or {}).get("model")
+        model = judge.generator.model or run.config.generator.model
         return "llm", f"llm judge ({model})"
     return name, f"{name} judge"
 
 
 def is_fixture(run: RunInfo) -> bool:
     """Whether the run read the project's fixtures (its data folder is named ``fixtures``)."""
-    data_dir = (run.config.get("dataset") or {}).get("data_dir")
+    data_dir = run.config.dataset.data_dir
     return bool(data_dir) and "fixtures" in Path(str(data_dir)).parts
 
 

@@ -18,7 +18,6 @@ A builder is ``builder(spec: TableSpec, ctx: TableContext) -> BuiltTable``. What
 from __future__ import annotations
 
 import importlib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -154,25 +153,23 @@ def header_for(runs: Sequence[RunInfo]) -> dict[str, str]:
     def collect(fn: Callable[[RunInfo], Any]) -> str:
         return ", ".join(sorted({str(fn(r)) for r in runs})) or "n/a"
 
-    records = {r.path: json.loads((r.path / "run.json").read_text()) for r in runs}
-
     def generator(r: RunInfo) -> str:
-        gen = r.config.get("generator", {})
-        label = f"{gen.get('backend')}:{gen.get('model')}"
-        return label + describe_deviations(records[r.path], gen)
+        gen = r.config.generator
+        label = f"{gen.backend}:{gen.model}"
+        return label + describe_deviations(r.provenance.raw, gen.settings)
 
     def data(r: RunInfo) -> str:
-        ds = r.config.get("dataset", {})
-        sha = records[r.path].get("dataset_sha256")
-        return data_label(str(ds.get("name")), ds.get("options"), sha, ds.get("data_dir"))
+        ds = r.config.dataset
+        sha = r.provenance.dataset_sha256
+        return data_label(str(ds.name), ds.get("options"), sha, ds.data_dir)
 
     return {
         "generator": collect(generator),
-        "embedder": collect(lambda r: r.config.get("embedder", {}).get("kind")),
+        "embedder": collect(lambda r: r.config.embedder.kind),
         "judge": collect(lambda r: r.choice("judge") or "none"),
         "data": collect(data),
-        "episodes": collect(lambda r: records[r.path]["n_episodes"]),
-        "code": collect(lambda r: describe_code(records[r.path])),
+        "episodes": collect(lambda r: r.provenance.raw["n_episodes"]),
+        "code": collect(lambda r: describe_code(r.provenance.raw)),
         "runs": collect(lambda r: f"{r.tag}/{r.stamp}"),
     }
 
@@ -200,7 +197,7 @@ def degraded_notes(runs: Sequence[RunInfo]) -> list[str]:
     for run in runs:
         if run.status != "degraded":
             continue
-        problems = json.loads((run.path / "run.json").read_text()).get("health") or []
+        problems = [dict(p) for p in run.provenance.health]
         notes.append(
             f"DEGRADED run {run.job} ({run.tag}/{run.stamp}): {describe_problems(problems)}; "
             "its cells rest on fallback values"

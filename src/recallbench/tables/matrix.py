@@ -147,13 +147,11 @@ def matrix_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
 
 def _tokens(run: RunInfo, stage: str) -> float | None:
     """Prompt + completion tokens of ``stage`` per episode of the run (None: no usage.json)."""
-    usage_path, run_path = run.path / "usage.json", run.path / "run.json"
-    if not usage_path.is_file():
+    if run.usage is None:
         return None
-    usage = json.loads(usage_path.read_text(encoding="utf-8"))
-    n = int(json.loads(run_path.read_text(encoding="utf-8")).get("n_episodes") or 0)
-    bucket = (usage.get("by_stage") or {}).get(stage) or {}
-    total = int(bucket.get("prompt_tokens", 0)) + int(bucket.get("completion_tokens", 0))
+    n = run.provenance.n_episodes or 0
+    bucket = run.usage.stage(stage)
+    total = bucket.count("prompt_tokens") + bucket.count("completion_tokens")
     return total / n if n else None
 
 

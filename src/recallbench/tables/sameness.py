@@ -27,9 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from recallbench.analysis import RunInfo
-from recallbench.metrics.activity import COUNTS, METHOD, activity_of_run
-from recallbench.metrics.summary import has_summary, read_summary
-from recallbench.records import Prediction, read_jsonl
+from recallbench.metrics.activity import COUNTS, METHOD
+from recallbench.run.read import MEMORY_DIR
 from recallbench.tables.cell import Cell, fmt
 
 __all__ = [
@@ -135,15 +134,12 @@ ActivityCache = dict[Path, dict[str, Any] | None]  # a run folder's activity_of,
 def activity_of(run: RunInfo) -> dict[str, Any] | None:
     """A run's memory activity: its summary's ``memory`` entry when the current rule wrote it
     (its ``method``), else recomputed from the folder (a run scored before the rule changed)."""
-    summary = read_summary(run.path) if has_summary(run.path) else None
-    entry = summary.get("memory") if summary is not None else None
+    entry = run.summary.get("memory") if run.has_summary else None
     if isinstance(entry, dict) and entry.get("method") == METHOD:
         return entry
-    if not (run.path / "memory").is_dir():
+    if not (run.path / MEMORY_DIR).is_dir():
         return entry if isinstance(entry, dict) else None
-    preds_path = run.path / "predictions.jsonl"
-    preds = read_jsonl(preds_path, Prediction) if preds_path.exists() else []
-    return activity_of_run(run.path, preds)
+    return run.memory_activity()
 
 
 def describe_activity(runs: Sequence[RunInfo], cache: ActivityCache | None = None) -> str:

@@ -108,16 +108,16 @@ def environment() -> Environment:
 def run_setting(run: RunFiles) -> list[tuple[str, str]]:
     """What the run was: its choices, data, models, overrides and provenance."""
     cfg, rec = run.info.config, run.record
-    gen, ds = cfg.get("generator") or {}, cfg.get("dataset") or {}
+    gen, ds = cfg.generator, cfg.dataset
     started, finished = rec.get("started_unix"), rec.get("finished_unix")
     rows = [
         ("memory", run.info.choice("memory") or DASH),
         (
             "dataset",
-            f"{ds.get('name', DASH)} {json.dumps(ds.get('options') or {})} @ {ds.get('data_dir', DASH)}",
+            f"{ds.name or DASH} {json.dumps(ds.options)} @ {ds.data_dir or DASH}",
         ),
-        ("generator", f"{gen.get('backend', DASH)}:{gen.get('model', DASH)}"),
-        ("embedder", str((cfg.get("embedder") or {}).get("kind", DASH))),
+        ("generator", f"{gen.backend or DASH}:{gen.model or DASH}"),
+        ("embedder", cfg.embedder.kind or DASH),
         ("protocol", run.info.choice("protocol") or DASH),
         ("judge", run.info.choice("judge") or "none"),
         ("episodes", str(rec.get("n_episodes", DASH))),

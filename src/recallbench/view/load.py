@@ -1,29 +1,24 @@
 """Read one run folder into plain records for the report: nothing here runs a method or a model.
 
-Files read (``runner`` writes them): ``run.json``, ``config.yaml`` (through
-``analysis.runs``), ``summary.json``, ``usage.json``, ``predictions.jsonl`` (or, for a run that
-did not finish, its per-episode ``items/``), ``scores.jsonl``, ``memory/<episode>.jsonl`` and
-``episodes/<episode>.json`` (the dialogue; older runs lack it, and the report then shows the
-turns the predictions quote). A missing file is listed in ``RunFiles.missing``, never invented;
-a malformed line is an error naming the file and the line.
+Every file is read through the run folder's one reader (``run.read.read_run``): status,
+config, summary, usage, the predictions (or, for a run that did not finish, its per-episode
+items), the scores, the stores after every session and the episodes as replayed (the dialogue;
+older runs lack them, and the report then shows the turns the predictions quote). A missing
+file is listed in ``RunFiles.missing``, never invented; a malformed line is an error naming the
+file and the line.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from recallbench.analysis.runs import RunInfo, runs_in
-from recallbench.errors import DataNotFoundError, DatasetFormatError
-from recallbench.io import safe_name
-from recallbench.metrics.summary import SUMMARY_FILE, Summary, has_summary, read_summary
-from recallbench.records import Episode, MemoryItem, Prediction
-
-T = TypeVar("T")
-Snapshot = tuple[int, tuple[MemoryItem, ...]]  # (after session, the store then)
+from recallbench.errors import DataNotFoundError
+from recallbench.metrics.summary import Summary
+from recallbench.records import Episode, Prediction
+from recallbench.run.read import EPISODES_DIR, Snapshot, read_run
 
 
 @dataclass(frozen=True)
@@ -50,121 +45,31 @@ class RunFiles:
         ``metrics.names``, else its protocol's ``metrics``), then the summary's, then others."""
         found = {m for values in self.scores.values() for m in values}
         cfg = self.info.config
-        named = list((cfg.get("metrics") or {}).get("names") or [])
-        named += list((cfg.get("protocol") or {}).get("metrics") or [])
+        named = [*cfg.metric_names, *cfg.protocol.metrics]
         ordered = [
             m for m in dict.fromkeys([*named, *self.summary.get("metrics", {})]) if m in found
         ]
         return ordered + sorted(found - set(ordered))
 
 
-def _lines(path: Path, parse: Callable[[dict[str, Any]], T]) -> list[T]:
-    out = []
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                out.append(parse(json.loads(line)))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise DatasetFormatError(
-                    f"{path} line {number}: not a record this file should hold ({exc!r})"
-                ) from exc
-    return out
-
-
-def _json(path: Path, missing: list[str]) -> dict[str, Any]:
-    if not path.is_file():
-        missing.append(path.name)
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise DatasetFormatError(f"{path}: not JSON ({exc})") from exc
-    return data if isinstance(data, dict) else {}
-
-
-def _predictions(run_dir: Path, missing: list[str]) -> list[Prediction]:
-    path = run_dir / "predictions.jsonl"
-    if path.is_file():
-        return _lines(path, Prediction.from_dict)
-    missing.append(path.name)  # not finished: show what the finished episodes wrote
-    return [
-        p
-        for item in sorted((run_dir / "items").glob("*.jsonl"))
-        for p in _lines(item, Prediction.from_dict)
-    ]
-
-
-def _scores(run_dir: Path, missing: list[str]) -> dict[str, dict[str, float]]:
-    path = run_dir / "scores.jsonl"
-    if not path.is_file():
-        missing.append(path.name)
-        return {}
-    out: dict[str, dict[str, float]] = {}
-    for pred_id, metric, value in _lines(
-        path, lambda d: (d["pred_id"], d["metric"], float(d["value"]))
-    ):
-        out.setdefault(pred_id, {})[metric] = value
-    return out
-
-
-def _snapshots(path: Path) -> tuple[Snapshot, ...]:
-    def parse(row: dict[str, Any]) -> Snapshot:
-        items = tuple(MemoryItem.from_dict(i) for i in row["items"])
-        return int(row["after_session"]), items
-
-    return tuple(_lines(path, parse))
-
-
-def _episodes(run_dir: Path) -> dict[str, Episode]:
-    out = {}
-    for path in sorted((run_dir / "episodes").glob("*.json")):
-        try:
-            episode = Episode.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise DatasetFormatError(f"{path}: not an episode record ({exc!r})") from exc
-        out[episode.episode_id] = episode
-    return out
-
-
 def load_run(folder: str | Path) -> RunFiles:
     """Read the run folder ``folder`` (an error naming it when it is not one)."""
-    run_dir = Path(folder)
-    if not (run_dir / "run.json").is_file():
-        raise DataNotFoundError(
-            f"{run_dir}: not a run folder (no run.json); a run folder is "
-            "results/runs/<tag>/<stamp>/<job>/, a sweep folder results/runs/<tag>/<stamp>/"
-        )
-    (info,) = runs_in(run_dir, finished=False)
-    missing: list[str] = []
-    record = _json(run_dir / "run.json", missing)
-    summary: Summary = {"metrics": {}}  # an unscored run: no metric
-    if has_summary(run_dir):
-        summary = read_summary(run_dir)
-    else:
-        missing.append(SUMMARY_FILE)
-    usage = _json(run_dir / "usage.json", missing)
-    predictions = _predictions(run_dir, missing)
-    scores = _scores(run_dir, missing)
-    episodes = _episodes(run_dir)
-    ids = [*episodes, *dict.fromkeys(p.episode_id for p in predictions)]
-    by_file = {safe_name(e): e for e in ids}
-    snapshots = {
-        by_file.get(path.stem, path.stem): _snapshots(path)
-        for path in sorted((run_dir / "memory").glob("*.jsonl"))
-    }
-    if not episodes:
-        missing.append("episodes/")
+    run = read_run(folder)
+    scores: dict[str, dict[str, float]] = {}
+    for score in run.scores:
+        scores.setdefault(score.pred_id, {})[score.metric] = score.value
+    missing = list(run.missing)
+    if not run.episodes:
+        missing.append(f"{EPISODES_DIR}/")
     return RunFiles(
-        info=info,
-        record=record,
-        summary=summary,
-        usage=usage,
-        predictions=tuple(predictions),
+        info=run,
+        record=dict(run.provenance.raw),
+        summary=run.summary,
+        usage=dict(run.usage.raw) if run.usage is not None else {},
+        predictions=run.predictions,
         scores=scores,
-        snapshots=snapshots,
-        episodes=episodes,
+        snapshots=run.snapshots,
+        episodes=run.episodes,
         missing=tuple(missing),
     )
 

@@ -18,7 +18,6 @@ from recallbench.records import (
     Episode,
     MemoryItem,
     Prediction,
-    decayed_recallable,
     in_memory,
 )
 from recallbench.verdict import Verdict, verdict_of
@@ -157,7 +156,7 @@ def episode_view(run: RunFiles, episode_id: str, preds: list[Prediction]) -> Epi
         entry = entry_for(run, pred, anchor is not None)
         n_problems += bool(entry.problems)
         (turns[anchor].entries if anchor is not None else session.entries).append(entry)
-    decayed = decayed_recallable(run.info.config)
+    decayed = run.info.config.memory.decayed_recallable
     for after, items in run.snapshots.get(episode_id, ()):
         if after in sessions:
             sessions[after].store = items

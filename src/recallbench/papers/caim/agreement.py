@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from recallbench.analysis import RunInfo, select
 from recallbench.judges.caim import CaimJudge
 from recallbench.metrics.agreement import agreement_report, align_ratings
-from recallbench.protocols.qa_gvd.scores import rescore_run
+from recallbench.protocols.qa_gvd.scores import rescore_answers
 from recallbench.records import JSON
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 from recallbench.tables.engine import reference_values
@@ -39,7 +39,10 @@ def rater_scores(
     """Return ``{metric: {rater label: {pred_id: score or None}}}`` for one run."""
     out: dict[str, dict[str, dict[str, float | None]]] = {}
     for label, judge in judges.items():
-        answers, verdicts = rescore_run(run.path, judge)
+        episodes = run.dataset_episodes()
+        answers, verdicts = rescore_answers(
+            run.predictions, episodes, run.stores, judge, str(run.path)
+        )
         for p in answers:
             for metric, value in verdicts[p.pred_id].scores.items():
                 out.setdefault(metric, {}).setdefault(label, {})[p.pred_id] = value

@@ -48,8 +48,7 @@ from recallbench.humaneval import (
     unit_scores,
 )
 from recallbench.metrics.bootstrap import holm
-from recallbench.protocols.qa_gvd.scores import load_run_episodes
-from recallbench.records import Episode, Prediction, Session, read_jsonl
+from recallbench.records import Episode, Session
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec, load_reference
 from recallbench.tables.spec import selector
 
@@ -125,9 +124,9 @@ def units(spec: TableSpec, ctx: TableContext) -> list[Unit]:
         run = _newest(ctx.runs, row)
         if run is None:
             continue
-        preds = read_jsonl(run.path / "predictions.jsonl", Prediction)
+        preds = run.predictions
         replies[row["label"]] = {p.pred_id: p.output for p in preds if p.kind == "response"}
-        episodes = episodes or load_run_episodes(run.path)
+        episodes = episodes or run.dataset_episodes()
     out = []
     limit = spec.option("max_episodes", None)
     for episode in sorted(episodes.values(), key=lambda e: e.episode_id)[:limit]:

@@ -134,6 +134,10 @@ def topk_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     """Builder of Table 15: ranks in the stores of the runs ``table.select`` picks."""
     used = select(ctx.runs, spec.option("select", {}))
     make_embedder = ctx.need("make_embedder")
-    pairs = [p for run in used for p in topk_ranks(run, make_embedder(run.config["embedder"]))]
+    pairs = [
+        p
+        for run in used
+        for p in topk_ranks(run, make_embedder(dict(run.config.embedder.settings)))
+    ]
     cells, notes = topk_cells(spec, [r for _, r in pairs], [e for e, _ in pairs])
     return BuiltTable(cells, runs=used, notes=notes)

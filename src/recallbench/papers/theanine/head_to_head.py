@@ -8,7 +8,7 @@ memories' order swapped to cancel position bias; the two verdicts give A 1 (win)
 1, a tie at exactly 1 (e.g. a win in one order and a loss in the other is a tie). Raw judge
 outputs are kept.
 
-Input: each run folder's ``predictions.jsonl`` with the recalled memory text in
+Input: each run folder's predictions (``run.read``) with the recalled memory text in
 ``Prediction.meta["recall_text"]`` (recorded by the response protocol), paired on ``pred_id``;
 the dialogue context is rebuilt from the episodes (the turn before which the response was made).
 
@@ -37,7 +37,8 @@ from recallbench.io import safe_name, write_json, write_jsonl_rows
 from recallbench.judges.geval import GEVAL_SOURCE, GEVAL_TASK
 from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import TaskResult
-from recallbench.records import Episode, Prediction, Turn, read_jsonl
+from recallbench.records import Episode, Prediction, Turn
+from recallbench.run.read import PREDICTIONS_FILE, RunRecord, read_run
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 from recallbench.tables.engine import reference_values
 from recallbench.tables.spec import selector
@@ -203,16 +204,6 @@ def summarize(
     }
 
 
-def _episodes_of(run_dir: Path) -> list[Episode]:
-    import yaml
-
-    from recallbench.datasets import load
-
-    cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
-    ds = cfg["dataset"]
-    return load(ds["name"], ds["data_dir"], **(ds.get("options") or {}))
-
-
 def compare_runs(
     run_a: str | Path,
     run_b: str | Path,
@@ -221,26 +212,18 @@ def compare_runs(
     *,
     max_episodes: int | None = None,
 ) -> GEvalResult:
-    """Compare two run folders; episodes default to run A's dataset config (``config.yaml``)."""
-    run_a, run_b = Path(run_a), Path(run_b)
-    where = (str(run_a / "predictions.jsonl"), str(run_b / "predictions.jsonl"))
-    pairs = pair_predictions(
-        read_jsonl(where[0], Prediction), read_jsonl(where[1], Prediction), where
-    )
-    episodes = list(episodes) if episodes is not None else _episodes_of(run_a)
-    names = (_run_name(run_a), _run_name(run_b))
+    """Compare two run folders; episodes default to run A's dataset (its config)."""
+    a, b = read_run(run_a, need_record=False), read_run(run_b, need_record=False)
+    where = (str(a.path / PREDICTIONS_FILE), str(b.path / PREDICTIONS_FILE))
+    pairs = pair_predictions(a.predictions, b.predictions, where)
+    if episodes is None:
+        episodes = list(a.dataset_episodes().values())
+    names = (_run_name(a), _run_name(b))
     return compare(pairs, episodes, llm, names=names, max_episodes=max_episodes, where=where)
 
 
-def _run_name(run_dir: Path) -> str:
-    import yaml
-
-    cfg_path = run_dir / "config.yaml"
-    if cfg_path.exists():
-        choice = (yaml.safe_load(cfg_path.read_text()) or {}).get("choices", {}).get("memory")
-        if choice:
-            return str(choice)
-    return run_dir.name
+def _run_name(run: RunRecord) -> str:
+    return run.choice("memory") or run.job
 
 
 def _newest(runs: Sequence[RunInfo], *selectors: dict) -> RunInfo | None:

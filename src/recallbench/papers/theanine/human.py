@@ -37,8 +37,6 @@ from recallbench.humaneval import (
     read_ratings,
 )
 from recallbench.memory import render_history
-from recallbench.protocols.qa_gvd.scores import load_run_episodes, load_stores
-from recallbench.records import Prediction, read_jsonl
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec, load_reference
 
 THREE = ("No", "Can't judge", "Yes")
@@ -102,7 +100,7 @@ def summary_units(spec: TableSpec, ctx: TableContext) -> list[Unit]:
     """A session's dialogue and the memories THEANINE wrote from it, sampled."""
     units = []
     for run in _theanine_runs(ctx.runs):
-        episodes, stores = load_run_episodes(run.path), load_stores(run.path)
+        episodes, stores = run.dataset_episodes(), run.stores
         for (episode_id, after), items in stores.items():
             session = next((s for s in episodes[episode_id].sessions if s.index == after), None)
             written = [m.text for m in items if m.attrs.get("session") == after]
@@ -116,7 +114,7 @@ def summary_units(spec: TableSpec, ctx: TableContext) -> list[Unit]:
 
 
 def _link_units(run: RunInfo) -> list[Unit]:
-    stores = load_stores(run.path)
+    stores = run.stores
     last: dict[str, int] = {}
     for episode_id, after in stores:
         last[episode_id] = max(after, last.get(episode_id, 0))
@@ -139,10 +137,10 @@ def _link_units(run: RunInfo) -> list[Unit]:
 
 
 def _refine_units(refined: RunInfo, raw: RunInfo) -> list[Unit]:
-    episodes = load_run_episodes(refined.path)
-    raws = {p.pred_id: p for p in read_jsonl(raw.path / "predictions.jsonl", Prediction)}
+    episodes = refined.dataset_episodes()
+    raws = {p.pred_id: p for p in raw.predictions}
     out = []
-    for p in read_jsonl(refined.path / "predictions.jsonl", Prediction):
+    for p in refined.predictions:
         other = raws.get(p.pred_id)
         text, before = p.meta.get("recall_text"), other and other.meta.get("recall_text")
         if p.kind != "response" or not text or not before or text == before:

@@ -7,7 +7,7 @@ contextual coherence and memory storage from the question, the answer key, the r
 memories, the store at question time and the response. Stored per answer prediction:
 ``meta["caim"]`` (the verdict) and ``meta["recalled_items"]`` (id, kind, text, source_ids,
 created of what was recalled) so other judges can rescore a finished run
-(``recallbench.protocols.qa_gvd.scores.rescore_run``). Memory states add ``n_words`` (Table 4).
+(``recallbench.protocols.qa_gvd.scores.rescore_answers``). Memory states add ``n_words`` (Table 4).
 
 Settings (``conf/protocol/qa_gvd.yaml``): those of ``qa`` plus ``caim_judge`` (a CAIM judge, built
 by the cli from the nested config; default the lexical judge) and ``keyed_only`` (ask only the questions the answer key covers: an LLM run

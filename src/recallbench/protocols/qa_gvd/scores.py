@@ -8,24 +8,22 @@ the mean over the questions where it is available (``n``), with an episode-clust
 ``ltm_words`` are the store's entries and whitespace words after the last session, summed over
 episodes (the paper: "across the 15 users"), ``words_per_entry`` their ratio.
 
-``rescore_run(run_dir, judge)`` scores a finished run's answers with another (built) CAIM judge
-(the recalled items are in the predictions, the store in ``memory/<episode>.jsonl``, the key
-from the run's dataset config): the raters of the agreement study (Table 2).
+``rescore_answers(predictions, episodes, stores, judge, where)`` scores a finished run's answers
+with another (built) CAIM judge (the recalled items are in the predictions; the caller reads the
+stores and the episodes of the run's dataset through ``run.read``): the raters of the agreement
+study (Table 2).
 """
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-from recallbench.io import safe_name
 from recallbench.judges.caim import CAIM_METRICS, CaimItem, CaimJudge, CaimVerdict
 from recallbench.metrics.bootstrap import Additive, ci_fields
-from recallbench.records import JSON, Episode, MemoryItem, Prediction, QAItem, Score, read_jsonl
+from recallbench.records import JSON, Episode, MemoryItem, Prediction, QAItem, Score
 
 RATIO = {"fn": "ratio"}
 STORAGE_METRICS = ("ltm_entries", "ltm_words", "words_per_entry")
@@ -195,60 +193,38 @@ def _memory_item(d: Mapping[str, JSON]) -> MemoryItem:
     )
 
 
-def load_stores(run_dir: Path) -> dict[tuple[str, int], tuple[MemoryItem, ...]]:
-    """Read ``memory/*.jsonl`` of a run: (episode_id, after_session) -> the store then."""
-    stores = {}
-    for path in sorted((run_dir / "memory").glob("*.jsonl")):
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            row = json.loads(line)
-            if not isinstance(row.get("items"), list) or "after_session" not in row:
-                raise ValueError(f"{path} line {n}: expected after_session and an items list")
-            items = tuple(MemoryItem.from_dict(i) for i in row["items"])
-            stores[(path.stem, int(row["after_session"]))] = items
-    return stores
+Stores = Mapping[tuple[str, int], Sequence[MemoryItem]]  # (episode id, after session) -> store
 
 
-def load_run_episodes(run_dir: Path) -> dict[str, Episode]:
-    """Reload the episodes a run saw from its ``config.yaml`` dataset block."""
-    import yaml
-
-    from recallbench.datasets import load
-
-    cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
-    ds = cfg.get("dataset") or {}
-    if "name" not in ds or "data_dir" not in ds:
-        raise ValueError(
-            f"{run_dir}/config.yaml: dataset block needs name and data_dir, got {sorted(ds)}"
-        )
-    episodes = load(ds["name"], ds["data_dir"], **(ds.get("options") or {}))
-    return {e.episode_id: e for e in episodes}
-
-
-def rescore_run(
-    run_dir: str | Path, judge: CaimJudge
+def rescore_answers(
+    predictions: Sequence[Prediction],
+    episodes: Mapping[str, Episode],
+    stores: Stores,
+    judge: CaimJudge,
+    where: str,
 ) -> tuple[list[Prediction], dict[str, CaimVerdict]]:
-    """Score the answers of a finished ``qa_gvd`` run with ``judge`` (a built CAIM judge)."""
-    run_dir = Path(run_dir)
-    preds = read_jsonl(run_dir / "predictions.jsonl", Prediction)
-    answers = [p for p in preds if p.kind == "answer"]
+    """Score the answers of a finished ``qa_gvd`` run with ``judge`` (a built CAIM judge).
+
+    The caller reads the run folder (``run.read.RunRecord``: its predictions, the episodes of
+    its dataset, its stores); ``where`` names the run in errors.
+    """
+    answers = [p for p in predictions if p.kind == "answer"]
     missing = [p.pred_id for p in answers if "recalled_items" not in p.meta]
     if missing:
         raise ValueError(
-            f"{run_dir}/predictions.jsonl: {len(missing)} answers lack meta.recalled_items "
+            f"{where}: {len(missing)} answers lack meta.recalled_items "
             f"(first: {missing[0]}); rescoring needs a run of protocol qa_gvd"
         )
-    episodes = load_run_episodes(run_dir)
-    stores = load_stores(run_dir)
     items = []
     for p in answers:
         episode = episodes.get(p.episode_id)
         qa = next((q for q in (episode.qa if episode else ()) if q.qa_id == p.meta["qa_id"]), None)
         if qa is None:
-            raise ValueError(f"{run_dir}: question {p.meta['qa_id']} not in the run's dataset")
-        store = stores.get((safe_name(p.episode_id), p.session_index))
+            raise ValueError(f"{where}: question {p.meta['qa_id']} not in the run's dataset")
+        store = stores.get((p.episode_id, p.session_index))
         if store is None:
             raise ValueError(
-                f"{run_dir}/memory: no store of {p.episode_id} after session {p.session_index}"
+                f"{where}/memory: no store of {p.episode_id} after session {p.session_index}"
             )
         recalled = [_memory_item(d) for d in p.meta["recalled_items"]]
         items.append(caim_item(episode, qa, p.output, recalled, store))
