@@ -1,6 +1,6 @@
 """Typed ``Prediction.meta`` per kind: what each protocol writes there, key by key.
 
-``Prediction.meta`` stays a JSON mapping on disk (``predictions.jsonl`` is unchanged both ways:
+``Prediction.meta`` stays a JSON mapping on disk (the predictions file is unchanged both ways:
 old folders read, and a new file holds the same key names); in code each kind has a TypedDict,
 read through ``meta_of(prediction, Kind)`` (or ``answer_meta``, ``response_meta``,
 ``memory_meta``), which checks the prediction's kind and the JSON type of every key it knows

@@ -100,7 +100,9 @@ def test_agreement_with_a_batch_run(tmp_path):
 
 def test_a_batch_credit_run_or_an_unknown_turn_is_named(tmp_path):
     batch_run = _run(tmp_path / "b", {"e1": [_item(0, "", ["e1/1", "e1/2"], "batch")]}, [])
-    with pytest.raises(ValueError, match=r"e1.jsonl line 1: item 'e/mem0/0' has no batch_turn_ids"):
+    with pytest.raises(
+        ValueError, match=r"episode 'e1' session 1: item 'e/mem0/0' has no batch_turn_ids"
+    ):
         read_batches(batch_run)
     run = _two_episodes(tmp_path)
     stray = _answer("e1", 9, ["e1/2"], [["e1/7"]], "temporal")

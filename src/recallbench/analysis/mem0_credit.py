@@ -20,14 +20,14 @@ recorded recall@k on the same questions (``scores.jsonl``), with the same paired
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from recallbench.metrics.bootstrap import RATIO, Additive, paired_test
 from recallbench.protocols.locomo import recall_at
-from recallbench.records import Prediction, Score, read_jsonl
+from recallbench.records import Prediction
+from recallbench.run.read import SCORES_FILE, read_run
 
 Batches = dict[str, tuple[str, ...]]  # turn id -> the turn ids of its write batch
 ALL = "all"
@@ -36,16 +36,17 @@ ALL = "all"
 def read_batches(run_dir: Path) -> Batches:
     """Every written turn's batch, from the snapshots of a ``credit=source_turn`` run."""
     out: Batches = {}
-    for path in sorted((run_dir / "memory").glob("*.jsonl")):
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            for item in json.loads(line).get("items", []) if line.strip() else []:
-                batch = (item.get("attrs") or {}).get("batch_turn_ids")
-                if batch is None:
+    for episode_id, snapshots in read_run(run_dir, need_record=False).snapshots.items():
+        for snapshot in snapshots:
+            for item in snapshot.items:
+                batch = item.attrs.get("batch_turn_ids")
+                if not isinstance(batch, list):
                     raise ValueError(
-                        f"{path} line {n}: item {item.get('item_id')!r} has no batch_turn_ids "
+                        f"{run_dir}: episode {episode_id!r} session {snapshot.after_session}: "
+                        f"item {item.item_id!r} has no batch_turn_ids "
                         "(expected a run made with memory=mem0 memory.credit=source_turn)"
                     )
-                out.update((turn, tuple(batch)) for turn in batch)
+                out.update((str(turn), tuple(str(t) for t in batch)) for turn in batch)
     if not out:
         raise ValueError(f"{run_dir}: no memory snapshots with batch_turn_ids under memory/")
     return out
@@ -63,8 +64,8 @@ def batch_sources(p: Prediction, batches: Batches) -> list[list[str]]:
 
 
 def answers(run_dir: Path) -> list[Prediction]:
-    """The run's answer predictions (``predictions.jsonl``)."""
-    return [p for p in read_jsonl(run_dir / "predictions.jsonl", Prediction) if p.kind == "answer"]
+    """The run's answer predictions (read through ``read_run``)."""
+    return [p for p in read_run(run_dir, need_record=False).predictions if p.kind == "answer"]
 
 
 def paired_rows(
@@ -117,10 +118,13 @@ def agreement(
 
 def recorded_recall(run_dir: Path, k: int) -> dict[str, float]:
     """Another run's recorded ``recall_at_<k>`` per question (its ``scores.jsonl``)."""
-    path, metric = run_dir / "scores.jsonl", f"recall_at_{k}"
-    out = {s.pred_id: float(s.value) for s in read_jsonl(path, Score) if s.metric == metric}
+    metric = f"recall_at_{k}"
+    scores = read_run(run_dir, need_record=False).scores
+    out = {s.pred_id: float(s.value) for s in scores if s.metric == metric}
     if not out:
-        raise ValueError(f"{path}: no {metric} scores (expected a locomo_qa run scored at k={k})")
+        raise ValueError(
+            f"{run_dir / SCORES_FILE}: no {metric} scores (expected a locomo_qa run scored at k={k})"
+        )
     return out
 
 
