@@ -90,7 +90,7 @@ def ordered_map(
             tasks.put(None)
 
 
-def _raise_first(pending: deque[_Slot]) -> None:
+def _raise_first(pending: deque[_Slot[T, R]]) -> None:
     for slot in pending:
         if slot.error is not None:
             raise slot.error

@@ -55,7 +55,8 @@ def _dt(value: str | None) -> datetime | None:
 class _Record:
     def to_dict(self) -> dict[str, JSON]:
         """Return a JSON-ready dict (datetimes as ISO strings, tuples as lists)."""
-        return _encode(self)
+        encoded: dict[str, JSON] = _encode(self)  # a dataclass encodes to a JSON object
+        return encoded
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False, sort_keys=True)

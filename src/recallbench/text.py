@@ -261,7 +261,7 @@ def porter_stem(word: str) -> str:
     Memoised: the stem is a pure function of the word and scoring stems the same words again
     and again (LoCoMo's F1 of 1,540 answers: 102,758 stems of a few thousand words).
     """
-    return _porter().stem(word)
+    return str(_porter().stem(word))  # nltk ships no types
 
 
 def light_stem(word: str) -> str:

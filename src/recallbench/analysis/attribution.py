@@ -121,7 +121,11 @@ C1 = {1: 1.0, 0: 0.0, 2: 0.0}
 
 
 def _qa_items(
-    run: RunInfo, proto: Mapping[str, Any], preds: list[Prediction], settings: dict, primary: str
+    run: RunInfo,
+    proto: Mapping[str, Any],
+    preds: list[Prediction],
+    settings: dict[str, Any],
+    primary: str,
 ) -> tuple[list[ItemFacts], RunAttribution]:
     answers = [p for p in preds if p.kind == "answer"]
     episodes = read_episodes(run, list(dict.fromkeys(p.episode_id for p in answers)))
@@ -185,7 +189,7 @@ def _evidence(
 
 
 def _teafarm_items(
-    run: RunInfo, proto: Mapping[str, Any], preds: list[Prediction], settings: dict
+    run: RunInfo, proto: Mapping[str, Any], preds: list[Prediction], settings: dict[str, Any]
 ) -> tuple[list[ItemFacts], RunAttribution]:
     replies = [p for p in preds if p.kind == "teafarm"]
     episodes = read_episodes(run, list(dict.fromkeys(p.episode_id for p in replies)))

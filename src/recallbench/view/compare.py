@@ -83,7 +83,7 @@ def pick_metric(a: RunFiles, b: RunFiles, metric: str | None) -> str | None:
     return metric
 
 
-def _order(pair: Pair) -> tuple:
+def _order(pair: Pair) -> tuple[bool, bool, float, bool, str]:
     unmatched = pair.a is None or pair.b is None
     return (unmatched, pair.delta is None, -abs(pair.delta or 0.0), not pair.differs, pair.pred_id)
 

@@ -65,8 +65,8 @@ def _delta(a: Any, b: Any) -> float | None:
 
 
 def _filters() -> dict[str, Any]:
-    def short(text: Any, n: int = 160) -> str:
-        text = str(text)
+    def short(value: object, n: int = 160) -> str:
+        text = str(value)
         return text if len(text) <= n else text[: n - 1] + "…"
 
     def delta_class(a: Any, b: Any) -> str:

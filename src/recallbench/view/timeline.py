@@ -98,7 +98,9 @@ def turn_anchor(pred: Prediction, turn_ids: frozenset[str] | None) -> str | None
     return anchor if pred.kind == "response" and pred.reference is not None else None
 
 
-def _store_before(snapshots: tuple[Snapshot, ...], session: int, anchored: bool) -> tuple:
+def _store_before(
+    snapshots: tuple[Snapshot, ...], session: int, anchored: bool
+) -> tuple[MemoryItem, ...]:
     """The store a prediction of ``session`` recalled from: after the previous session for a
     turn inside the session, after the session itself for a question asked after it."""
     found: tuple[MemoryItem, ...] = ()

@@ -27,7 +27,7 @@ show the paper's values only and the header says how to run the study.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -92,7 +92,7 @@ CORRELATIONS = (("memorability", "engagingness", 0.68), ("memorability", "humann
 STATISTICS = ("standardized", "absolute", "per_session")
 
 
-def _newest(runs: Sequence[RunInfo], row: dict) -> RunInfo | None:
+def _newest(runs: Sequence[RunInfo], row: Mapping[str, object]) -> RunInfo | None:
     found = select(runs, selector(row))
     return max(found, key=lambda r: r.stamp) if found else None
 
@@ -145,7 +145,9 @@ def units(spec: TableSpec, ctx: TableContext) -> list[Unit]:
     return out
 
 
-def _scores(ratings: list[Rating], criterion: str, session: int | None) -> dict:
+def _scores(
+    ratings: list[Rating], criterion: str, session: int | None
+) -> dict[tuple[str, str], float]:
     """Unit scores of one criterion, of one session (``/s<k>`` units) or of all."""
     where = None if session is None else (lambda r: r.unit.endswith(f"/s{session}"))
     return unit_scores(ratings, criterion, where)
@@ -180,7 +182,9 @@ def human_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     return BuiltTable(cells, header=header, notes=_notes(raw))
 
 
-def _cell(row: str, column: str, crit: Criterion, scores: dict, statistic: str) -> Cell:
+def _cell(
+    row: str, column: str, crit: Criterion, scores: dict[tuple[str, str], float], statistic: str
+) -> Cell:
     """Our mean of ``row``'s unit scores with its 95% interval (no paper value yet)."""
     (mean, low, high), n = summary(scores, row)
     episodes = {unit.rsplit("/s", 1)[0] for unit, system in scores if system == row}

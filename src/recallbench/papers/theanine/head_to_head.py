@@ -27,7 +27,7 @@ text: the reference has no values and we compare against every retrieval baselin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,12 +155,14 @@ def compare(
 _POINTS_AS_1 = {"1": 1.0, "tie": 0.5, "2": 0.0}
 
 
-def _row(a: Prediction, first: TaskResult, swapped: TaskResult) -> dict[str, Any]:
+def _row(
+    a: Prediction, first: TaskResult[str | None], swapped: TaskResult[str | None]
+) -> dict[str, Any]:
     choices = [first.value, swapped.value]
-    if None in choices:
+    if first.value is None or swapped.value is None:
         outcome = "unjudged"
     else:
-        points = _POINTS_AS_1[choices[0]] + (1.0 - _POINTS_AS_1[choices[1]])
+        points = _POINTS_AS_1[first.value] + (1.0 - _POINTS_AS_1[swapped.value])
         outcome = "win" if points > 1 else ("loss" if points < 1 else "tie")
     return {
         "pred_id": a.pred_id,
@@ -226,7 +228,7 @@ def _run_name(run: RunRecord) -> str:
     return run.choice("memory") or run.job
 
 
-def _newest(runs: Sequence[RunInfo], *selectors: dict) -> RunInfo | None:
+def _newest(runs: Sequence[RunInfo], *selectors: Mapping[str, object]) -> RunInfo | None:
     for sel in selectors:
         runs = select(runs, sel)
     return max(runs, key=lambda r: r.stamp) if runs else None

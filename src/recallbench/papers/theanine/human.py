@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from recallbench.analysis import RunInfo, select
 from recallbench.humaneval import (
@@ -167,7 +167,7 @@ def phase_units(spec: TableSpec, ctx: TableContext) -> list[Unit]:
 
 
 def _shares(
-    votes: dict, choices: Sequence[str], system: str
+    votes: Mapping[tuple[str, str], str], choices: Sequence[str], system: str
 ) -> tuple[dict[str, float | None], int]:
     labels = [v for (_, s), v in votes.items() if s == system]
     counts = Counter(labels)
