@@ -62,7 +62,7 @@ import numpy as np
 from recallbench.embed.base import Embedder
 from recallbench.metrics.base import Metric, MetricResult, Reference, check_inputs
 from recallbench.metrics.estimators import estimate, frontier_area, seed_values
-from recallbench.records import JSON
+from recallbench.verdict import JSONValue
 
 __all__ = ["MauveMetric", "auto_buckets", "frontier_area", "quantize", "seed_values"]
 
@@ -235,7 +235,7 @@ class MauveMetric(Metric):
         value = float(estimate(spec, sums))
         return MetricResult(value, None, meta, stats=stats, estimator=spec)
 
-    def cache_settings(self) -> dict[str, JSON] | None:
+    def cache_settings(self) -> dict[str, JSONValue] | None:
         """The metric's settings, None when its embedder was injected (an object)."""
         return None if self._injected else super().cache_settings()
 
