@@ -270,7 +270,7 @@ def process_alive(pid: int) -> bool:
     return True
 
 
-def is_stale(info: Mapping[str, JSONValue], now: float | None = None) -> bool:
+def is_stale(info: Mapping[str, object], now: float | None = None) -> bool:
     """Is a ``running`` record left behind by a process that is gone?
 
     On the same host the pid decides; elsewhere a heartbeat older than ``STALE_AFTER_S``.
