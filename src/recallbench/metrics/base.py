@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from recallbench.records import JSON
 from recallbench.verdict import JSONValue
 
 if TYPE_CHECKING:
@@ -41,7 +40,7 @@ class MetricResult:
 
     value: float
     items: list[float] | None = None
-    meta: dict[str, JSON] = field(default_factory=dict)  # JSON (Any): each metric's own keys
+    meta: dict[str, JSONValue] = field(default_factory=dict)
     stats: np.ndarray | list[list[float]] | None = field(default=None, repr=False, compare=False)
     estimator: dict[str, str | int | float | None] | None = None
 
