@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from recallbench.judgepanel.variants import JudgeInput, Variant
 from recallbench.judges import Judge, JudgeItem
 from recallbench.llm.protocol import LLMClient
+from recallbench.verdict import JSONValue
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class PanelJudge(Protocol):
         """Judge every item, in order."""
         ...
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, JSONValue]:
         """What produced the verdicts (for the table header and panel.json)."""
         ...
 
@@ -65,7 +66,7 @@ class AnswerJudge:
             for v in self.judge.judge_many(asked)
         ]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, JSONValue]:
         return {"label": self.label, **self.judge.describe()}
 
 
@@ -113,8 +114,8 @@ class PromptJudge:
             for r in results
         ]
 
-    def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def describe(self) -> dict[str, JSONValue]:
+        out: dict[str, JSONValue] = {
             "label": self.label,
             "name": "llm",
             "backend": self.llm.backend.name,

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import combinations
-from typing import Any
 
 import numpy as np
 
 from recallbench.judges.lexical import is_dont_know
 from recallbench.metrics.agreement import agreement_report, align_ratings, cohen_kappa
 from recallbench.metrics.bootstrap import RATIO, Additive, ci_fields
+from recallbench.verdict import JSONValue
 
 HEADLINE_METRICS = ("precision", "recall", "f1")
 # the headline metric of each protocol's paper (recall = accuracy = mean credit)
@@ -39,12 +39,12 @@ HEADLINE = {
 Row = tuple[str, float]  # (episode id, credit)
 
 
-def _interval(stat: Additive) -> dict[str, Any]:
+def _interval(stat: Additive) -> dict[str, JSONValue]:
     fields = ci_fields(stat, full=False, keep=False)
     return {"ci95": fields.get("ci95"), "n_clusters": fields.get("n_clusters")}
 
 
-def acceptance(rows: Sequence[Row]) -> dict[str, Any]:
+def acceptance(rows: Sequence[Row]) -> dict[str, JSONValue]:
     """Mean credit of ``rows`` with its episode-clustered 95% interval (value None: no rows)."""
     if not rows:
         return {"value": None, "n": 0, "ci95": None, "n_clusters": 0}
@@ -59,19 +59,21 @@ def unanswered(credit: float, dont_know: bool | None, answer: str) -> bool:
     return credit == 0 and is_dont_know(answer)
 
 
-def headline(rows: Sequence[tuple[str, float, bool]]) -> dict[str, dict[str, Any]]:
+def headline(rows: Sequence[tuple[str, float, bool]]) -> dict[str, dict[str, JSONValue]]:
     """LUFY precision / recall / F1 of ``(episode, credit, unanswered)`` rows, with intervals."""
     if not rows:
         return {m: {"value": None, "n": 0, "ci95": None} for m in HEADLINE_METRICS}
     table = [[c, 0.0 if dk else 1.0 - c, 1.0 if dk else 0.0] for _, c, dk in rows]
-    out = {}
+    out: dict[str, dict[str, JSONValue]] = {}
     for metric in HEADLINE_METRICS:
         stat = Additive.from_items([e for e, _, _ in rows], table, {"fn": "prf", "which": metric})
         out[metric] = {"value": stat.value(), "n": len(rows), **_interval(stat)}
     return out
 
 
-def agreement(ratings: Mapping[str, Mapping[str, float | None]]) -> dict[str, Any] | None:
+def agreement(
+    ratings: Mapping[str, Mapping[str, float | None]],
+) -> dict[str, JSONValue] | None:
     """Agreement statistics of ``{judge: {item: credit or None}}`` on the common items.
 
     None with fewer than 2 judges that scored anything, or no item all of them scored.
@@ -83,7 +85,7 @@ def agreement(ratings: Mapping[str, Mapping[str, float | None]]) -> dict[str, An
     if not items:
         return None
     report = agreement_report(matrix)
-    report["judges"] = judges
+    report["judges"] = [*judges]
     report["pairs"] = [
         {
             "a": judges[a],
@@ -96,7 +98,7 @@ def agreement(ratings: Mapping[str, Mapping[str, float | None]]) -> dict[str, An
     return report
 
 
-def spread(values: Mapping[str, float | None]) -> dict[str, Any] | None:
+def spread(values: Mapping[str, float | None]) -> dict[str, float | str | int] | None:
     """Min, max, range and standard deviation of the available values (None: fewer than 2)."""
     known = {k: v for k, v in values.items() if v is not None}
     if len(known) < 2:

@@ -110,7 +110,7 @@ class Variant:
 
     name: str
     task: PromptTask
-    fields: Callable[[JudgeInput], dict[str, Any]]
+    fields: Callable[[JudgeInput], Mapping[str, object]]
     credit: Callable[[Any], float]
     dont_know: Callable[[Any], bool] | None  # None: the prompt has no don't-know label
     paper: str | None  # whose judge it is (lufy, caim, theanine); None: ours

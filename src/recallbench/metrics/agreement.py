@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from recallbench.records import JSON
+from recallbench.verdict import JSONValue
 
 if TYPE_CHECKING:
     from recallbench.metrics.bootstrap import ClusterStatistic
@@ -166,11 +166,11 @@ def fleiss_kappa(ratings: Ratings) -> float | None:
     return fleiss_kappa_counts(np.stack([(x == v).sum(axis=1) for v in labels], axis=1))
 
 
-def agreement_report(ratings: Ratings) -> dict[str, JSON]:
+def agreement_report(ratings: Ratings) -> dict[str, JSONValue]:
     """Return every agreement statistic of an ``(n, k)`` ratings matrix as a JSON-ready dict."""
     x = as_matrix(ratings)
     n, k = x.shape
-    out: dict[str, JSON] = {
+    out: dict[str, JSONValue] = {
         "n_items": n,
         "n_raters": k,
         "percent_agreement": percent_agreement(x),

@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from recallbench.metrics.bootstrap import RATIO, Additive, ci_fields
-from recallbench.records import JSON
+from recallbench.verdict import JSONValue
 
 CLASSES = (
     "judge_disagreement",
@@ -168,21 +168,21 @@ def contested(item: ItemFacts) -> bool:
 
 def _share(
     items: Sequence[ItemFacts], hit: Mapping[str, bool], among: Mapping[str, bool]
-) -> dict[str, JSON]:
+) -> dict[str, JSONValue]:
     """Ratio of ``hit`` over ``among`` items (by item id), episode-clustered (every episode of
     ``items`` is a cluster, one with no ``among`` item contributes nothing)."""
     rows = [[float(hit.get(i.item_id, False)), float(among.get(i.item_id, False))] for i in items]
     n = int(sum(r[1] for r in rows))
     stat = Additive.from_items([i.episode_id for i in items], rows, RATIO) if items else None
     value = sum(r[0] for r in rows) / n if n else 0.0
-    entry: dict[str, JSON] = {"value": value, "n": n, "count": int(sum(r[0] for r in rows))}
+    entry: dict[str, JSONValue] = {"value": value, "n": n, "count": int(sum(r[0] for r in rows))}
     entry.update(ci_fields(stat if n else None, reason="no interval: no item in the denominator"))
     return entry
 
 
 def summarize(
     items: Sequence[ItemFacts], cover: Cover = "all", judges: int | None = None
-) -> dict[str, JSON]:
+) -> dict[str, JSONValue]:
     """The attribution summary of a run's items: accuracy, each class's share of the failures
     (``shares``), sub-reasons and outcome shares, each with its episode-clustered CI.
 
@@ -196,7 +196,9 @@ def summarize(
     every = {i.item_id: True for i in items}
     failed = {k: True for k in attributions}
     credit = [[i.credit, 1.0] for i in items]
-    accuracy: dict[str, JSON] = {"value": sum(c for c, _ in credit) / len(items) if items else 0.0}
+    accuracy: dict[str, JSONValue] = {
+        "value": sum(c for c, _ in credit) / len(items) if items else 0.0
+    }
     accuracy["n"] = len(items)
     accuracy.update(
         ci_fields(
@@ -224,11 +226,11 @@ def summarize(
         "failures": len(attributions),
         "failure_rate": _share(items, failed, every),
         "accuracy": accuracy,
-        "shares": shares,
-        "not_in_memory_reasons": reasons,
-        "failure_outcomes": outcomes,
+        "shares": {**shares},
+        "not_in_memory_reasons": {**reasons},
+        "failure_outcomes": {**outcomes},
         "contested_correct": sum(contested(i) for i in items),
         "cover": cover,
         "judges": judges,
-        "attributions": [a.to_dict() for a in attributions.values()],
+        "attributions": [{**a.to_dict()} for a in attributions.values()],
     }

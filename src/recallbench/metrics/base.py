@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from recallbench.records import JSON
+from recallbench.verdict import JSONValue
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,7 +40,7 @@ class MetricResult:
 
     value: float
     items: list[float] | None = None
-    meta: dict[str, JSON] = field(default_factory=dict)
+    meta: dict[str, JSONValue] = field(default_factory=dict)
     stats: np.ndarray | list[list[float]] | None = field(default=None, repr=False, compare=False)
     estimator: dict[str, str | int | float | None] | None = None
 
@@ -50,9 +50,10 @@ class MetricResult:
         if self.items is not None and not all(math.isfinite(v) for v in self.items):
             raise ValueError("metric items must be finite")
 
-    def to_dict(self) -> dict[str, JSON]:
+    def to_dict(self) -> dict[str, JSONValue]:
         """Return a JSON-ready dict."""
-        return {"value": self.value, "items": self.items, "meta": dict(self.meta)}
+        items: JSONValue = None if self.items is None else list(self.items)
+        return {"value": self.value, "items": items, "meta": dict(self.meta)}
 
 
 class Metric(ABC):
@@ -117,7 +118,7 @@ class Metric(ABC):
             )
         return None
 
-    def cache_settings(self) -> dict[str, JSON] | None:
+    def cache_settings(self) -> dict[str, JSONValue] | None:
         """The settings that decide this metric's results: its public attributes (plain
         values). None: not cached (``cache_results`` off, or a setting is an object)."""
         if not self.cache_results:

@@ -28,6 +28,7 @@ from typing import Any
 
 from recallbench.errors import ConfigError
 from recallbench.metrics.base import Metric, MetricResult, Reference, check_inputs, mean
+from recallbench.verdict import JSONValue
 
 MAX_PAIRS = 500_000  # remembered pair scores per metric object (~100 bytes each + the texts)
 
@@ -103,7 +104,7 @@ class BERTScoreMetric(Metric):
     def compute(self, predictions: Sequence[str], references: Sequence[Reference]) -> MetricResult:
         preds, refs = check_inputs(self.name, predictions, references)
         model_type, shown = self._model()
-        meta = {
+        meta: dict[str, JSONValue] = {
             "implementation": "bert-score F1",
             "model": shown,
             "num_layers": self.num_layers,

@@ -25,6 +25,7 @@ from typing import Any
 
 from recallbench.metrics.base import Metric, MetricResult, Reference, check_inputs, mean
 from recallbench.text import parlai_tokens as tokens
+from recallbench.verdict import JSONValue
 
 
 def _clip(x: float) -> float:
@@ -49,7 +50,7 @@ class CorpusBLEU(Metric):
 
     def compute(self, predictions: Sequence[str], references: Sequence[Reference]) -> MetricResult:
         preds, refs = check_inputs(self.name, predictions, references)
-        meta = {
+        meta: dict[str, JSONValue] = {
             "variant": "corpus",
             "implementation": "sacrebleu",
             "signature": "tok:13a|case:mixed|smooth:exp|eff:no (no predictions scored)",
@@ -109,7 +110,7 @@ class SentenceBLEU(Metric):
     def compute(self, predictions: Sequence[str], references: Sequence[Reference]) -> MetricResult:
         preds, refs = check_inputs(self.name, predictions, references)
         items = [self._score(p, rs) for p, rs in zip(preds, refs, strict=True)]
-        meta = {
+        meta: dict[str, JSONValue] = {
             "variant": "sentence, averaged",
             "implementation": "nltk sentence_bleu (ParlAI BleuMetric settings)",
             "tokenization": "ParlAI normalize_answer",

@@ -42,6 +42,7 @@ from recallbench.metrics.clusters import (
 )
 from recallbench.metrics.estimators import Spec
 from recallbench.records import JSON
+from recallbench.verdict import JSONValue
 
 __all__ = [
     "RATIO",
@@ -221,7 +222,7 @@ def compare_to_reference(
     settings: Bootstrap = Bootstrap(),
     key: Callable[[str], str] | None = None,
     alpha: float = 0.05,
-) -> dict[str, dict[str, JSON]]:
+) -> dict[str, dict[str, JSONValue]]:
     """Paired tests of every row against the ``reference`` row, Holm-corrected together.
 
     Returns ``{row: {diff, ci, p_value, p_holm, significant, n_clusters, test}}`` for every row
@@ -260,7 +261,7 @@ def ci_fields(
     reason: str = "no interval: nothing was scored",
     full: bool = True,
     keep: bool = True,
-) -> dict[str, JSON]:
+) -> dict[str, JSON]:  # Any: callers merge it into entries they type as dict[str, float]
     """Return the summary fields of a value's interval.
 
     ``full``: also ``ci_method``, ``n_resamples`` and ``seed`` (per-session entries record only
@@ -279,10 +280,14 @@ def ci_fields(
     return fields
 
 
-def statistic_from_entry(entry: Mapping[str, JSON]) -> Additive | None:
+def statistic_from_entry(entry: Mapping[str, JSONValue]) -> Additive | None:
     """Rebuild the additive statistic a summary entry stored under ``bootstrap`` (or None)."""
     data = entry.get("bootstrap")
-    return Additive.from_dict(data) if data else None
+    if not data:
+        return None
+    if not isinstance(data, dict):
+        raise TypeError(f"a summary entry's 'bootstrap' is an object, got {data!r:.80}")
+    return Additive.from_dict(data)
 
 
 RATIO: Spec = {"fn": "ratio"}
@@ -292,7 +297,7 @@ def clustered_entry(
     rows: Sequence[tuple[str, int, Sequence[float]]],
     spec: Spec = RATIO,
     per_session: bool = True,
-) -> dict[str, JSON]:
+) -> dict[str, JSONValue]:
     """A summary entry from (cluster, session, statistics) rows: value, n, interval, per session.
 
     The value is the estimator ``spec`` of the summed statistics (``ratio`` over ``[x, 1]`` rows:
@@ -309,15 +314,14 @@ def clustered_entry(
         return estimate_one(spec, stat.matrix.sum(axis=0)), stat
 
     value, stat = part(rows)
-    entry: dict[str, JSON] = {"value": value, "n": len(rows), **ci_fields(stat)}
+    entry: dict[str, JSONValue] = {"value": value, "n": len(rows), **ci_fields(stat)}
     if per_session:
         sessions: dict[int, list[tuple[str, int, Sequence[float]]]] = {}
         for row in rows:
             sessions.setdefault(row[1], []).append(row)
-        entry["per_session"] = {}
+        per: dict[str, JSONValue] = {}
         for index, group in sorted(sessions.items()):
             v, st = part(group)
-            entry["per_session"][str(index)] = {"value": v, "n": len(group)} | ci_fields(
-                st, full=False
-            )
+            per[str(index)] = {"value": v, "n": len(group), **ci_fields(st, full=False)}
+        entry["per_session"] = per
     return entry

@@ -113,7 +113,7 @@ def _source_sha(module: str) -> str | None:
     return _sources[key]
 
 
-def identity(metric: Metric) -> dict[str, JSON] | None:
+def identity(metric: Metric) -> dict[str, object] | None:
     """What decides ``metric``'s results besides its inputs (None: not cacheable)."""
     settings = metric.cache_settings()
     if settings is None:

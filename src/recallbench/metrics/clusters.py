@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from recallbench.metrics.estimators import Spec, estimate
-from recallbench.records import JSON
+from recallbench.verdict import JSONValue
 
 
 class ClusterStatistic(ABC):
@@ -104,20 +104,36 @@ class Additive(ClusterStatistic):
                 present[j] = own[where[c]]
         return replace(self, ids=tuple(ids), matrix=matrix, present=present)
 
-    def to_dict(self) -> dict[str, JSON]:
+    def to_dict(self) -> dict[str, JSONValue]:
         """Return ``{"estimator": spec, "clusters": {id: [sums]}}`` (JSON-ready)."""
-        clusters = {
+        clusters: dict[str, JSONValue] = {
             c: [float(v) for v in row] for c, row in zip(self.ids, self.matrix, strict=True)
         }
-        return {"estimator": dict(self.spec), "clusters": clusters}
+        estimator: dict[str, JSONValue] = {**self.spec}
+        return {"estimator": estimator, "clusters": clusters}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, JSON]) -> Additive:
-        """Inverse of :meth:`to_dict`."""
-        clusters = dict(data["clusters"])
-        width = max((len(v) for v in clusters.values()), default=0)
-        matrix = np.array(list(clusters.values()), dtype=float).reshape(len(clusters), width)
-        return cls(tuple(clusters), matrix, dict(data["estimator"]))
+    def from_dict(cls, data: Mapping[str, JSONValue]) -> Additive:
+        """Inverse of :meth:`to_dict` (TypeError naming the part that is not that shape)."""
+        clusters, spec = data["clusters"], data["estimator"]
+        if not isinstance(clusters, dict) or not isinstance(spec, dict):
+            raise TypeError("bootstrap: expected 'clusters' and 'estimator' objects")
+        rows = [_sums(c, v) for c, v in clusters.items()]
+        width = max((len(v) for v in rows), default=0)
+        matrix = np.array(rows, dtype=float).reshape(len(clusters), width)
+        return cls(tuple(clusters), matrix, {k: _setting(k, v) for k, v in spec.items()})
+
+
+def _sums(cluster: str, value: JSONValue) -> list[float]:
+    if not isinstance(value, list) or not all(isinstance(v, int | float) for v in value):
+        raise TypeError(f"bootstrap: cluster {cluster!r}: expected a list of numbers")
+    return [float(v) for v in value if isinstance(v, int | float)]
+
+
+def _setting(key: str, value: JSONValue) -> str | int | float | None:
+    if value is not None and not isinstance(value, str | int | float):
+        raise TypeError(f"bootstrap: estimator {key!r}: expected a plain value, got {value!r}")
+    return value
 
 
 @dataclass(frozen=True, eq=False)

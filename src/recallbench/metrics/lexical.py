@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from recallbench.metrics.base import Metric, MetricResult, Reference, check_inputs, mean
 from recallbench.text import parlai_tokens as tokens
+from recallbench.verdict import JSONValue
 
 
 def f1_tokens(pred: list[str], gold: list[str]) -> float:
@@ -40,7 +41,11 @@ class TokenF1(Metric):
             max(f1_tokens(tokens(p), tokens(r)) for r in rs)
             for p, rs in zip(preds, refs, strict=True)
         ]
-        meta = {"tokenization": "ParlAI normalize_answer", "aggregate": "mean", "n": len(items)}
+        meta: dict[str, JSONValue] = {
+            "tokenization": "ParlAI normalize_answer",
+            "aggregate": "mean",
+            "n": len(items),
+        }
         return MetricResult(mean(items), items, meta)
 
 
@@ -71,7 +76,7 @@ class RougeL(Metric):
             float(scorer.score_multi(rs, p)["rougeL"].fmeasure) if p.strip() else 0.0
             for p, rs in zip(preds, refs, strict=True)
         ]
-        meta = {
+        meta: dict[str, JSONValue] = {
             "implementation": "rouge-score rougeL F-measure",
             "use_stemmer": self.use_stemmer,
             "aggregate": "mean",
@@ -121,7 +126,7 @@ class Distinct(Metric):
     def compute(self, predictions: Sequence[str], references: Sequence[Reference]) -> MetricResult:
         preds, _ = check_inputs(self.name, predictions, references)
         value = distinct_n(preds, self.n, self.denominator)
-        meta = {
+        meta: dict[str, JSONValue] = {
             "tokenization": "ParlAI normalize_answer",
             "denominator": f"total {self.denominator}",
             "n": len(preds),

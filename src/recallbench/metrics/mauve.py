@@ -62,7 +62,7 @@ import numpy as np
 from recallbench.embed.base import Embedder
 from recallbench.metrics.base import Metric, MetricResult, Reference, check_inputs
 from recallbench.metrics.estimators import estimate, frontier_area, seed_values
-from recallbench.records import JSON
+from recallbench.verdict import JSONValue
 
 __all__ = ["MauveMetric", "auto_buckets", "frontier_area", "quantize", "seed_values"]
 
@@ -193,7 +193,7 @@ class MauveMetric(Metric):
             buckets = auto_buckets(len(human), len(preds))
         else:  # k-means needs at least as many points as clusters
             buckets = max(1, min(int(self.num_buckets), len(human) + len(preds)))
-        meta = {
+        meta: dict[str, JSONValue] = {
             "implementation": "mauve-text quantization (cluster_feats), tie-robust frontier_area",
             "featurizer": self.embedder.name if self.featurizer == "embedder" else "gpt2-large",
             "num_buckets": buckets,
@@ -230,12 +230,12 @@ class MauveMetric(Metric):
         }
         sums = stats.sum(axis=0)
         per_seed = [float(v) for v in seed_values(sums, buckets, self.seeds)]
-        meta["seed_values"] = per_seed
+        meta["seed_values"] = [*per_seed]
         meta["seed_sd"] = float(np.std(per_seed, ddof=1)) if self.seeds > 1 else None
         value = float(estimate(spec, sums))
         return MetricResult(value, None, meta, stats=stats, estimator=spec)
 
-    def cache_settings(self) -> dict[str, JSON] | None:
+    def cache_settings(self) -> dict[str, JSONValue] | None:
         """The metric's settings, None when its embedder was injected (an object)."""
         return None if self._injected else super().cache_settings()
 

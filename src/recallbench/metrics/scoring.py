@@ -84,7 +84,8 @@ def _entry(
     keep = metric.bootstrap_serializable and full
     entry: dict[str, Any] = {"value": res.value, "n": len(preds), "meta": res.meta}
     entry.update(ci_fields(stat, reason=metric.bootstrap_note, keep=keep, full=full))
-    per_session, parts = {}, []
+    per_session: dict[str, dict[str, Any]] = {}  # entries as the summary holds them
+    parts = []
     for index, group in sorted(by_session.items()):
         r, part = _compute(metric, group)
         per_session[str(index)] = {"value": r.value, "n": len(group)}

@@ -25,6 +25,7 @@ from typing import Any, Required, TypedDict, cast
 
 from recallbench.errors import DatasetFormatError
 from recallbench.io import write_json
+from recallbench.verdict import JSONValue
 
 __all__ = [
     "SUMMARY_FILE",
@@ -40,6 +41,8 @@ __all__ = [
 SUMMARY_FILE = "summary.json"
 
 # One metric's entry: value, n, the interval, per session, ... (see the module docstring).
+# Still Any: its readers (tables.cells, analysis.frames, view.html) use the values as numbers
+# directly; a typed entry comes with issue 47's run reader, which rewrites them.
 MetricEntry = dict[str, Any]
 
 
@@ -50,25 +53,25 @@ class Summary(TypedDict, total=False):
     metrics: Required[dict[str, MetricEntry]]
     n_episodes: int  # the runner
     n_predictions: int  # the runner
-    memory: dict[str, Any]  # the runner: ``metrics.activity`` (totals, per_session, method)
+    memory: dict[str, JSONValue]  # the runner: ``metrics.activity`` (totals, per_session, method)
     failed_calls_not_scored: int  # reference metrics (``metrics.scoring``), qa, locomo
     answer_failures: int  # qa, locomo
     aggregation: str  # qa, locomo: how per-session and pooled values are formed
-    judge: dict[str, Any]  # qa, locomo: the judge's description and its failure counts
-    judge_usage: dict[str, Any]  # qa, locomo: a judge with its own LLM (``Usage.to_dict``)
+    judge: dict[str, JSONValue]  # qa, locomo: the judge's description and its failure counts
+    judge_usage: dict[str, JSONValue]  # qa, locomo: a judge with its own LLM (``Usage.to_dict``)
     errata_items: int  # locomo: answers corrected by the errata
-    latency: dict[str, Any]  # locomo: p50/p95 seconds per timed stage (``protocols.locomo``)
-    errata: dict[str, Any]  # locomo under errata: sources, counts, conflicts (``protocols.locomo``)
-    caim_judge: dict[str, Any]  # qa_gvd: CAIM's rubric judge
+    latency: dict[str, JSONValue]  # locomo: p50/p95 seconds per timed stage (``protocols.locomo``)
+    errata: dict[str, JSONValue]  # locomo under errata: sources, counts, conflicts
+    caim_judge: dict[str, JSONValue]  # qa_gvd: CAIM's rubric judge
     fit: str  # memory_ops: how the thresholds were fitted ("cv", ...)
-    fits: list[dict[str, Any]]  # memory_ops: the per-fold fits
+    fits: list[dict[str, JSONValue]]  # memory_ops: the per-fold fits
     n_transitions: int  # memory_ops
     n_transitions_with_pairs: int  # memory_ops
     n_pairs: int  # memory_ops
-    teafarm: dict[str, Any]  # teafarm: question sources, judges, failure counts
+    teafarm: dict[str, JSONValue]  # teafarm: question sources, judges, failure counts
     predicted: dict[str, int]  # lamp1: predictions per label
-    classifier: dict[str, Any]  # lamp1: the cross-fitted classifier
-    imported: dict[str, Any]  # locomo_import: the shipped judge's metric, the source's naming
+    classifier: dict[str, JSONValue]  # lamp1: the cross-fitted classifier
+    imported: dict[str, JSONValue]  # locomo_import: the shipped judge's metric, the source's naming
     latency_ms: dict[str, float]  # locomo_import: the source's per-answer latency p50, p95, n
 
 

@@ -19,7 +19,6 @@ import ast
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from recallbench.io import not_reads
 
@@ -27,7 +26,7 @@ ENTRY = ("__main__", "recallbench.cli", "recallbench.cli.job", "recallbench.run.
 _parsed: dict[tuple[str, int, int], frozenset[str]] = {}  # (file, mtime_ns, size) -> imports
 
 
-def _package(name: str, module: Any) -> str:
+def _package(name: str, module: object) -> str:
     """The package a module's relative imports resolve against."""
     spec = getattr(module, "__spec__", None)
     if name == "__main__" and spec is not None:
@@ -37,7 +36,7 @@ def _package(name: str, module: Any) -> str:
     return name.rpartition(".")[0]
 
 
-def _imports(name: str, module: Any) -> frozenset[str]:
+def _imports(name: str, module: object) -> frozenset[str]:
     """The module names the source of ``module`` imports anywhere in its body (cached)."""
     origin = getattr(module, "__file__", None)
     if not isinstance(origin, str) or not origin.endswith(".py"):
@@ -69,7 +68,7 @@ def _names(tree: ast.AST, package: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def config_paths(config: Any) -> set[str]:
+def config_paths(config: object) -> set[str]:
     """Every string of a config that could name a module (``recallbench.`` dotted paths)."""
     if isinstance(config, Mapping):
         return {p for v in config.values() for p in config_paths(v)}
@@ -84,7 +83,7 @@ def _prefixes(name: str) -> list[str]:
     return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def reachable(roots: Iterable[str], modules: Mapping[str, Any] | None = None) -> set[str]:
+def reachable(roots: Iterable[str], modules: Mapping[str, object] | None = None) -> set[str]:
     """The names of ``modules`` (default ``sys.modules``) that import statements reach from
     ``roots`` (dotted paths: a module, or a module's attribute) and from ``ENTRY``."""
     modules = dict(sys.modules) if modules is None else modules

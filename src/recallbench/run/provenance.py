@@ -14,7 +14,6 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 from recallbench.records import Episode
 
@@ -42,7 +41,7 @@ def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes] | Non
     return out if out.returncode == 0 else None
 
 
-def git_state(cwd: Path | None = None) -> dict[str, Any]:
+def git_state(cwd: Path | None = None) -> dict[str, str | bool | None]:
     """The commit a run's code comes from and whether the working tree differs from it.
 
     ``git_dirty`` is true when tracked files under ``CODE_PATHS`` differ from ``HEAD`` (staged
@@ -76,7 +75,7 @@ def git_state(cwd: Path | None = None) -> dict[str, Any]:
     }
 
 
-def describe_code(info: Mapping[str, Any]) -> str:
+def describe_code(info: Mapping[str, object]) -> str:
     """``abc123def456``, or with `` + uncommitted changes (diff sha256 0123456789ab)``."""
     sha = str(info.get("git_sha") or "unknown commit")[:12]
     if info.get("git_dirty"):
@@ -84,11 +83,12 @@ def describe_code(info: Mapping[str, Any]) -> str:
     return sha
 
 
-def describe_deviations(info: Mapping[str, Any], generator: Mapping[str, Any]) -> str:
+def describe_deviations(info: Mapping[str, object], generator: Mapping[str, object]) -> str:
     """`` (structured outputs: <mode>, repair turns: n; ...)`` when a run (its ``run.json``
     ``info``, else its generator config) constrained or re-asked its replies: deviations from
     the papers' free-text, single-call setting; else ""."""
-    recorded = info.get("generator") or {}
+    recorded = info.get("generator")
+    recorded = recorded if isinstance(recorded, Mapping) else {}
     mode = recorded.get("structured") or generator.get("structured")
     repairs = recorded.get("repairs") or generator.get("repairs") or 0
     parts = [f"structured outputs: {mode}"] if mode not in (None, "off", False) else []

@@ -27,12 +27,13 @@ import platform
 import signal
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypedDict
 
 from recallbench.io import write_json
+from recallbench.verdict import JSONValue
 
 USABLE = ("finished", "degraded")  # statuses whose results tables may use
 STALE_AFTER_S = 6 * 3600  # a heartbeat older than this on another host counts as stale
@@ -107,32 +108,32 @@ NOT_IDENTITY = (
 )
 
 
-def identity(config: Mapping[str, Any]) -> dict[str, Any]:
+def identity(config: Mapping[str, object]) -> dict[str, object]:
     """The part of a resolved config that decides a run's results."""
     out = {k: v for k, v in config.items() if k not in NOT_IDENTITY}
     for dotted in (k for k in NOT_IDENTITY if "." in k):
         group, key = dotted.split(".", 1)
-        if isinstance(out.get(group), Mapping) and key in out[group]:
-            out[group] = {k: v for k, v in out[group].items() if k != key}
+        if isinstance(part := out.get(group), Mapping) and key in part:
+            out[group] = {k: v for k, v in part.items() if k != key}
     return out
 
 
-def config_hash(config: Mapping[str, Any]) -> str:
+def config_hash(config: Mapping[str, object]) -> str:
     """sha256 (16 hex) of the canonical JSON of ``identity(config)``."""
     text = json.dumps(identity(config), sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _flat(node: Any, prefix: str = "") -> dict[str, Any]:
+def _flat(node: object, prefix: str = "") -> dict[str, object]:
     if isinstance(node, Mapping):
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for k, v in node.items():
             out.update(_flat(v, f"{prefix}{k}."))
         return out
     return {prefix[:-1]: node}
 
 
-def config_diff(old: Mapping[str, Any], new: Mapping[str, Any], limit: int = 4) -> str:
+def config_diff(old: Mapping[str, object], new: Mapping[str, object], limit: int = 4) -> str:
     """``memory.k: 2 -> 6; seed: 0 -> 1`` over the identity keys (at most ``limit`` shown)."""
     a, b = _flat(identity(old)), _flat(identity(new))
     keys = sorted(k for k in set(a) | set(b) if a.get(k, "<absent>") != b.get(k, "<absent>"))
@@ -144,10 +145,10 @@ def config_diff(old: Mapping[str, Any], new: Mapping[str, Any], limit: int = 4) 
 # ----------------------------------------------------------------------------- usage sums
 
 
-def add_usage(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+def add_usage(a: Mapping[str, JSONValue], b: Mapping[str, JSONValue]) -> dict[str, JSONValue]:
     """Add two usage dicts leaf by leaf (numbers add; a cost that is None on either side stays
     None: unknown is never silently 0; lists of samples are concatenated, 3 per task kept)."""
-    out: dict[str, Any] = {}
+    out: dict[str, JSONValue] = {}
     for key in sorted(set(a) | set(b)):
         x, y = a.get(key), b.get(key)
         if key not in a or key not in b:
@@ -160,9 +161,11 @@ def add_usage(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = None
         elif isinstance(x, bool | str) or isinstance(y, bool | str):
             out[key] = y
-        else:
+        elif isinstance(x, int | float) and isinstance(y, int | float):
             total = x + y
             out[key] = round(total, 8) if isinstance(total, float) else total
+        else:
+            raise TypeError(f"usage {key!r}: cannot add {x!r} and {y!r}")
     return out
 
 
@@ -172,10 +175,10 @@ def attempt_files(run_dir: Path) -> list[Path]:
     return sorted(files, key=lambda p: int(p.stem.split("-")[1]))
 
 
-def summed_usage(run_dir: Path) -> dict[str, Any]:
+def summed_usage(run_dir: Path) -> dict[str, Any]:  # Any: the runner reads its totals as numbers
     """Sum every attempt's usage; ``attempts`` lists each attempt's totals."""
     total: dict[str, Any] = {}
-    attempts = []
+    attempts: list[JSONValue] = []
     for path in attempt_files(run_dir):
         usage = json.loads(path.read_text())
         attempts.append({"attempt": int(path.stem.split("-")[1]), **usage.get("totals", {})})
@@ -200,21 +203,32 @@ class HealthPolicy:
         return cls(**dict(cfg or {}))
 
 
-def health_problems(usage: Mapping[str, Any], policy: HealthPolicy) -> list[dict[str, Any]]:
+class Problem(TypedDict):
+    """An unhealthy task (``health_problems``): its failures of one kind among its calls."""
+
+    task: str
+    kind: str  # "parse_failures" or "failures"
+    n: int
+    calls: int
+    rate: float
+
+
+def health_problems(usage: Mapping[str, object], policy: HealthPolicy) -> list[Problem]:
     """Return one entry per task whose parse or transport failure rate passes the policy.
 
     Rates are per task call; repair turns (``generator.repairs``) are extra calls of the same
     task, so they are not in the denominator."""
-    problems = []
-    for task, bucket in sorted((usage.get("tasks") or {}).items()):
-        calls = int(bucket.get("calls") or 0) - int(bucket.get("repairs") or 0)
+    problems: list[Problem] = []
+    for task, value in sorted(_mapping(usage.get("tasks") or {}, "tasks").items()):
+        bucket = _mapping(value, f"tasks.{task}")
+        calls = _count(bucket, "calls") - _count(bucket, "repairs")
         if not calls:
             continue
         for kind, limit in (
             ("parse_failures", policy.max_parse_failure_rate),
             ("failures", policy.max_failure_rate),
         ):
-            n = int(bucket.get(kind) or 0)
+            n = _count(bucket, kind)
             if n and n / calls > limit:
                 problems.append(
                     {"task": task, "kind": kind, "n": n, "calls": calls, "rate": n / calls}
@@ -222,10 +236,23 @@ def health_problems(usage: Mapping[str, Any], policy: HealthPolicy) -> list[dict
     return problems
 
 
-def describe_problems(problems: list[dict[str, Any]]) -> str:
+def _mapping(value: object, where: str) -> Mapping[str, JSONValue]:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"usage {where}: expected an object, got {value!r:.80}")
+    return value
+
+
+def _count(bucket: Mapping[str, JSONValue], key: str) -> int:
+    value = bucket.get(key) or 0
+    if not isinstance(value, int | float | str):
+        raise TypeError(f"usage {key}: expected a count, got {value!r:.80}")
+    return int(value)
+
+
+def describe_problems(problems: Sequence[Mapping[str, object]]) -> str:
     """One line naming each unhealthy task, e.g. ``theanine.link_relation: 69/69 parse failures``."""
     return "; ".join(
-        f"{p['task']}: {p['n']}/{p['calls']} {p['kind'].replace('_', ' ')}" for p in problems
+        f"{p['task']}: {p['n']}/{p['calls']} {str(p['kind']).replace('_', ' ')}" for p in problems
     )
 
 
@@ -243,7 +270,7 @@ def process_alive(pid: int) -> bool:
     return True
 
 
-def is_stale(info: Mapping[str, Any], now: float | None = None) -> bool:
+def is_stale(info: Mapping[str, object], now: float | None = None) -> bool:
     """Is a ``running`` record left behind by a process that is gone?
 
     On the same host the pid decides; elsewhere a heartbeat older than ``STALE_AFTER_S``.
@@ -251,14 +278,14 @@ def is_stale(info: Mapping[str, Any], now: float | None = None) -> bool:
     if info.get("status") != "running":
         return False
     pid, host = info.get("pid"), info.get("host")
-    if pid is not None and host == platform.node():
+    if isinstance(pid, int | str) and host == platform.node():
         return not process_alive(int(pid))
     beat = info.get("heartbeat_unix") or info.get("started_unix")
     now = time.time() if now is None else now
-    return beat is None or now - float(beat) > STALE_AFTER_S
+    return not isinstance(beat, int | float | str) or now - float(beat) > STALE_AFTER_S
 
 
-def write_run_json(run_dir: Path, info: dict[str, Any]) -> None:
+def write_run_json(run_dir: Path, info: dict[str, JSONValue]) -> None:
     """Refresh the heartbeat and write ``run.json`` atomically."""
     info["heartbeat_unix"] = time.time()
     write_json(run_dir / "run.json", info)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from recallbench.errors import DatasetFormatError
 from recallbench.metrics.summary import Summary, read_summary
 from recallbench.run.provenance import describe_code
+from recallbench.verdict import JSONValue
 
 if TYPE_CHECKING:
     from rich.panel import Panel
@@ -32,7 +33,7 @@ def _read(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _number(value: Any) -> str:
+def _number(value: object) -> str:
     return f"{value:.4g}" if isinstance(value, (int, float)) else "n/a"
 
 
@@ -44,7 +45,7 @@ def _summary(run_dir: Path) -> Summary:
         return {"metrics": {}}
 
 
-def metric_rows(summary: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
+def metric_rows(summary: Summary) -> list[tuple[str, str, str, str]]:
     """``(metric, value, 95% CI, n)`` for the first ``HEADLINE`` metrics of a summary."""
     rows = []
     for name, entry in list((summary.get("metrics") or {}).items())[:HEADLINE]:
@@ -56,9 +57,17 @@ def metric_rows(summary: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def usage_line(usage: dict[str, Any]) -> str:
+def _object(value: JSONValue | None) -> Mapping[str, JSONValue]:
+    return value if isinstance(value, dict) else {}
+
+
+def _count(value: JSONValue | None) -> int | float:
+    return value if isinstance(value, int | float) else 0
+
+
+def usage_line(usage: Mapping[str, JSONValue]) -> str:
     """Calls, cache hits, failures, unparsed replies and cost over every attempt."""
-    totals = usage.get("totals") or {}
+    totals = _object(usage.get("totals"))
     cost = totals.get("cost_usd")
     repairs = totals.get("repairs") or 0
     fixed = f" · repair turns {repairs} ({totals.get('repaired', 0)} parsed)" if repairs else ""
@@ -69,18 +78,18 @@ def usage_line(usage: dict[str, Any]) -> str:
     )
 
 
-def compute_line(usage: dict[str, Any]) -> str | None:
+def compute_line(usage: Mapping[str, JSONValue]) -> str | None:
     """LM scores and embeddings (how many came from a cache) and where the time went."""
-    compute = usage.get("compute") or {}
+    compute = _object(usage.get("compute"))
     parts = []
     for what, label in (("lm_scores", "LM scores"), ("embeddings", "embeddings")):
-        c = compute.get(what) or {}
-        hits = c.get("memory_hits", 0) + c.get("disk_hits", 0)
-        total = hits + c.get("computed", c.get("misses", 0))
+        c = _object(compute.get(what))
+        hits = _count(c.get("memory_hits")) + _count(c.get("disk_hits"))
+        total = hits + _count(c.get("computed", c.get("misses")))
         if total:
             parts.append(f"{label} {total} ({hits} cached)")
-    seconds = compute.get("seconds") or {}
-    spent = [f"{k.replace('_', ' ')} {v:.1f} s" for k, v in seconds.items() if v >= 0.05]
+    seconds = _object(compute.get("seconds")).items()
+    spent = [f"{k.replace('_', ' ')} {v:.1f} s" for k, v in seconds if _count(v) >= 0.05]
     if spent:
         parts.append("time: " + ", ".join(spent))
     return " · ".join(parts) or None

@@ -111,14 +111,14 @@ def sources(
     return {"modules": imported_modules(roots), "reads": reads}
 
 
-def changed(recorded: Mapping[str, Any]) -> str | None:
+def changed(recorded: Mapping[str, object]) -> str | None:
     """The first recorded file (``sources``) whose bytes are not as recorded, or that is gone;
     ``"sources"`` for a malformed record or one without modules; None: every file unchanged."""
-    groups = [recorded.get("modules"), recorded.get("reads")]
-    if not all(isinstance(g, dict) for g in groups) or not groups[0]:
+    modules, reads = recorded.get("modules"), recorded.get("reads")
+    if not isinstance(modules, dict) or not isinstance(reads, dict) or not modules:
         return "sources"  # a run that recorded no module cannot say what it ran
-    for group in groups:
-        for key, sha in group.items():  # type: ignore[union-attr]
+    for group in (modules, reads):
+        for key, sha in group.items():
             if file_sha256(_path(key)) != sha:
                 return str(key)
     return None

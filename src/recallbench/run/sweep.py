@@ -15,10 +15,10 @@ import json
 import os
 import platform
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from recallbench.errors import ConfigError
 from recallbench.io import write_json
@@ -32,7 +32,7 @@ def sweep_name(sweep_dir: Path) -> str:
     return f"{sweep_dir.parent.name}/{sweep_dir.name}"
 
 
-def record_job(sweep_dir: Path, job: str, **state: Any) -> None:
+def record_job(sweep_dir: Path, job: str, **state: object) -> None:
     """Merge ``state`` into the job's entry of ``<sweep_dir>/sweep.json`` (under a file lock)."""
     import filelock
 
@@ -63,7 +63,14 @@ def read_sweep(path: Path) -> dict[str, Any]:
     return data
 
 
-def job_usage(run_dir: Path) -> dict[str, Any]:
+class JobUsage(TypedDict):
+    """What a job sent: requests (cached answers not counted) and dollars."""
+
+    calls: int
+    usd: float
+
+
+def job_usage(run_dir: Path) -> JobUsage:
     """Requests sent and dollars spent by a run over its attempts (its ``usage.json``)."""
     try:
         totals = json.loads((run_dir / "usage.json").read_text())["totals"]
@@ -73,12 +80,15 @@ def job_usage(run_dir: Path) -> dict[str, Any]:
     return {"calls": sent, "usd": float(totals.get("cost_usd") or 0.0)}
 
 
-def _alive(entry: dict[str, Any]) -> bool:
+def _alive(entry: Mapping[str, object]) -> bool:
     """Is a job recorded ``running`` still running? Known only on its own host."""
-    if entry.get("host") != platform.node() or not entry.get("pid"):
+    pid = entry.get("pid")
+    if entry.get("host") != platform.node() or not pid:
         return True  # another machine: trust the record
+    if not isinstance(pid, int | str):
+        raise ConfigError(f"sweep.json: a job's pid is not a number: {pid!r:.80}")
     try:
-        os.kill(int(entry["pid"]), 0)
+        os.kill(int(pid), 0)
     except ProcessLookupError:
         return False
     except PermissionError:
@@ -157,7 +167,7 @@ def ledger_lines(view: LedgerView, calls: int, usd: float, died: int = 0) -> lis
     return lines
 
 
-def holder_gone(holder: str, jobs: dict[str, Any]) -> bool:
+def holder_gone(holder: str, jobs: Mapping[str, Mapping[str, object]]) -> bool:
     """Is the process ``host:pid`` that holds a reservation gone? On this host: its pid is not
     running. Elsewhere: a job of the sweep recorded with that host and pid has ended (a holder
     no job names is trusted: it may be running)."""
@@ -172,7 +182,7 @@ def holder_gone(holder: str, jobs: dict[str, Any]) -> bool:
     )
 
 
-def job_status(entry: dict[str, Any]) -> str:
+def job_status(entry: Mapping[str, object]) -> str:
     """A job's status; one recorded ``running`` whose process is gone (on this host) is
     ``died`` (``kill -9``, a lost node)."""
     status = str(entry.get("status", "?"))
@@ -198,7 +208,7 @@ def worst_exit(statuses: Iterable[str]) -> int:
     return EXIT_INTERRUPTED if seen & set(RESUMABLE) else 0
 
 
-def record_end(info: dict[str, Any], run_dir: Path, sweep_dir: Path, job: str) -> None:
+def record_end(info: Mapping[str, object], run_dir: Path, sweep_dir: Path, job: str) -> None:
     """A job's final state in ``sweep.json``, from its run record (``Runner.info``) and its
     ``usage.json``; nothing when the run never started (no record)."""
     if not info:

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from recallbench.metrics.summary import Summary
 from recallbench.records import Prediction
+from recallbench.verdict import JSONValue
 
 if TYPE_CHECKING:
     from wandb.sdk.wandb_run import Run
@@ -44,16 +45,17 @@ class WandbLogger:
 
     def log_run(
         self,
-        config: dict[str, Any],
+        config: dict[str, JSONValue],
         summary: Summary,
         predictions: Sequence[Prediction],
-        usage: dict[str, Any],
+        usage: Mapping[str, JSONValue],
     ) -> None:
         """Log a finished run; does nothing when the mode is ``disabled``."""
         if self.mode == "disabled":
             return
         import wandb
 
+        job = config.get("job")
         with _weave_hint_off(not self.verbose):
             run = wandb.init(
                 project=self.project,
@@ -61,18 +63,20 @@ class WandbLogger:
                 mode=self.mode,  # type: ignore[arg-type]
                 config=config,
                 tags=self.tags,
-                name=config.get("job"),
+                name=job if isinstance(job, str) else None,
                 reinit="finish_previous",
                 settings=None if self.verbose else wandb.Settings(silent=True),
             )
         try:
-            flat = {
+            flat: dict[str, JSONValue] = {
                 f"{name}/{key}": val
                 for name, entry in summary["metrics"].items()
                 for key, val in entry.items()
                 if isinstance(val, int | float)
             }
-            flat.update({f"usage/{k}": v for k, v in usage.get("totals", {}).items()})
+            totals = usage.get("totals")
+            if isinstance(totals, dict):
+                flat.update({f"usage/{k}": v for k, v in totals.items()})
             run.log(flat)
             columns: list[str | int] = [
                 "pred_id",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from recallbench.tables.cell import Cell
 
@@ -32,10 +32,11 @@ def part(cell: Cell, axis: str | None) -> str:
     return {"rows": cell.row, "columns": cell.column, "metrics": cell.metric, None: ""}[axis]
 
 
-def number(value: Any) -> float | None:
+def number(value: object) -> float | None:
     """A plottable number, or None (n/a, a string, a bool)."""
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    return float(value) if ok else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
 
 
 def at(points: Sequence[Point], positions: Mapping[str, float]) -> list[float]:
@@ -219,7 +220,7 @@ def scatter(
                 )
 
 
-def pareto(ax: Any, cells: Sequence[Cell], label: str, x_metric: str, y_metric: str) -> None:
+def pareto(ax: Axes, cells: Sequence[Cell], label: str, x_metric: str, y_metric: str) -> None:
     """Quality (``y_metric``) against a cost (``x_metric``), one point per ``label`` part (a
     method); the Pareto-efficient points (no other point at most as costly and at least as
     good, strictly better in one) filled and joined by the frontier's step line."""

@@ -139,8 +139,9 @@ def attribution_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
             oracle = [r for r in matched if is_oracle(r)]
             used.update({r.path: r for r in matched})
             row_runs[name] = actual
-            items, infos, owned = _read(actual, spec, column.get("subset"))
-            oracle_items, _, _ = _read(oracle, spec, column.get("subset"))
+            subset = None if column.get("subset") is None else str(column["subset"])
+            items, infos, owned = _read(actual, spec, subset)
+            oracle_items, _, _ = _read(oracle, spec, subset)
             cover = spec.option("cover", None) or (infos[0].cover if infos else "all")
             judges = max((len(i.judges) for i in infos), default=1)
             summary = summarize(items, cover, judges) if actual else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Literal, overload
 
 from recallbench.analysis import RunInfo
 from recallbench.errors import ConfigError, DataNotFoundError
@@ -28,8 +28,8 @@ __all__ = ["BuiltTable", "Factory", "FactoryName", "TableContext"]
 # LLM and a QA judge as the config names them, a CAIM judge and an embedder from a config node.
 LLMFactory = Callable[[], "LLMClient"]
 JudgeFactory = Callable[[], "Judge"]
-CaimJudgeFactory = Callable[[Any], "CaimJudge"]
-EmbedderFactory = Callable[[Any], "TextEmbedder"]
+CaimJudgeFactory = Callable[[Mapping[str, object]], "CaimJudge"]
+EmbedderFactory = Callable[[Mapping[str, object]], "TextEmbedder"]
 Factory = LLMFactory | JudgeFactory | CaimJudgeFactory | EmbedderFactory
 FactoryName = Literal["make_llm", "make_judge", "make_caim_judge", "make_embedder"]
 
@@ -46,7 +46,7 @@ class TableContext:
     results_dir: Path
     data_dir: Path | None = None
     runs: tuple[RunInfo, ...] = ()
-    config: Mapping[str, Any] = field(default_factory=dict)
+    config: Mapping[str, object] = field(default_factory=dict)
     make_llm: LLMFactory | None = None
     make_judge: JudgeFactory | None = None
     make_caim_judge: CaimJudgeFactory | None = None

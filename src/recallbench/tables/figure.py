@@ -91,7 +91,7 @@ class FigureSpec:
     title: str = ""  # the figure's own title when it is another of the paper's results
 
 
-def parse_figure(value: Any) -> FigureSpec:
+def parse_figure(value: object) -> FigureSpec:
     """Validate a ``figure:`` mapping; a ValueError names the key, what was expected and got."""
     if not isinstance(value, Mapping):
         raise ValueError(f"expected a mapping (kind, x, series, ...), got {value!r}")

@@ -29,7 +29,14 @@ import numpy as np
 
 from recallbench.metrics.bootstrap import Bootstrap, ClusterStatistic, MeanOf, statistic_from_entry
 
-__all__ = ["Found", "entry_found", "pooled_interval", "pooled_seeds", "stratified_values"]
+__all__ = [
+    "Found",
+    "Stratified",
+    "entry_found",
+    "pooled_interval",
+    "pooled_seeds",
+    "stratified_values",
+]
 
 PLACES = (("session", "per_session"), ("qsession", "per_question_session"))
 
@@ -105,22 +112,34 @@ def entry_found(
     return Found(float(entry[field]), n, ci, episodes, stat, stratum, why, seeds)
 
 
+@dataclass(frozen=True)
+class Stratified:
+    """``constant + sum w * stat(positions)`` over the resampled strata (a scipy statistic)."""
+
+    constant: float
+    free: tuple[tuple[float, ClusterStatistic], ...]
+
+    @property
+    def vectorized(self) -> bool:
+        return all(s.vectorized for _, s in self.free)
+
+    def __call__(self, *idx: np.ndarray, axis: int = -1) -> np.ndarray | float:
+        return self.constant + sum(
+            w * s.values(i) for (w, s), i in zip(self.free, idx, strict=True)
+        )
+
+
 def stratified_values(
     parts: Sequence[tuple[float, ClusterStatistic]],
-) -> tuple[list[np.ndarray], Any]:
+) -> tuple[list[np.ndarray], Stratified]:
     """The samples and statistic of a stratified bootstrap of ``sum w * stat`` (fixed weights).
 
     A stratum with a single episode cannot be resampled (scipy needs two observations): its
     value enters as a constant.
     """
     constant = sum(w * s.value() for w, s in parts if len(s.ids) < 2)
-    free = [(w, s) for w, s in parts if len(s.ids) >= 2]
-
-    def statistic(*idx: np.ndarray, axis: int = -1) -> np.ndarray | float:
-        return constant + sum(w * s.values(i) for (w, s), i in zip(free, idx, strict=True))
-
-    statistic.vectorized = all(s.vectorized for _, s in free)  # type: ignore[attr-defined]
-    return [np.arange(len(s.ids)) for _, s in free], statistic
+    free = tuple((w, s) for w, s in parts if len(s.ids) >= 2)
+    return [np.arange(len(s.ids)) for _, s in free], Stratified(constant, free)
 
 
 def pooled_interval(

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from recallbench.analysis import RunInfo, select
-from recallbench.metrics.summary import read_summary
+from recallbench.metrics.summary import Summary, read_summary
 from recallbench.tables.cell import Cell
 from recallbench.tables.engine import BuiltTable, TableContext
 from recallbench.tables.spec import TableSpec, selector
@@ -32,15 +32,21 @@ __all__ = ["latency_table", "run_latency"]
 QUANTILES = ("p50", "p95")
 
 
-def run_latency(summary: Mapping[str, Any], stage: str, quantile: str) -> tuple[float, int] | None:
+def run_latency(summary: Summary, stage: str, quantile: str) -> tuple[float, int] | None:
     """(milliseconds, n) of ``stage``'s ``quantile`` in a run summary; None: not timed."""
     block = (summary.get("latency") or {}).get(stage)
     if isinstance(block, Mapping) and quantile in block:
-        return 1000.0 * float(block[quantile]), int(block.get("n") or 0)
+        return 1000.0 * _number(block[quantile]), int(_number(block.get("n") or 0))
     imported = summary.get("latency_ms")
     if stage == "total" and isinstance(imported, Mapping) and quantile in imported:
         return float(imported[quantile]), int(imported.get("n") or 0)
     return None
+
+
+def _number(value: object) -> float:
+    if not isinstance(value, int | float | str):
+        raise TypeError(f"summary latency: expected a number, got {value!r:.80}")
+    return float(value)
 
 
 def _newest(runs: list[RunInfo]) -> RunInfo | None:

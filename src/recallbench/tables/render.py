@@ -176,7 +176,7 @@ def render(
     paper: str | None,
     table: int | str,
     title: str,
-    header: Mapping[str, Any],
+    header: Mapping[str, object],
     out_dir: str | Path,
     notes: Sequence[str] = (),
     show_n: bool = True,

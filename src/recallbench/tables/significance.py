@@ -33,13 +33,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from recallbench.metrics.bootstrap import Bootstrap, paired_test, rekeyed
 from recallbench.metrics.clusters import ClusterStatistic, pooled
 from recallbench.tables.intervals import Found, stratified_values
+
+if TYPE_CHECKING:
+    from recallbench.tables.spec import TableSpec
 
 __all__ = ["FAMILIES", "PAIR_KEYS", "Settings", "Tested", "pair_test", "settings_of"]
 
@@ -86,7 +89,7 @@ class Tested:
     n_clusters: int
 
 
-def settings_of(spec: Any) -> Settings | None:
+def settings_of(spec: TableSpec) -> Settings | None:
     """Read ``reference_row``, ``pair_by`` and ``significance`` of a table spec (None: no tests)."""
     row = spec.option("reference_row", None)
     if row is None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from recallbench.analysis import RunInfo, find_runs, latest_per_job, runs_in
 from recallbench.errors import ConfigError, DataNotFoundError
@@ -18,17 +17,17 @@ from recallbench.errors import ConfigError, DataNotFoundError
 RUN_SOURCES = ("tag", "folder")
 
 
-def _strings(value: Any) -> list[Any]:
+def _strings(value: object) -> list[object]:
     return list(value) if isinstance(value, list | tuple) else [value]
 
 
-def describe_sources(value: Mapping[str, Any]) -> str:
+def describe_sources(value: Mapping[str, object]) -> str:
     """``tag mysweep; folder results/runs/x``: how headers and messages name the runs."""
     return "; ".join(f"{key} {', '.join(map(str, _strings(value[key])))}" for key in value)
 
 
 def parse_sources(
-    value: Mapping[str, Any], fail: Callable[[str, str], ConfigError]
+    value: Mapping[str, object], fail: Callable[[str, str], ConfigError]
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Return the (tags, folders) of ``runs:``; ``fail(key, message)`` builds the error."""
     if not value or set(value) - set(RUN_SOURCES):
@@ -44,7 +43,7 @@ def parse_sources(
             raise fail(
                 f"runs.{key}", f"expected a non-empty string or a list of them, got {value[key]!r}"
             )
-        found[key] = tuple(items)
+        found[key] = tuple(str(v) for v in items)  # strings, checked above
     return found["tag"], found["folder"]
 
 

@@ -84,10 +84,10 @@ class TableSpec:
     builder: str
     runs: str | None  # experiment whose runs are read; None: the table reads no runs
     tag: str | None  # the tag those runs were written under (results/runs/<tag>/)
-    rows: tuple[dict[str, Any], ...] = ()
+    rows: tuple[dict[str, object], ...] = ()
     tags: tuple[str, ...] = ()  # runs: {tag: ...}: read the runs of these tags
     folders: tuple[str, ...] = ()  # runs: {folder: ...}: read the runs under these folders
-    columns: tuple[dict[str, Any], ...] = ()
+    columns: tuple[dict[str, object], ...] = ()
     metrics: Mapping[str, dict[str, Any]] | None = None
     notes: Mapping[str, str] | None = None
     options: Mapping[str, Any] | None = None
@@ -113,7 +113,7 @@ class TableSpec:
         return value
 
 
-def selector(entry: Mapping[str, Any]) -> dict[str, Any]:
+def selector(entry: Mapping[str, object]) -> dict[str, object]:
     """Return the run-selecting keys of a row or column (``label``, places and flags dropped)."""
     return {k: v for k, v in entry.items() if k not in PLACE_KEYS | FLAG_KEYS}
 
@@ -149,7 +149,7 @@ def load_spec(experiment: str, table: object = None, conf_dir: Path = CONF_DIR) 
     return parse_spec(experiment, path, block, raw.get("tag"), conf_dir)
 
 
-def table_only(experiment: str | None, table: Mapping[str, Any] | None) -> str | None:
+def table_only(experiment: str | None, table: object) -> str | None:
     """Explain why ``experiment`` cannot start a run (its table reads other runs or none)."""
     if not isinstance(table, Mapping) or "runs" not in table or table["runs"] == experiment:
         return None
@@ -174,7 +174,7 @@ def table_only(experiment: str | None, table: Mapping[str, Any] | None) -> str |
 def parse_spec(
     experiment: str,
     path: Path,
-    block: Any,
+    block: object,
     own_tag: str | None = None,
     conf_dir: Path = CONF_DIR,
 ) -> TableSpec:
@@ -299,7 +299,7 @@ def _entries(
     return tuple(dict(entry) for entry in value)
 
 
-def _metrics(value: Any, fail: Fail) -> dict[str, dict[str, Any]]:
+def _metrics(value: object, fail: Fail) -> dict[str, dict[str, Any]]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):

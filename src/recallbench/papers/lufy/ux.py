@@ -21,10 +21,11 @@ Builders (``table.builder``, ``runs: null``: the logs under DATA_DIR): ``sentime
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from recallbench.datasets import load
+from recallbench.errors import ConfigError
 from recallbench.memory import render_history
 from recallbench.papers.lufy.runs import lufy_reference, paper_value
 from recallbench.records import Episode
@@ -242,6 +243,8 @@ def rating_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     judge = ctx.need("make_judge")()
     offline = not isinstance(judge, LLMJudge) or judge.llm.backend.offline
     settings = ctx.config.get("judge") or {}
+    if not isinstance(settings, Mapping):
+        raise ConfigError(f"judge: expected a mapping, got {settings!r:.80}")
     samples = int(settings.get("rating_samples") or 1)
     temperature = float(settings.get("rating_temperature") or 0.0)
     per_row: dict[str, Values | None] = {}

@@ -43,9 +43,9 @@ def build_cost_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cel
             used.update({r.path: r for r in matched})
             per_row[(row["label"], col["label"])] = _pooled(matched, price_model)
     cells = []
-    for col in spec.columns:
+    for col in spec.need("columns"):
         base = per_row.get((spec.option("reference_row"), col["label"]))
-        for row in spec.rows:
+        for row in spec.need("rows"):
             got = per_row[(row["label"], col["label"])]
             for metric, mspec in spec.need("metrics").items():
                 ours = _cost_value(metric, got, base)
@@ -165,7 +165,7 @@ def _dataset_figures(
         for row in spec.rows:
             hits = select(runs, {**selector(row), "dataset": dataset})
             if hits:
-                rows[row["label"]] = hits[-1].path
+                rows[str(row["label"])] = hits[-1].path
         if reference_row not in rows:
             report[dataset] = {"skipped": f"no run for {reference_row}"}
             continue

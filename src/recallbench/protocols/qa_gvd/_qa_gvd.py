@@ -116,5 +116,5 @@ class GVDQAProtocol(QAProtocol):
         scores, summary = super().score(predictions, [m for m in metric_names if m in QA_METRICS])
         caim_scores, metrics = score_caim(predictions)
         summary["metrics"].update(metrics)
-        summary["caim_judge"] = self._caim.describe()
+        summary["caim_judge"] = {**self._caim.describe()}
         return scores + caim_scores, summary

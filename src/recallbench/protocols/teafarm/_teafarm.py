@@ -247,8 +247,8 @@ class TeaFarmProtocol(EvalProtocol):
         summary: Summary = {
             "metrics": {"success_rate": entry},
             "teafarm": {
-                "question_sources": sorted({m["question_source"] for m in metas}),
-                "judges": sorted({f"{v.backend}:{v.model}" for v in verdicts}),
+                "question_sources": [*sorted({m["question_source"] for m in metas})],
+                "judges": [*sorted({f"{v.backend}:{v.model}" for v in verdicts})],
                 "judge_parse_failures": sum(not v.parsed for v in verdicts),
                 "generation_failures": sum(p.kind == "teafarm_generation" for p in predictions),
                 "recall_changed_memory": sum(m["memory_changed_by_recall"] for m in metas),
