@@ -109,7 +109,7 @@ class Variant:
     """A judge prompt: its task, the task fields of an input, and credit of a parsed value."""
 
     name: str
-    task: PromptTask
+    task: PromptTask[Any]  # each paper's prompt parses to its own type; credit reads that type
     fields: Callable[[JudgeInput], Mapping[str, object]]
     credit: Callable[[Any], float]
     dont_know: Callable[[Any], bool] | None  # None: the prompt has no don't-know label
@@ -159,7 +159,7 @@ def _ours_fields(i: JudgeInput) -> dict[str, Any]:
     return {"question": i.question, "gold_answer": i.reference, "answer": i.answer}
 
 
-def _ours(name: str, template: str, source: str) -> PromptTask:
+def _ours(name: str, template: str, source: str) -> PromptTask[bool]:
     return PromptTask(
         name=f"judge.panel.{name}",
         template=template,

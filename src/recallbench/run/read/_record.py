@@ -33,6 +33,7 @@ from recallbench.run.read._files import (
 )
 from recallbench.run.read._summary import MetricSummary
 from recallbench.run.record import is_stale
+from recallbench.verdict import JSONValue
 
 
 def _int(value: object) -> int | None:
@@ -247,7 +248,9 @@ class RunRecord:
             )
         return out
 
-    def memory_activity(self, predictions: Sequence[Prediction] | None = None) -> dict[str, object]:
+    def memory_activity(
+        self, predictions: Sequence[Prediction] | None = None
+    ) -> dict[str, JSONValue]:
         """What the memory did, from the snapshots and ``predictions`` (default: the run's)
         (``metrics.activity``; the rule of "in memory" follows the run's method)."""
         files = sorted((self.path / MEMORY_DIR).glob("*.jsonl"))
