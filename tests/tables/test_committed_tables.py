@@ -95,7 +95,6 @@ ACCOUNT = re.compile(
 # Tables rendered before issue 44 (the live store at the largest session index only), not yet
 # rendered again; each leaves this list with the commit that re-renders it.
 STALE_ACTIVITY = {
-    "carecall_table4": "make reproduce-table-carecall-4 DATA_DIR=../shared/data",
     "matrix_f1": "make matrix DATA_DIR=../shared/data EPISODES=10",
     "matrix_recall_at_5": "make matrix DATA_DIR=../shared/data EPISODES=10",
 }
@@ -164,7 +163,6 @@ def test_every_live_store_adds_up(md):
 
 # Tables whose Holm family cannot reject, rendered before issue 44 made the notes say so.
 STALE_FAMILY = {
-    "carecall_table4": "make reproduce-table-carecall-4 DATA_DIR=../shared/data",
     **{
         f"matrix_{m}": "make matrix DATA_DIR=../shared/data EPISODES=10"
         for m in ("bertscore", "rouge_l", "recall_at_5", "token_f1")
