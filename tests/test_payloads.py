@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
-from recallbench.cli import CONF_DIR, run
+from recallbench.cli import compose_job, run
 from recallbench.payloads import (
     KINDS,
     AnswerMeta,
@@ -121,22 +120,20 @@ def test_the_inventory_covers_every_kind_a_protocol_writes():
 
 
 def test_timerag_responses_and_memory_writes_read_typed(tmp_path):
-    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
-        cfg = compose(
-            "config",
-            overrides=[
-                f"paths.results_dir={tmp_path}",
-                f"dataset.data_dir={FIXTURES}",
-                "dataset=msc",
-                "memory=no_memory_timerag",
-                "protocol=response_timerag",
-                "embedder=hashing",
-                "generator=extractive",
-                "metrics=lexical",
-                "progress=false",
-                "wandb.mode=disabled",
-            ],
-        )
+    cfg, _ = compose_job(
+        [
+            f"paths.results_dir={tmp_path}",
+            f"dataset.data_dir={FIXTURES}",
+            "dataset=msc",
+            "memory=no_memory_timerag",
+            "protocol=response_timerag",
+            "embedder=hashing",
+            "generator=extractive",
+            "metrics=lexical",
+            "progress=false",
+            "wandb.mode=disabled",
+        ]
+    )
     folder = run(cfg, "timerag", {})
     assert folder is not None
     preds = read_jsonl(folder / "predictions.jsonl", Prediction)

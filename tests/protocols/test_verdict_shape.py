@@ -16,10 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
 from recallbench import cli
-from recallbench.cli import CONF_DIR, run
+from recallbench.cli import compose_job, run
 from recallbench.judges import LexicalJudge
 from recallbench.judges.mem0_j import ACCURACY_SOURCE
 from recallbench.payloads import KINDS, meta_of
@@ -28,6 +27,7 @@ from recallbench.records import Prediction, read_jsonl
 from recallbench.verdict import CORRECT, DONT_KNOW, INCORRECT, Verdict, verdict_of
 
 FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures"
+OFFLINE = ["embedder=hashing", "generator=extractive", "progress=false", "wandb.mode=disabled"]
 SHAPE = {"label", "correct", "score", "raw", "parsed", "failure", "usage", "info", "judge"}
 JOBS = {
     "qa_lufy": ["dataset=lufy", "memory=naive_rag", "protocol=qa_lufy", "+judge=lexical"],
@@ -44,19 +44,9 @@ JOBS = {
 
 
 def _job(tmp: Path, name: str) -> Path:
-    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
-        cfg = compose(
-            "config",
-            overrides=[
-                f"paths.results_dir={tmp}",
-                f"dataset.data_dir={FIXTURES}",
-                "embedder=hashing",
-                "generator=extractive",
-                "progress=false",
-                "wandb.mode=disabled",
-                *JOBS[name],
-            ],
-        )
+    cfg, _ = compose_job(
+        [f"paths.results_dir={tmp}", f"dataset.data_dir={FIXTURES}", *OFFLINE, *JOBS[name]]
+    )
     folder = run(cfg, name, {})
     assert folder is not None
     return folder
