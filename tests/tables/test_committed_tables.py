@@ -92,12 +92,6 @@ ACCOUNT = re.compile(
     r"([\d,]+) records? written \([\d.]+ per episode-session\), ([\d,]+) updated, "
     r"([\d,]+) deleted or retired over ([\d,]+) episodes?; ([\d.]+) live per episode at the end"
 )
-# Tables rendered before issue 44 (the live store at the largest session index only), not yet
-# rendered again; each leaves this list with the commit that re-renders it.
-STALE_ACTIVITY = {
-    "matrix_f1": "make matrix DATA_DIR=../shared/data EPISODES=10",
-    "matrix_recall_at_5": "make matrix DATA_DIR=../shared/data EPISODES=10",
-}
 
 
 def unaccounted_live(text: str) -> list[str]:
@@ -156,18 +150,7 @@ def test_notes_agree_with_the_activity_the_table_computed(md):
 
 @pytest.mark.parametrize("md", MD, ids=lambda p: p.stem)
 def test_every_live_store_adds_up(md):
-    if md.stem in STALE_ACTIVITY:
-        pytest.skip(f"rendered before issue 44's live store; re-render: {STALE_ACTIVITY[md.stem]}")
     assert unaccounted_live(md.read_text(encoding="utf-8")) == [], md.name
-
-
-# Tables whose Holm family cannot reject, rendered before issue 44 made the notes say so.
-STALE_FAMILY = {
-    **{
-        f"matrix_{m}": "make matrix DATA_DIR=../shared/data EPISODES=10"
-        for m in ("bertscore", "rouge_l", "recall_at_5", "token_f1")
-    },
-}
 
 
 def families_that_cannot_reject(md: Path) -> list[str]:
@@ -192,8 +175,6 @@ def families_that_cannot_reject(md: Path) -> list[str]:
 
 @pytest.mark.parametrize("md", MD, ids=lambda p: p.stem)
 def test_a_family_that_cannot_reject_says_so(md):
-    if md.stem in STALE_FAMILY:
-        pytest.skip(f"rendered before issue 44's family notes; re-render: {STALE_FAMILY[md.stem]}")
     blocked = families_that_cannot_reject(md)
     said = md.read_text(encoding="utf-8").count("CAN BE MARKED")
     assert said >= len(blocked), f"{md.name}: families that cannot reject, unsaid: {blocked}"
