@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import platform
 import shutil
 import subprocess
@@ -12,9 +11,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hydra import compose, initialize_config_dir
 
-from recallbench.cli import CONF_DIR, run
+from recallbench.cli import compose_job, run
 from recallbench.errors import DataNotFoundError, DatasetFormatError
 from recallbench.records import MemoryItem, Prediction, Score, read_jsonl
 from recallbench.run.read import MetricSummary, RunConfig, RunRecord, read_run
@@ -26,28 +24,28 @@ FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures"
 def fresh(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny extractive run (the three MSC fixture episodes) written by the current runner."""
     tmp = tmp_path_factory.mktemp("results")
-    os.environ["RECALLBENCH_STAMP"] = "20260101-000000"
-    try:
-        with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
-            cfg = compose(
-                "config",
-                overrides=[
-                    f"paths.results_dir={tmp}",
-                    "embedder=hashing",
-                    "generator=extractive",
-                    "metrics=lexical",
-                    "progress=false",
-                    "wandb.mode=disabled",
-                    "dataset=msc",
-                    f"dataset.data_dir={FIXTURES}",
-                    "memory=memory_retrieval",
-                    "memory.k=2",
-                    "tag=read",
-                ],
-            )
-        return Path(run(cfg, "msc-mr", {"memory": "memory_retrieval", "dataset": "msc"}))
-    finally:
-        del os.environ["RECALLBENCH_STAMP"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RECALLBENCH_STAMP", "20260101-000000")
+        return _run(tmp)
+
+
+def _run(tmp: Path) -> Path:
+    cfg, _ = compose_job(
+        [
+            f"paths.results_dir={tmp}",
+            "embedder=hashing",
+            "generator=extractive",
+            "metrics=lexical",
+            "progress=false",
+            "wandb.mode=disabled",
+            "dataset=msc",
+            f"dataset.data_dir={FIXTURES}",
+            "memory=memory_retrieval",
+            "memory.k=2",
+            "tag=read",
+        ]
+    )
+    return Path(run(cfg, "msc-mr", {"memory": "memory_retrieval", "dataset": "msc"}))
 
 
 def _copy(fresh: Path, tmp_path: Path) -> Path:
