@@ -9,3 +9,7 @@ __version__ = "0.1.0"
 # The Hydra configs. In a checkout ``recallbench/conf`` is a symlink to the top-level ``conf/``
 # (the single source); a built wheel carries a copy as package data.
 CONF_DIR = Path(__file__).resolve().parent / "conf"
+# The root config Hydra composes (``conf/<CONFIG_NAME>.yaml``): the project's, not a run's
+# (a run folder's files are named by ``recallbench.run.read``).
+CONFIG_NAME = "config"
+ROOT_CONFIG = f"conf/{CONFIG_NAME}.yaml"

@@ -5,7 +5,8 @@ find nothing there. ``find_results_dir`` resolves, in order: the path given, els
 ``$RECALLBENCH_RESULTS_DIR`` (a relative one against the working folder when it exists there,
 else against the project root, as the Makefile means it), else the nearest folder at or above
 the working folder that holds ``results/runs``, else the project root's ``results`` (the
-nearest checkout: ``pyproject.toml`` beside ``conf/config.yaml``), else ``./results``.
+nearest checkout: ``pyproject.toml`` beside the root config ``recallbench.ROOT_CONFIG``), else
+``./results``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 from collections import Counter
 from pathlib import Path
 
+from recallbench import ROOT_CONFIG
 from recallbench.analysis.runs import find_runs
 from recallbench.run.record import USABLE
 
@@ -24,7 +26,7 @@ def project_root(start: str | Path | None = None) -> Path | None:
     """Return the nearest folder at or above ``start`` that is a recallbench checkout."""
     here = Path(start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
-        if (folder / "pyproject.toml").is_file() and (folder / "conf" / "config.yaml").is_file():
+        if (folder / "pyproject.toml").is_file() and (folder / ROOT_CONFIG).is_file():
             return folder
     return None
 

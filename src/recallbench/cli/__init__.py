@@ -36,7 +36,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from omegaconf import DictConfig
 
-from recallbench import CONF_DIR
+from recallbench import CONF_DIR, CONFIG_NAME
 from recallbench.cli.cache import cache_main
 from recallbench.cli.checks import check_command_line
 from recallbench.cli.config import (
@@ -162,7 +162,7 @@ def app(launch: Launch) -> Callable[[], None]:
 
     from recallbench.tables import table_only
 
-    @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
+    @hydra.main(config_path=str(CONF_DIR), config_name=CONFIG_NAME, version_base="1.3")
     def _app(cfg: DictConfig) -> None:
         with user_errors():
             hc = HydraConfig.get()

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from recallbench import CONFIG_NAME
 from recallbench.cli.build import HYDRA_KEYS, LABELS, plain, with_target
 from recallbench.cli.config import check_resume_dir, check_run_keys
 from recallbench.cli.signatures import check_arguments, check_value, hint
@@ -89,7 +90,7 @@ def _compose(overrides: list[str], with_hydra: bool = False) -> DictConfig:
 
     try:
         with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
-            return compose("config", overrides=overrides, return_hydra_config=with_hydra)
+            return compose(CONFIG_NAME, overrides=overrides, return_hydra_config=with_hydra)
     except ConfigCompositionException as exc:
         raise composition_error(exc, overrides) from None
 

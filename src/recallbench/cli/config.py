@@ -18,7 +18,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ValidationError
 
-from recallbench import CONF_DIR
+from recallbench import CONF_DIR, CONFIG_NAME, ROOT_CONFIG
 from recallbench.errors import ConfigError, ResumeError, UserError, one_line
 from recallbench.llm.protocol import LLMClient
 from recallbench.records import Episode
@@ -55,7 +55,7 @@ def take_verbose_flag(argv: list[str]) -> list[str]:
 
 @dataclass
 class RunKeys:
-    """The schema of the top-level run keys of ``conf/config.yaml`` (checked before any work)."""
+    """The schema of the top-level run keys of the root config (``ROOT_CONFIG``), checked first."""
 
     tag: str = "adhoc"
     job: str | None = None
@@ -87,7 +87,7 @@ def check_run_keys(cfg: DictConfig) -> None:
             OmegaConf.merge(OmegaConf.structured(RunKeys), {f.name: value})
         except ValidationError:
             raise ConfigError(
-                f"{f.name}={value!r}: expected {_EXPECTED[f.name]} (conf/config.yaml)"
+                f"{f.name}={value!r}: expected {_EXPECTED[f.name]} ({ROOT_CONFIG})"
             ) from None
     if cfg.get("episodes") is not None and int(cfg.episodes) < 1:
         raise ConfigError(
@@ -171,7 +171,7 @@ def compose_job(overrides: list[str]) -> tuple[DictConfig, dict[str, str]]:
     from omegaconf import open_dict
 
     with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
-        cfg = compose("config", overrides=overrides, return_hydra_config=True)
+        cfg = compose(CONFIG_NAME, overrides=overrides, return_hydra_config=True)
     choices = picked_choices(cfg.hydra.runtime.choices)
     with open_dict(cfg):
         del cfg["hydra"]
@@ -187,7 +187,7 @@ def resolve_workers(value: Any, llm: LLMClient, n_episodes: int) -> int:
     elif isinstance(value, int) and not isinstance(value, bool) and value >= 1:
         workers = value
     else:
-        raise ConfigError(f"workers={value!r}: expected auto or an integer >= 1 (conf/config.yaml)")
+        raise ConfigError(f"workers={value!r}: expected auto or an integer >= 1 ({ROOT_CONFIG})")
     return max(1, min(workers, n_episodes))
 
 
