@@ -97,7 +97,7 @@ def parse_entries(
     entries: list[Entry] = []
     for i, raw in enumerate(value):
         where = f"{key}[{i}]"
-        entry = parse_entry(raw, where, fail, groups)  # the label of an entry: unique
+        entry = parse_entry(raw, where, fail, groups)
         if entry.label in {e.label for e in entries}:
             raise fail(where, f"label {entry.label!r} appears twice")
         entries.append(entry)
