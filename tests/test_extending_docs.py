@@ -142,7 +142,7 @@ def test_table_example_is_a_valid_spec(tmp_path):
     shutil.copy(EXAMPLES / "table.yaml", conf / "experiment" / "theanine_table2_msc.yaml")
     spec = load_spec("theanine_table2_msc", conf_dir=conf)
     assert spec.runs == "theanine_table2"
-    assert [r["label"] for r in spec.rows] == ["THEANINE", "w/o Relation-aware Linking"]
+    assert [r.label for r in spec.rows] == ["THEANINE", "w/o Relation-aware Linking"]
 
 
 def _own_runs(tmp_path: Path) -> tuple[Path, Path]:

@@ -26,6 +26,7 @@ from recallbench.records import MemoryItem, Prediction
 from recallbench.tables import load_spec, table_only
 from recallbench.tables.cells import summary_cells
 from recallbench.tables.engine import table_runs
+from recallbench.tables.entry import Entry
 from recallbench.tables.render import format_cell
 
 # Two user-sessions labelled by annotators "0" and "1".
@@ -195,7 +196,7 @@ def test_answering_memory_and_topk_ratios():
 
 def test_sentiment_labels_and_ux_cells_with_ttests():
     assert [sentiment_label(x) for x in (0.05, 0.049, -0.05, -0.2, 0.0)] == [1, 0, -1, -1, 0]
-    columns = ({"label": "S1", "session": 1}, {"label": "S2", "session": 2}, {"label": "Avg."})
+    columns = (Entry("S1", session=1), Entry("S2", session=2), Entry("Avg."))
     spec = replace(load_spec("lufy_table10"), columns=columns)
     lufy = {"u1": {1: [1.0, 0.0], 2: [1.0, 1.0]}, "u2": {1: [0.0], 2: [1.0, 0.0]}, "u3": {2: [1.0]}}
     naive = {"u1": {1: [0.0], 2: [0.0, -1.0]}, "u2": {2: [0.0]}, "u3": {2: [-1.0]}}

@@ -225,6 +225,7 @@ def test_a_protocol_measure_is_where_the_page_says():
     from recallbench.protocols.locomo._score import METRICS, RECALL_K
     from recallbench.tables import load_spec
     from recallbench.tables.cells import entry_number
+    from recallbench.tables.entry import Entry
 
     text = " ".join(DOC.split())
     for place in ("protocols/locomo/_score.py", "conf/protocol/locomo_qa.yaml", "tables/cells.py"):
@@ -237,4 +238,4 @@ def test_a_protocol_measure_is_where_the_page_says():
     rows = [("conv-1", 1, [1.0, 1.0]), ("conv-1", 1, [0.0, 1.0]), ("conv-2", 1, [0.5, 1.0])]
     entry = clustered_entry(rows, per_session=False)
     assert entry["value"] == pytest.approx(0.5) and entry["n"] == 3 and "ci95" in entry
-    assert entry_number(entry, {}, "value") == (pytest.approx(0.5), 3)
+    assert entry_number(entry, Entry("All"), "value") == (pytest.approx(0.5), 3)

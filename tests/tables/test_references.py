@@ -54,8 +54,8 @@ def test_every_table_has_a_reference_entry_whose_metrics_it_names(experiment):
         return
     entry = load_reference(spec.paper).get(spec.id)
     assert entry is not None, f"papers/{spec.paper}/reference.yaml has no {spec.id}"
-    named = set(spec.metrics or {}) | {m.get("label") for m in (spec.metrics or {}).values()}
-    named |= {spec.option("metric", None)} | {str(r.get("metric")) for r in spec.rows}
+    named = set(spec.metrics or {}) | {m.label for m in (spec.metrics or {}).values()}
+    named |= {spec.option("metric", None)} | {str(r.metric) for r in spec.rows}
     declared = set(entry["setting"].get("metrics") or {})
     if spec.metrics or spec.option("metric", None):
         assert declared <= named, f"{experiment}: setting.metrics names {declared - named}"

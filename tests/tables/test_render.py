@@ -11,7 +11,9 @@ from recallbench.tables.render import (
     Cell,
     format_cell,
     load_reference,
+    paper_values,
     reference_table,
+    reference_value,
     render,
     table_id,
 )
@@ -189,6 +191,37 @@ def test_carecall_reference_has_table1():
     assert values["all"]["sessions"] == sum(values[f"session_{k}"]["sessions"] for k in range(1, 6))
     assert values["all"]["distinct2"] == 0.2891 and values["all"]["turns"] == 160191
     assert "Table 1" in table1["source"]
+
+
+VALUES = {
+    "LUFY": {"S1": {"f1": 0.58, "bleu": 0}, "Avg.": {"f1": None}},
+    "all": {"sessions": 7502, "setting": "Human-Chatbot"},
+}
+
+
+def test_reference_value_reads_row_column_metric_and_none_where_absent():
+    assert reference_value(VALUES, "LUFY", "S1", "f1") == 0.58
+    assert reference_value(VALUES, "LUFY", "S1", "bleu") == 0  # a reported 0 is not absent
+    assert reference_value(VALUES, "all", "sessions") == 7502  # a table of rows x metrics
+    assert reference_value(VALUES, "all", "setting") == "Human-Chatbot"
+    absent = [("Naive RAG", "S1", "f1"), ("LUFY", "S9", "f1"), ("LUFY", "S1", "rouge")]
+    assert [reference_value(VALUES, *where) for where in absent] == [None, None, None]
+    assert reference_value(VALUES, "LUFY", "Avg.", "f1") is None  # reported as empty
+    assert reference_value(VALUES, "all", "turns") is None
+    assert reference_value({}, "LUFY", "S1", "f1") is None
+
+
+def test_reference_value_rejects_a_number_where_a_mapping_should_be():
+    with pytest.raises(ValueError, match=r"at 'sessions': expected a mapping, got 'Human-Chatbot'"):
+        reference_value(VALUES, "all", "setting", "sessions")
+    with pytest.raises(ValueError, match=r"LUFY/S1: expected a number, got \{'f1'"):
+        reference_value(VALUES, "LUFY", "S1")
+
+
+def test_paper_values_of_a_table_and_of_none():
+    assert reference_value(paper_values("lufy", "table1"), "msc", "avg_turns") == 53.3
+    assert reference_value(paper_values("lufy", "table10"), "LUFY", "S2", "sentiment") == 0.43
+    assert paper_values("lufy", "table999") == {}
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ import yaml
 from recallbench import CONF_DIR
 from recallbench.tables import TableSpecError, load_spec, table_only
 from recallbench.tables.engine import resolve_builder
+from recallbench.tables.entry import Entry, MetricSpec
 from recallbench.tables.spec import SUMMARY_BUILDER, parse_spec
 
 
@@ -62,7 +63,7 @@ def test_defaults_of_a_sweep_experiment():
         SUMMARY_BUILDER,
     )
     assert spec.options == {"value": "session_mean", "reference_row": "THEANINE"}
-    assert spec.metrics["bleu4"] == {"label": "Bleu-4", "scale": 100}
+    assert spec.metrics["bleu4"] == MetricSpec(label="Bleu-4", scale=100, digits=None)
 
 
 @pytest.mark.parametrize(
@@ -134,6 +135,12 @@ def test_experiments_with_a_sweep_are_not_table_only():
             "expected an integer >= 0",
         ),
         ({"notes": ["a"]}, "table.notes", "expected a mapping name -> text"),
+        ({"columns": [{"label": "S1", "session": "1"}]}, "table.columns[0].session", "a session"),
+        ({"columns": [{"label": "S", "session": True}]}, "table.columns[0].session", "a session"),
+        ({"columns": [{"label": "Q", "qsession": 4}]}, "table.columns[0].qsession", "a string"),
+        ({"rows": [{"label": "R", "random": "yes"}]}, "table.rows[0].random", "true or false"),
+        ({"rows": [{"label": "Z", "read": {"f1": 1}}]}, "table.rows[0].read", "metric -> summary"),
+        ({"metrics": {"f1": {"label": 1}}}, "table.metrics.f1.label", "expected a string"),
     ],
 )
 def test_bad_blocks_name_file_key_and_expectation(changes, key, expected):
@@ -149,7 +156,57 @@ def test_selector_keys_may_be_dotted_paths_aliases_and_groups():
         rows=[{"label": "a", "memory.threshold": 0.8, "logs": "LUFY", "lufy_pair": "lufy"}],
         columns=[{"label": "Avg.", "value": "session_mean", "random": True}],
     )
-    assert spec.rows[0]["memory.threshold"] == 0.8
+    assert spec.rows[0].select == {"memory.threshold": 0.8, "logs": "LUFY", "lufy_pair": "lufy"}
+    assert spec.rows[0].logs == "LUFY"  # the alias a LUFY builder also loads the logs by
+    assert spec.columns[0].select == {} and spec.columns[0].random is True
+
+
+ENTRY_YAML = """
+tag: x
+table:
+  paper: lufy
+  id: table3
+  title: t
+  rows:
+    - {label: Zep, job: zep, memory: [a, b], read: {j_audit: j_zep}, annotators: true}
+    - {label: 2, memory.threshold: 0.8}
+  columns:
+    - {label: S1, session: 1, dataset: msc}
+    - {label: S4 Q2, qsession: "4/2", subset: memory_turns, value: session_mean}
+    - {label: p95, stage: total, quantile: p95, metric: f1}
+  metrics:
+    f1: {label: F1, scale: 100}
+    n: {digits: 0}
+"""
+
+
+def test_a_yaml_block_gives_typed_rows_columns_and_metrics(tmp_path):
+    (tmp_path / "experiment").mkdir()
+    for group in ("memory", "dataset"):  # config groups: selecting keys
+        (tmp_path / group).mkdir()
+    (tmp_path / "experiment" / "x.yaml").write_text(ENTRY_YAML)
+    spec = load_spec("x", conf_dir=tmp_path)
+    zep, two = spec.rows
+    assert zep == Entry(
+        "Zep", {"job": "zep", "memory": ["a", "b"]}, read={"j_audit": "j_zep"}, annotators=True
+    )
+    assert two == Entry("2", {"memory.threshold": 0.8})  # a label is text; defaults elsewhere
+    assert (two.session, two.value, two.read, two.random, two.metric, two.logs) == (
+        None,
+        None,
+        {},
+        False,
+        None,
+        None,
+    )
+    s1, q, p95 = spec.columns
+    assert (s1.session, s1.select) == (1, {"dataset": "msc"}) and isinstance(s1.session, int)
+    assert (q.qsession, q.subset, q.value, q.select) == ("4/2", "memory_turns", "session_mean", {})
+    assert (p95.stage, p95.quantile, p95.metric, p95.select) == ("total", "p95", "f1", {})
+    f1, n = spec.metrics["f1"], spec.metrics["n"]
+    assert (f1.label_or("f1"), f1.scale_or(), f1.digits_or(2)) == ("F1", 100, 2)
+    assert (n.label_or("n"), n.scale_or(7), n.digits_or(2)) == ("n", 7, 0)
+    assert spec.need("rows") == (zep, two) and spec.need("metrics") == spec.metrics
 
 
 def test_builder_options_and_their_errors():

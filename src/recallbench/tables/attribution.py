@@ -34,7 +34,8 @@ from recallbench.metrics.attribution import CLASS_LABELS, CLASSES, ItemFacts, cl
 from recallbench.tables.cell import FIXTURE, Cell
 from recallbench.tables.comparability import is_fixture
 from recallbench.tables.engine import BuiltTable, TableContext
-from recallbench.tables.spec import TableSpec, selector
+from recallbench.tables.entry import Entry, MetricSpec
+from recallbench.tables.spec import TableSpec
 
 __all__ = ["MEASURES", "attribution_table"]
 
@@ -109,15 +110,15 @@ def _read(
 
 
 def _measures(spec: TableSpec) -> dict[str, tuple[str, float, int]]:
-    chosen = spec.metrics or {m: {} for m in MEASURES}
+    chosen = spec.metrics or {m: MetricSpec() for m in MEASURES}
     unknown = [m for m in chosen if m not in MEASURES]
     if unknown:
         raise spec.error(f"metrics.{unknown[0]}", f"expected one of {list(MEASURES)}")
     return {
         m: (
-            str(chosen[m].get("label", MEASURES[m][0])),
-            float(chosen[m].get("scale", MEASURES[m][1])),
-            int(chosen[m].get("digits", MEASURES[m][2])),
+            chosen[m].label_or(MEASURES[m][0]),
+            float(chosen[m].scale_or(MEASURES[m][1])),
+            chosen[m].digits_or(MEASURES[m][2]),
         )
         for m in chosen
     }
@@ -125,23 +126,22 @@ def _measures(spec: TableSpec) -> dict[str, tuple[str, float, int]]:
 
 def attribution_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     """Cells of the attribution table from ``ctx.runs`` (see the module docstring)."""
-    rows, columns = spec.need("rows"), spec.columns or ({"label": ""},)
+    rows, columns = spec.need("rows"), spec.columns or (Entry(""),)
     measures = _measures(spec)
     cells, used, notes, failures, empty = [], {}, [], [], []
     row_runs: dict[str, list[RunInfo]] = {}  # the memory activity behind identical rows
     for row in rows:
         for column in columns:
-            name = f"{row['label']} / {column['label']}" if column["label"] else str(row["label"])
-            matched = select(select(ctx.runs, selector(row)), selector(column))
+            name = f"{row.label} / {column.label}" if column.label else row.label
+            matched = select(select(ctx.runs, row.select), column.select)
             if not matched:
                 empty.append(name)
             actual = [r for r in matched if not is_oracle(r)]
             oracle = [r for r in matched if is_oracle(r)]
             used.update({r.path: r for r in matched})
             row_runs[name] = actual
-            subset = None if column.get("subset") is None else str(column["subset"])
-            items, infos, owned = _read(actual, spec, subset)
-            oracle_items, _, _ = _read(oracle, spec, subset)
+            items, infos, owned = _read(actual, spec, column.subset)
+            oracle_items, _, _ = _read(oracle, spec, column.subset)
             cover = spec.option("cover", None) or (infos[0].cover if infos else "all")
             judges = max((len(i.judges) for i in infos), default=1)
             summary = summarize(items, cover, judges) if actual else None

@@ -3,7 +3,7 @@
 Every table whose numbers a run already computed (THEANINE 1/2/4/5/9, CareCall 4, CAIM 3-5, LUFY
 3/11/13/16-18 and App. D) uses this one builder (``table.builder`` absent). A cell (row x column
 x metric) takes the runs matching the row's and the column's selecting keys
-(``recallbench.tables.spec.selector``: config groups, dotted config paths, ``logs``) and reads
+(``tables.entry.Entry.select``: config groups, dotted config paths, ``logs``) and reads
 one number per run from ``summary["metrics"][<metric>]``:
 
 - column ``session: s``       -> ``per_session[s]`` (its value and n);
@@ -55,10 +55,12 @@ from recallbench.metrics.summary import Summary, metric_entry, read_summary
 from recallbench.tables.cell import Cell, seed_sd
 from recallbench.tables.comparability import Setting, is_fixture
 from recallbench.tables.engine import BuiltTable, TableContext, paper_setting, reference_values
+from recallbench.tables.entry import Entry
 from recallbench.tables.family import mark_significance
 from recallbench.tables.intervals import Found, entry_found, pooled_interval, pooled_seeds
+from recallbench.tables.render import reference_value
 from recallbench.tables.significance import settings_of
-from recallbench.tables.spec import TableSpec, selector
+from recallbench.tables.spec import TableSpec
 
 __all__ = ["left_out_notes", "pool", "rows_by", "summary_cells", "summary_table"]
 
@@ -71,14 +73,14 @@ def pool(found: Sequence[Number]) -> tuple[float | None, int]:
     return (sum(v * k for v, k in found) / n if n else None), n
 
 
-def rows_by(runs: Sequence[RunInfo], key: str) -> list[dict[str, Any]]:
+def rows_by(runs: Sequence[RunInfo], key: str) -> list[Entry]:
     """Return one row per distinct value of ``key`` among the runs (a sweep), sorted."""
     found: set[Any] = {v for r in runs if (v := run_value(r, key)) is not None}  # sortable scalars
     values = sorted(found)
-    return [{"label": f"{v:.2f}" if isinstance(v, float) else str(v), key: v} for v in values]
+    return [Entry(f"{v:.2f}" if isinstance(v, float) else str(v), {key: v}) for v in values]
 
 
-def entry_number(entry: Mapping[str, Any], column: Mapping[str, Any], field: str) -> Number | None:
+def entry_number(entry: Mapping[str, Any], column: Entry, field: str) -> Number | None:
     """Return the (value, n) a column reads from one metric's summary entry (None: absent)."""
     found = entry_found(entry, column, field)
     return None if found is None else (found.value, found.n)
@@ -100,7 +102,6 @@ def summary_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cell],
 
 
 Key = tuple[str, str, str]  # (row, column, metric) labels of a cell
-Entry = Mapping[str, Any]  # a row or column of the spec (its label and run selector)
 Summaries = dict[str, Summary]  # summary.json per run folder, read once
 
 
@@ -116,7 +117,7 @@ class _Built:
     left_out: dict[tuple[str, str], int] = field(default_factory=dict)  # (column, dataset)
     assessed: bool = False  # some cell has a value from runs
     setting: Setting = field(default_factory=lambda: Setting(False))  # the paper's setting
-    reference: Mapping[str, Any] = field(default_factory=dict)  # the paper's values
+    reference: Mapping[str, object] = field(default_factory=dict)  # the paper's values
 
 
 def _read(
@@ -158,7 +159,7 @@ def _real_only(
 
 
 def _cells(spec: TableSpec, runs: Sequence[RunInfo]) -> _Built:
-    rows = (
+    rows: Sequence[Entry] = (
         rows_by(runs, spec.option("rows_by")) if spec.option("rows_by", None) else spec.need("rows")
     )
     columns, metrics = spec.need("columns"), spec.need("metrics")
@@ -167,13 +168,13 @@ def _cells(spec: TableSpec, runs: Sequence[RunInfo]) -> _Built:
     summaries: Summaries = {}
     out = _Built(setting=paper_setting(spec), reference=reference_values(spec))
     for row, column, metric in _layout(rows, columns, metrics, "{metric}" in style):
-        matched = select(select(runs, selector(row)), selector(column))
+        matched = select(select(runs, row.select), column.select)
         out.used.update({r.path: r for r in matched})
-        out.row_runs.setdefault(str(row["label"]), {}).update({r.path: r for r in matched})
-        at = str(row.get("value", field_name))  # a row may read another summary field
-        name = str((row.get("read") or {}).get(metric, metric))  # the row's name of it
+        out.row_runs.setdefault(row.label, {}).update({r.path: r for r in matched})
+        at = field_name if row.value is None else row.value  # a row may read another field
+        name = row.read.get(metric, metric)  # the row's name of it
         pairs = _read(matched, name, column, at, summaries)
-        pairs = _real_only(pairs, str(column["label"]), out)
+        pairs = _real_only(pairs, column.label, out)
         cell = _cell(spec, row, column, metric, style, pairs, summaries, out)
         out.cells.append(cell)
         out.behind[cell.row, cell.column, cell.metric] = [f for _, f in pairs if f.n > 0]
@@ -196,7 +197,7 @@ def _cell(
     ours, n = pool([(f.value, f.n) for f in found])
     ci, _ = pooled_interval(found) if ours is not None else (None, "")
     mspec = spec.need("metrics")[metric]
-    label, scale = mspec.get("label", metric), mspec.get("scale", 1)
+    label, scale = mspec.label_or(metric), mspec.scale_or(1)
     sources = [r for r, f in pairs if f.n > 0]
     episodes = [f.episodes for f in found if f.n > 0]
     known = [e for e in episodes if e is not None]
@@ -205,17 +206,17 @@ def _cell(
     reasons = setting.reasons(sources, metric, detail, label)
     out.reasons += reasons
     out.assessed = out.assessed or bool(sources)
-    where = (str(column["label"]), str(row["label"]))
+    where = (column.label, row.label)
     seeds = pooled_seeds(found) if ours is not None else None
     sd = seed_sd(seeds)
     return Cell(
-        str(row["label"]),
-        style.format(metric=label, column=column["label"]),
+        row.label,
+        style.format(metric=label, column=column.label),
         label,
         None if ours is None else ours * scale,
-        out.reference.get(row["label"], {}).get(column["label"], {}).get(metric),
+        reference_value(out.reference, row.label, column.label, metric),
         n,
-        int(mspec.get("digits", 2)),
+        mspec.digits_or(2),
         episodes=clusters,
         ci_low=None if ci is None else ci[0] * scale,
         ci_high=None if ci is None else ci[1] * scale,

@@ -31,7 +31,7 @@ from recallbench.tables.cell import FEWER, FIXTURE
 from recallbench.tables.comparability import FIXTURE_REASON, Setting, is_fixture
 from recallbench.tables.context import BuiltTable, TableContext
 from recallbench.tables.figure import parse_figure, render_figure
-from recallbench.tables.render import Cell, load_reference, render
+from recallbench.tables.render import Cell, load_reference, paper_values, render
 from recallbench.tables.sameness import sameness_notes
 from recallbench.tables.sources import source_runs
 from recallbench.tables.spec import TableSpec
@@ -85,11 +85,12 @@ def table_runs(spec: TableSpec, results_dir: str | Path) -> list[RunInfo]:
     return runs
 
 
-def reference_values(spec: TableSpec) -> dict[str, Any]:
-    """Return the paper's values of this table, ``{row: {column: {metric: value}}}``."""
+def reference_values(spec: TableSpec) -> Mapping[str, object]:
+    """Return the paper's values of this table, ``{row: {column: {metric: value}}}`` (read one
+    with ``tables.render.reference_value``)."""
     if spec.paper is None:  # the user's own table: nothing to compare with
         return {}
-    return load_reference(spec.paper).get(spec.id, {}).get("values") or {}
+    return paper_values(spec.paper, spec.id)
 
 
 def paper_setting(spec: TableSpec) -> Setting:

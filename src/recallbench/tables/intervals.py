@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from recallbench.metrics.bootstrap import Bootstrap, ClusterStatistic, MeanOf, statistic_from_entry
+from recallbench.tables.entry import Entry
 
 __all__ = [
     "Found",
@@ -37,8 +38,6 @@ __all__ = [
     "pooled_seeds",
     "stratified_values",
 ]
-
-PLACES = (("session", "per_session"), ("qsession", "per_question_session"))
 
 
 @dataclass(frozen=True)
@@ -71,18 +70,19 @@ def _session_mean_stat(entry: Mapping[str, Any]) -> ClusterStatistic | None:
 
 
 def entry_found(
-    entry: Mapping[str, Any], column: Mapping[str, Any], field: str, stratum: str = ""
+    entry: Mapping[str, Any], column: Entry, field: str, stratum: str = ""
 ) -> Found | None:
     """Return what a column reads from one metric's summary entry (None: absent)."""
-    if "subset" in column:  # a subset of the items (CareCall's memory turns)
-        subset = (entry.get("subsets") or {}).get(str(column["subset"]))
+    if column.subset is not None:  # a subset of the items (CareCall's memory turns)
+        subset = (entry.get("subsets") or {}).get(column.subset)
         if subset is None:
             return None
         entry = subset
     why = str(entry.get("ci_note") or "")
-    for key, part in PLACES:
-        if key in column:
-            sub = (entry.get(part) or {}).get(str(column[key]))
+    places = (("per_session", column.session), ("per_question_session", column.qsession))
+    for part, key in places:
+        if key is not None:
+            sub = (entry.get(part) or {}).get(str(key))
             if sub is None:
                 return None
             return Found(
@@ -95,7 +95,7 @@ def entry_found(
                 str(sub.get("ci_note") or why),
                 _seeds(sub.get("seed_values")),
             )
-    field = str(column.get("value", field))
+    field = field if column.value is None else column.value
     if field not in entry:
         return None
     n = int(entry.get("n", 0))

@@ -25,7 +25,7 @@ from recallbench.analysis import RunInfo, select
 from recallbench.metrics.summary import Summary, read_summary
 from recallbench.tables.cell import Cell
 from recallbench.tables.engine import BuiltTable, TableContext
-from recallbench.tables.spec import TableSpec, selector
+from recallbench.tables.spec import TableSpec
 
 __all__ = ["latency_table", "run_latency"]
 
@@ -61,26 +61,18 @@ def latency_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     row_runs: dict[str, list[RunInfo]] = {}
     for row in spec.need("rows"):
         for column in spec.need("columns"):
-            if column.get("quantile") not in QUANTILES:
-                raise spec.error("columns", f"{column['label']}: quantile should be p50 or p95")
-            run = _newest(select(select(ctx.runs, selector(row)), selector(column)))
+            if column.quantile not in QUANTILES:
+                raise spec.error("columns", f"{column.label}: quantile should be p50 or p95")
+            if column.stage is None:
+                raise spec.error("columns", f"{column.label}: stage missing (the timed stage)")
+            run = _newest(select(select(ctx.runs, row.select), column.select))
             got = None
             if run is not None:
-                got = run_latency(read_summary(run.path), column["stage"], column["quantile"])
+                got = run_latency(read_summary(run.path), column.stage, column.quantile)
             if got is not None and run is not None:
                 used[run.path] = run
-                row_runs.setdefault(str(row["label"]), []).append(run)
+                row_runs.setdefault(row.label, []).append(run)
             value, n = got if got is not None else (None, 0)
-            label = str(mspec.get("label", metric))
-            cells.append(
-                Cell(
-                    str(row["label"]),
-                    str(column["label"]),
-                    label,
-                    value,
-                    None,
-                    n,
-                    int(mspec.get("digits", 1)),
-                )
-            )
+            label = mspec.label_or(metric)
+            cells.append(Cell(row.label, column.label, label, value, None, n, mspec.digits_or(1)))
     return BuiltTable(cells, runs=list(used.values()), row_runs=row_runs)

@@ -35,11 +35,12 @@ from typing import Any
 
 from recallbench.analysis import RunInfo, select
 from recallbench.analysis.runs import note_read
-from recallbench.errors import DataNotFoundError
+from recallbench.errors import ConfigError, DataNotFoundError
 from recallbench.tables.cell import Cell
 from recallbench.tables.cells import summary_table
 from recallbench.tables.engine import BuiltTable, TableContext
-from recallbench.tables.spec import TableSpec, selector
+from recallbench.tables.entry import Entry, parse_entry
+from recallbench.tables.spec import TableSpec
 
 __all__ = ["load_plan", "matrix_cost", "matrix_table", "short_reason"]
 
@@ -49,7 +50,7 @@ STAGES = {"write": "memory", "answer": "answer"}  # cost metric -> usage.json st
 
 def load_plan(results_dir: str | Path, tag: str | None) -> dict[str, Any]:
     """Read ``<results>/runs/<tag>/plan.json`` (an error naming it and the command when absent)."""
-    path = Path(results_dir) / "runs" / str(tag) / "plan.json"
+    path = _plan_path(results_dir, tag)
     note_read(path.parent)  # a table of the matrix reads its plan: keyed on it (cli/table.py)
     if not path.is_file():
         raise DataNotFoundError(
@@ -62,17 +63,29 @@ def load_plan(results_dir: str | Path, tag: str | None) -> dict[str, Any]:
     return plan
 
 
+def _plan_path(results_dir: str | Path, tag: str | None) -> Path:
+    return Path(results_dir) / "runs" / str(tag) / "plan.json"
+
+
 def short_reason(reason: str) -> str:
     """The head of a reason for the cell (``needs gold memory (msc ...)`` -> ``needs gold memory``)."""
     return reason.split(": ")[0].split(" (")[0].strip()
 
 
-def _rows(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [{"label": m["label"], "memory": m["memory"]} for m in plan["methods"]]
+def _rows(plan: Mapping[str, Any]) -> list[Entry]:
+    return [Entry(str(m["label"]), {"memory": m["memory"]}) for m in plan["methods"]]
 
 
-def _columns(settings: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [{"label": s["label"], **s["selector"], **s["place"]} for s in settings]
+def _columns(plan_path: Path, settings: Sequence[Mapping[str, Any]]) -> list[Entry]:
+    """A column per setting: its selector and where its cells read (plan.json's place)."""
+
+    def fail(key: str, message: str) -> ConfigError:
+        return ConfigError(f"{plan_path}: settings: {key}: {message}")
+
+    return [
+        parse_entry({"label": s["label"], **s["selector"], **s["place"]}, str(s["label"]), fail)
+        for s in settings
+    ]
 
 
 def _reference(plan: Mapping[str, Any]) -> str | None:
@@ -129,7 +142,10 @@ def matrix_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     # each setting is its own experiment: its tests form their own Holm family
     options["significance"] = {"family": "column", **dict(options.get("significance") or {})}
     derived = replace(
-        spec, rows=tuple(_rows(plan)), columns=tuple(_columns(settings)), options=options
+        spec,
+        rows=tuple(_rows(plan)),
+        columns=tuple(_columns(_plan_path(ctx.results_dir, spec.tag), settings)),
+        options=options,
     )
     built = summary_table(derived, ctx)
     cells, notes = explain_empty(built.cells, plan, settings)
@@ -161,35 +177,34 @@ def _quality_metric(setting: Mapping[str, Any], quality: Sequence[str]) -> str |
 
 def _cost_cells(
     spec: TableSpec,
+    ctx: TableContext,
     plan: Mapping[str, Any],
     settings: Sequence[Mapping[str, Any]],
-    runs: Sequence[RunInfo],
     quality_cells: Sequence[Cell],
 ) -> list[Cell]:
     """Per (method, setting): the quality cell, then the write and answer tokens per episode."""
     labels = spec.need("metrics")
-    columns = {c["label"]: c for c in _columns(settings)}
+    columns = {c.label: c for c in _columns(_plan_path(ctx.results_dir, spec.tag), settings)}
     by_place = {(c.row, c.column): c for c in quality_cells}
     out = []
     for row in _rows(plan):
         for label, column in columns.items():
-            quality = by_place.get((row["label"], label))
+            quality = by_place.get((row.label, label))
             if quality is not None:
-                out.append(replace(quality, metric=labels["quality"].get("label", "Quality")))
-            sel = selector(column)  # a column reading a subset/qsession selects runs too
-            matched = select(select(runs, {"memory": row["memory"]}), sel)
+                out.append(replace(quality, metric=labels["quality"].label_or("Quality")))
+            matched = select(select(ctx.runs, row.select), column.select)
             for name, stage in STAGES.items():
                 spent = [t for r in matched if (t := _tokens(r, stage)) is not None]
                 mspec = labels[name]
                 out.append(
                     Cell(
-                        row["label"],
+                        row.label,
                         label,
-                        str(mspec.get("label", name)),
+                        mspec.label_or(name),
                         sum(spent) / len(spent) if spent else None,
                         None,
                         len(spent),
-                        int(mspec.get("digits", 0)),
+                        mspec.digits_or(0),
                     )
                 )
     return out
@@ -204,20 +219,21 @@ def matrix_cost(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     settings = [s for s in plan["settings"] if _quality_metric(s, quality)]
     quality_cells: list[Cell] = []
     notes = []
+    path = _plan_path(ctx.results_dir, spec.tag)
     for setting in settings:
         metric = _quality_metric(setting, quality)
         sub = replace(
             spec,
-            metrics={str(metric): dict(spec.need("metrics")["quality"])},
+            metrics={str(metric): spec.need("metrics")["quality"]},
             options={"value": setting["place"].get("value", "value")},
         )
         single = summary_table(
-            replace(sub, rows=tuple(_rows(plan)), columns=tuple(_columns([setting]))), ctx
+            replace(sub, rows=tuple(_rows(plan)), columns=tuple(_columns(path, [setting]))), ctx
         )
         quality_cells += single.cells
         notes.append(f"quality of {setting['label']}: {metric}")
     cells, why = explain_empty(
-        _cost_cells(spec, plan, settings, ctx.runs, quality_cells), plan, settings
+        _cost_cells(spec, ctx, plan, settings, quality_cells), plan, settings
     )
     header = {
         "episodes per setting": _episodes_header(settings) + " (sampled with seed 0)",

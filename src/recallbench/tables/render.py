@@ -26,7 +26,7 @@ import yaml
 
 from recallbench.errors import did_you_mean
 from recallbench.io import write_text
-from recallbench.tables.cell import LEGEND, NA, Cell, cells_csv, format_cell, legend
+from recallbench.tables.cell import LEGEND, NA, Cell, Value, cells_csv, format_cell, legend
 from recallbench.tables.cell import _ours as ours_text
 
 __all__ = [
@@ -34,7 +34,9 @@ __all__ = [
     "Cell",
     "format_cell",
     "load_reference",
+    "paper_values",
     "reference_table",
+    "reference_value",
     "render",
     "table_id",
 ]
@@ -235,3 +237,28 @@ def reference_table(paper: str, table: int | str) -> dict[str, Any]:
         raise did_you_mean(f"table of {paper}", key, reference)
     table_ref: dict[str, Any] = reference[key]
     return table_ref
+
+
+def paper_values(paper: str, table: str) -> Mapping[str, object]:
+    """Return the ``values:`` of a table's entry in the paper's reference YAML ({} when absent)."""
+    entry = load_reference(paper).get(table) or {}
+    values = entry.get("values") if isinstance(entry, Mapping) else None
+    return values if isinstance(values, Mapping) else {}
+
+
+def reference_value(
+    values: Mapping[str, object], row: str, column: str, metric: str | None = None
+) -> Value:
+    """Return the paper's ``values[row][column][metric]`` (``values[row][column]`` without a
+    metric); None when the paper reports none (a key absent at any level)."""
+    found: object = values
+    for key in (row, column) if metric is None else (row, column, metric):
+        if found is None:
+            return None
+        if not isinstance(found, Mapping):
+            raise ValueError(f"reference values: at {key!r}: expected a mapping, got {found!r:.80}")
+        found = found.get(key)
+    if found is not None and not isinstance(found, int | float | str):
+        where = "/".join(k for k in (row, column, metric) if k is not None)
+        raise ValueError(f"reference values: {where}: expected a number, got {found!r:.80}")
+    return found

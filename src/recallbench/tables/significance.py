@@ -94,7 +94,7 @@ def settings_of(spec: TableSpec) -> Settings | None:
     row = spec.option("reference_row", None)
     if row is None:
         return None
-    labels = [str(r["label"]) for r in spec.rows]
+    labels = [r.label for r in spec.rows]
     named = [*row.keys(), *row.values()] if isinstance(row, Mapping) else [row]
     for label in named:
         if spec.rows and str(label) not in labels:

@@ -17,6 +17,8 @@ Row and column keys: ``label`` (required, unique); where a cell reads a run summ
 ``qsession``, ``value``, ``subset``, ``read: {j_audit: j_zep}``: a row's j_zep read as j_audit);
 builder flags (``random``, ``annotators``, ``metric``); other keys select runs: a config group
 (``memory: lufy``), a dotted path (``memory.threshold``), an alias (``logs``) (``analysis.select``).
+Each row and column is a typed ``tables.entry.Entry`` (its selecting keys: ``Entry.select``), each
+metric a ``tables.entry.MetricSpec``.
 
 An experiment whose ``runs:`` names another experiment (or null) is table-only (``table_only``).
 
@@ -36,13 +38,14 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from omegaconf import OmegaConf
 
 from recallbench import CONF_DIR
 from recallbench.analysis.runs import ALIASES
 from recallbench.errors import ConfigError, did_you_mean
+from recallbench.tables.entry import Entry, MetricSpec, parse_entries, parse_metrics
 from recallbench.tables.render import ID_FORMAT, PAPERS_DIR
 from recallbench.tables.sources import describe_sources, parse_sources
 
@@ -52,17 +55,11 @@ __all__ = [
     "TableSpecError",
     "load_spec",
     "parse_spec",
-    "selector",
     "table_only",
 ]
 
 SUMMARY_BUILDER = "recallbench.tables.cells.summary_table"
 GENERIC = ("paper", "id", "title", "builder", "runs", "rows", "columns", "metrics", "notes")
-PLACE_KEYS = frozenset(
-    {"label", "session", "qsession", "value", "subset", "read", "stage", "quantile"}
-)  # where a cell reads a summary (stage, quantile: tables.latency)
-FLAG_KEYS = frozenset({"random", "annotators", "metric"})  # a builder's per-row switches
-METRIC_KEYS = frozenset({"label", "scale", "digits"})
 NOT_SELECTORS = frozenset({"experiment", "hydra", "paths"})  # config groups a run never varies
 OWN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # the id (file name) of a user's own table
 _REQUIRED = object()
@@ -84,11 +81,11 @@ class TableSpec:
     builder: str
     runs: str | None  # experiment whose runs are read; None: the table reads no runs
     tag: str | None  # the tag those runs were written under (results/runs/<tag>/)
-    rows: tuple[dict[str, object], ...] = ()
+    rows: tuple[Entry, ...] = ()
     tags: tuple[str, ...] = ()  # runs: {tag: ...}: read the runs of these tags
     folders: tuple[str, ...] = ()  # runs: {folder: ...}: read the runs under these folders
-    columns: tuple[dict[str, object], ...] = ()
-    metrics: Mapping[str, dict[str, Any]] | None = None
+    columns: tuple[Entry, ...] = ()
+    metrics: Mapping[str, MetricSpec] | None = None
     notes: Mapping[str, str] | None = None
     options: Mapping[str, Any] | None = None
 
@@ -105,17 +102,16 @@ class TableSpec:
             raise self.error(key, f"missing; the builder {self.builder} needs it")
         return default
 
-    def need(self, key: str) -> Any:
+    @overload
+    def need(self, key: Literal["rows", "columns"]) -> tuple[Entry, ...]: ...
+    @overload
+    def need(self, key: Literal["metrics"]) -> Mapping[str, MetricSpec]: ...
+    def need(self, key: str) -> tuple[Entry, ...] | Mapping[str, MetricSpec]:
         """Return ``rows``, ``columns`` or ``metrics``, an error when the block has none."""
-        value = getattr(self, key)
+        value: tuple[Entry, ...] | Mapping[str, MetricSpec] | None = getattr(self, key)
         if not value:
             raise self.error(key, f"missing or empty; the builder {self.builder} needs it")
         return value
-
-
-def selector(entry: Mapping[str, object]) -> dict[str, object]:
-    """Return the run-selecting keys of a row or column (``label``, places and flags dropped)."""
-    return {k: v for k, v in entry.items() if k not in PLACE_KEYS | FLAG_KEYS}
 
 
 Fail = Callable[[str, str], TableSpecError]  # (key, message) -> the error naming the file
@@ -204,9 +200,9 @@ def parse_spec(
         builder=block.get("builder", SUMMARY_BUILDER),
         runs=runs,
         tag=tag,
-        rows=_entries(block, "rows", groups, fail),
-        columns=_entries(block, "columns", groups, fail),
-        metrics=_metrics(block.get("metrics"), fail),
+        rows=parse_entries(block.get("rows"), "rows", groups, fail),
+        columns=parse_entries(block.get("columns"), "columns", groups, fail),
+        metrics=parse_metrics(block.get("metrics"), fail),
         notes=_notes(block.get("notes"), fail),
         options={k: v for k, v in block.items() if k not in GENERIC},
         tags=tags,
@@ -272,54 +268,6 @@ def _runs(
 def _selector_keys(conf_dir: Path) -> list[str]:
     groups = [p.name for p in Path(conf_dir).iterdir() if p.is_dir()]
     return sorted({*groups, *ALIASES, "job"} - NOT_SELECTORS)  # job: the run's name
-
-
-def _entries(
-    block: Mapping[str, Any], key: str, groups: list[str], fail: Fail
-) -> tuple[dict[str, Any], ...]:
-    value = block.get(key)
-    if value is None:
-        return ()
-    if not isinstance(value, list | tuple):
-        raise fail(key, f"expected a list of mappings with a label, got {type(value).__name__}")
-    seen: set[str] = set()
-    for i, entry in enumerate(value):
-        where = f"{key}[{i}]"
-        if not isinstance(entry, Mapping) or "label" not in entry:
-            raise fail(where, f"expected a mapping with a 'label', got {entry!r}")
-        label = str(entry["label"])
-        if label in seen:
-            raise fail(where, f"label {label!r} appears twice")
-        seen.add(label)
-        for name in entry:
-            if name in PLACE_KEYS | FLAG_KEYS or "." in str(name) or name in groups:
-                continue
-            known = [*groups, *sorted(PLACE_KEYS | FLAG_KEYS)]
-            raise fail(f"{where}.{name}", str(did_you_mean("row/column key", name, known).args[0]))
-    return tuple(dict(entry) for entry in value)
-
-
-def _metrics(value: object, fail: Fail) -> dict[str, dict[str, Any]]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise fail(
-            "metrics", f"expected a mapping metric -> {{label, scale, digits}}, got {value!r}"
-        )
-    out = {}
-    for name, mspec in value.items():
-        mspec = {} if mspec is None else mspec
-        if not isinstance(mspec, Mapping) or not set(mspec) <= METRIC_KEYS:
-            raise fail(
-                f"metrics.{name}", f"expected keys among {sorted(METRIC_KEYS)}, got {mspec!r}"
-            )
-        if not isinstance(mspec.get("scale", 1), int | float):
-            raise fail(f"metrics.{name}.scale", f"expected a number, got {mspec['scale']!r}")
-        digits = mspec.get("digits", 0)
-        if not isinstance(digits, int) or isinstance(digits, bool) or digits < 0:
-            raise fail(f"metrics.{name}.digits", f"expected an integer >= 0, got {digits!r}")
-        out[str(name)] = dict(mspec)
-    return out
 
 
 def _notes(value: Any, fail: Fail) -> dict[str, str]:

@@ -22,7 +22,8 @@ from recallbench.protocols.qa_gvd.scores import rescore_answers
 from recallbench.records import JSON
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 from recallbench.tables.engine import reference_values
-from recallbench.tables.spec import selector
+from recallbench.tables.entry import Entry
+from recallbench.tables.render import reference_value
 
 EXTRA = {"icc_c1": "ICC(C,1)", "icc_ak": "ICC(A,k)", "fleiss_kappa": "Fleiss kappa"}
 STATISTICS = (
@@ -59,35 +60,35 @@ def _raters(spec: TableSpec) -> list[dict[str, JSON]]:
 
 
 def _cells(
-    spec: TableSpec, row: dict[str, JSON], column: dict[str, JSON], report: dict[str, JSON] | None
+    spec: TableSpec, row: Entry, column: Entry, report: dict[str, JSON] | None
 ) -> list[Cell]:
-    paper = reference_values(spec).get(row["label"], {}).get(column["label"], {})
+    paper = reference_values(spec)
     values = {
-        "percent_agreement": report and report["percent_agreement"],
-        "icc": report and report["icc_a1"],
+        "percent_agreement": report["percent_agreement"] if report else None,
+        "icc": report["icc_a1"] if report else None,
     }
     n = report["n_items"] if report else 0
     cells = []
     for metric, mspec in spec.need("metrics").items():
         v = values[metric]
-        ours = None if v is None else v * mspec.get("scale", 1)
-        label = mspec.get("label", metric)
+        ours = None if v is None else v * mspec.scale_or(1)
+        label = mspec.label_or(metric)
         cells.append(
             Cell(
-                row["label"],
-                column["label"],
+                row.label,
+                column.label,
                 label,
                 ours,
-                paper.get(metric),
+                reference_value(paper, row.label, column.label, metric),
                 n,
-                mspec.get("digits", 2),
+                mspec.digits_or(2),
             )
         )
     extra = report if report is not None else {}
     for key, label in EXTRA.items() if report is not None else ():
         v = extra[key]
         ours = None if v is None else v * 100
-        cells.append(Cell(row["label"], column["label"], label, ours, None, n, 1))
+        cells.append(Cell(row.label, column.label, label, ours, None, n, 1))
     return cells
 
 
@@ -100,12 +101,16 @@ def agreement_cells(
     """
     cells, used = [], []
     for column in spec.need("columns"):
-        matched = sorted(select(runs, selector(column)), key=lambda r: r.stamp)
+        matched = sorted(select(runs, column.select), key=lambda r: r.stamp)
         scores = rater_scores(matched[-1], judges) if matched else {}
         used += matched[-1:]
         for row in spec.need("rows"):
+            if row.metric is None:
+                raise spec.error(
+                    "rows", f"{row.label}: metric missing (the metric its raters score)"
+                )
             report = None
-            if by_rater := scores.get(row["metric"]):
+            if by_rater := scores.get(row.metric):
                 _, items, matrix = align_ratings(by_rater)
                 report = agreement_report(matrix) if len(items) else None
             cells += _cells(spec, row, column, report)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
 from recallbench.datasets import load, require_folder
 from recallbench.datasets.carecall import DEFAULT_FILE
@@ -27,6 +26,7 @@ from recallbench.tables import (
     data_label,
     reference_table,
 )
+from recallbench.tables.render import reference_value
 
 ROWS = [
     ("Turns", "turns", 0),
@@ -56,23 +56,24 @@ NOTES = [
 
 def _session_cells(
     stats: Mapping[str, CareCallStats],
-    values: Mapping[str, Mapping[str, Any]],
+    values: Mapping[str, object],
     indices: Sequence[int],
 ) -> list[Cell]:
-    everything, paper_all = stats.get("all"), values.get("all", {})
+    everything = stats.get("all")
     sessions = everything.sessions if everything else None
-    cells = [Cell("Sessions", MAIN, "sessions", sessions, paper_all.get("sessions"), sessions)]
+    paper_all = reference_value(values, "all", "sessions")
+    cells = [Cell("Sessions", MAIN, "sessions", sessions, paper_all, sessions)]
     for k in indices:
         group = stats.get(f"session_{k}")
         ours = group.sessions if group else 0
-        paper = values.get(f"session_{k}", {}).get("sessions")
+        paper = reference_value(values, f"session_{k}", "sessions")
         cells.append(Cell(f"Session {k}", MAIN, f"session_{k}_sessions", ours, paper, ours))
     return cells
 
 
 def table1_cells(stats: Mapping[str, CareCallStats], reference: Mapping[str, JSON]) -> list[Cell]:
     """Lay out CareCall Table 1: the paper's rows x (all sessions, then each session index)."""
-    values: dict[str, dict[str, Any]] = reference["values"]
+    values: Mapping[str, object] = reference["values"]
     indices = sorted(
         {int(k.split("_")[1]) for k in stats if k != "all"}
         | {int(k.split("_")[1]) for k in values if k != "all"}
@@ -83,7 +84,7 @@ def table1_cells(stats: Mapping[str, CareCallStats], reference: Mapping[str, JSO
         for key, column in groups:
             group = stats.get(key)
             ours = getattr(group, metric) if group else None
-            paper = values.get(key, {}).get(metric)
+            paper = reference_value(values, key, metric)
             cells.append(
                 Cell(label, column, metric, ours, paper, group.sessions if group else None, digits)
             )

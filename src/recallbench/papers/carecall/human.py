@@ -27,7 +27,7 @@ show the paper's values only and the header says how to run the study.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -49,8 +49,9 @@ from recallbench.humaneval import (
 )
 from recallbench.metrics.bootstrap import holm
 from recallbench.records import Episode, Session
-from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec, load_reference
-from recallbench.tables.spec import selector
+from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
+from recallbench.tables.entry import Entry
+from recallbench.tables.render import paper_values, reference_value
 
 SCALE = (0.0, 100.0)
 # App. E, verbatim statements.
@@ -92,8 +93,8 @@ CORRELATIONS = (("memorability", "engagingness", 0.68), ("memorability", "humann
 STATISTICS = ("standardized", "absolute", "per_session")
 
 
-def _newest(runs: Sequence[RunInfo], row: Mapping[str, object]) -> RunInfo | None:
-    found = select(runs, selector(row))
+def _newest(runs: Sequence[RunInfo], row: Entry) -> RunInfo | None:
+    found = select(runs, row.select)
     return max(found, key=lambda r: r.stamp) if found else None
 
 
@@ -125,7 +126,7 @@ def units(spec: TableSpec, ctx: TableContext) -> list[Unit]:
         if run is None:
             continue
         preds = run.predictions
-        replies[row["label"]] = {p.pred_id: p.output for p in preds if p.kind == "response"}
+        replies[row.label] = {p.pred_id: p.output for p in preds if p.kind == "response"}
         episodes = episodes or run.dataset_episodes()
     out = []
     limit = spec.option("max_episodes", None)
@@ -161,21 +162,20 @@ def human_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     path = ratings_path(ctx.results_dir, STUDY)
     raw = read_ratings(STUDY, path) if path.exists() else []
     ratings = raw if statistic == "absolute" else standardize(raw)
-    reference = load_reference("carecall").get(spec.id, {}).get("values") or {}
+    reference = paper_values("carecall", spec.id)
     cells: list[Cell] = []
     tests: list[tuple[int, Any]] = []
     reference_row = spec.option("reference_row", None)
     for row in spec.need("rows"):
         for column in spec.need("columns"):
-            session = column.get("session")
             for crit in CRITERIA:
-                scores = _scores(ratings, crit.key, session)
-                cell = _cell(row["label"], column["label"], crit, scores, statistic)
-                paper = reference.get(row["label"], {}).get(column["label"], {}).get(crit.key)
+                scores = _scores(ratings, crit.key, column.session)
+                cell = _cell(row.label, column.label, crit, scores, statistic)
+                paper = reference_value(reference, row.label, column.label, crit.key)
                 cell = replace(cell, paper=paper)
                 n = cell.n
-                if n and reference_row and row["label"] != reference_row:
-                    tests.append((len(cells), paired(scores, row["label"], reference_row)))
+                if n and reference_row and row.label != reference_row:
+                    tests.append((len(cells), paired(scores, row.label, reference_row)))
                 cells.append(cell)
     cells = _with_tests(cells, tests)
     header = {**export_info(ctx.results_dir, STUDY).get("header", {}), **_header(raw, statistic)}

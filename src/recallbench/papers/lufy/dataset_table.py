@@ -12,7 +12,6 @@ episodes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from recallbench.datasets import FOLDERS, load, require_folder, try_load
 from recallbench.datasets.stats import TOKENIZER_NOTES, ConversationStats, conversation_stats
@@ -27,6 +26,7 @@ from recallbench.tables import (
     data_label,
     reference_table,
 )
+from recallbench.tables.render import reference_value
 
 # Who talks in each dataset (LUFY Table 1 "Conv. Setting"), from the datasets' own papers.
 SETTINGS = {
@@ -69,19 +69,28 @@ def table1_cells(
     of the same episodes with a second tokenizer, shown last in a column without paper values.
     """
     labels: dict[str, str] = dict(reference["labels"])
-    values: dict[str, dict[str, Any]] = reference["values"]
+    values: Mapping[str, object] = reference["values"]
     alt_tok = next(iter(alt.values())).tokenizer if alt else None
     cells = []
     for key in list(labels) + [name for name in loaded if name not in labels]:
-        stats, paper = loaded.get(key), values.get(key, {})
+        stats = loaded.get(key)
         label = labels.get(key) or EXTRA_LABELS.get(key, key)
         n = stats.conversations if stats else None
         for column, metric in (("Avg. Turns", "avg_turns"), ("Avg. Words", "avg_words")):
             ours = getattr(stats, metric) if stats else None
-            cells.append(Cell(label, column, metric, ours, paper.get(metric), n, 1, episodes=n))
+            paper = reference_value(values, key, metric)
+            cells.append(Cell(label, column, metric, ours, paper, n, 1, episodes=n))
         setting = SETTINGS.get(key) if stats else None
         cells.append(
-            Cell(label, "Conv. Setting", "setting", setting, paper.get("setting"), n, episodes=n)
+            Cell(
+                label,
+                "Conv. Setting",
+                "setting",
+                setting,
+                reference_value(values, key, "setting"),
+                n,
+                episodes=n,
+            )
         )
         if alt is not None and alt_tok is not None:
             other = alt.get(key)

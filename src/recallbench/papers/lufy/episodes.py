@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from recallbench.datasets import load
 from recallbench.llm.task import ParseError, PromptTask
-from recallbench.papers.lufy.runs import lufy_reference, paper_value
+from recallbench.papers.lufy.runs import lufy_reference, paper_value, row_logs
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 
 # LUFY App. C.2, verbatim (line breaks as printed).
@@ -79,7 +79,7 @@ def shares(labels: Sequence[Sequence[str | None]]) -> list[float]:
 def _conversations(spec: TableSpec, ctx: TableContext) -> list[list[str]]:
     out = []
     for row in spec.need("rows"):
-        for episode in load("lufy", ctx.need_data_dir(), system=row["logs"]):
+        for episode in load("lufy", ctx.need_data_dir(), system=row_logs(spec, row)):
             user = str(episode.meta.get("user") or episode.speakers[-1])
             for session in episode.sessions:
                 out.append([t.text for t in session.turns if t.speaker == user and t.text.strip()])

@@ -32,7 +32,7 @@ from recallbench.humaneval import (
     unit_scores,
 )
 from recallbench.memory import render_history
-from recallbench.papers.lufy.runs import lufy_reference, paper_value
+from recallbench.papers.lufy.runs import lufy_reference, paper_value, row_logs
 from recallbench.papers.lufy.ux import Values, ux_cells
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 
@@ -104,11 +104,11 @@ def units(spec: TableSpec, ctx: TableContext) -> list[Unit]:
     """One unit per (participant, session); each row's system's conversation a candidate."""
     found: dict[tuple[str, int], dict[str, str]] = {}
     for row in spec.need("rows"):
-        for episode in load("lufy", ctx.need_data_dir(), system=row["logs"]):
+        for episode in load("lufy", ctx.need_data_dir(), system=row_logs(spec, row)):
             user = str(episode.meta.get("user") or episode.speakers[-1])
             for session in episode.sessions:
                 text = render_history(session.turns)
-                found.setdefault((user, session.index), {})[row["label"]] = text
+                found.setdefault((user, session.index), {})[row.label] = text
     return [
         Unit(f"{user}/s{index}", user, f"Participant {user}, session {index}", texts, index)
         for (user, index), texts in sorted(found.items())
@@ -131,7 +131,7 @@ def table7(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     ratings = read_ratings(STUDY, path) if path.exists() else []
     cells: list[Cell] = []
     notes: list[str] = []
-    rows = [r["label"] for r in spec.need("rows")]
+    rows = [r.label for r in spec.need("rows")]
     for crit in CRITERIA:
         per_row = {row: _values(ratings, crit.key, row) or None for row in rows}
         got, tests = ux_cells(

@@ -27,9 +27,9 @@ from recallbench.papers.lufy.intervals import (
     mean_statistic,
 )
 from recallbench.papers.lufy.runs import lufy_reference, paper_value, run_episodes, snapshots
-from recallbench.records import JSON, Episode, MemoryItem, in_memory
+from recallbench.records import Episode, MemoryItem, in_memory
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
-from recallbench.tables.spec import selector
+from recallbench.tables.entry import Entry
 
 # -- Table 12 / 14: system-human agreement -------------------------------------------------
 
@@ -152,35 +152,35 @@ def _pooled_records(runs: Sequence[RunInfo]) -> dict[int, list[tuple[str, Kept]]
 
 
 def _row_values(
-    row: dict[str, JSON],
-    columns: Sequence[dict[str, JSON]],
+    row: Entry,
+    columns: Sequence[Entry],
     records: dict[int, list[tuple[str, Kept]]],
 ) -> dict[str, CellValue | None]:
     """Return {column label: (value, n, statistic) or None} of one row (``Avg.``: mean of the
     sessions); the statistic recomputes the value from resampled episodes (its interval)."""
-    if row.get("annotators"):
+    if row.annotators:
         fn: Callable[[Sequence[Kept]], tuple[float, int]] = lambda recs: (  # noqa: E731
             annotator_agreement([lab for lab, _ in recs])
         )
     else:
-        fn = random_agreement if row.get("random") else system_agreement
+        fn = random_agreement if row.random else system_agreement
     per_session: dict[str, CellValue | None] = {}
     for column in columns:
-        if "session" not in column:
+        if column.session is None:
             continue
-        tagged = records.get(int(column["session"]), [])
+        tagged = records.get(column.session, [])
         recs = [r for _, r in tagged]
-        if not recs and not row.get("annotators"):
-            per_session[column["label"]] = None
+        if not recs and not row.annotators:
+            per_session[column.label] = None
             continue
         stat = agreement_statistic([e for e, _ in tagged], recs, lambda rs: fn(rs)[0])
-        per_session[column["label"]] = (*fn(recs), stat)
+        per_session[column.label] = (*fn(recs), stat)
     values = [v for v in per_session.values() if v is not None]
     average: CellValue | None = None
     if values:
         mean = sum(v[0] for v in values) / len(values)
         average = (mean, sum(v[1] for v in values), mean_statistic([v[2] for v in values]))
-    return {c["label"]: per_session.get(c["label"], average) for c in columns}
+    return {c.label: per_session.get(c.label, average) for c in columns}
 
 
 def agreement_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cell], list[RunInfo]]:
@@ -190,20 +190,18 @@ def agreement_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cell
     scale, cells, used = spec.option("scale", 100), [], {}
     columns = spec.need("columns")
     for row in spec.need("rows"):
-        matched = select(runs, selector(row))
+        matched = select(runs, row.select)
         used.update({r.path: r for r in matched})
         by_column = _row_values(row, columns, _pooled_records(matched))
         for column in columns:
-            got = by_column[column["label"]]
+            got = by_column[column.label]
             ours = None if got is None or not matched else got[0] * scale
-            paper = paper_value(reference, row["label"], column["label"], "agreement")
+            paper = paper_value(reference, row.label, column.label, "agreement")
             n = None if got is None else got[1]
             extra = interval_fields(got[2], scale) if got is not None and ours is not None else {}
-            if row.get("annotators"):  # the labels' own agreement: no run setting enters it
+            if row.annotators:  # the labels' own agreement: no run setting enters it
                 extra["comparable"] = True
-            cells.append(
-                Cell(row["label"], column["label"], "agreement", ours, paper, n, 1, **extra)
-            )
+            cells.append(Cell(row.label, column.label, "agreement", ours, paper, n, 1, **extra))
     return cells, list(used.values())
 
 

@@ -1,5 +1,5 @@
-"""LUFY tables' shared reading: the paper's reference values, the memory snapshots of a run and
-the episodes it replayed (run selection itself is ``recallbench.analysis.select``)."""
+"""LUFY tables' shared reading: the paper's reference values, the system whose logs a row reads,
+the memory snapshots of a run and the episodes it replayed (run selection itself is ``recallbench.analysis.select``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ from functools import lru_cache
 
 from recallbench.analysis import RunInfo
 from recallbench.records import JSON, Episode, MemoryItem
-from recallbench.tables.render import load_reference, table_id
+from recallbench.tables import TableSpec
+from recallbench.tables.cell import Value
+from recallbench.tables.entry import Entry
+from recallbench.tables.render import load_reference, reference_value, table_id
 
 PAPER = "lufy"
 
@@ -24,9 +27,17 @@ def lufy_reference(table: int | str) -> dict[str, JSON]:
     return entry
 
 
-def paper_value(reference: Mapping[str, JSON], row: str, column: str, metric: str) -> JSON:
-    """Return the paper's value of (row, column, metric), or None when it reports none."""
-    return reference.get("values", {}).get(row, {}).get(column, {}).get(metric)
+def paper_value(reference: Mapping[str, JSON], row: str, column: str, metric: str) -> Value:
+    """Return the paper's value of (row, column, metric) of a ``lufy_reference`` entry, or None
+    when it reports none (``tables.render.reference_value``)."""
+    return reference_value(reference.get("values") or {}, row, column, metric)
+
+
+def row_logs(spec: TableSpec, row: Entry) -> str:
+    """The LUFY system whose conversation logs a row reads (its ``logs:``; an error without)."""
+    if row.logs is None:
+        raise spec.error("rows", f"{row.label}: logs missing (the system whose logs it reads)")
+    return row.logs
 
 
 def snapshots(run: RunInfo, episode_ids: Iterable[str]) -> dict[str, dict[int, list[MemoryItem]]]:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Protocol
 from recallbench.datasets import load
 from recallbench.errors import ConfigError
 from recallbench.memory import render_history
-from recallbench.papers.lufy.runs import lufy_reference, paper_value
+from recallbench.papers.lufy.runs import lufy_reference, paper_value, row_logs
 from recallbench.records import Episode
 from recallbench.run.provenance import episodes_sha256
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec, data_label
@@ -133,7 +133,7 @@ def ux_cells(spec: TableSpec, per_row: dict[str, Values | None]) -> tuple[list[C
     digits = int(spec.option("digits", 2))
     cells = []
     columns = [
-        (c["label"], [int(c["session"])] if "session" in c else list(AVG_SESSIONS))
+        (c.label, [c.session] if c.session is not None else list(AVG_SESSIONS))
         for c in spec.need("columns")
     ]
     for row, values in per_row.items():
@@ -197,7 +197,7 @@ def _better(tests: Sequence[tuple[str, str, TTest]], p_values: Sequence[float]) 
 def _logs(spec: TableSpec, ctx: TableContext) -> dict[str, list[Episode]]:
     """Load each row's conversation logs (``logs: <system>``) from the data root."""
     return {
-        row["label"]: load("lufy", ctx.need_data_dir(), system=row["logs"])
+        row.label: load("lufy", ctx.need_data_dir(), system=row_logs(spec, row))
         for row in spec.need("rows")
     }
 

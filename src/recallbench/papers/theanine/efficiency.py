@@ -24,7 +24,7 @@ from recallbench.metrics.summary import metric_entry, read_summary
 from recallbench.records import JSON
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec, header_for
 from recallbench.tables.engine import reference_values
-from recallbench.tables.spec import selector
+from recallbench.tables.render import reference_value
 
 
 def build_cost_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cell], list[RunInfo]]:
@@ -39,27 +39,27 @@ def build_cost_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cel
     used: dict[Path, RunInfo] = {}
     for col in spec.need("columns"):
         for row in spec.need("rows"):
-            matched = select(select(runs, selector(row)), selector(col))
+            matched = select(select(runs, row.select), col.select)
             used.update({r.path: r for r in matched})
-            per_row[(row["label"], col["label"])] = _pooled(matched, price_model)
+            per_row[(row.label, col.label)] = _pooled(matched, price_model)
     cells = []
     for col in spec.need("columns"):
-        base = per_row.get((spec.option("reference_row"), col["label"]))
+        base = per_row.get((spec.option("reference_row"), col.label))
         for row in spec.need("rows"):
-            got = per_row[(row["label"], col["label"])]
+            got = per_row[(row.label, col.label)]
             for metric, mspec in spec.need("metrics").items():
                 ours = _cost_value(metric, got, base)
-                paper = reference.get(row["label"], {}).get(col["label"], {}).get(metric)
+                paper = reference_value(reference, row.label, col.label, metric)
                 n = int(got["n_episodes"]) if got else 0
                 cells.append(
                     Cell(
-                        row["label"],
-                        col["label"],
-                        mspec.get("label", metric),
+                        row.label,
+                        col.label,
+                        mspec.label_or(metric),
                         ours,
                         paper,
                         n,
-                        int(mspec.get("digits", 2)),
+                        mspec.digits_or(2),
                     )
                 )
     return cells, list(used.values())
@@ -163,9 +163,9 @@ def _dataset_figures(
     for dataset in sorted(d for d in named if d is not None):
         rows = {}
         for row in spec.rows:
-            hits = select(runs, {**selector(row), "dataset": dataset})
+            hits = select(runs, {**row.select, "dataset": dataset})
             if hits:
-                rows[str(row["label"])] = hits[-1].path
+                rows[row.label] = hits[-1].path
         if reference_row not in rows:
             report[dataset] = {"skipped": f"no run for {reference_row}"}
             continue

@@ -41,7 +41,8 @@ from recallbench.records import Episode, Prediction, Turn
 from recallbench.run.read import PREDICTIONS_FILE, RunRecord, read_run
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 from recallbench.tables.engine import reference_values
-from recallbench.tables.spec import selector
+from recallbench.tables.entry import Entry, parse_entry
+from recallbench.tables.render import reference_value
 
 EMPTY_MEMORY = "(no memory)"
 
@@ -238,15 +239,16 @@ def _comparison(
     spec: TableSpec,
     ctx: TableContext,
     llm: LLMClient,
-    column: dict[str, Any],
-    row: dict[str, Any],
+    column: Entry,
+    row: Entry,
 ) -> tuple[GEvalResult | None, list[RunInfo]]:
-    ours = _newest(ctx.runs, selector(spec.option("ours")), selector(column))
-    theirs = _newest(ctx.runs, selector(row), selector(column))
+    ours_row = parse_entry(spec.option("ours"), "ours", spec.error)  # the row of our method
+    ours = _newest(ctx.runs, ours_row.select, column.select)
+    theirs = _newest(ctx.runs, row.select, column.select)
     if ours is None or theirs is None:
         return None, [r for r in (ours, theirs) if r]
     result = compare_runs(ours.path, theirs.path, llm, max_episodes=spec.option("max_episodes", 5))
-    out = Path(ctx.results_dir) / "geval" / spec.experiment / safe_name(str(column["label"]))
+    out = Path(ctx.results_dir) / "geval" / spec.experiment / safe_name(column.label)
     result.write(out)
     return result, [ours, theirs]
 
@@ -263,14 +265,14 @@ def geval_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
             summary = result.summary if result else {}
             for metric, mspec in spec.need("metrics").items():
                 value = summary.get(metric) if summary.get("n") else None
-                ours = None if value is None else value * mspec.get("scale", 1)
-                paper = reference.get(row["label"], {}).get(column["label"], {}).get(metric)
-                label = mspec.get("label", metric)
-                digits = int(mspec.get("digits", 1))
+                ours = None if value is None else value * mspec.scale_or(1)
+                paper = reference_value(reference, row.label, column.label, metric)
+                label = mspec.label_or(metric)
+                digits = mspec.digits_or(1)
                 cells.append(
                     Cell(
-                        row["label"],
-                        column["label"],
+                        row.label,
+                        column.label,
                         label,
                         ours,
                         paper,
@@ -280,7 +282,7 @@ def geval_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
                 )
             if result:
                 notes.append(
-                    f"{column['label']} {row['label']}: {summary['counts']}, "
+                    f"{column.label} {row.label}: {summary['counts']}, "
                     f"{summary['unjudged']} unjudged, sign test p = {summary['sign_test_p']:.3g}"
                 )
     header = {"G-Eval judge": f"{llm.backend.name}:{llm.model} ({GEVAL_SOURCE})"}

@@ -37,7 +37,8 @@ from recallbench.humaneval import (
     read_ratings,
 )
 from recallbench.memory import render_history
-from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec, load_reference
+from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
+from recallbench.tables.render import paper_values, reference_value
 
 THREE = ("No", "Can't judge", "Yes")
 SUMMARIES = Study(
@@ -185,12 +186,12 @@ def _table(
     """Cells: for each (row label, criterion, system), the % of units per majority label."""
     path = ratings_path(ctx.results_dir, study)
     ratings: list[Rating] = read_ratings(study, path) if path.exists() else []
-    reference = load_reference("theanine").get(spec.id, {}).get("values") or {}
+    reference = paper_values("theanine", spec.id)
     cells, notes = [], []
     for label, criterion, system in rows:
         shares, n = _shares(majority(ratings, criterion, tie), choices, system)
         for choice in choices:
-            paper = reference.get(label, {}).get("human", {}).get(choice)
+            paper = reference_value(reference, label, "human", choice)
             cells.append(Cell(label, choice, "%", shares[choice], paper, n or None, 1))
         report = agreement(study, [r for r in ratings if r.system == system], criterion)
         kappa = None if report is None else report.get("fleiss_kappa")
