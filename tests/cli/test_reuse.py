@@ -8,6 +8,7 @@ jobs (``cli.reuse``); ``RECALLBENCH_RERUN=1`` (``make ... RERUN=1``) runs every 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 CHEAP = ("generator=extractive", "episodes=1", "embedder=hashing", "metrics=lexical")
@@ -136,3 +137,38 @@ def test_reproduce_answers_warm_steps_without_a_process(
     assert not reproduce.answered(Step("script", tuple(Step("table", table).argv[1:])))
     Path(printed[0]).write_text("edited")  # a file no longer as written: render again
     assert not reproduce.answered(Step("table", table))
+
+
+def test_a_release_number_alone_does_not_rerun_but_another_package_version_does(
+    run_cli, monkeypatch, tmp_path, data_copy
+):
+    """A run recorded under another recallbench version number is reused when its code is
+    unchanged (the number changes with every release; the code is keyed file by file); a run
+    recorded under another torch runs again."""
+    monkeypatch.setenv("RECALLBENCH_DATA_DIR", str(data_copy))
+    monkeypatch.delenv("RECALLBENCH_RERUN", raising=False)
+    results = tmp_path / "results"
+    job = "msc-memory_retrieval-extractive"
+
+    def run(stamp: str):
+        monkeypatch.setenv("RECALLBENCH_STAMP", stamp)
+        # compose the job again (no replay of the command's record): the run's identity decides
+        shutil.rmtree(results / "cache" / "commands", ignore_errors=True)
+        outcome = run_cli("memory=memory_retrieval", *CHEAP, results=results)
+        assert outcome.status == 0, outcome.err
+        return outcome
+
+    def record(stamp: str, package: str, version: str) -> None:
+        path = results / "runs/adhoc" / stamp / job / "run.json"
+        info = json.loads(path.read_text())
+        info["versions"][package] = version
+        path.write_text(json.dumps(info))
+
+    run("s1")
+    record("s1", "recallbench", "0.0.1")  # as an older release wrote it
+    assert "reusing" in run("s2").err
+    assert _runs(results) == {job: ["s1"]}
+
+    record("s1", "torch", "0.0.1")  # another torch: its numbers may differ
+    assert "reusing" not in run("s3").err
+    assert _runs(results) == {job: ["s1", "s3"]}

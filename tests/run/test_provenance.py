@@ -85,3 +85,13 @@ def test_a_run_on_a_dirty_tree_says_so(run_cli, monkeypatch, tmp_path, repo):
     assert info["git_dirty"] is True and len(info["git_diff_sha256"]) == 64
     assert "code " in outcome.err and info["git_diff_sha256"][:12] in outcome.err
     shutil.rmtree(repo)
+
+
+def test_same_versions_sets_aside_recallbench_own_number_only():
+    from recallbench.run.provenance import same_versions
+
+    now = {"python": "3.11.7", "recallbench": "0.2.0", "torch": "2.13.0+cpu"}
+    assert same_versions({**now, "recallbench": "0.1.0"}, now)
+    assert not same_versions({**now, "torch": "2.12.0"}, now)
+    assert not same_versions({k: v for k, v in now.items() if k != "torch"}, now)
+    assert not same_versions(None, now) and not same_versions(["torch"], now)

@@ -39,7 +39,7 @@ from recallbench.cli.build import plain
 from recallbench.io import write_json
 from recallbench.metrics.summary import has_summary
 from recallbench.records import JSON, Episode
-from recallbench.run.provenance import package_versions
+from recallbench.run.provenance import package_versions, same_versions
 from recallbench.run.record import USABLE
 from recallbench.run.resume import (
     previous_info,
@@ -160,9 +160,9 @@ def code_identity(data: Iterable[str] = (), writes: Iterable[str | Path] = ()) -
 
 
 def same_code(recorded: object) -> bool:
-    """Whether a ``code_identity`` recorded earlier still holds: same packages, every file as
-    recorded."""
-    if not isinstance(recorded, dict) or recorded.get("versions") != package_versions():
+    """Whether a ``code_identity`` recorded earlier still holds: same packages (recallbench's own
+    version number aside: ``run.provenance.same_versions``), every file as recorded."""
+    if not isinstance(recorded, dict) or not same_versions(recorded.get("versions")):
         return False
     return isinstance(recorded.get("sources"), dict) and changed(recorded["sources"]) is None
 

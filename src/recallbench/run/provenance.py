@@ -2,7 +2,10 @@
 
 ``git_state`` says which commit the code comes from and whether the working tree differed from
 it (a run of uncommitted code is not reproducible from its commit alone); ``package_versions``
-names the libraries that shape results; ``episodes_sha256`` identifies the episodes a run saw
+names the libraries that shape results (``same_versions`` compares them without recallbench's
+own version number: its code is keyed by the sha256 of what a run imported and read,
+``run.sources``, so a release that bumps the number reuses the runs its changes cannot reach);
+``episodes_sha256`` identifies the episodes a run saw
 (table headers name data by it, never by a machine's path).
 """
 
@@ -98,6 +101,9 @@ def describe_deviations(info: Mapping[str, object], generator: Mapping[str, obje
     return f" ({', '.join(parts)}; a deviation from the papers' free-text replies)"
 
 
+OWN_PACKAGE = "recallbench"  # recorded in run.json, not compared (``same_versions``)
+
+
 def package_versions() -> dict[str, str]:
     """Return installed versions of the packages that shape results."""
     found = {"python": platform.python_version()}
@@ -107,6 +113,18 @@ def package_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             continue
     return found
+
+
+def same_versions(recorded: object, now: Mapping[str, str] | None = None) -> bool:
+    """Whether ``recorded`` (a ``package_versions()`` of an earlier process) names the versions
+    installed now (``now``: ``package_versions()``), recallbench's own aside: its version number
+    changes with every release, while its code is compared file by file (``run.sources``)."""
+    if not isinstance(recorded, Mapping):
+        return False
+    current = package_versions() if now is None else now
+    return {k: v for k, v in recorded.items() if k != OWN_PACKAGE} == {
+        k: v for k, v in current.items() if k != OWN_PACKAGE
+    }
 
 
 def episodes_sha256(episodes: Sequence[Episode]) -> str:

@@ -3,7 +3,7 @@ folder that holds another config's or another dataset's run (``resume_dir=``, a 
 and the reuse of a finished run whose identity matches (``reusable_run``).
 
 A run's identity is what decides its numbers: the config hash (``run.record.config_hash``), the
-packages that shape results, the sha256 of the episodes it saw, and the code it ran: the sha256
+packages that shape results (recallbench's own version number aside: ``run.provenance.same_versions``), the sha256 of the episodes it saw, and the code it ran: the sha256
 of every project module its process imported and of every project or data file it read, which
 ``run.json`` records under ``sources`` (``run.sources``). A job whose newest usable run under its
 tag has the same config, packages and episodes and whose recorded files are all unchanged on
@@ -26,7 +26,7 @@ from typing import Any
 from recallbench.errors import ResumeError
 from recallbench.metrics.summary import has_summary
 from recallbench.records import Episode
-from recallbench.run.provenance import episodes_sha256, git_state, package_versions
+from recallbench.run.provenance import episodes_sha256, git_state, package_versions, same_versions
 from recallbench.run.read import CONFIG_FILE, read_config
 from recallbench.run.record import USABLE, config_diff, config_hash
 from recallbench.run.sources import changed
@@ -64,7 +64,10 @@ def reusable_run(results_dir: Path, tag: str, job: str, identity: dict[str, Any]
         info = previous_info(folder)
         if info.get("status") not in USABLE or not has_summary(folder):
             continue
-        same = all(info.get(k) == v for k, v in identity.items())
+        same = all(
+            same_versions(info.get(k), v) if k == "versions" else info.get(k) == v
+            for k, v in identity.items()
+        )
         return folder if same and same_code(info) else None
     return None
 
