@@ -6,9 +6,10 @@ label): ``score`` is the credit in [0, 1], ``label`` 2 when the judge called the
 don't-know. ``AnswerJudge`` wraps a ``judges.Judge`` (lexical, or the LUFY C.1 ``LLMJudge``)
 with its 1 / 0 / 2 labels; ``PromptJudge`` runs a prompt variant (``judgepanel.variants``) on
 an LLM through the normal LLM layer (cached, usage recorded under the variant's task name and
-on each verdict), its label graded from its credit (``verdict.graded_label``). On an offline backend a variant without an offline
-twin for the run's protocol is unavailable: every verdict is an ``UNAVAILABLE`` one (score
-None) and ``describe()`` says why; no rule stands in for an LLM.
+on each verdict), its label graded from its credit (``verdict.graded_label``). On an offline
+backend a variant without an offline twin for the run's protocol is unavailable: every verdict
+is an ``UNAVAILABLE`` one (score None) and ``describe()`` says why; no rule stands in for an
+LLM.
 
 Whether a judge can say don't-know at all is the judge's (``PanelJudge.has_dont_know``), not a
 verdict's: a prompt without that label (CAIM's, Fig. 29, Mem0's J, ours) gives labels 1 and 0,
