@@ -8,7 +8,15 @@ import pytest
 
 from recallbench.judges import LexicalJudge, Verdict
 from recallbench.records import Prediction
-from recallbench.verdict import CORRECT, DONT_KNOW, INCORRECT, require_verdict, verdict_of
+from recallbench.verdict import (
+    CORRECT,
+    DONT_KNOW,
+    INCORRECT,
+    UNAVAILABLE,
+    graded_label,
+    require_verdict,
+    verdict_of,
+)
 
 # Shape 1: judges.base.Verdict.to_dict() before issue 47 (qa, qa_gvd, locomo_qa, locomo_import).
 OLD_QA = {
@@ -32,6 +40,18 @@ OLD_TEAFARM = {
 }
 # Shape 3: the judge panel's per-item verdict (judgepanel verdicts.jsonl).
 OLD_PANEL = {"credit": 0.0, "dont_know": True, "raw": "2", "failure": None}
+# This shape as Verdict.to_dict() wrote it before unavailable verdicts existed (score a number).
+OLD_ONE_SHAPE = {
+    "label": 0,
+    "correct": False,
+    "score": 0.5,
+    "raw": "0.5",
+    "parsed": True,
+    "failure": None,
+    "usage": {"prompt_tokens": 12},
+    "info": {},
+    "judge": "llm",
+}
 
 
 def _pred(judge: object) -> Prediction:
@@ -58,6 +78,56 @@ def test_old_panel_shape_reads_credit_and_dont_know():
     assert Verdict.from_dict({"credit": 1.0, "raw": "1"}).label == CORRECT
     half = Verdict.from_dict({"credit": 0.5})
     assert (half.label, half.score, half.correct) == (INCORRECT, 0.5, False)
+
+
+def test_old_panel_shape_reads_an_unavailable_judge_and_no_dont_know_label():
+    # credit null: the judge was unavailable (before issue 47 this shape then failed to read)
+    v = Verdict.from_dict(
+        {"credit": None, "dont_know": None, "raw": "", "failure": "unavailable offline"}
+    )
+    assert (v.available, v.score, v.failure) == (False, None, "unavailable offline")
+    bare = Verdict.from_dict({"credit": None})
+    assert not bare.available and bare.failure == f"{UNAVAILABLE}: no credit"
+    # dont_know null (a judge without that label) reads as not don't-know: the label is credit's
+    assert Verdict.from_dict({"credit": 1.0, "dont_know": None}).label == CORRECT
+    assert Verdict.from_dict({"credit": 0.0, "dont_know": None}).label == INCORRECT
+
+
+def test_a_verdict_file_written_before_unavailable_verdicts_still_reads():
+    v = Verdict.from_dict(OLD_ONE_SHAPE)
+    assert (v.label, v.score, v.available, v.credit) == (INCORRECT, 0.5, True, 0.5)
+    assert v.to_dict() == OLD_ONE_SHAPE  # and is written back unchanged
+
+
+def test_an_unavailable_verdict_has_no_score_and_round_trips():
+    v = Verdict(label=INCORRECT, failure=f"{UNAVAILABLE}: no offline twin", judge="x/strict")
+    assert (v.available, v.score, v.correct, v.dont_know) == (False, None, False, False)
+    assert v.failed(UNAVAILABLE)
+    with pytest.raises(ValueError, match="unavailable verdict has no credit"):
+        _ = v.credit
+    d = json.loads(json.dumps(v.to_dict(), allow_nan=False))
+    assert d["score"] is None and d["failure"].startswith("unavailable: ")
+    assert Verdict.from_dict(d) == v
+    with pytest.raises(ValueError, match="unavailable verdict has no score"):
+        Verdict(label=INCORRECT, failure=f"{UNAVAILABLE}: x", score=0.0)
+    # any other failure keeps the label's credit (an LLM call's fallback is a verdict)
+    assert Verdict(label=INCORRECT, failure="call failed: timeout").score == 0.0
+
+
+@pytest.mark.parametrize(
+    ("score", "dont_know", "label"),
+    [
+        (1.0, False, CORRECT),
+        (0.5, False, INCORRECT),
+        (0.0, False, INCORRECT),
+        (0.0, True, DONT_KNOW),
+    ],
+)
+def test_a_graded_credit_keeps_its_score_and_derives_its_label(score, dont_know, label):
+    assert graded_label(score, dont_know) == label
+    v = Verdict(label=graded_label(score, dont_know), score=score)
+    assert (v.credit, v.available) == (score, True)
+    assert Verdict.from_dict(json.loads(json.dumps(v.to_dict()))) == v
 
 
 def test_new_shape_carries_every_old_reader_key_and_round_trips():

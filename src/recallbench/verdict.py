@@ -8,10 +8,17 @@ Fields (``to_dict`` writes all of them, so a reader of any older shape's keys st
 keys in a new file):
     label: 1 correct, 0 incorrect, 2 don't-know (LUFY App. C.1; a yes/no judge uses 1 and 0).
     correct: ``label == 1`` (written for readers of TeaFarm's old shape; never read back).
-    score: the credit the verdict gives, in [0, 1]: ``float(correct)`` for a label judge.
+    score: the credit the verdict gives, in [0, 1]: ``float(correct)`` for a label judge. A
+        graded judge (the judge panel's prompt variants, e.g. CAIM's 0 / 0.5 / 1) gives its credit
+        here and the label ``graded_label`` derives from it: 2 when it said don't-know, 1 when
+        the credit is 1, else 0. None only on an unavailable verdict (below).
     raw: the judge's raw output (an LLM reply, a lexical judge's label as text).
     parsed: False when ``raw`` was unparseable and ``label`` is the documented fallback.
     failure: why parsing or the call failed (None on success; starts with the failure kind).
+        ``UNAVAILABLE`` ("unavailable: ..."): no judge could give a verdict (the judge panel's
+        LLM prompt without an offline twin on an offline backend). Such a verdict has
+        ``score`` None (``available`` False; ``credit`` raises) and label 0, which means nothing:
+        readers skip it; nothing is credited or counted for it.
     usage: token and cost usage of the judge call (empty for offline judges).
     info: judge-specific detail (the lexical judge's matched tokens ...).
     judge: who judged (the judge's name, e.g. ``llm``, ``mem0_j``, ``teafarm``), None when the
@@ -28,9 +35,11 @@ Older shapes read (``from_dict``), each tested in tests/test_verdict.py:
        failure, usage, info}``.
     2. TeaFarm's (``protocols/teafarm/_teafarm.py``): ``{correct, raw, parsed, failure, usage,
        backend, model, prompt}``; label = 1 when correct, else 0.
-    3. The judge panel's per-item verdict (``judgepanel``, ``verdicts.jsonl``): ``{credit,
-       dont_know, raw, failure}``; label 2 when don't-know, else 1 when credit is 1, else 0,
-       score = credit.
+    3. The judge panel's per-item verdict (``judgepanel``, ``verdicts.jsonl`` before issue 47):
+       ``{credit, dont_know, raw, failure}``; label ``graded_label(credit, dont_know)``, score =
+       credit; credit None (an unavailable judge) reads as an ``UNAVAILABLE`` verdict.
+       ``dont_know`` None (a judge without a don't-know label) reads as False: whether a judge
+       has that label is the judge's, not a verdict's (``judgepanel.judges.PanelJudge``).
 """
 
 from __future__ import annotations
@@ -47,14 +56,17 @@ CORRECT = 1
 INCORRECT = 0
 DONT_KNOW = 2
 LABELS = (CORRECT, INCORRECT, DONT_KNOW)
+UNAVAILABLE = "unavailable"  # the failure kind of a verdict no judge could give (docstring)
 
 __all__ = [
     "CORRECT",
     "DONT_KNOW",
     "INCORRECT",
     "LABELS",
+    "UNAVAILABLE",
     "JSONValue",
     "Verdict",
+    "graded_label",
     "require_verdict",
     "verdict_of",
 ]
@@ -82,7 +94,10 @@ class Verdict:
     def __post_init__(self) -> None:
         if isinstance(self.label, bool) or self.label not in LABELS:
             raise ValueError(f"verdict label must be one of {LABELS}, got {self.label!r}")
-        if self.score is None:
+        if self.failed(UNAVAILABLE):
+            if self.score is not None:
+                raise ValueError(f"an unavailable verdict has no score, got {self.score!r}")
+        elif self.score is None:
             object.__setattr__(self, "score", float(self.label == CORRECT))
         elif not (isinstance(self.score, int | float) and math.isfinite(self.score)):
             raise ValueError(f"verdict score must be a finite number, got {self.score!r}")
@@ -98,9 +113,16 @@ class Verdict:
         return self.label == DONT_KNOW
 
     @property
+    def available(self) -> bool:
+        """Whether a judge gave this verdict (False: an ``UNAVAILABLE`` one, score None)."""
+        return self.score is not None
+
+    @property
     def credit(self) -> float:
-        """The score as a float (``score`` is filled at construction)."""
-        return float(self.score if self.score is not None else self.correct)
+        """The score as a float; a ValueError on an unavailable verdict, which has none."""
+        if self.score is None:
+            raise ValueError(f"an unavailable verdict has no credit ({self.failure})")
+        return float(self.score)
 
     def failed(self, kind: str) -> bool:
         """Whether the verdict's failure is of ``kind`` (``llm.task``'s failure prefixes)."""
@@ -111,7 +133,7 @@ class Verdict:
         out: dict[str, JSONValue] = {
             "label": self.label,
             "correct": self.correct,
-            "score": self.credit,
+            "score": self.score,
             "raw": self.raw,
             "parsed": self.parsed,
             "failure": self.failure,
@@ -127,17 +149,25 @@ class Verdict:
         if not isinstance(d, Mapping):
             raise ValueError(f"a verdict must be a JSON object, got {type(d).__name__}")
         label, score = _label_and_score(d)
+        failure = None if d.get("failure") is None else str(d["failure"])
+        if score is None and "credit" in d and not (failure or "").startswith(UNAVAILABLE):
+            failure = f"{UNAVAILABLE}: {failure or 'no credit'}"  # the panel's credit None
         optional = {k: None if d.get(k) is None else str(d[k]) for k in _OPTIONAL}
         return cls(
             label=label,
             raw="" if d.get("raw") is None else str(d["raw"]),
             parsed=bool(d.get("parsed", True)),
-            failure=None if d.get("failure") is None else str(d["failure"]),
+            failure=failure,
             usage=_object(d, "usage"),
             info=_object(d, "info"),
             score=score,
             **optional,
         )
+
+
+def graded_label(score: float, dont_know: bool = False) -> int:
+    """The label of a graded credit: 2 when the judge said don't-know, 1 for full credit, else 0."""
+    return DONT_KNOW if dont_know else CORRECT if score == 1.0 else INCORRECT
 
 
 def _object(d: Mapping[str, JSONValue], key: str) -> dict[str, JSONValue]:
@@ -165,10 +195,11 @@ def _label_and_score(d: Mapping[str, JSONValue]) -> tuple[int, float | None]:
         return label, score
     if "correct" in d:  # TeaFarm's shape
         return (CORRECT if d["correct"] else INCORRECT), score
-    credit = _number(d, "credit")
-    if credit is not None:  # the judge panel's shape
-        label = DONT_KNOW if d.get("dont_know") else CORRECT if credit == 1.0 else INCORRECT
-        return label, credit
+    if "credit" in d:  # the judge panel's shape; credit None: an unavailable judge
+        credit = _number(d, "credit")
+        if credit is None:
+            return INCORRECT, None
+        return graded_label(credit, bool(d.get("dont_know"))), credit
     raise ValueError(
         f"a verdict needs 'label' (or an older shape's 'correct' or 'credit'), got keys {sorted(d)}"
     )

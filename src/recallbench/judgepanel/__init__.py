@@ -28,11 +28,10 @@ from recallbench.judgepanel.items import PROTOCOLS, RunItems, memory_lines, read
 from recallbench.judgepanel.judges import (
     AnswerJudge,
     PanelJudge,
-    PanelVerdict,
     PromptJudge,
     prompt_judges,
 )
-from recallbench.judgepanel.panel import ANSWERS, PanelOptions, PanelResult, run_panel
+from recallbench.judgepanel.panel import ANSWERS, Judged, PanelOptions, PanelResult, run_panel
 from recallbench.judgepanel.probes import (
     PROBES,
     WRONG_PROBES,
@@ -44,7 +43,7 @@ from recallbench.judgepanel.probes import (
     shares_content,
     vague_answer,
 )
-from recallbench.judgepanel.report import write_report
+from recallbench.judgepanel.report import read_verdicts, write_report
 from recallbench.judgepanel.variants import (
     OWN_VARIANT,
     VARIANTS,
@@ -63,10 +62,10 @@ __all__ = [
     "WRONG_PROBES",
     "AnswerJudge",
     "JudgeInput",
+    "Judged",
     "PanelJudge",
     "PanelOptions",
     "PanelResult",
-    "PanelVerdict",
     "Probe",
     "PromptJudge",
     "Question",
@@ -80,6 +79,7 @@ __all__ = [
     "pick_variants",
     "prompt_judges",
     "read_items",
+    "read_verdicts",
     "run_panel",
     "shares_content",
     "vague_answer",

@@ -10,12 +10,12 @@ the headline metric, agreement and spread (``judgepanel.stats``). Nothing is wri
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from recallbench.judgepanel.items import memory_lines, read_items, run_protocol
-from recallbench.judgepanel.judges import PanelJudge, PanelVerdict
+from recallbench.judgepanel.judges import PanelJudge
 from recallbench.judgepanel.probes import PROBES, Probe, build_probes
 from recallbench.judgepanel.stats import (
     HEADLINE,
@@ -27,6 +27,7 @@ from recallbench.judgepanel.stats import (
 )
 from recallbench.judgepanel.variants import JudgeInput
 from recallbench.run.read import RunRecord, read_run
+from recallbench.verdict import Verdict
 
 ANSWERS = "answers"  # the set of the run's own answers, beside the probes
 
@@ -48,7 +49,7 @@ class Judged:
     item: str
     episode_id: str
     input: JudgeInput
-    verdict: PanelVerdict
+    verdict: Verdict
 
 
 @dataclass
@@ -157,28 +158,27 @@ def run_panel(
     judged: dict[str, list[Judged]] = {}
     for judge in judges:
         verdicts = judge.verdicts([r[3] for r in rows])
-        judged[judge.label] = [
-            Judged(s, item, episode, given, v)
+        judged[judge.label] = [  # a verdict names the panel judge that gave it
+            Judged(s, item, episode, given, replace(v, judge=judge.label))
             for (s, item, episode, given), v in zip(rows, verdicts, strict=True)
         ]
     result = PanelResult(
         run_dir, protocol, options, [j.describe() for j in judges], counts, {}, {}, {}, {}, judged
     )
-    _statistics(result)
+    _statistics(result, {j.label: j.has_dont_know for j in judges})
     return result
 
 
-def _statistics(result: PanelResult) -> None:
-    """Fill acceptance, headline, agreement and spread of ``result`` from its verdicts."""
+def _statistics(result: PanelResult, has_dont_know: dict[str, bool]) -> None:
+    """Fill acceptance, headline, agreement and spread of ``result`` from its verdicts.
+
+    Unavailable verdicts (score None) count nowhere; ``has_dont_know``: judge label -> whether
+    it can say don't-know (``stats.unanswered``).
+    """
     for label, rows in result.judged.items():
+        given = [r for r in rows if r.verdict.available]
         result.acceptance[label] = {
-            s: acceptance(
-                [
-                    (r.episode_id, r.verdict.credit)
-                    for r in rows
-                    if r.set == s and r.verdict.credit is not None
-                ]
-            )
+            s: acceptance([(r.episode_id, r.verdict.credit) for r in given if r.set == s])
             for s in result.sets
         }
         result.headline[label] = headline(
@@ -186,15 +186,15 @@ def _statistics(result: PanelResult) -> None:
                 (
                     r.episode_id,
                     r.verdict.credit,
-                    unanswered(r.verdict.credit, r.verdict.dont_know, r.input.answer),
+                    unanswered(r.verdict, has_dont_know[label], r.input.answer),
                 )
-                for r in rows
-                if r.set == ANSWERS and r.verdict.credit is not None
+                for r in given
+                if r.set == ANSWERS
             ]
         )
     for s in [*result.sets, "all"]:
         ratings = {
-            label: {r.item: r.verdict.credit for r in rows if s in ("all", r.set)}
+            label: {r.item: r.verdict.score for r in rows if s in ("all", r.set)}
             for label, rows in result.judged.items()
         }
         result.agreement[s] = agreement(ratings)

@@ -11,7 +11,11 @@ re-scores; a rerun replaces the files):
   kappa of every pair of judges over all items.
 - ``judge_panel.{png,pdf}``: acceptance per probe per judge (bars with intervals).
 - ``panel.json`` (everything above as numbers, the judges' descriptions, LLM usage) and
-  ``verdicts.jsonl`` (one line per judge and judged text: the text, credit and raw reply).
+  ``verdicts.jsonl``: one line per judge and judged text: ``judge`` (the panel judge's label),
+  ``set``, ``item``, ``episode_id``, ``question``, ``reference``, ``answer``, then the verdict
+  in the one verdict shape (``recallbench.verdict.Verdict.to_dict``: label, score = credit,
+  raw, failure, usage ...). ``read_verdicts`` reads it back, and the rows the panel wrote
+  before issue 47 (``credit``, ``dont_know``, ``raw``, ``failure``: ``Verdict.from_dict``).
 
 Tables go through ``tables.render`` and the figure through ``tables.figure`` with the run's
 table header (``tables.header_for``: generator, embedder, data, episodes, code), the judge line
@@ -20,17 +24,20 @@ naming the panel's judges, so they carry the same facts as every paper table.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from recallbench.analysis import runs_in
+from recallbench.errors import DatasetFormatError
 from recallbench.io import write_json, write_jsonl_rows
-from recallbench.judgepanel.panel import ANSWERS, PanelResult
+from recallbench.judgepanel.panel import ANSWERS, Judged, PanelResult
 from recallbench.judgepanel.probes import WRONG_PROBES
-from recallbench.judgepanel.variants import OWN_VARIANT, VARIANTS
+from recallbench.judgepanel.variants import OWN_VARIANT, VARIANTS, JudgeInput
 from recallbench.tables import Cell, header_for, render
 from recallbench.tables.figure import FigureSpec, render_figure
+from recallbench.verdict import Verdict
 
 TABLE = "judge_panel"
 AGREEMENT_TABLE = "judge_panel_agreement"
@@ -202,6 +209,10 @@ def write_report(result: PanelResult, out_dir: str | Path) -> dict[str, Path]:
     return paths
 
 
+# the keys of a verdicts.jsonl row beside its verdict (the verdict's judge is the label)
+ROW_KEYS = ("judge", "set", "item", "episode_id", "question", "reference", "answer")
+
+
 def _verdict_rows(result: PanelResult) -> list[dict[str, Any]]:
     return [
         {
@@ -212,14 +223,49 @@ def _verdict_rows(result: PanelResult) -> list[dict[str, Any]]:
             "question": r.input.question,
             "reference": r.input.reference,
             "answer": r.input.answer,
-            "credit": r.verdict.credit,
-            "dont_know": r.verdict.dont_know,
-            "raw": r.verdict.raw,
-            "failure": r.verdict.failure,
+            **r.verdict.to_dict(),
         }
         for label, rows in result.judged.items()
         for r in rows
     ]
 
 
-__all__ = ["ANSWERS", "agreement_cells", "panel_cells", "panel_header", "write_report"]
+def read_verdicts(path: str | Path) -> dict[str, list[Judged]]:
+    """Read a ``verdicts.jsonl`` (module docstring): judge label -> its judged texts, in order.
+
+    Raises DatasetFormatError naming the file and line of a row that is not a panel verdict.
+    """
+    path = Path(path)
+    out: dict[str, list[Judged]] = {}
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                label, judged = _judged(json.loads(line))
+            except ValueError as exc:  # json's errors, Verdict.from_dict's and missing keys
+                raise DatasetFormatError(f"{path} line {number}: {exc}") from None
+            out.setdefault(label, []).append(judged)
+    return out
+
+
+def _judged(row: Any) -> tuple[str, Judged]:
+    if not isinstance(row, dict):
+        raise ValueError(f"expected a JSON object, got {type(row).__name__}")
+    missing = [k for k in ROW_KEYS if not isinstance(row.get(k), str)]
+    if missing:
+        raise ValueError(f"{missing} missing or not text (expected {list(ROW_KEYS)} + a verdict)")
+    given = JudgeInput(row["question"], row["reference"], row["answer"])
+    verdict = Verdict.from_dict(row)
+    return row["judge"], Judged(row["set"], row["item"], row["episode_id"], given, verdict)
+
+
+__all__ = [
+    "ANSWERS",
+    "ROW_KEYS",
+    "agreement_cells",
+    "panel_cells",
+    "panel_header",
+    "read_verdicts",
+    "write_report",
+]

@@ -24,7 +24,7 @@ import numpy as np
 from recallbench.judges.lexical import is_dont_know
 from recallbench.metrics.agreement import agreement_report, align_ratings, cohen_kappa
 from recallbench.metrics.bootstrap import RATIO, Additive, ci_fields
-from recallbench.verdict import JSONValue
+from recallbench.verdict import JSONValue, Verdict
 
 HEADLINE_METRICS = ("precision", "recall", "f1")
 # the headline metric of each protocol's paper (recall = accuracy = mean credit)
@@ -52,11 +52,15 @@ def acceptance(rows: Sequence[Row]) -> dict[str, JSONValue]:
     return {"value": stat.value(), "n": len(rows), **_interval(stat)}
 
 
-def unanswered(credit: float, dont_know: bool | None, answer: str) -> bool:
-    """An answer the headline metric counts as unanswered (module docstring)."""
-    if dont_know is not None:
-        return dont_know
-    return credit == 0 and is_dont_know(answer)
+def unanswered(verdict: Verdict, has_dont_know: bool, answer: str) -> bool:
+    """Whether the headline metric counts ``answer`` as unanswered (module docstring).
+
+    ``has_dont_know``: whether the verdict's judge can say don't-know at all
+    (``judgepanel.judges.PanelJudge``).
+    """
+    if has_dont_know:
+        return verdict.dont_know
+    return verdict.credit == 0 and is_dont_know(answer)
 
 
 def headline(rows: Sequence[tuple[str, float, bool]]) -> dict[str, dict[str, JSONValue]]:
