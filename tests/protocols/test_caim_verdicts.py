@@ -14,6 +14,7 @@ from recallbench.judges.caim import (
     LexicalCaimJudge,
     LLMCaimJudge,
     caim_verdicts,
+    metric_verdict,
 )
 from recallbench.llm import LLM, Completion
 from recallbench.protocols.qa_gvd.scores import score_caim
@@ -176,3 +177,5 @@ def test_bad_meta_caim_names_the_prediction(caim, message) -> None:
 
 def test_unjudged_has_no_verdicts() -> None:
     assert caim_verdicts(Prediction("e/q", "e", 1, "answer", "q", "a")) is None
+    with pytest.raises(ValueError, match="say why"):
+        metric_verdict("memory_storage", None, "caim_lexical")

@@ -59,6 +59,8 @@ def metric_verdict(
     """
     info: dict[str, JSONValue] = {"metric": metric}
     if score is None:
+        if not why:
+            raise ValueError(f"CAIM metric {metric!r} has no score: say why it is unavailable")
         return Verdict(0, failure=f"{UNAVAILABLE}: {why}", score=None, judge=judge, info=info)
     backend, model, prompt = llm or (None, None, None)
     return Verdict(

@@ -2,12 +2,13 @@
 
 Per answer prediction, ``meta["caim"]`` holds one verdict per CAIM metric (score 0 / 0.5 / 1
 or None = unavailable / not applicable, see ``recallbench.judges.caim``), read with
-``judges.caim.caim_verdicts``; a failed judge call or parse counts in ``judge_failures``. A metric's ``value`` is
-the mean over the questions where it is available (``n``), with an episode-clustered bootstrap
-95% CI (``metrics.bootstrap``: questions nest in the 15 users), ``n_unavailable`` and
-``per_session``; the paper reports these means as percentages. Table 4: ``ltm_entries`` and
-``ltm_words`` are the store's entries and whitespace words after the last session, summed over
-episodes (the paper: "across the 15 users"), ``words_per_entry`` their ratio.
+``judges.caim.caim_verdicts``; a failed judge call or parse counts in ``judge_failures``. A
+metric's ``value`` is the mean over the questions where it is available (``n``), with an
+episode-clustered bootstrap 95% CI (``metrics.bootstrap``: questions nest in the 15 users),
+``n_unavailable`` and ``per_session``; the paper reports these means as percentages. Table 4:
+``ltm_entries`` and ``ltm_words`` are the store's entries and whitespace words after the last
+session, summed over episodes (the paper: "across the 15 users"), ``words_per_entry`` their
+ratio.
 
 ``rescore_answers(predictions, episodes, stores, judge, where)`` scores a finished run's answers
 with another (built) CAIM judge (the recalled items are in the predictions; the caller reads the
