@@ -77,11 +77,11 @@ class OracleMeta(TypedDict, total=False):
 
 
 class CaimMeta(TypedDict, total=False):
-    """``judges.caim.CaimVerdict.to_dict``: CAIM's four graded metrics of one answer."""
+    """``judges.caim.CaimVerdicts.to_dict``: CAIM's four graded metrics of one answer, each a
+    ``Verdict.to_dict()``; read with ``judges.caim.caim_verdicts`` (which also reads the older
+    ``{scores, raw, failures, info}`` of ``CaimVerdict`` before issue 47)."""
 
-    scores: dict[str, float | None]
-    raw: dict[str, str]
-    failures: dict[str, str]
+    verdicts: dict[str, dict[str, JSONValue]]  # metric -> recallbench.verdict.Verdict.to_dict()
     info: dict[str, JSONValue]
 
 

@@ -16,6 +16,7 @@ import yaml
 from recallbench.analysis import runs_in
 from recallbench.analysis.attribution import known_accuracy, run_items
 from recallbench.io import safe_name
+from recallbench.judges.caim import CaimVerdicts, metric_verdict
 from recallbench.metrics.attribution import classify, summarize
 from recallbench.records import Episode, MemoryItem, Prediction, QAItem, Session, Turn
 
@@ -104,7 +105,8 @@ def answer(k: int, after: int, label: int, recalled: list[str], caim: float | No
     meta: dict = {"qa_id": qa.qa_id, "question_session": qa.after_session}
     meta["judge"] = {"label": label, "raw": str(label), "parsed": True}
     if caim is not None:
-        meta["caim"] = {"scores": {"response_correctness": caim}}
+        verdict = metric_verdict("response_correctness", caim, "caim_lexical")
+        meta["caim"] = CaimVerdicts({"response_correctness": verdict}).to_dict()
     pid = f"{qa.qa_id}/after_s{after}"
     return Prediction(pid, EP, after, "answer", "h", output, "ref", tuple(recalled), meta=meta)
 

@@ -16,9 +16,10 @@ from recallbench.judges import LexicalJudge
 from recallbench.judges.caim import (
     CaimItem,
     CaimJudge,
-    CaimVerdict,
+    CaimVerdicts,
     LexicalCaimJudge,
     LLMCaimJudge,
+    caim_verdicts,
     coverage,
     parse_level,
 )
@@ -204,10 +205,10 @@ def test_protocol_run_folder_and_rescore(tmp_path, fixtures_dir) -> None:
         "gvd-en/Priya/q1",
         "gvd-en/Theo Lin/q1",
     ]
-    tortoise = answers["gvd-en/Mara/q0"].meta["caim"]["scores"]
+    tortoise = _scores(answers["gvd-en/Mara/q0"])
     assert tortoise["memory_storage"] == tortoise["retrieval_accuracy"] == 1.0
     assert tortoise["response_correctness"] == 1.0  # the recalled pair names Biscuit
-    chess = answers["gvd-en/Priya/q1"].meta["caim"]["scores"]  # unanswerable, declined
+    chess = _scores(answers["gvd-en/Priya/q1"])  # unanswerable, declined
     assert chess["response_correctness"] == 1.0 and chess["memory_storage"] is None
     m = summary["metrics"]
     assert m["contextual_coherence"]["n"] == 0 and m["contextual_coherence"]["value"] == 0.0
@@ -222,7 +223,7 @@ def test_protocol_run_folder_and_rescore(tmp_path, fixtures_dir) -> None:
     # Rescoring with the same judge reproduces the stored verdicts; a lenient rater may differ.
     answers_list, verdicts = _rescore(read_run(run_dir), build_caim_judge({"name": "lexical"}))
     for p in answers_list:
-        assert verdicts[p.pred_id].scores == p.meta["caim"]["scores"]
+        assert verdicts[p.pred_id] == caim_verdicts(p)
     with pytest.raises(ValueError, match="recalled_items"):
         bad = tmp_path / "bad"
         bad.mkdir()
@@ -232,7 +233,13 @@ def test_protocol_run_folder_and_rescore(tmp_path, fixtures_dir) -> None:
         _rescore(read_run(bad, need_record=False), build_caim_judge({"name": "lexical"}))
 
 
-def _rescore(run: RunRecord, judge: CaimJudge) -> tuple[list[Prediction], dict[str, CaimVerdict]]:
+def _scores(p: Prediction) -> dict[str, float | None]:
+    verdicts = caim_verdicts(p)
+    assert verdicts is not None, p.pred_id
+    return verdicts.scores
+
+
+def _rescore(run: RunRecord, judge: CaimJudge) -> tuple[list[Prediction], dict[str, CaimVerdicts]]:
     """A run folder's answers rescored (what ``papers.caim.agreement`` does)."""
     episodes = run.dataset_episodes() if run.config.dataset.present else {}
     return rescore_answers(run.predictions, episodes, run.stores, judge, str(run.path))

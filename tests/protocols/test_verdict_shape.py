@@ -5,7 +5,8 @@ Each protocol runs on its fixture through ``cli.run`` (extractive generator, has
 ``predictions.jsonl`` must read through its kind's typed meta (``recallbench.payloads``) and hold, under ``meta["judge"]``, the whole new shape (so readers of
 either older shape find their keys), parse as a ``Verdict``, and say what that protocol means:
 the C.1 lexical label of the answer (qa), Mem0's J with no don't-know (locomo), TeaFarm's
-counterfactual check (teafarm).
+counterfactual check (teafarm). ``qa_gvd``'s answers also carry CAIM's graded verdicts in
+``meta["caim"]``: one such verdict per metric (``judges.caim.caim_verdicts``).
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import pytest
 from recallbench import cli
 from recallbench.cli import compose_job, run
 from recallbench.judges import LexicalJudge
+from recallbench.judges.caim import CAIM_METRICS, caim_verdicts
 from recallbench.judges.mem0_j import ACCURACY_SOURCE
 from recallbench.payloads import KINDS, meta_of
 from recallbench.protocols.teafarm import JUDGE_TASK, lexical_verdict
 from recallbench.records import Prediction, read_jsonl
-from recallbench.verdict import CORRECT, DONT_KNOW, INCORRECT, Verdict, verdict_of
+from recallbench.verdict import CORRECT, DONT_KNOW, INCORRECT, UNAVAILABLE, Verdict, verdict_of
 
 FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures"
 OFFLINE = ["embedder=hashing", "generator=extractive", "progress=false", "wandb.mode=disabled"]
@@ -131,3 +133,27 @@ def test_predictions_carry_the_one_verdict_shape(protocol, tmp_path, monkeypatch
     for p in preds:  # unjudged answers are locomo's category 5 (LoCoMo's rule), nothing else
         if verdict_of(p) is None:
             assert protocol.startswith("locomo") and p.meta["category"] == 5
+
+
+def test_qa_gvd_caim_verdicts_are_the_one_shape(tmp_path):
+    folder = _job(tmp_path, "qa_gvd")
+    answers = [
+        p for p in read_jsonl(folder / "predictions.jsonl", Prediction) if p.kind == "answer"
+    ]
+    assert answers
+    available = set()
+    for p in answers:
+        group = caim_verdicts(p)
+        assert group is not None and set(p.meta["caim"]) == {"verdicts", "info"}, p.pred_id
+        assert set(group.verdicts) == set(CAIM_METRICS)
+        for metric, v in group.verdicts.items():
+            stored = p.meta["caim"]["verdicts"][metric]
+            assert SHAPE <= set(stored) and v.to_dict() == stored  # the one shape, nothing else
+            assert v.judge == "caim_lexical" and v.info["metric"] == metric
+            if v.available:
+                assert v.failure is None and v.label == (CORRECT if v.score == 1.0 else INCORRECT)
+                available.add(metric)
+            else:
+                assert v.failed(UNAVAILABLE) and v.score is None
+        assert not group.verdicts["contextual_coherence"].available  # no lexical proxy
+    assert available == set(CAIM_METRICS) - {"contextual_coherence"}

@@ -48,6 +48,7 @@ from recallbench.analysis.attribution_reads import (
     turn_facts,
 )
 from recallbench.analysis.runs import RunInfo
+from recallbench.judges.caim import caim_verdicts
 from recallbench.metrics.attribution import Cover, ItemFacts
 from recallbench.metrics.bootstrap import RATIO, Additive, ci_fields
 from recallbench.protocols.evidence import EvidenceLocator
@@ -145,7 +146,8 @@ def _qa_items(
         hows.add(how)
         label = require_verdict(p).label
         verdicts = {c1_name: C1[label]}
-        correctness = ((p.meta.get("caim") or {}).get("scores") or {}).get("response_correctness")
+        caim = caim_verdicts(p)
+        correctness = caim.score("response_correctness") if caim else None
         if correctness is not None:
             verdicts[caim_name] = float(correctness)
         first = caim_name if primary == "qa_gvd" and caim_name in verdicts else c1_name

@@ -1,17 +1,18 @@
-"""CAIM records (``CaimItem``, ``CaimVerdict``) and the offline ``lexical`` judge; see
-``recallbench.judges.caim`` for the metrics and how this judge decides.
+"""CAIM's ``CaimItem`` and the offline ``lexical`` judge; see ``recallbench.judges.caim`` for
+the metrics and how this judge decides (its verdicts: ``judges._caim_verdicts``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from recallbench.errors import ConfigError
+from recallbench.judges._caim_verdicts import CaimVerdicts, metric_verdict
 from recallbench.judges.base import Description
 from recallbench.judges.lexical import is_dont_know, match
 from recallbench.records import MemoryItem
+from recallbench.verdict import JSONValue
 
 CAIM_METRICS = (
     "retrieval_accuracy",
@@ -25,6 +26,10 @@ LEVELS: dict[str, tuple[float, ...]] = {
     "contextual_coherence": (0.0, 0.5, 1.0),
     "memory_storage": (0.0, 0.5, 1.0),
 }
+# Why a metric has no score (``judges._caim_verdicts``: an unavailable verdict).
+UNKEYED = "no answer key covers the question"
+NOT_APPLICABLE = "not applicable (no relevant memory exists for an unanswerable question)"
+NO_LEXICAL_COHERENCE = "coherence offline (no lexical proxy)"
 
 
 @dataclass(frozen=True)
@@ -44,34 +49,6 @@ class CaimItem:
     reference: str = ""
     recalled: tuple[MemoryItem, ...] = ()
     store: tuple[MemoryItem, ...] = ()
-
-
-@dataclass(frozen=True)
-class CaimVerdict:
-    """Scores of one question; a metric's value is None when unavailable or not applicable."""
-
-    scores: dict[str, float | None]
-    raw: dict[str, str] = field(default_factory=dict)
-    failures: dict[str, str] = field(default_factory=dict)
-    info: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-ready dict (stored in ``Prediction.meta["caim"]``)."""
-        return {
-            "scores": dict(self.scores),
-            "raw": dict(self.raw),
-            "failures": dict(self.failures),
-            "info": dict(self.info),
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> CaimVerdict:
-        return cls(
-            dict(d["scores"]),
-            dict(d.get("raw") or {}),
-            dict(d.get("failures") or {}),
-            dict(d.get("info") or {}),
-        )
 
 
 def coverage(item: CaimItem, text: str, fuzzy: float = 0.8) -> float:
@@ -122,15 +99,15 @@ class LexicalCaimJudge:
         text = "\n".join(m.text for m in chosen)
         return (coverage(item, text, self.fuzzy) if chosen else 0.0), [m.item_id for m in chosen]
 
-    def judge(self, item: CaimItem) -> CaimVerdict:
+    def judge(self, item: CaimItem) -> CaimVerdicts:
         """Score one question; all None when no answer key covers it."""
         scores: dict[str, float | None] = dict.fromkeys(CAIM_METRICS)
         if item.answerable is None:
-            return CaimVerdict(scores, info={"unkeyed": True})
+            return self._verdicts(scores, UNKEYED, info={"unkeyed": True})
         declined = is_dont_know(item.response)
         if not item.answerable:
             scores["response_correctness"] = 1.0 if declined else 0.0
-            return CaimVerdict(scores, info={"declined": declined})
+            return self._verdicts(scores, NOT_APPLICABLE, info={"declined": declined})
         c_store, store_ids = self.held(item, item.store)
         c_recall, recall_ids = self.held(item, item.recalled)
         c_resp = 0.0 if declined else coverage(item, item.response, self.fuzzy)
@@ -139,17 +116,35 @@ class LexicalCaimJudge:
             response_correctness=_graded(c_resp, self.threshold),
             memory_storage=_graded(c_store, self.threshold),
         )
-        info = {
+        info: dict[str, JSONValue] = {
             "coverage": {"store": c_store, "recalled": c_recall, "response": c_resp},
             "eligible_store": len(store_ids),
-            "eligible_recalled": recall_ids,
+            "eligible_recalled": [*recall_ids],
             "declined": declined,
         }
-        return CaimVerdict(
-            scores, raw={k: str(v) for k, v in scores.items() if v is not None}, info=info
-        )
+        return self._verdicts(scores, "", info, raw=True)
 
-    def judge_many(self, items: Sequence[CaimItem]) -> list[CaimVerdict]:
+    def _verdicts(
+        self,
+        scores: dict[str, float | None],
+        why: str,
+        info: dict[str, JSONValue],
+        raw: bool = False,
+    ) -> CaimVerdicts:
+        """The verdicts of ``scores``; ``why`` a None score is unavailable (coherence: offline)."""
+        verdicts = {
+            m: metric_verdict(
+                m,
+                v,
+                "caim_lexical",
+                NO_LEXICAL_COHERENCE if m == "contextual_coherence" and why != UNKEYED else why,
+                raw=str(v) if raw else "",
+            )
+            for m, v in scores.items()
+        }
+        return CaimVerdicts(verdicts, info)
+
+    def judge_many(self, items: Sequence[CaimItem]) -> list[CaimVerdicts]:
         return [self.judge(i) for i in items]
 
     def describe(self) -> Description:

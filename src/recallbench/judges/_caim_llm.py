@@ -10,10 +10,11 @@ from recallbench.errors import did_you_mean
 from recallbench.judges._caim_lexical import (
     CAIM_METRICS,
     LEVELS,
+    NOT_APPLICABLE,
     CaimItem,
-    CaimVerdict,
     LexicalCaimJudge,
 )
+from recallbench.judges._caim_verdicts import CaimVerdicts, metric_verdict
 from recallbench.judges.base import Description
 from recallbench.llm.protocol import LLMClient
 from recallbench.llm.shapes import Choice
@@ -62,6 +63,8 @@ STORAGE_PROMPT = (
 )
 RUBRIC_SOURCE = "ours, from CAIM (Westhäußer et al. 2025) sec. 4.1.3 metric definitions"
 NO_MEMORY = "(none)"
+NO_OFFLINE_TWIN = "no offline twin on an offline backend (coherence)"
+NOT_ASKED = "not asked of this judge (its metrics option)"
 
 
 def parse_level(reply: str, levels: Sequence[float]) -> float:
@@ -133,6 +136,7 @@ class LLMCaimJudge:
     """
 
     name = "llm"
+    judge_name = "caim_llm"  # Verdict.judge
 
     def __init__(
         self,
@@ -156,7 +160,7 @@ class LLMCaimJudge:
                 }
             )
 
-    def judge_many(self, items: Sequence[CaimItem]) -> list[CaimVerdict]:
+    def judge_many(self, items: Sequence[CaimItem]) -> list[CaimVerdicts]:
         offline = self.llm.backend.offline
         fields = [
             {
@@ -174,21 +178,35 @@ class LLMCaimJudge:
             if offline and task.offline is None:
                 continue  # coherence has no honest offline twin: None, never invented
             results[m] = self.llm.run_many(task, fields, progress=False) if fields else []
-        out = []
-        for j, item in enumerate(items):
-            scores: dict[str, float | None] = dict.fromkeys(CAIM_METRICS)
-            raw: dict[str, str] = {}
-            failures: dict[str, str] = {}
-            for m, rs in results.items():
-                if m != "response_correctness" and item.answerable is False:
-                    continue  # no relevant memory exists for an unanswerable question
-                scores[m], raw[m] = float(rs[j].value), rs[j].raw
-                if failure := rs[j].failure:
-                    failures[m] = failure
-            out.append(CaimVerdict(scores, raw, failures))
-        return out
+        return [self._verdicts(j, item, results) for j, item in enumerate(items)]
 
-    def judge(self, item: CaimItem) -> CaimVerdict:
+    def _verdicts(
+        self, j: int, item: CaimItem, results: dict[str, list[TaskResult[float]]]
+    ) -> CaimVerdicts:
+        """The verdicts of item ``j`` from each metric's results (docstring of the reasons)."""
+        llm = (self.llm.backend.name, self.llm.model, RUBRIC_SOURCE)
+        verdicts = {}
+        for m in CAIM_METRICS:
+            if m not in results:
+                why = NO_OFFLINE_TWIN if m in self.tasks else NOT_ASKED
+                verdicts[m] = metric_verdict(m, None, self.judge_name, why)
+            elif m != "response_correctness" and item.answerable is False:
+                verdicts[m] = metric_verdict(m, None, self.judge_name, NOT_APPLICABLE)
+            else:
+                r = results[m][j]
+                verdicts[m] = metric_verdict(
+                    m,
+                    float(r.value),
+                    self.judge_name,
+                    raw=r.raw,
+                    parsed=r.parsed,
+                    failure=r.failure,
+                    usage=r.usage_dict(),
+                    llm=llm,
+                )
+        return CaimVerdicts(verdicts)
+
+    def judge(self, item: CaimItem) -> CaimVerdicts:
         return self.judge_many([item])[0]
 
     def describe(self) -> Description:

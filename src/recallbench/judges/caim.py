@@ -34,6 +34,12 @@ metric's labels (``0``/``1``, or ``0``/``0.5``/``1``; quotes, asterisks and one 
 tolerated); anything else is a parse failure with fallback 0. Offline (extractive backend) the
 retrieval / correctness / storage tasks answer with the lexical judge's label, so the parser is
 exercised; coherence has no offline twin and is None there.
+
+Verdicts (``judges._caim_verdicts``, issue 47): each metric of a question is one
+``recallbench.verdict.Verdict`` (score = the metric's value; None, with the reason in
+``failure``, when unavailable or not applicable); ``CaimVerdicts`` groups a question's four and
+is what ``qa_gvd`` stores in ``Prediction.meta["caim"]``; ``caim_verdicts(prediction)`` reads it
+(and the older ``{scores, raw, failures, info}`` shape).
 """
 
 from __future__ import annotations
@@ -45,7 +51,6 @@ from recallbench.judges._caim_lexical import (
     CAIM_METRICS,
     LEVELS,
     CaimItem,
-    CaimVerdict,
     LexicalCaimJudge,
     coverage,
     eligible,
@@ -62,6 +67,7 @@ from recallbench.judges._caim_llm import (
     render_memories,
     rubric_task,
 )
+from recallbench.judges._caim_verdicts import CaimVerdicts, caim_verdicts, metric_verdict
 from recallbench.judges.base import Description
 
 __all__ = [
@@ -75,11 +81,13 @@ __all__ = [
     "RUBRIC_SOURCE",
     "STORAGE_PROMPT",
     "CaimItem",
-    "CaimVerdict",
+    "CaimVerdicts",
     "LLMCaimJudge",
     "LexicalCaimJudge",
+    "caim_verdicts",
     "coverage",
     "eligible",
+    "metric_verdict",
     "parse_level",
     "render_memories",
     "rubric_task",
@@ -89,7 +97,7 @@ __all__ = [
 class CaimJudge(Protocol):
     """What protocols use of a CAIM judge (``LexicalCaimJudge``, ``LLMCaimJudge``)."""
 
-    def judge_many(self, items: Sequence[CaimItem]) -> list[CaimVerdict]:
+    def judge_many(self, items: Sequence[CaimItem]) -> list[CaimVerdicts]:
         """Return one verdict per item, in order."""
         ...
 

@@ -5,7 +5,8 @@ every answered question, a CAIM judge (``recallbench.judges.caim``: ``lexical`` 
 answer key, or ``llm`` rubric prompts) scoring retrieval accuracy, response correctness,
 contextual coherence and memory storage from the question, the answer key, the recalled
 memories, the store at question time and the response. Stored per answer prediction:
-``meta["caim"]`` (the verdict) and ``meta["recalled_items"]`` (id, kind, text, source_ids,
+``meta["caim"]`` (one ``recallbench.verdict.Verdict`` per metric: ``judges.caim.CaimVerdicts``,
+read with ``caim_verdicts``) and ``meta["recalled_items"]`` (id, kind, text, source_ids,
 created of what was recalled) so other judges can rescore a finished run
 (``recallbench.protocols.qa_gvd.scores.rescore_answers``). Memory states add ``n_words`` (Table 4).
 

@@ -1,12 +1,14 @@
 """Scores of protocol ``qa_gvd``: CAIM Table 3 (four metrics) and Table 4 (LTM storage).
 
-Per answer prediction, ``meta["caim"]["scores"]`` holds the four CAIM metrics (0 / 0.5 / 1 or
-None = unavailable / not applicable, see ``recallbench.judges.caim``). A metric's ``value`` is
-the mean over the questions where it is available (``n``), with an episode-clustered bootstrap
-95% CI (``metrics.bootstrap``: questions nest in the 15 users), ``n_unavailable`` and
-``per_session``; the paper reports these means as percentages. Table 4: ``ltm_entries`` and
-``ltm_words`` are the store's entries and whitespace words after the last session, summed over
-episodes (the paper: "across the 15 users"), ``words_per_entry`` their ratio.
+Per answer prediction, ``meta["caim"]`` holds one verdict per CAIM metric (score 0 / 0.5 / 1
+or None = unavailable / not applicable, see ``recallbench.judges.caim``), read with
+``judges.caim.caim_verdicts``; a failed judge call or parse counts in ``judge_failures``. A
+metric's ``value`` is the mean over the questions where it is available (``n``), with an
+episode-clustered bootstrap 95% CI (``metrics.bootstrap``: questions nest in the 15 users),
+``n_unavailable`` and ``per_session``; the paper reports these means as percentages. Table 4:
+``ltm_entries`` and ``ltm_words`` are the store's entries and whitespace words after the last
+session, summed over episodes (the paper: "across the 15 users"), ``words_per_entry`` their
+ratio.
 
 ``rescore_answers(predictions, episodes, stores, judge, where)`` scores a finished run's answers
 with another (built) CAIM judge (the recalled items are in the predictions; the caller reads the
@@ -21,7 +23,13 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from recallbench.judges.caim import CAIM_METRICS, CaimItem, CaimJudge, CaimVerdict
+from recallbench.judges.caim import (
+    CAIM_METRICS,
+    CaimItem,
+    CaimJudge,
+    CaimVerdicts,
+    caim_verdicts,
+)
 from recallbench.metrics.bootstrap import Additive, ci_fields
 from recallbench.records import JSON, Episode, MemoryItem, Prediction, QAItem, Score
 
@@ -150,22 +158,21 @@ def storage_stats(states: Sequence[Prediction]) -> dict[str, dict[str, JSON]]:
 
 def score_caim(predictions: Sequence[Prediction]) -> tuple[list[Score], dict[str, dict[str, JSON]]]:
     """Return per-answer CAIM scores and the summary entries of the four metrics and Table 4."""
-    answers = [p for p in predictions if p.kind == "answer" and "caim" in p.meta]
-    verdicts = {p.pred_id: CaimVerdict.from_dict(p.meta["caim"]) for p in answers}
+    read = [(p, caim_verdicts(p)) for p in predictions if p.kind == "answer"]
+    verdicts = {p.pred_id: v for p, v in read if v is not None}
+    answers = [p for p, v in read if v is not None]
     scores, metrics = verdict_scores(answers, verdicts)
     metrics.update(storage_stats(predictions))
     return scores, metrics
 
 
 def verdict_scores(
-    answers: Sequence[Prediction], verdicts: Mapping[str, CaimVerdict]
+    answers: Sequence[Prediction], verdicts: Mapping[str, CaimVerdicts]
 ) -> tuple[list[Score], dict[str, dict[str, JSON]]]:
     """Aggregate CAIM verdicts (keyed by pred_id) of ``answers`` into scores and metric entries."""
     scores, metrics = [], {}
     for metric in CAIM_METRICS:
-        rows = [
-            (p.episode_id, p.session_index, verdicts[p.pred_id].scores.get(metric)) for p in answers
-        ]
+        rows = [(p.episode_id, p.session_index, verdicts[p.pred_id].score(metric)) for p in answers]
         scores += [
             Score(p.pred_id, metric, v)
             for p, (_, _, v) in zip(answers, rows, strict=True)
@@ -202,7 +209,7 @@ def rescore_answers(
     stores: Stores,
     judge: CaimJudge,
     where: str,
-) -> tuple[list[Prediction], dict[str, CaimVerdict]]:
+) -> tuple[list[Prediction], dict[str, CaimVerdicts]]:
     """Score the answers of a finished ``qa_gvd`` run with ``judge`` (a built CAIM judge).
 
     The caller reads the run folder (``run.read.RunRecord``: its predictions, the episodes of
