@@ -142,3 +142,21 @@ def test_every_matrix_job_passes_the_checks(overrides):
     cfg, choices = compose_job(overrides)
     check_config(cfg)
     assert choices["memory"] == overrides[-4].split("=", 1)[1]
+
+
+def test_a_deletion_on_the_command_line_reaches_the_checked_job():
+    """The documented switch to the LLM CAIM judge deletes the lexical node first
+    (``conf/protocol/qa_gvd.yaml``); the checks compose the job with the deletion, so the
+    lexical judge's ``threshold`` is not held against the LLM judge's constructor."""
+    from recallbench.cli.checks import expand_jobs
+
+    argv = [
+        "protocol=qa_gvd",
+        "~protocol.caim_judge",
+        "+protocol.caim_judge={name: llm, generator: {backend: extractive}}",
+    ]
+    jobs, multirun = expand_jobs(argv)
+    assert jobs == [argv] and not multirun
+    cfg, _ = compose_job(jobs[0])
+    assert "threshold" not in cfg.protocol.caim_judge
+    check_config(cfg)  # raised "protocol.caim_judge.threshold=1.0: no such key" before

@@ -50,7 +50,8 @@ def expand_jobs(argv: list[str]) -> tuple[list[list[str]], bool]:
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    args = [a for a in argv if "=" in a and not a.startswith("-")]
+    # overrides: key=value, +key=value, ++key=value, and a deletion ~key (with or without =)
+    args = [a for a in argv if ("=" in a or a.startswith("~")) and not a.startswith("-")]
     parser = OverridesParser.create()
     try:
         parsed = parser.parse_overrides(args)
