@@ -15,24 +15,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
+import sys
+from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as the command line sets it (before torch)
-
-
-def throughput(model, length: int, seconds: float) -> float:
-    """Tokens per second of forward passes over batches of ``length``-token sequences."""
-    import torch
-
-    rows = max(1, 1024 // length)
-    ids = torch.randint(200, 40000, (rows, length), generator=torch.Generator().manual_seed(0))
-    with torch.inference_mode():
-        model(input_ids=ids[:, :16], logits_to_keep=1)  # warm-up
-        done, start = 0, time.perf_counter()
-        while time.perf_counter() - start < seconds or done < 2:
-            model(input_ids=ids, logits_to_keep=64, use_cache=False)
-            done += 1
-    return done * ids.numel() / (time.perf_counter() - start)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,14 +27,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lengths", nargs="+", type=int, default=[128, 512, 1024, 1800])
     parser.add_argument("--seconds", type=float, default=6.0)
     opts = parser.parse_args(argv)
-    from recallbench.llm.perplexity import load_default_lm
+    from tables import forward_throughput
 
-    model, _ = load_default_lm()
     base = None
     first = f"x {opts.lengths[0]}"
     print(f"{'length':>7} {'tokens/s':>9} {first:>6}  load {os.getloadavg()[0]:.1f}")
     for length in opts.lengths:
-        rate = throughput(model, length, opts.seconds)
+        rate = forward_throughput(opts.seconds, max(1, 1024 // length), length)
         base = base or rate
         print(f"{length:>7} {rate:>9.0f} {rate / base:>6.2f}", flush=True)
     return 0

@@ -83,15 +83,16 @@ def make_targets(tree: Path, venv: Path) -> list[str]:
     return explicit + [t for t in patterned if t not in explicit]
 
 
-def forward_throughput(seconds: float = 6.0) -> float:
-    """Tokens per second of plain forward passes of the embedded LM (8 x 128 tokens, logits of
-    the last 64 positions kept, as scoring keeps only the scored tokens'), this process."""
+def forward_throughput(seconds: float = 6.0, rows: int = 8, length: int = 128) -> float:
+    """Tokens per second of plain forward passes of the embedded LM (``rows`` x ``length``
+    tokens, logits of the last 64 positions kept, as scoring keeps only the scored tokens'),
+    this process (``bench/lm_length.py`` measures other lengths)."""
     import torch
 
     from recallbench.llm.perplexity import load_default_lm
 
     model, _ = load_default_lm()
-    ids = torch.randint(200, 40000, (8, 128), generator=torch.Generator().manual_seed(0))
+    ids = torch.randint(200, 40000, (rows, length), generator=torch.Generator().manual_seed(0))
     with torch.inference_mode():
         model(input_ids=ids[:, :16], logits_to_keep=1)  # warm-up
         done, start = 0, time.perf_counter()
