@@ -7,7 +7,9 @@ embedding stage, which is 25-46% of most offline targets' cold time. Here the fl
 stage is its cache misses (``usage.json`` ``compute.embeddings.misses``: texts sent to the
 model) over the rate at which the embedded MiniLM encodes real utterances on this machine,
 measured in this process on MSC's first utterances (each text once, no cache, the
-embedder's own batching), at the start and at the end. Per results folder it prints the
+embedder's own batching), at the start and at the end. The runs' embedding seconds also
+hold each process's model load and the cache lookups (hits), so the ratio bounds the encodes'
+excess from above. Per results folder it prints the
 misses, the seconds the runs spent embedding, the rate they got and the stage's time over its
 floor. The rate depends on text length (MSC utterances: ~15 words); memory summaries and
 persona facts are of the same order.
