@@ -2,7 +2,8 @@
 
 Paper: Rasmussen et al., "Zep: A Temporal Knowledge Graph Architecture for Agent Memory",
 arXiv 2501.13956 (2025). Package: ``graphiti-core`` (pinned 0.31.2 in pyproject, with ``kuzu``
-0.11.3; the installed versions are in every run's ``run.json`` ``versions``).
+0.11.3; not yet among the ``versions`` run.json records: adding them would change every recorded
+run's reuse key, ``run.provenance.same_versions``).
 
 What is Graphiti's (run unchanged, inside ``graphiti_core.Graphiti``): ``add_episode`` (entity
 extraction, entity resolution against the graph, fact (edge) extraction with validity dates,

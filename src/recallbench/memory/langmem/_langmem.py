@@ -1,7 +1,7 @@
 """``memory=langmem``: LangChain's LangMem memory manager in-process on LangGraph's in-memory store.
 
-Package: ``langmem`` (pinned 0.0.30 in pyproject; LangChain, 2025; the installed version is in
-every run's ``run.json`` ``versions``). No paper: LangMem is a library; the Mem0 paper
+Package: ``langmem`` (pinned 0.0.30 in pyproject; LangChain, 2025; not yet among the
+``versions`` run.json records: adding it would change every recorded run's reuse key). No paper: LangMem is a library; the Mem0 paper
 (Chhikara et al., arXiv 2504.19413, Table 1) reports it on LoCoMo.
 
 What is LangMem's (run unchanged): ``create_memory_store_manager``: for each write, the search
