@@ -63,7 +63,7 @@ os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"  # read at import: before the
 logging.getLogger("graphiti_core").setLevel(logging.WARNING)  # an INFO line per add_episode
 
 try:
-    import kuzu  # noqa: F401  (the driver imports it lazily: fail here with the install line)
+    import kuzu
     from graphiti_core import Graphiti
     from graphiti_core.driver.driver import GraphProvider
     from graphiti_core.driver.kuzu_driver import KuzuDriver
@@ -108,6 +108,23 @@ EPISODES = ("message", "session")
 EDGE_RERANKERS = {"cross_encoder": EDGE_HYBRID_SEARCH_CROSS_ENCODER, "rrf": EDGE_HYBRID_SEARCH_RRF}
 
 
+def bounded_kuzu(db: str, buffer_pool_mb: int) -> Any:
+    """A ``KuzuDriver`` on a Kuzu database whose buffer pool is ``buffer_pool_mb`` MB.
+
+    ``KuzuDriver`` opens ``kuzu.Database(db)`` with Kuzu's default pool, ~80% of the machine's
+    memory, which Kuzu fills: one LoCoMo conversation (689 episodes) grew to 17.9 GB and was
+    killed by the kernel. The driver is built on a throwaway in-memory database (its schema is
+    tiny) and then given the bounded one, with its schema and connection.
+    """
+    with warnings.catch_warnings():  # Kuzu's driver is deprecated upstream (see Deviations)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        driver = KuzuDriver(db=":memory:")
+    driver.db = kuzu.Database(db, buffer_pool_size=int(buffer_pool_mb) * 2**20)
+    driver.setup_schema()
+    driver.client = kuzu.AsyncConnection(driver.db, max_concurrent_queries=1)
+    return driver
+
+
 class GraphitiFailed(UserError, RuntimeError):
     """Graphiti or Kuzu raised while writing or searching; the message names episode and session."""
 
@@ -130,6 +147,7 @@ class GraphitiMemory(BaselineMethod):
         edge_limit: int = 20,
         edge_reranker: str = "cross_encoder",
         db: str = ":memory:",
+        buffer_pool_mb: int = 2048,
         max_tokens: int = 8192,
         prompt_style: Any = "theanine",
     ) -> None:
@@ -143,6 +161,7 @@ class GraphitiMemory(BaselineMethod):
         self.edge_limit = int(edge_limit)
         self.edge_config = EDGE_RERANKERS[edge_reranker]
         self.db = db
+        self.buffer_pool_mb = int(buffer_pool_mb)
         self._llm = GraphitiLLM(llm, max_tokens=int(max_tokens))
         self._embedder = GraphitiEmbedder(embedder)
         self._reranker = GraphitiReranker(embedder)
@@ -176,9 +195,7 @@ class GraphitiMemory(BaselineMethod):
     def _clear(self) -> None:
         self.close()
         self._loop = asyncio.new_event_loop()
-        with warnings.catch_warnings():  # Kuzu's driver is deprecated upstream (see Deviations)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            self._driver = KuzuDriver(db=self.db)
+        self._driver = bounded_kuzu(self.db, self.buffer_pool_mb)
         self._graph = Graphiti(
             graph_driver=self._driver,
             llm_client=self._llm,
