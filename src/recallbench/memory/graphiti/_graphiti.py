@@ -33,6 +33,14 @@ Deviations:
 - The cross-encoder is the run's embedder's cosine similarity (``GraphitiReranker``): Graphiti's
   OpenAI reranker reads yes/no logprobs per passage, which our LLM layer does not return.
   ``edge_reranker: rrf`` switches the edge search to Graphiti's RRF instead.
+- The edge search's breadth-first walk goes 1 hop from the found entities (``bfs_max_depth: 1``;
+  graphiti's default is 3). On Kuzu a walk of depth 3 enumerates every path of up to 5
+  relationships (each fact is an intermediate node there), and LoCoMo's graphs have two hubs
+  (the speakers, in nearly every fact): after 5 sessions of conv-26 one question's search
+  filled a 2 GB buffer pool ("Buffer manager exception: Unable to allocate memory"), and with
+  Kuzu's default pool (80% of RAM) a whole conversation's questions grew the process to 17.9 GB
+  until the kernel killed it. Depth 1 answers a question in ~0.3 s there.
+- Kuzu's buffer pool is bounded (``buffer_pool_mb``, 2048; Kuzu's default: 80% of RAM).
 - Graphiti's LLM client appends the response model's JSON schema to the prompt and reads the
   JSON reply (graphiti's generic path); with ``generator.structured`` off nothing constrains
   decoding.
@@ -146,6 +154,7 @@ class GraphitiMemory(BaselineMethod):
         node_limit: int = 20,
         edge_limit: int = 20,
         edge_reranker: str = "cross_encoder",
+        bfs_max_depth: int = 1,
         db: str = ":memory:",
         buffer_pool_mb: int = 2048,
         max_tokens: int = 8192,
@@ -160,6 +169,7 @@ class GraphitiMemory(BaselineMethod):
         self.node_limit = int(node_limit)
         self.edge_limit = int(edge_limit)
         self.edge_config = EDGE_RERANKERS[edge_reranker]
+        self.bfs_max_depth = int(bfs_max_depth)
         self.db = db
         self.buffer_pool_mb = int(buffer_pool_mb)
         self._llm = GraphitiLLM(llm, max_tokens=int(max_tokens))
@@ -285,7 +295,12 @@ class GraphitiMemory(BaselineMethod):
         """Zep's LoCoMo search: edges (cross-encoder, 20) and nodes (RRF, 20) for the question."""
         self.check_episode(query)
         text = query.question or "\n".join(t.text for t in query.history[-1:]) or " "
-        edge_cfg = self.edge_config.model_copy(update={"limit": self.edge_limit})
+        edges_only = self.edge_config.edge_config
+        assert edges_only is not None  # both recipes search edges
+        bfs = edges_only.model_copy(update={"bfs_max_depth": self.bfs_max_depth})
+        edge_cfg = self.edge_config.model_copy(
+            update={"limit": self.edge_limit, "edge_config": bfs}
+        )
         node_cfg = NODE_HYBRID_SEARCH_RRF.model_copy(update={"limit": self.node_limit})
         try:
             edges = self._run(self._graph.search_(text, config=edge_cfg))
