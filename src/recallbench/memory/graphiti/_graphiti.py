@@ -57,7 +57,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import warnings
 from datetime import UTC, datetime
 from typing import Any
 
@@ -71,13 +70,9 @@ os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"  # read at import: before the
 logging.getLogger("graphiti_core").setLevel(logging.WARNING)  # an INFO line per add_episode
 
 try:
-    import kuzu
     from graphiti_core import Graphiti
-    from graphiti_core.driver.driver import GraphProvider
-    from graphiti_core.driver.kuzu_driver import KuzuDriver
     from graphiti_core.edges import EntityEdge
     from graphiti_core.errors import GroupsEdgesNotFoundError, GroupsNodesNotFoundError
-    from graphiti_core.graph_queries import get_fulltext_indices
     from graphiti_core.nodes import EntityNode, EpisodeType
     from graphiti_core.search.search_config_recipes import (
         EDGE_HYBRID_SEARCH_CROSS_ENCODER,
@@ -95,6 +90,7 @@ from recallbench.memory.graphiti._adapters import (  # noqa: E402
     GraphitiLLM,
     GraphitiReranker,
 )
+from recallbench.memory.graphiti._kuzu import FULLTEXT_INDEXES, bounded_kuzu  # noqa: E402
 
 # getzep/zep-papers kg_architecture_agent_memory/locomo_eval/zep_locomo_search.py TEMPLATE, verbatim.
 ZEP_TEMPLATE = """
@@ -114,23 +110,6 @@ FACTS and ENTITIES represent relevant context to the current conversation.
 """  # noqa: E501
 EPISODES = ("message", "session")
 EDGE_RERANKERS = {"cross_encoder": EDGE_HYBRID_SEARCH_CROSS_ENCODER, "rrf": EDGE_HYBRID_SEARCH_RRF}
-
-
-def bounded_kuzu(db: str, buffer_pool_mb: int) -> Any:
-    """A ``KuzuDriver`` on a Kuzu database whose buffer pool is ``buffer_pool_mb`` MB.
-
-    ``KuzuDriver`` opens ``kuzu.Database(db)`` with Kuzu's default pool, ~80% of the machine's
-    memory, which Kuzu fills: one LoCoMo conversation (689 episodes) grew to 17.9 GB and was
-    killed by the kernel. The driver is built on a throwaway in-memory database (its schema is
-    tiny) and then given the bounded one, with its schema and connection.
-    """
-    with warnings.catch_warnings():  # Kuzu's driver is deprecated upstream (see Deviations)
-        warnings.simplefilter("ignore", DeprecationWarning)
-        driver = KuzuDriver(db=":memory:")
-    driver.db = kuzu.Database(db, buffer_pool_size=int(buffer_pool_mb) * 2**20)
-    driver.setup_schema()
-    driver.client = kuzu.AsyncConnection(driver.db, max_concurrent_queries=1)
-    return driver
 
 
 class GraphitiFailed(UserError, RuntimeError):
@@ -214,7 +193,7 @@ class GraphitiMemory(BaselineMethod):
         )
         # KuzuDriver.build_indices_and_constraints is a no-op in graphiti-core 0.31.2: without
         # the full-text indexes every BM25 search fails ("doesn't have an index"); make them.
-        for query in get_fulltext_indices(GraphProvider.KUZU):
+        for query in FULLTEXT_INDEXES:
             self._run(self._driver.execute_query(query))
         self._sources, self._ids, self._session = {}, {}, {}
 
