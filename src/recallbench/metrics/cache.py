@@ -16,7 +16,9 @@ misses the cache without anyone raising ``cache_version``) and of the inputs (pr
 them, contexts). A metric whose settings cannot be named (an injected model object) returns
 None from ``cache_settings`` and is never cached. Value: the result's JSON (value, items, meta,
 estimator, and ``stats`` as stored: a list as a list, an array with its dtype and shape; JSON
-round-trips a float64 exactly). The file is shared like the LM score cache (``io.connect_shared``, WAL).
+round-trips a float64 exactly). The values go through the one cache layer (``store.values``; namespace ``metric-results``, a
+value also naming its ``metric`` and ``identity``); the SQLite file keeps its table
+``results(key, metric, identity, result, created)`` as the first runs wrote it.
 """
 
 from __future__ import annotations
@@ -35,9 +37,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from recallbench.io import connect_shared, unusable_cache, write_immediate
 from recallbench.records import JSON
-from recallbench.store import Store, process_cache
+from recallbench.store import JSONValue, Store, process_cache
+from recallbench.store.values import Layout, Row, Table, Values, cache_values, dumps, json_value
 
 if TYPE_CHECKING:
     from recallbench.metrics.base import Metric, MetricResult, Reference
@@ -52,15 +54,6 @@ __all__ = [
     "use_metric_cache",
 ]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS results (
-    key TEXT PRIMARY KEY,
-    metric TEXT NOT NULL,
-    identity TEXT NOT NULL,
-    result TEXT NOT NULL,
-    created REAL NOT NULL
-);
-"""
 _default: list[MetricCache | None] = [None]
 _features: list[str | None] = [None]  # the embedding cache file of metrics' own featurizers
 _caches: dict[str, MetricCache] = {}
@@ -164,82 +157,94 @@ def _from_array(stats: dict[str, JSON]) -> np.ndarray:
     return flat.reshape(stats["shape"])
 
 
-def _dump(result: MetricResult) -> str:
+def _dump(result: MetricResult) -> dict[str, JSON]:
     stats: JSON = result.stats
     if isinstance(stats, np.ndarray):  # back as the same array: dtype and shape kept
         stats = _array(stats)
-    return json.dumps(
-        {
-            "value": result.value,
-            "items": result.items,
-            "meta": result.meta,
-            "stats": stats,
-            "estimator": result.estimator,
-        },
-        allow_nan=False,
-    )
+    return {
+        "value": result.value,
+        "items": result.items,
+        "meta": result.meta,
+        "stats": stats,
+        "estimator": result.estimator,
+    }
 
 
-def _load(text: str) -> MetricResult:
+def _load(row: JSON) -> MetricResult:
     from recallbench.metrics.base import MetricResult
 
-    row = json.loads(text)
     stats = row["stats"]
     if isinstance(stats, dict):
         stats = _from_array(stats)
     return MetricResult(row["value"], row["items"], row["meta"], stats, row["estimator"])
 
 
-NAMESPACE = "metric-results"  # a server store's namespace (its values: the result's JSON)
+NAMESPACE = "metric-results"  # the results' namespace (its values: the result's JSON)
+ABOUT = ("metric", "identity")  # kept beside a result for people reading the file
+
+
+def _result_row(value: JSONValue) -> Row:
+    """The ``(metric, identity, result, created)`` columns of a value (``MetricCache.put``); a
+    server's value from before results named their metric exports with ``?`` and ``null``."""
+    if not isinstance(value, dict) or "value" not in value:
+        raise ValueError(f"expected a metric result's JSON, got {value!r:.80}")
+    result = {k: v for k, v in value.items() if k not in ABOUT}
+    return str(value.get("metric", "?")), dumps(value.get("identity")), dumps(result), time.time()
+
+
+def _result_value(row: Row) -> JSONValue:
+    loaded: JSONValue = json.loads(row[0])
+    return loaded
+
+
+# How a result is kept (``store.values``): the file's one table, as every run since the first
+# wrote it; on a server the result's JSON with its metric and identity.
+RESULTS: Table[JSONValue] = Table(
+    "results", NAMESPACE, ("result",), _result_row, _result_value, json_value, json_value
+)
+LAYOUT = Layout(
+    "metric result cache",
+    """
+CREATE TABLE IF NOT EXISTS results (
+    key TEXT PRIMARY KEY,
+    metric TEXT NOT NULL,
+    identity TEXT NOT NULL,
+    result TEXT NOT NULL,
+    created REAL NOT NULL
+);
+""",
+    (RESULTS,),
+)
 
 
 class MetricCache:
     """A persistent ``key -> MetricResult`` store in one SQLite file (``":memory:"``: private),
     or, with a server store (``store=redis://...``), in its namespace :data:`NAMESPACE`, so
-    every job of a sweep on any machine reads what another scored."""
+    every job of a sweep on any machine reads what another scored (``store.values``: the one
+    cache layer)."""
 
     def __init__(self, path: str | Path, store: Store | None = None) -> None:
         self.store = store
-        self.path = str(path) if store is None else store.url
-        self._lock = threading.Lock()
-        if store is not None:
-            return
-        self._conn = connect_shared(self.path, _SCHEMA, "metric result cache")
-        with self._lock, unusable_cache(self.path, "metric result cache"):
-            self._conn.execute("SELECT COUNT(*) FROM results LIMIT 1").fetchone()
+        self.values: Values = cache_values(path, store, LAYOUT)
+        self.path = self.values.url
 
     def get(self, key: str) -> MetricResult | None:
         """The stored result of ``key`` (None: not stored)."""
-        if self.store is not None:
-            got = self.store.get_many(NAMESPACE, [key]).get(key)
-            return None if got is None else _load(json.dumps(got))
-        with self._lock:
-            row = self._conn.execute("SELECT result FROM results WHERE key = ?", (key,)).fetchone()
-        return None if row is None else _load(row[0])
+        got = self.values.get_one(RESULTS, NAMESPACE, key)
+        return None if got is None else _load(got)
 
     def put(self, key: str, metric: str, ident: dict[str, object], result: MetricResult) -> None:
-        """Store ``result`` under ``key`` (the identity is kept for people reading the file)."""
-        if self.store is not None:
-            self.store.put_many(NAMESPACE, {key: json.loads(_dump(result))})
-            return
-        row = (key, metric, json.dumps(ident, sort_keys=True), _dump(result), time.time())
-        with self._lock:
-            write_immediate(
-                self._conn, "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)", [row]
-            )
+        """Store ``result`` under ``key`` with its metric and identity (for people reading)."""
+        about: JSONValue = json.loads(dumps(ident))  # the identity as JSON (a TypeError here)
+        value: JSONValue = {**_dump(result), "metric": metric, "identity": about}
+        self.values.put(RESULTS, NAMESPACE, {key: value})
 
     def __len__(self) -> int:
-        if self.store is not None:
-            return self.store.count(NAMESPACE)
-        with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+        return self.values.count(NAMESPACE)
 
     def close(self) -> None:
-        """Close the database connection (a server store is closed by its owner)."""
-        if self.store is not None:
-            return
-        with self._lock:
-            self._conn.close()
+        """Close the database file (a server store is closed by its owner)."""
+        self.values.close()
 
 
 def use_metric_cache(
