@@ -69,7 +69,9 @@ def _vector_row(vec: np.ndarray) -> Row:
 def _vector_value(row: Row) -> np.ndarray:
     """The vector of ``(dim, vec)`` columns; a wrong-size row is an error."""
     dim, blob = row
-    vec = np.frombuffer(blob, dtype=np.float32)
+    if not isinstance(blob, bytes) or not isinstance(dim, int):
+        raise ValueError(f"corrupt vector row: expected (dim, bytes), got {type(blob).__name__}")
+    vec: np.ndarray = np.frombuffer(blob, dtype=np.float32)
     if vec.shape != (dim,):
         raise ValueError(f"corrupt vector: {vec.size} floats, expected {dim}")
     return vec.copy()

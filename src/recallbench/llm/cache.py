@@ -33,7 +33,16 @@ from typing import Any, NotRequired, TypedDict
 
 from recallbench.io import not_reads
 from recallbench.store import JSONValue, Store, server_store
-from recallbench.store.values import Layout, Row, Table, Values, cache_values, dumps, json_value
+from recallbench.store.values import (
+    Layout,
+    Row,
+    Table,
+    Values,
+    cache_values,
+    dumps,
+    json_column,
+    json_value,
+)
 
 NAMESPACE = "llm"  # the replies' namespace in a server store (and in `recallbench cache export`)
 
@@ -122,15 +131,10 @@ def _reply_row(value: JSONValue) -> Row:
     return dumps(value), time.time()
 
 
-def _reply_value(row: Row) -> JSONValue:
-    loaded: JSONValue = json.loads(row[0])
-    return loaded
-
-
 # How a reply is kept (``store.values``): the file's one table, as every run since the first
 # wrote it; on a server the JSON value itself.
 REPLIES: Table[JSONValue] = Table(
-    "replies", NAMESPACE, ("value",), _reply_row, _reply_value, json_value, json_value
+    "replies", NAMESPACE, ("value",), _reply_row, json_column, json_value, json_value
 )
 LAYOUT = Layout(
     "LLM cache",

@@ -26,7 +26,16 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from recallbench.store import JSONValue, Store
-from recallbench.store.values import Layout, Row, Table, Values, cache_values, dumps, json_value
+from recallbench.store.values import (
+    Layout,
+    Row,
+    Table,
+    Values,
+    cache_values,
+    dumps,
+    json_column,
+    json_value,
+)
 
 # The scoring recipe of ``recallbench.llm.perplexity``: a change to it must change this string.
 SCHEME = (
@@ -63,7 +72,10 @@ def _score_row(score: tuple[float, int]) -> Row:
 
 
 def _score_value(row: Row) -> tuple[float, int]:
-    return float(row[0]), int(row[1])
+    nll, tokens = row
+    if not isinstance(nll, float | int) or not isinstance(tokens, int):
+        raise ValueError(f"corrupt score row: expected (nll, tokens), got {tuple(row)!r:.80}")
+    return float(nll), tokens
 
 
 def _score_json(score: tuple[float, int]) -> JSONValue:
@@ -72,11 +84,6 @@ def _score_json(score: tuple[float, int]) -> JSONValue:
 
 def _identity_row(value: JSONValue) -> Row:
     return dumps(value), time.time()
-
-
-def _identity_value(row: Row) -> JSONValue:
-    loaded: JSONValue = json.loads(row[0])
-    return loaded
 
 
 # The file's tables, as every run since the first wrote them (``store.values``): a model's
@@ -89,7 +96,7 @@ IDENTITIES: Table[JSONValue] = Table(
     MODELS,
     ("identity",),
     _identity_row,
-    _identity_value,
+    json_column,
     json_value,
     json_value,
     insert="IGNORE",

@@ -39,7 +39,16 @@ import numpy as np
 
 from recallbench.records import JSON
 from recallbench.store import JSONValue, Store, process_cache
-from recallbench.store.values import Layout, Row, Table, Values, cache_values, dumps, json_value
+from recallbench.store.values import (
+    Layout,
+    Row,
+    Table,
+    Values,
+    cache_values,
+    dumps,
+    json_column,
+    json_value,
+)
 
 if TYPE_CHECKING:
     from recallbench.metrics.base import Metric, MetricResult, Reference
@@ -192,15 +201,10 @@ def _result_row(value: JSONValue) -> Row:
     return str(value.get("metric", "?")), dumps(value.get("identity")), dumps(result), time.time()
 
 
-def _result_value(row: Row) -> JSONValue:
-    loaded: JSONValue = json.loads(row[0])
-    return loaded
-
-
 # How a result is kept (``store.values``): the file's one table, as every run since the first
 # wrote it; on a server the result's JSON with its metric and identity.
 RESULTS: Table[JSONValue] = Table(
-    "results", NAMESPACE, ("result",), _result_row, _result_value, json_value, json_value
+    "results", NAMESPACE, ("result",), _result_row, json_column, json_value, json_value
 )
 LAYOUT = Layout(
     "metric result cache",

@@ -11,19 +11,38 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Generic, Literal, Protocol, TypeVar
 
 from recallbench.store.base import JSONValue
 
-__all__ = ["Layout", "Row", "Table", "dumps", "json_value", "read_value"]
+__all__ = [
+    "Layout",
+    "Row",
+    "StoredTable",
+    "Table",
+    "dumps",
+    "json_column",
+    "json_value",
+    "read_value",
+]
 
-Row = Sequence[Any]  # a row's columns (as sqlite3 gives them, or to write)
+Row = Sequence[object]  # a row's columns (as sqlite3 gives them, or to write): checked on read
 V = TypeVar("V")
+T = TypeVar("T")
 
 
 def dumps(value: object) -> str:
     """A value as the caches write JSON text (canonical: sorted keys, NaN refused)."""
     return json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
+
+
+def json_column(row: Row, index: int = 0) -> JSONValue:
+    """The JSON text of a row's column ``index`` (a column that is not text is an error)."""
+    text = row[index]
+    if not isinstance(text, str):
+        raise ValueError(f"expected JSON text, got {type(text).__name__}")
+    loaded: JSONValue = json.loads(text)
+    return loaded
 
 
 def json_value(value: JSONValue) -> JSONValue:
@@ -64,6 +83,35 @@ class Table(Generic[V]):
             return namespace.startswith(self.namespace) and namespace != self.namespace
         return namespace == self.namespace
 
+    def row_json(self, row: Row) -> JSONValue:
+        """The JSON (a server's form) of a stored row's ``columns``."""
+        return self.to_json(self.from_row(row))
+
+    def json_row(self, value: JSONValue) -> Row:
+        """The columns to store of a value given as JSON (a server's form)."""
+        return self.to_row(self.from_json(value))
+
+
+class StoredTable(Protocol):
+    """A ``Table`` of any value type, as a ``Layout`` lists it: where its rows are and their
+    JSON form (what ``recallbench cache import|export`` moves)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def columns(self) -> tuple[str, ...]: ...
+    @property
+    def insert(self) -> Literal["REPLACE", "IGNORE"]: ...
+    @property
+    def key(self) -> str: ...
+    @property
+    def prefixed(self) -> bool: ...
+    def holds(self, namespace: str) -> bool: ...
+    def row_json(self, row: Row) -> JSONValue: ...
+    def json_row(self, value: JSONValue) -> Row: ...
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -72,9 +120,9 @@ class Layout:
 
     label: str
     schema: str
-    tables: tuple[Table[Any], ...]
+    tables: tuple[StoredTable, ...]
 
-    def table(self, namespace: str, where: str) -> Table[Any]:
+    def table(self, namespace: str, where: str) -> StoredTable:
         """The table holding ``namespace`` (a ``KeyError`` naming the file's namespaces)."""
         for table in self.tables:
             if table.holds(namespace):
@@ -83,7 +131,7 @@ class Layout:
         raise KeyError(f"{where}: no namespace {namespace!r} in a {self.label} (holds {known})")
 
 
-def read_value(fn: Callable[[Any], V], stored: object, where: str) -> V:
+def read_value(fn: Callable[[T], V], stored: T, where: str) -> V:
     """``fn(stored)``; its ``ValueError`` names ``where`` (file or server, namespace, key)."""
     try:
         return fn(stored)

@@ -31,11 +31,20 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from recallbench.io import connect_shared, unusable_cache, write_immediate
 from recallbench.store.base import JSONValue, Store
-from recallbench.store.tables import Layout, Row, Table, dumps, json_value, read_value
+from recallbench.store.tables import (
+    Layout,
+    Row,
+    StoredTable,
+    Table,
+    dumps,
+    json_column,
+    json_value,
+    read_value,
+)
 
 __all__ = [
     "Layout",
@@ -46,6 +55,7 @@ __all__ = [
     "Values",
     "cache_values",
     "dumps",
+    "json_column",
     "json_value",
 ]
 
@@ -145,13 +155,13 @@ class SqliteValues:
         return self.path
 
     @staticmethod
-    def _where(table: Table[Any], namespace: str) -> tuple[str, list[object]]:
+    def _where(table: StoredTable, namespace: str) -> tuple[str, list[object]]:
         """The WHERE clause (and its parameters) selecting ``namespace``'s rows."""
         if table.prefixed:
             return "model = ? AND ", [namespace[len(table.namespace) :]]
         return "", []
 
-    def _select(self, table: Table[Any], n: int) -> str:
+    def _select(self, table: StoredTable, n: int) -> str:
         """The SELECT of ``n`` keys of ``table`` (kept: a warm lookup builds no SQL)."""
         sql = self._sql.get((table.name, n))
         if sql is None:
@@ -163,20 +173,24 @@ class SqliteValues:
             self._sql[table.name, n] = sql
         return sql
 
-    def get(self, table: Table[V], namespace: str, keys: Sequence[str]) -> dict[str, V]:
-        """The stored values of ``keys`` (keys not stored are absent)."""
+    def _rows(self, table: StoredTable, namespace: str, keys: Sequence[str]) -> Iterator[Row]:
+        """The stored rows (key first, then ``table.columns``) of ``keys``."""
         _, params = self._where(table, namespace)
-        found: dict[str, V] = {}
         for start in range(0, len(keys), _CHUNK):
             chunk = keys[start : start + _CHUNK]
             sql = self._select(table, len(chunk))
             with self._lock:
                 rows = self._conn.execute(sql, [*params, *chunk]).fetchall()
-            for key, *stored in rows:
-                try:
-                    found[key] = table.from_row(stored)
-                except (ValueError, TypeError, KeyError) as exc:
-                    raise ValueError(f"{self.path} {namespace} {key}: {exc}") from None
+            yield from rows
+
+    def get(self, table: Table[V], namespace: str, keys: Sequence[str]) -> dict[str, V]:
+        """The stored values of ``keys`` (keys not stored are absent)."""
+        found: dict[str, V] = {}
+        for key, *stored in self._rows(table, namespace, keys):
+            try:  # no f-string per row: a warm batch reads hundreds
+                found[str(key)] = table.from_row(stored)
+            except (ValueError, TypeError, KeyError) as exc:
+                raise ValueError(f"{self.path} {namespace} {key}: {exc}") from None
         return found
 
     def get_one(self, table: Table[V], namespace: str, key: str) -> V | None:
@@ -193,28 +207,34 @@ class SqliteValues:
         except (ValueError, TypeError, KeyError) as exc:
             raise ValueError(f"{self.path} {namespace} {key}: {exc}") from None
 
-    def put(self, table: Table[V], namespace: str, values: Mapping[str, V]) -> None:
-        """Store ``key -> value`` rows in one transaction."""
-        if not values:
+    def _write(self, table: StoredTable, namespace: str, rows: Sequence[Row]) -> None:
+        """Store rows (key first, then the value's columns) in one transaction."""
+        if not rows:
             return
         head = [namespace[len(table.namespace) :]] if table.prefixed else []
-        rows = [(*head, key, *table.to_row(v)) for key, v in values.items()]
-        marks = ",".join("?" * len(rows[0]))
+        marks = ",".join("?" * (len(head) + len(rows[0])))
         sql = f"INSERT OR {table.insert} INTO {table.name} VALUES ({marks})"
         with self._lock:
-            write_immediate(self._conn, sql, rows)
+            write_immediate(self._conn, sql, [(*head, *row) for row in rows])
+
+    def put(self, table: Table[V], namespace: str, values: Mapping[str, V]) -> None:
+        """Store ``key -> value`` rows in one transaction."""
+        self._write(table, namespace, [(key, *table.to_row(v)) for key, v in values.items()])
 
     def get_json(self, namespace: str, keys: Sequence[str]) -> dict[str, JSONValue]:
         """The stored values of ``keys`` as a server holds them."""
         table = self.layout.table(namespace, self.path)
-        return {k: table.to_json(v) for k, v in self.get(table, namespace, keys).items()}
+        return {
+            str(key): read_value(table.row_json, stored, f"{self.path} {namespace} {key}")
+            for key, *stored in self._rows(table, namespace, keys)
+        }
 
     def put_json(self, namespace: str, values: Mapping[str, JSONValue]) -> None:
         """Store values given as a server holds them (``recallbench cache export``)."""
         table = self.layout.table(namespace, self.path)
         where = f"{self.path} {namespace}"
-        typed = {k: read_value(table.from_json, v, f"{where} {k}") for k, v in values.items()}
-        self.put(table, namespace, typed)
+        rows = [(k, *read_value(table.json_row, v, f"{where} {k}")) for k, v in values.items()]
+        self._write(table, namespace, rows)
 
     def scan(self, namespace: str) -> Iterator[tuple[str, JSONValue]]:
         """Every (key, value) of ``namespace``, values as a server holds them."""
@@ -225,8 +245,7 @@ class SqliteValues:
         with self._lock:
             rows = self._conn.execute(sql, params).fetchall()
         for key, *stored in rows:
-            value = read_value(table.from_row, stored, f"{self.path} {namespace} {key}")
-            yield key, table.to_json(value)
+            yield str(key), read_value(table.row_json, stored, f"{self.path} {namespace} {key}")
 
     def count(self, namespace: str) -> int:
         """How many keys ``namespace`` holds."""
