@@ -166,9 +166,10 @@ class SqliteValues:
         sql = self._sql.get((table.name, n))
         if sql is None:
             model = "model = ? AND " if table.prefixed else ""
+            keys = "= ?" if n == 1 else f"IN ({','.join('?' * n)})"
             sql = (
                 f"SELECT {table.key}, {', '.join(table.columns)} FROM {table.name} "
-                f"WHERE {model}{table.key} IN ({','.join('?' * n)})"
+                f"WHERE {model}{table.key} {keys}"
             )
             self._sql[table.name, n] = sql
         return sql
@@ -196,10 +197,10 @@ class SqliteValues:
     def get_one(self, table: Table[V], namespace: str, key: str) -> V | None:
         """The stored value of ``key`` (None: not stored): one lookup, as a generator's cache
         check makes per call."""
-        _, params = self._where(table, namespace)
         sql = self._select(table, 1)
+        params = (namespace[len(table.namespace) :], key) if table.prefixed else (key,)
         with self._lock:
-            row = self._conn.execute(sql, [*params, key]).fetchone()
+            row = self._conn.execute(sql, params).fetchone()
         if row is None:
             return None
         try:
