@@ -95,6 +95,14 @@ def test_cache_files_written_before_the_layer_read_as_they_are(tmp_path):
     assert found is not None and (found.value, found.meta) == (0.25, {"n": 2})
     assert found.stats.dtype == np.int64 and found.stats.tolist() == [[1, 2], [3, 4]]
     assert results.get("r2") is None
+    with sqlite3.connect(tmp_path / "metric_results.sqlite") as conn:
+        conn.execute(
+            """INSERT INTO results VALUES ('r3', 'f1', '{}', '{"value": "high", "meta": {}}', 0)"""
+        )
+    with pytest.raises(
+        ValueError, match=r"metric_results.sqlite metric-results r3: corrupt metric"
+    ):
+        results.get("r3")
 
 
 def test_files_written_now_keep_the_old_tables_and_rows(tmp_path):

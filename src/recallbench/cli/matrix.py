@@ -57,9 +57,8 @@ from recallbench.cli.table import render_table
 from recallbench.datasets.needs import missing, provided
 from recallbench.errors import ConfigError, DataNotFoundError, DatasetFormatError, one_line
 from recallbench.io import write_json
-from recallbench.records import Episode
+from recallbench.records import JSON, Episode
 from recallbench.store import reach_store
-from recallbench.verdict import JSONValue
 
 __all__ = ["job_overrides", "matrix_main", "plan_matrix", "plan_path", "run_matrix"]
 
@@ -141,7 +140,7 @@ def _plan_setting(
 
 
 def plan_matrix(
-    block: dict[str, JSONValue],
+    block: dict[str, JSON],
     tag: str,
     extra: Sequence[str],
     settings: Sequence[Setting],

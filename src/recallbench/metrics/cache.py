@@ -16,9 +16,8 @@ misses the cache without anyone raising ``cache_version``) and of the inputs (pr
 them, contexts). A metric whose settings cannot be named (an injected model object) returns
 None from ``cache_settings`` and is never cached. Value: the result's JSON (value, items, meta,
 estimator, and ``stats`` as stored: a list as a list, an array with its dtype and shape; JSON
-round-trips a float64 exactly). The values go through the one cache layer (``store.values``; namespace ``metric-results``, a
-value also naming its ``metric`` and ``identity``); the SQLite file keeps its table
-``results(key, metric, identity, result, created)`` as the first runs wrote it.
+round-trips a float64 exactly), read back checked. Kept through ``store.values`` (namespace
+``metric-results``, naming ``metric`` and ``identity`` too; the file's ``results`` table as ever).
 """
 
 from __future__ import annotations
@@ -37,7 +36,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from recallbench.records import JSON
 from recallbench.store import JSONValue, Store, process_cache
 from recallbench.store.values import (
     Layout,
@@ -147,10 +145,9 @@ def result_key(
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def _array(stats: np.ndarray) -> dict[str, JSON]:
-    """An array as JSON: dtype and shape kept; a mostly-zero one (MAUVE's per-item bucket counts
-    over 10 seeds: 2 x 10 non-zeros in 20 x buckets columns) as its non-zero entries only."""
-    head: dict[str, JSON] = {"dtype": str(stats.dtype), "shape": list(stats.shape)}
+def _array(stats: np.ndarray) -> dict[str, JSONValue]:
+    """An array as JSON, dtype and shape kept; mostly zeros (MAUVE's bucket counts): non-zeros."""
+    head: dict[str, JSONValue] = {"dtype": str(stats.dtype), "shape": list(stats.shape)}
     flat = stats.reshape(-1)
     nonzero = np.flatnonzero(flat)
     if len(nonzero) * 4 < flat.size:
@@ -158,34 +155,71 @@ def _array(stats: np.ndarray) -> dict[str, JSON]:
     return {**head, "data": stats.tolist()}
 
 
-def _from_array(stats: dict[str, JSON]) -> np.ndarray:
+def _from_array(stats: dict[str, JSONValue]) -> np.ndarray:  # what _array wrote, else an error
+    dtype, shape = stats.get("dtype"), stats.get("shape")
+    dims = tuple(n for n in shape if isinstance(n, int)) if isinstance(shape, list) else ()
+    if not isinstance(dtype, str) or not isinstance(shape, list) or len(dims) != len(shape):
+        raise ValueError(f"corrupt stats: expected dtype and shape, got {stats!r:.80}")
     if "data" in stats:
-        return np.asarray(stats["data"], dtype=stats["dtype"]).reshape(stats["shape"])
-    flat = np.zeros(int(np.prod(stats["shape"])), dtype=stats["dtype"])
-    flat[np.asarray(stats["at"], dtype=np.int64)] = stats["values"]
-    return flat.reshape(stats["shape"])
+        return np.asarray(stats["data"], dtype=dtype).reshape(dims)
+    flat = np.zeros(int(np.prod(dims)), dtype=dtype)
+    flat[np.asarray(stats.get("at"), dtype=np.int64)] = stats.get("values")
+    return flat.reshape(dims)
 
 
-def _dump(result: MetricResult) -> dict[str, JSON]:
-    stats: JSON = result.stats
-    if isinstance(stats, np.ndarray):  # back as the same array: dtype and shape kept
-        stats = _array(stats)
+def _dump(result: MetricResult) -> dict[str, JSONValue]:  # stats: an array as _array, a list
+    stats = result.stats
     return {
         "value": result.value,
-        "items": result.items,
-        "meta": result.meta,
-        "stats": stats,
-        "estimator": result.estimator,
+        "items": None if result.items is None else list[JSONValue](result.items),
+        "meta": dict(result.meta),
+        "stats": _array(stats)
+        if isinstance(stats, np.ndarray)
+        else None
+        if stats is None
+        else [list[JSONValue](row) for row in stats],
+        "estimator": None if result.estimator is None else dict[str, JSONValue](result.estimator),
     }
 
 
-def _load(row: JSON) -> MetricResult:
+def _floats(value: object) -> list[float] | None:  # a JSON list of numbers (None: not one)
+    if not isinstance(value, list) or not all(isinstance(v, int | float) for v in value):
+        return None
+    return [float(v) for v in value if isinstance(v, int | float)]
+
+
+def _load(row: JSONValue) -> MetricResult:
+    """The result ``_dump`` wrote; a stored value of another shape is an error."""
     from recallbench.metrics.base import MetricResult
 
-    stats = row["stats"]
+    if not isinstance(row, dict) or not isinstance(row.get("meta"), dict):
+        raise ValueError(f"corrupt metric result: expected value and meta, got {row!r:.80}")
+    value, meta, items, stats, spec = (
+        row.get(k) for k in ("value", "meta", "items", "stats", "estimator")
+    )
+    floats = None if items is None else _floats(items)
+    estimator: dict[str, str | int | float | None] | None = None
+    if isinstance(spec, dict):  # its values: numbers, strings or null only
+        estimator = {k: v for k, v in spec.items() if isinstance(v, str | int | float) or v is None}
+    if (
+        not isinstance(value, int | float)
+        or not isinstance(meta, dict)
+        or (items is not None and floats is None)
+        or (spec is not None and (not isinstance(spec, dict) or len(spec) != len(estimator or {})))
+    ):
+        raise ValueError(f"corrupt metric result: value, items or estimator, got {row!r:.80}")
     if isinstance(stats, dict):
-        stats = _from_array(stats)
-    return MetricResult(row["value"], row["items"], row["meta"], stats, row["estimator"])
+        array: np.ndarray | list[list[float]] | None = _from_array(stats)
+    elif isinstance(stats, list):
+        rows = [_floats(r) for r in stats]
+        array = [r for r in rows if r is not None]
+        if len(array) != len(stats):
+            raise ValueError(f"corrupt metric result: stats, got {stats!r:.80}")
+    elif stats is None:
+        array = None
+    else:
+        raise ValueError(f"corrupt metric result: stats, got {stats!r:.80}")
+    return MetricResult(float(value), floats, meta, array, estimator)
 
 
 NAMESPACE = "metric-results"  # the results' namespace (its values: the result's JSON)
@@ -235,7 +269,10 @@ class MetricCache:
     def get(self, key: str) -> MetricResult | None:
         """The stored result of ``key`` (None: not stored)."""
         got = self.values.get_one(RESULTS, NAMESPACE, key)
-        return None if got is None else _load(got)
+        try:
+            return None if got is None else _load(got)
+        except ValueError as exc:
+            raise ValueError(f"{self.path} {NAMESPACE} {key}: {exc}") from None
 
     def put(self, key: str, metric: str, ident: dict[str, object], result: MetricResult) -> None:
         """Store ``result`` under ``key`` with its metric and identity (for people reading)."""
