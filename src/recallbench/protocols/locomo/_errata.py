@@ -29,14 +29,14 @@ from typing import Any
 
 from recallbench.payloads import ErratumMeta, answer_meta
 from recallbench.protocols.locomo._scoring import locomo_f1
-from recallbench.records import JSON, Episode, Prediction, QAItem
-from recallbench.verdict import verdict_of
+from recallbench.records import Episode, Prediction, QAItem
+from recallbench.verdict import JSONValue, verdict_of
 
 CLEAN = "clean"
 RELEASE_KEY = "release"  # a verdict's "key": judged against the release's uncorrected answer
 
 
-def errata_meta(episode: Episode, qa: QAItem) -> dict[str, JSON]:
+def errata_meta(episode: Episode, qa: QAItem) -> dict[str, JSONValue]:
     """The prediction meta of ``qa`` that scoring under errata reads (empty without errata).
 
     ``errata``: the run's errata sources; ``erratum``: the item's corrections and flags.
@@ -108,7 +108,7 @@ def release_key_verdict(p: Prediction) -> bool:
     return bool(release_key_judges(p))
 
 
-def errata_summary(answers: Sequence[Prediction]) -> dict[str, JSON] | None:
+def errata_summary(answers: Sequence[Prediction]) -> dict[str, JSONValue] | None:
     """The summary's ``errata`` block (None when the run used no errata)."""
     under = [p for p in answers if answer_meta(p).get("errata")]
     if not under:
@@ -120,6 +120,6 @@ def errata_summary(answers: Sequence[Prediction]) -> dict[str, JSON] | None:
         "score_changing": sum(1 for p in under if score_changing(p)),
         "clean": sum(1 for p in under if clean_subsets(p)),
         "no_key": sum(1 for p in under if no_key(p)),
-        "conflicts": sorted(conflicts),
+        "conflicts": list[JSONValue](sorted(conflicts)),
         "release_key_verdicts": sum(1 for p in under if release_key_verdict(p)),
     }
