@@ -211,6 +211,13 @@ def run(
     watch()  # in a launcher's worker process too: the files it reads key its run
     launch = launch or Launch.here()
     check_run_keys(cfg)
+    if not cfg.get("stamp"):  # a job run from Python is its own command: its stamp, once
+        from omegaconf import open_dict
+
+        from recallbench.run.sweep import new_stamp
+
+        with open_dict(cfg):
+            cfg.stamp = new_stamp()
     place = job_place(cfg, job, sweep)
     with job_store(cfg) as store:
         if episodes is None:

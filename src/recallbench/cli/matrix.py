@@ -58,6 +58,7 @@ from recallbench.datasets.needs import missing, provided
 from recallbench.errors import ConfigError, DataNotFoundError, DatasetFormatError, one_line
 from recallbench.io import write_json
 from recallbench.records import JSON, Episode
+from recallbench.run.sweep import STAMP_ENV, new_stamp
 from recallbench.store import reach_store
 
 __all__ = ["job_overrides", "matrix_main", "plan_matrix", "plan_path", "run_matrix"]
@@ -300,7 +301,7 @@ def matrix_main(argv: list[str] | None = None) -> None:
         block, tag = matrix_block(cfg, where), str(cfg.tag)
         if ns.episodes is not None:
             block["episodes"] = ns.episodes
-        os.environ.setdefault("RECALLBENCH_STAMP", time.strftime("%Y%m%d-%H%M%S"))
+        os.environ[STAMP_ENV] = new_stamp()  # the command's one stamp: every cell's
         settings = _pick(settings_of(block, where), "key", ns.settings, "settings")
         methods = _pick(methods_of(block, where), "memory", ns.methods, "methods")
         started, cpu = time.monotonic(), time.process_time()

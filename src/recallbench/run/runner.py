@@ -314,8 +314,3 @@ class Runner:
             {"after_session": i, "items": [m.to_dict() for m in items]} for i, items in snapshots
         )
         write_jsonl_rows(self.run_dir / "memory" / f"{safe_name(episode_id)}.jsonl", rows)
-
-
-def default_stamp() -> str:
-    """Return the sweep stamp: $RECALLBENCH_STAMP (shared by a multirun) or the current time."""
-    return os.environ.get("RECALLBENCH_STAMP") or time.strftime("%Y%m%d-%H%M%S")
