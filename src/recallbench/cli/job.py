@@ -27,6 +27,7 @@ from recallbench.cli.build import (
     build_generator,
     build_memory_factory,
     build_protocol,
+    job_metrics,
     plain,
 )
 from recallbench.cli.config import (
@@ -100,7 +101,8 @@ def build_runner(
     llm = build_generator(cfg.generator, cache / "llm.sqlite", meter=meter)
     embedder = build_embedder(cfg.embedder, cfg.paths.cache_dir)
     protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, cfg.paths.cache_dir)
-    metrics = [] if meter.dry else list(cfg.metrics.names or cfg.protocol.get("metrics") or [])
+    protocol.check_metrics(job_metrics(cfg))  # a name it cannot score: before replay
+    metrics = [] if meter.dry else job_metrics(cfg)
     health = HealthPolicy.from_config(config.get("health"))
     llm.breaker.after = health.breaker_after
     logger = None

@@ -36,6 +36,7 @@ from recallbench.cli.build import (
     build_generator,
     build_memory_factory,
     build_protocol,
+    job_metrics,
     plain,
 )
 from recallbench.cli.checks import check_config
@@ -94,7 +95,7 @@ def _selector(cfg: DictConfig, choices: dict[str, str], setting: Setting) -> dic
 
 
 def _setting_entry(setting: Setting, cfg: DictConfig, choices: dict[str, str]) -> PlanSetting:
-    metrics = list(cfg.metrics.get("names") or cfg.protocol.get("metrics") or [])
+    metrics = job_metrics(cfg)
     return {
         "key": setting.key,
         "label": setting.label,
