@@ -19,7 +19,7 @@ from typing import TypedDict
 
 import numpy as np
 
-from recallbench.io import connect_shared, write_immediate
+from recallbench.io import connect_shared, db_file, write_immediate
 from recallbench.store import JSONValue, Store, server_store
 
 _SCHEMA = """
@@ -80,7 +80,7 @@ class EmbeddingCache:
 
     def __init__(self, path: str | Path, store: Store | None = None) -> None:
         self.store = store
-        self.path = Path(path)
+        self.path = Path(db_file(path, "embedding cache"))
         self._lock = threading.Lock()
         if store is not None:
             return

@@ -32,7 +32,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
-from recallbench.io import connect_shared, not_reads, unusable_cache, write_immediate
+from recallbench.io import connect_shared, db_file, not_reads, unusable_cache, write_immediate
 from recallbench.store import JSONValue, Store, server_store
 
 NAMESPACE = "llm"  # the replies' namespace in a server store (and in `recallbench cache export`)
@@ -143,7 +143,7 @@ class Cache:
         if store is not None:
             self.path = store.url
             return
-        self.path = str(path)
+        self.path = db_file(path, "LLM cache")
         # One connection shared by this process's threads, serialized by a lock.
         self._conn = connect_shared(self.path, _SCHEMA, "LLM cache", busy_timeout_s)
         self._lock = threading.Lock()

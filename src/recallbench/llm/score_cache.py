@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from recallbench.io import connect_shared, unusable_cache, write_immediate
+from recallbench.io import connect_shared, db_file, unusable_cache, write_immediate
 from recallbench.store import JSONValue, Store
 
 # The scoring recipe of ``recallbench.llm.perplexity``: a change to it must change this string.
@@ -84,7 +84,7 @@ class ScoreCache:
 
     def __init__(self, path: str | Path, store: Store | None = None) -> None:
         self.store = store
-        self.path = str(path) if store is None else store.url
+        self.path = db_file(path, "LM score cache") if store is None else store.url
         self._lock = threading.Lock()  # one connection shared by this process's threads
         if store is not None:
             return

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from recallbench.io import connect_shared, unusable_cache, write_immediate
+from recallbench.io import connect_shared, db_file, unusable_cache, write_immediate
 from recallbench.records import JSON
 from recallbench.store import Store, process_cache
 
@@ -200,7 +200,7 @@ class MetricCache:
 
     def __init__(self, path: str | Path, store: Store | None = None) -> None:
         self.store = store
-        self.path = str(path) if store is None else store.url
+        self.path = db_file(path, "metric result cache") if store is None else store.url
         self._lock = threading.Lock()
         if store is not None:
             return
