@@ -48,6 +48,7 @@ from recallbench.run.imports import config_paths
 from recallbench.run.provenance import episodes_sha256, git_state, package_versions
 from recallbench.run.read import read_run
 from recallbench.run.record import (
+    CONFIG_HASH_VERSION,
     USABLE,
     HealthPolicy,
     RunInterrupted,
@@ -122,6 +123,7 @@ class Runner:
             "status": "running",
             "attempt": self.attempt,
             "config_hash": digest,
+            "config_hash_version": CONFIG_HASH_VERSION,  # run.resume.recorded_hash migrates
             "overrides": list(self.config.get("overrides") or []),
             **git_state(),
             "versions": package_versions(),
