@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from recallbench.io import not_reads
+
 ROOT = Path(__file__).resolve().parents[2]
 ARGS = (
     "paths.data_dir=data/fixtures",
@@ -31,9 +33,10 @@ ARGS = (
 
 def _checkout(where: Path) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(ROOT / "src", where / "src", symlinks=True, ignore=ignore)
-    shutil.copytree(ROOT / "conf", where / "conf", ignore=ignore)
-    shutil.copytree(ROOT / "data" / "fixtures", where / "data" / "fixtures")
+    with not_reads():  # copying is no input of this process's runs (tests/run/test_sources.py)
+        shutil.copytree(ROOT / "src", where / "src", symlinks=True, ignore=ignore)
+        shutil.copytree(ROOT / "conf", where / "conf", ignore=ignore)
+        shutil.copytree(ROOT / "data" / "fixtures", where / "data" / "fixtures")
     return where
 
 
