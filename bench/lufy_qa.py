@@ -24,11 +24,13 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "disabled")
-os.environ.setdefault("RECALLBENCH_STAMP", time.strftime("%Y%m%d-%H%M%S"))  # one stamp, 3 jobs
 
 
 from recallbench.cli import compose_job, render_table, run  # noqa: E402
 from recallbench.datasets import load  # noqa: E402
+from recallbench.run.sweep import STAMP_ENV, new_stamp  # noqa: E402
+
+os.environ[STAMP_ENV] = new_stamp()  # one stamp, 3 jobs
 
 PAIRS = {"naive_rag": "Naive RAG", "memorybank": "MemoryBank", "lufy": "LUFY"}
 

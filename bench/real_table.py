@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from recallbench.run.sweep import STAMP_ENV, new_stamp
 from recallbench.testing.llama_server import LlamaServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,7 +83,7 @@ def main() -> None:
         **os.environ,
         "RECALLBENCH_DATA_DIR": str(args.data_dir.resolve()),
         "RECALLBENCH_RESULTS_DIR": str(args.results.resolve()),
-        "RECALLBENCH_STAMP": time.strftime("%Y%m%d-%H%M%S"),
+        STAMP_ENV: new_stamp(),  # the runs' one stamp: the sweep folder read below
         "HF_HUB_OFFLINE": "1",
         "WANDB_MODE": "disabled",
     }
@@ -110,7 +111,7 @@ def main() -> None:
             print(f"runs {dataset}: {took:.0f} s", flush=True)
         runs_s = time.perf_counter() - started
     table_s = cli(["table", EXPERIMENT], env)
-    sweep = args.results / "runs" / EXPERIMENT / env["RECALLBENCH_STAMP"]
+    sweep = args.results / "runs" / EXPERIMENT / env[STAMP_ENV]
     statuses: list[str] = []
     print(f"runs: {runs_s:.0f} s, table: {table_s:.0f} s; run folders under {sweep}")
     for run_dir in sorted(p for p in sweep.iterdir() if (p / "run.json").is_file()):

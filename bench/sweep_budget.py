@@ -6,7 +6,12 @@ then ``recallbench status`` of the sweep. Prints the sweep's exit status (75: in
 resumable), the requests the server received (the budget: 15) and what ``status`` shows: the
 sweep ledger's figures beside the jobs' own sum, and why they differ.
 
-    python bench/sweep_budget.py [--fixtures data/fixtures]
+The command is typed without ``stamp=``, as users type it (issue 53: the checks once chose a
+stamp of their own, so a sweep whose second turned between the two exited 0); ``--stamp s``
+passes one. ``--repeat N`` runs the same sweep N times (each in its own results folder) and
+prints every exit status on the last line.
+
+    python bench/sweep_budget.py [--fixtures data/fixtures] [--stamp S] [--repeat N]
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from recallbench.testing.stub import StubServer
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fixtures", type=Path, default=Path("data/fixtures"))
+    parser.add_argument("--stamp", help="stamp=S on the command line (default: none, as typed)")
+    parser.add_argument("--repeat", type=int, default=1, help="run the same sweep N times")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="sweep-budget-"))
     env = {
@@ -32,6 +39,12 @@ def main() -> None:
         "RECALLBENCH_DATA_DIR": str(args.fixtures.resolve()),
         "RECALLBENCH_JOBS": "3",
     }
+    env.pop("RECALLBENCH_STAMP", None)
+    codes = [_sweep(root / f"try{i}", env, args.stamp) for i in range(args.repeat)]
+    print("exit statuses:", " ".join(map(str, codes)), "(75 expected each time)")
+
+
+def _sweep(root: Path, env: dict[str, str], stamp: str | None) -> int:
     with RedisServer(root / "redis") as redis, StubServer(latency_s=0.05) as stub:
         cmd = [
             "-m",
@@ -48,7 +61,7 @@ def main() -> None:
             f"store={redis.url}",
             "sweep.max_calls=15",
             "hydra/launcher=local_parallel",
-            "stamp=s",
+            *([f"stamp={stamp}"] if stamp else []),
             f"paths.results_dir={root}/results",
         ]
         cli = [sys.executable, "-m", "recallbench.cli"]
@@ -57,10 +70,13 @@ def main() -> None:
         print("exit:", done.returncode, "(75: interrupted, resumable)")
         print("requests the server received:", stub.requests, "(sweep.max_calls=15)")
         print("last line:", (done.stderr.strip().splitlines() or [""])[-1])
-        folder = f"{root}/results/runs/t/s"
-        status = subprocess.run([*cli, "status", folder], env=env, capture_output=True, text=True)
-        print(f"$ recallbench status {folder}")
-        print(status.stdout + status.stderr)
+        for folder in sorted((root / "results" / "runs" / "t").iterdir()):
+            status = subprocess.run(
+                [*cli, "status", str(folder)], env=env, capture_output=True, text=True
+            )
+            print(f"$ recallbench status {folder}")
+            print(status.stdout + status.stderr)
+        return done.returncode
 
 
 if __name__ == "__main__":

@@ -232,3 +232,55 @@ def run_cli(monkeypatch, capsys, tmp_path):
         return Outcome(status, captured.err, captured.out)
 
     return call
+
+
+# -- `make test` writes nothing outside its temp folders (issue 53) -----------------------------
+
+
+def _checkout_status() -> set[str] | None:
+    """The files of the checkout that git neither tracks nor ignores (``git status
+    --porcelain``'s ``??`` lines; None: not a git checkout, or git is missing)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=all"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return {line[3:] for line in done.stdout.splitlines() if line.startswith("?? ")}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):  # the controller, not an xdist worker
+        session.config.stash[_STATUS] = _checkout_status()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the session when the tests left a file in the checkout that git neither tracks nor
+    ignores (a cache path that was None once became a SQLite file ``None`` at the root): tests
+    write under their temp folders only. (A file someone created meanwhile counts too.)"""
+    if hasattr(session.config, "workerinput"):
+        return
+    before = session.config.stash.get(_STATUS, None)
+    after = _checkout_status()
+    if before is None or after is None or not (left := sorted(after - before)):
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    message = (
+        f"the tests left {len(left)} file(s) in the checkout {ROOT} that git neither tracks "
+        "nor ignores: " + "; ".join(left[:10])
+    )
+    if reporter is not None:
+        reporter.write_line(f"ERROR: {message}", red=True)
+    else:
+        print(f"ERROR: {message}", file=sys.stderr)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_STATUS = pytest.StashKey[set[str] | None]()

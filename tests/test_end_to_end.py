@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -249,4 +250,13 @@ def test_runs_overview_notebook_executes(theanine_runs, monkeypatch):
         out.get("text", "") for cell in nb.cells if cell.cell_type == "code" for out in cell.outputs
     )
     assert "4 finished runs" in printed
-    assert (tmp / "runs_overview.png").is_file()
+    # its figures go where git ignores generated files (issue 53: not loose in results/)
+    assert sorted(p.relative_to(tmp).as_posix() for p in tmp.rglob("runs_*.png")) == [
+        "figures/runs_overview.png"
+    ]
+    root = path.parents[1]
+    ignored = subprocess.run(
+        ["git", "-C", str(root), "check-ignore", "-q", "results/figures/runs_overview.png"],
+        check=False,
+    )
+    assert ignored.returncode == 0  # `git status` stays clean after a user runs it

@@ -73,3 +73,29 @@ def test_memory_database_needs_no_lock_file(tmp_path, monkeypatch):
     conn.execute("INSERT INTO t VALUES ('a')")
     assert conn.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 1
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("path", [None, "", "None"])
+def test_no_file_is_refused_by_every_sqlite_cache_never_a_file_named_none(
+    path, tmp_path, monkeypatch
+):
+    """``str(None)`` is ``"None"``: a reply cache given no path became a SQLite file ``None`` (+
+    ``None.lock``) in the working folder, which ``make test`` left at the checkout's root."""
+    from recallbench.llm.score_cache import ScoreCache
+    from recallbench.metrics.cache import MetricCache
+    from recallbench.store.sqlite import SqliteStore
+
+    monkeypatch.chdir(tmp_path)
+    for cache, what in (
+        (Cache, "LLM cache"),
+        (EmbeddingCache, "embedding cache"),
+        (ScoreCache, "LM score cache"),
+        (MetricCache, "metric result cache"),
+        (SqliteStore, "store"),
+    ):
+        with pytest.raises(ValueError, match=f"^{what}: no file given"):
+            cache(path)
+    assert list(tmp_path.iterdir()) == []
+    memory = Cache(":memory:")  # a private cache in memory: no file either
+    memory.put("k", {"text": "t", "prompt_tokens": 1, "completion_tokens": 1})
+    assert memory.get("k") is not None and list(tmp_path.iterdir()) == []

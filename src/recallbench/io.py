@@ -158,6 +158,20 @@ def safe_name(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
+def db_file(path: str | Path | None, what: str) -> str:
+    """The file name of a SQLite cache or store at ``path``; no path is an error naming ``what``.
+
+    ``str(None)`` is ``"None"``: a reply cache given no path once became a SQLite file named
+    ``None`` in the working folder (``make test`` left one at the checkout's root). A caller
+    without a file passes ``":memory:"`` or uses no cache at all."""
+    if path is None or str(path).strip() in ("", "None"):
+        raise ValueError(
+            f"{what}: no file given ({path!r}); name a SQLite file, ':memory:' for a private "
+            "cache, or use no cache"
+        )
+    return str(path)
+
+
 def connect_shared(
     path: str | Path, schema: str, what: str, busy_timeout_s: float = 60.0
 ) -> sqlite3.Connection:

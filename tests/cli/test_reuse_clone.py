@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from recallbench.io import not_reads
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "data" / "fixtures"
 JOB = "msc-memory_retrieval-extractive"
@@ -39,9 +41,10 @@ class Clone:
     def __init__(self, tmp: Path) -> None:
         self.repo, self.results, self.data = tmp / "repo", tmp / "results", tmp / "data"
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-        shutil.copytree(ROOT / "src", self.repo / "src", symlinks=True, ignore=ignore)
-        shutil.copytree(ROOT / "conf", self.repo / "conf", ignore=ignore)
-        shutil.copytree(FIXTURES, self.data)
+        with not_reads():  # copying is no input of this process's runs (test_sources.py)
+            shutil.copytree(ROOT / "src", self.repo / "src", symlinks=True, ignore=ignore)
+            shutil.copytree(ROOT / "conf", self.repo / "conf", ignore=ignore)
+            shutil.copytree(FIXTURES, self.data)
         (self.repo / "docs").mkdir()
         (self.repo / "docs" / "running.md").write_text("# Running\n")
         (self.repo / ".gitignore").write_text("__pycache__/\n*.pyc\n")

@@ -63,7 +63,6 @@ from recallbench.cli.judge_panel import judge_panel_main
 from recallbench.cli.launch import Launch
 from recallbench.cli.reproduce import reproduce_main
 from recallbench.cli.sweep import (
-    STAMP_ENV,
     resume_command,
     settled_job,
     status_main,
@@ -72,6 +71,7 @@ from recallbench.cli.sweep import (
 from recallbench.cli.table import render_table, table_main, table_services
 from recallbench.cli.view import view_main
 from recallbench.errors import ConfigError
+from recallbench.run.sweep import new_stamp
 
 __all__ = [
     "EXIT_USER_ERROR",
@@ -125,18 +125,21 @@ def main() -> None:
     retry = shlex.join(["recallbench", *sys.argv[1:]])  # as typed: what a failed check repeats
     sys.argv = take_verbose_flag(sys.argv)
     started = time.time()
-    # One stamp per invocation: every job of a sweep (sequential, joblib or SLURM workers) lands
-    # under ONE folder runs/<tag>/<stamp>/. It reaches each job explicitly, as the config key
-    # `stamp` (in the job's pickled config); RECALLBENCH_STAMP (the Makefile's) chooses it.
-    stamp = os.environ.get(STAMP_ENV) or time.strftime("%Y%m%d-%H%M%S")
+    # One stamp per invocation, chosen here once: every job of a sweep (sequential, joblib or
+    # SLURM workers) lands under ONE folder runs/<tag>/<stamp>/, the one the checks made sure
+    # of and the one whose sweep.json the exit code reads. It reaches the checks and each job
+    # explicitly, as the config key `stamp` (in the job's pickled config).
+    stamp = new_stamp()
     with user_errors():
         sys.argv, latency = take_plan_args(sys.argv)
     args = sys.argv[1:]  # the command as typed (before the stamp below): its reuse key
     if replayed(args, planning=latency is not None):  # finished before: its runs, at once
         return
+    if not any(a.startswith("stamp=") for a in args):
+        sys.argv.append(f"stamp={stamp}")
     with user_errors():
         check_choices(args)
-        folders = check_command_line(args, retry)
+        folders = check_command_line(sys.argv[1:], retry)  # every job as it will run
     launch = Launch(
         argv=tuple(args),
         swept=frozenset(swept_keys(args)),
@@ -144,8 +147,6 @@ def main() -> None:
         plan_latency_s=latency,
         plan_dirs=tuple(f / "plan" for f in folders),
     )
-    if not any(a.startswith("stamp=") for a in args):
-        sys.argv.append(f"stamp={stamp}")
     app(launch)()
     if launch.planning:
         print_plan_total(launch.plan_dirs, started)

@@ -108,6 +108,13 @@ def plain(node: Node, resolve: bool = True) -> dict[str, JSON]:
     return dict(node or {})
 
 
+def job_metrics(cfg: DictConfig) -> list[str]:
+    """The metrics a job scores: the ``metrics`` group's ``names``, else its protocol's
+    ``metrics`` (what the runner passes to ``protocol.score`` and the checks refuse before)."""
+    metrics = cfg.get("metrics") or {}
+    return [str(m) for m in (metrics.get("names") or cfg.protocol.get("metrics") or [])]
+
+
 def arguments(node: Node, group: str) -> dict[str, JSON]:
     """The constructor arguments of ``node``: without the group's labels and private keys."""
     drop = set(LABELS[group])

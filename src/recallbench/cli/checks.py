@@ -6,7 +6,8 @@ job the command line would start (the sweep expanded as Hydra's basic sweeper ex
 ``hydra.sweeper.params`` of an experiment included) is composed and each group's keys are
 checked against what builds it: the ``_target_``'s signature and annotations (memory methods,
 protocols, embedders, judges, dataset loaders' options) or the generator's declared keys
-(``llm.config.KEY_TYPES``). A mistake is ONE ``ConfigError`` line naming the key, the value and
+(``llm.config.KEY_TYPES``); the job's metric names against its protocol's
+(``EvalProtocol.check_metrics``, the rule its ``score`` applies after the replay). A mistake is ONE ``ConfigError`` line naming the key, the value and
 what is expected, with the closest key names for a misspelt one (exit 2).
 
 Hand-written rather than a structured-config schema per class: the schema already exists as
@@ -26,11 +27,12 @@ from typing import TYPE_CHECKING, Any
 from omegaconf import DictConfig, OmegaConf
 
 from recallbench import CONFIG_NAME
-from recallbench.cli.build import HYDRA_KEYS, LABELS, plain, with_target
+from recallbench.cli.build import HYDRA_KEYS, LABELS, job_metrics, plain, with_target
 from recallbench.cli.config import check_resume_dir, check_run_keys
 from recallbench.cli.signatures import check_arguments, check_value, hint
 from recallbench.cli.sweep import check_places, sweep_folder
 from recallbench.errors import ConfigError, one_line
+from recallbench.protocols.base import EvalProtocol
 from recallbench.store import reach_store
 
 if TYPE_CHECKING:
@@ -179,7 +181,7 @@ def check_config(cfg: DictConfig) -> None:
     if config.get("judge"):
         _check_judge(config["judge"], "judge", "judge")
     _check_dataset(config.get("dataset") or {})
-    _check_protocol(config.get("protocol") or {})
+    _check_protocol(config.get("protocol") or {}, job_metrics(cfg))
 
 
 def _check_target(
@@ -211,10 +213,14 @@ def _check_dataset(node: Mapping[str, Any]) -> None:
         check_arguments(fn, dict(node.get("options") or {}), "dataset.options", {"data_dir"})
 
 
-def _check_protocol(node: Mapping[str, Any]) -> None:
+def _check_protocol(node: Mapping[str, Any], metrics: list[str]) -> None:
+    """A protocol node's keys, its models' keys, and the job's metric names against the
+    protocol's own rule (``EvalProtocol.check_metrics``, which its ``score`` applies again)."""
     if not node.get("_target_"):
         return
     cls = _target(str(node["_target_"]), "protocol")
+    if isinstance(cls, type) and issubclass(cls, EvalProtocol):  # (not a factory function)
+        cls.check_metrics(metrics)
     slots = dict(getattr(cls, "MODELS", {}))
     for arg, group in slots.items():
         sub = node.get(arg)

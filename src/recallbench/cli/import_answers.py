@@ -16,12 +16,12 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-import time
 from pathlib import Path
 
 from recallbench.cli.config import check_choices, compose_job, picked_choices, user_errors
 from recallbench.errors import DatasetFormatError, did_you_mean
 from recallbench.protocols.locomo_import import FORMATS, file_sha256, read_answer_file
+from recallbench.run.sweep import new_stamp
 
 DEFAULTS = ("dataset=locomo", "memory=no_memory", "generator=extractive", "protocol=locomo_import")
 
@@ -80,7 +80,7 @@ def import_main(argv: list[str]) -> None:
     with user_errors("recallbench import-answers"):
         overrides = import_overrides(args)
         check_choices(overrides)
-        cfg, choices = compose_job([*overrides, f"stamp={time.strftime('%Y%m%d-%H%M%S')}"])
+        cfg, choices = compose_job([*overrides, f"stamp={new_stamp()}"])
         sweep_dir = sweep_folder(cfg, False)
         read_answer_file(args.file, args.format)  # a bad file fails before any folder exists
         mine = (sweep_dir.parent, sweep_dir, sweep_dir / args.name)

@@ -27,6 +27,7 @@ from recallbench.cli.build import (
     build_generator,
     build_memory_factory,
     build_protocol,
+    job_metrics,
     plain,
 )
 from recallbench.cli.config import (
@@ -100,7 +101,8 @@ def build_runner(
     llm = build_generator(cfg.generator, cache / "llm.sqlite", meter=meter)
     embedder = build_embedder(cfg.embedder, cfg.paths.cache_dir)
     protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, cfg.paths.cache_dir)
-    metrics = [] if meter.dry else list(cfg.metrics.names or cfg.protocol.get("metrics") or [])
+    protocol.check_metrics(job_metrics(cfg))  # a name it cannot score: before replay
+    metrics = [] if meter.dry else job_metrics(cfg)
     health = HealthPolicy.from_config(config.get("health"))
     llm.breaker.after = health.breaker_after
     logger = None
@@ -211,6 +213,13 @@ def run(
     watch()  # in a launcher's worker process too: the files it reads key its run
     launch = launch or Launch.here()
     check_run_keys(cfg)
+    if not cfg.get("stamp"):  # a job run from Python is its own command: its stamp, once
+        from omegaconf import open_dict
+
+        from recallbench.run.sweep import new_stamp
+
+        with open_dict(cfg):
+            cfg.stamp = new_stamp()
     place = job_place(cfg, job, sweep)
     with job_store(cfg) as store:
         if episodes is None:

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from recallbench.cli import run
 from recallbench.cli.build import (
@@ -45,19 +45,26 @@ from recallbench.cli.matrix_plan import (
     Method,
     Plan,
     PlanSetting,
-    Scalar,
     Setting,
     compose_checked,
     matrix_block,
     methods_of,
     portable_reason,
+    setting_entry,
     settings_of,
 )
 from recallbench.cli.table import render_table
 from recallbench.datasets.needs import missing, provided
-from recallbench.errors import ConfigError, DataNotFoundError, DatasetFormatError, one_line
+from recallbench.errors import (
+    ConfigError,
+    DataNotFoundError,
+    DatasetFormatError,
+    UnknownChoiceError,
+    one_line,
+)
 from recallbench.io import write_json
 from recallbench.records import JSON, Episode
+from recallbench.run.sweep import STAMP_ENV, new_stamp
 from recallbench.store import reach_store
 
 __all__ = ["job_overrides", "matrix_main", "plan_matrix", "plan_path", "run_matrix"]
@@ -84,34 +91,12 @@ def job_overrides(setting: Setting, method: str, tag: str, extra: Sequence[str])
     ]
 
 
-def _selector(cfg: DictConfig, choices: dict[str, str], setting: Setting) -> dict[str, Scalar]:
-    """How the tables find the column's runs: its dataset, protocol and the scalar dataset
-    values it sets (LUFY's logs; a list value such as GVD's users does not select)."""
-    values = {k: OmegaConf.select(cfg, k) for k in setting.values}
-    scalars = {k: v for k, v in values.items() if isinstance(v, str | int | float | bool)}
-    return {"dataset": choices["dataset"], "protocol": choices["protocol"], **scalars}
-
-
-def _setting_entry(setting: Setting, cfg: DictConfig, choices: dict[str, str]) -> PlanSetting:
-    metrics = list(cfg.metrics.get("names") or cfg.protocol.get("metrics") or [])
-    return {
-        "key": setting.key,
-        "label": setting.label,
-        "selector": _selector(cfg, choices, setting),
-        "place": dict(setting.place),
-        "episodes_asked": setting.episodes,
-        "metrics": metrics,
-        "dataset": str(cfg.dataset.name),
-        "protocol": str(cfg.protocol.name),
-    }
-
-
 def _plan_setting(
     setting: Setting, methods: Sequence[Method], tag: str, extra: Sequence[str]
 ) -> tuple[PlanSetting, dict[str, Cell], list[Episode]]:
     """Plan one column: its entry, each method's cell, and its sampled episodes."""
     cfg, choices = compose_checked(job_overrides(setting, methods[0].memory, tag, extra))
-    entry = _setting_entry(setting, cfg, choices)
+    entry = setting_entry(setting, cfg, choices)
     cells: dict[str, Cell] = {}
     try:
         episodes = select_episodes(build_dataset(cfg.dataset), cfg.episodes, int(cfg.seed))
@@ -124,6 +109,10 @@ def _plan_setting(
     llm = build_generator(cfg.generator, None)
     embedder = build_embedder({"_target_": "recallbench.embed.hashing.HashingEmbedder"})
     protocol = build_protocol(cfg.protocol, int(cfg.seed), llm, embedder, None)
+    try:  # a metric its protocol cannot report: the column is refused before any run
+        protocol.check_metrics(entry["metrics"])
+    except UnknownChoiceError as exc:
+        return entry, {m.memory: {"status": "unavailable", "reason": str(exc)} for m in methods}, []
     for m in methods:
         job_cfg, _ = compose_job(job_overrides(setting, m.memory, tag, extra))
         check_config(job_cfg)  # a wrong key fails before any run, naming it
@@ -300,7 +289,7 @@ def matrix_main(argv: list[str] | None = None) -> None:
         block, tag = matrix_block(cfg, where), str(cfg.tag)
         if ns.episodes is not None:
             block["episodes"] = ns.episodes
-        os.environ.setdefault("RECALLBENCH_STAMP", time.strftime("%Y%m%d-%H%M%S"))
+        os.environ[STAMP_ENV] = new_stamp()  # the command's one stamp: every cell's
         settings = _pick(settings_of(block, where), "key", ns.settings, "settings")
         methods = _pick(methods_of(block, where), "memory", ns.methods, "methods")
         started, cpu = time.monotonic(), time.process_time()

@@ -33,6 +33,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from recallbench import CONF_DIR
 from recallbench.analysis.runs import ALIASES
+from recallbench.cli.build import job_metrics
 from recallbench.cli.checks import composition_error
 from recallbench.cli.config import compose_job
 from recallbench.errors import ConfigError
@@ -48,6 +49,7 @@ __all__ = [
     "every_method",
     "matrix_block",
     "methods_of",
+    "setting_entry",
     "settings_of",
 ]
 
@@ -257,3 +259,25 @@ def portable_reason(reason: str, cfg: DictConfig) -> str:
     for folder in sorted(folders, key=len, reverse=True):
         reason = reason.replace(folder, "DATA_DIR")
     return reason
+
+
+def _selector(cfg: DictConfig, choices: dict[str, str], setting: Setting) -> dict[str, Scalar]:
+    """How the tables find the column's runs: its dataset, protocol and the scalar dataset
+    values it sets (LUFY's logs; a list value such as GVD's users does not select)."""
+    values = {k: OmegaConf.select(cfg, k) for k in setting.values}
+    scalars = {k: v for k, v in values.items() if isinstance(v, str | int | float | bool)}
+    return {"dataset": choices["dataset"], "protocol": choices["protocol"], **scalars}
+
+
+def setting_entry(setting: Setting, cfg: DictConfig, choices: dict[str, str]) -> PlanSetting:
+    """The plan's entry of a setting (a column) whose job config is ``cfg``."""
+    return {
+        "key": setting.key,
+        "label": setting.label,
+        "selector": _selector(cfg, choices, setting),
+        "place": dict(setting.place),
+        "episodes_asked": setting.episodes,
+        "metrics": job_metrics(cfg),
+        "dataset": str(cfg.dataset.name),
+        "protocol": str(cfg.protocol.name),
+    }

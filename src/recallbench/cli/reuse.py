@@ -12,7 +12,9 @@ runs all finished still cost 10-20 s. This module short-cuts that for a command 
   ``<results>/cache/commands/<key>.json`` with the package versions and the sha256 of every
   project module the command's process imported and file it read (``run.sources``); the
   key hashes the command line, the working folder and the ``RECALLBENCH_*`` settings the configs
-  read;
+  read. Nothing in a record names the checkout: the working folder and data paths inside the
+  project are relative to it (``run.sources.project_key``) and run folders relative to the
+  results folder, so a second checkout (or worktree) with the same results reuses the record;
 - ``replay_command`` finds the record of this command and returns its run folders when all of
   it still holds: the same packages, every recorded module and file unchanged, every data file
   unchanged, every folder still the newest usable run of its job with the recorded config hash
@@ -47,7 +49,7 @@ from recallbench.run.resume import (
     reusable_run,
     run_identity,
 )
-from recallbench.run.sources import changed, sources
+from recallbench.run.sources import changed, file_sha256, project_key, project_path, sources
 
 __all__ = [
     "code_identity",
@@ -101,32 +103,39 @@ def results_dir(argv: Sequence[str]) -> Path:
 
 
 def command_key(argv: Sequence[str]) -> str:
-    """sha256 (24 hex) of the command line, the working folder and the settings configs read."""
+    """sha256 (24 hex) of the command line, the working folder (relative to the checkout when
+    inside it: relative paths in the command mean the same files in every checkout) and the
+    settings configs read."""
     env = {k: v for k, v in os.environ.items() if k.startswith("RECALLBENCH_")}
     env = {k: v for k, v in sorted(env.items()) if k not in PER_INVOCATION}
-    blob = json.dumps([os.getcwd(), list(argv), env], ensure_ascii=False)
+    blob = json.dumps([project_key(Path.cwd()), list(argv), env], ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
 
 
 def data_paths(dataset: Mapping[str, JSON]) -> list[str]:
-    """The files a dataset node reads: its ``data_dir`` and any option naming an existing path."""
+    """The files a dataset node reads: its ``data_dir`` and any option naming an existing path
+    (``run.sources.project_key``s: relative to the checkout when inside it)."""
     options = dict(dataset.get("options") or {})
     found = [str(dataset.get("data_dir") or "")]
     found += [v for v in options.values() if isinstance(v, str) and v and Path(v).exists()]
-    return sorted({str(Path(p).resolve()) for p in found if p})
+    return sorted({project_key(Path(p).resolve()) for p in found if p})
 
 
 def fingerprint(paths: Iterable[str]) -> str:
-    """sha256 of every file under ``paths``: path, size and modification time."""
+    """sha256 of every file under ``paths`` (``data_paths``' keys): its name under its key,
+    size and modification time; inside the checkout its bytes instead of the time (a second
+    checkout or worktree holds the same files written at another time)."""
     digest = hashlib.sha256()
     for root in sorted(paths):
-        base = Path(root)
+        base = project_path(root)
         files = [base] if base.is_file() else sorted(base.rglob("*")) if base.is_dir() else []
         digest.update(f"{root}\0{len(files)}\n".encode())
         for f in files:
             if f.is_file():
                 st = f.stat()
-                digest.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+                when = file_sha256(f) if not Path(root).is_absolute() else st.st_mtime_ns
+                name = f.relative_to(base).as_posix()
+                digest.update(f"{name}\0{st.st_size}\0{when}\n".encode())
     return digest.hexdigest()
 
 
@@ -176,10 +185,18 @@ def record_command(argv: Sequence[str], planning: bool = False) -> Path | None:
     if not jobs:
         return None
     results = results_dir(argv)
-    code = code_identity([p for j in jobs for p in j["data"]], [results])
+    code = code_identity([str(project_path(p)) for j in jobs for p in j["data"]], [results])
     path = results / "cache" / "commands" / f"{command_key(argv)}.json"
-    write_json(path, {"argv": list(argv), "code": code, "jobs": jobs})
+    kept: list[CommandJob] = [{**j, "run": _in_results(results, j["run"])} for j in jobs]
+    write_json(path, {"argv": list(argv), "code": code, "jobs": kept})
     return path
+
+
+def _in_results(results: Path, run: str) -> str:
+    """A run folder relative to the results folder (a moved or copied results folder keeps
+    its records); absolute when it lies elsewhere (a ``resume_dir`` outside it)."""
+    folder, root = Path(run).resolve(), results.resolve()
+    return folder.relative_to(root).as_posix() if folder.is_relative_to(root) else str(folder)
 
 
 def _still_newest(job: CommandJob) -> bool:
@@ -207,7 +224,9 @@ def replay_command(argv: Sequence[str]) -> list[CommandJob] | None:
     if record.get("argv") != list(argv) or not same_code(record.get("code")):
         return None
     # json.loads returns Any: the jobs are as ``record_command`` wrote them
-    jobs = cast("list[CommandJob]", list(record.get("jobs") or []))
+    recorded = cast("list[CommandJob]", list(record.get("jobs") or []))
+    results = results_dir(argv)  # a run relative to it, or (an older record) absolute
+    jobs: list[CommandJob] = [{**j, "run": str(results / j["run"])} for j in recorded]
     prints: dict[tuple[str, ...], str] = {}  # the jobs of a sweep share their data folder
     for job in jobs:
         data = tuple(job["data"])

@@ -14,10 +14,8 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import shlex
 import sys
-import time
 import traceback
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -50,10 +48,6 @@ from recallbench.store import is_server as is_server_store
 if TYPE_CHECKING:
     from recallbench.run.runner import Runner
 
-# The stamp of one invocation, a user's setting (the Makefile sets one per make invocation so the
-# sweeps of a table share a folder); ``cli.main`` passes it on as ``stamp=``.
-STAMP_ENV = "RECALLBENCH_STAMP"
-
 
 def check_places(cfg: DictConfig, mounts: str | None = None) -> None:
     """Refuse, in one line, the folders and the store a job cannot use (module docstring).
@@ -85,12 +79,20 @@ def check_places(cfg: DictConfig, mounts: str | None = None) -> None:
 
 
 def sweep_folder(cfg: DictConfig, sweep: bool) -> Path:
-    """The sweep folder ``runs/<tag>/<stamp>`` of a job (a resumed run's: from ``resume_dir``)."""
+    """The sweep folder ``runs/<tag>/<stamp>`` of a job (a resumed run's: from ``resume_dir``).
+
+    The stamp is the config's ``stamp``, which the command chose once (``run.sweep.new_stamp``)
+    and gave every check and job: never chosen here, where a second choice could fall in
+    another second than the first."""
     if cfg.get("resume_dir"):
         path = Path(cfg.resume_dir)
         return path if sweep else path.parent
-    stamp = str(cfg.get("stamp") or os.environ.get(STAMP_ENV) or time.strftime("%Y%m%d-%H%M%S"))
-    return Path(cfg.paths.results_dir) / "runs" / str(cfg.tag) / stamp
+    if not cfg.get("stamp"):
+        raise ValueError(
+            "sweep_folder: the config has no stamp; the command chooses one "
+            "(run.sweep.new_stamp) and passes it as stamp= to every check and job"
+        )
+    return Path(cfg.paths.results_dir) / "runs" / str(cfg.tag) / str(cfg.stamp)
 
 
 @contextlib.contextmanager

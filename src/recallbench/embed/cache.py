@@ -113,8 +113,8 @@ class EmbeddingCache:
 
     def __init__(self, path: str | Path, store: Store | None = None) -> None:
         self.store = store
+        self.values: Values = cache_values(path, store, LAYOUT)  # refuses no path (io.db_file)
         self.path = Path(path)
-        self.values: Values = cache_values(path, store, LAYOUT)
 
     def get_many(self, model: str, texts: list[str]) -> dict[str, np.ndarray]:
         """Return the cached vectors of ``texts`` under ``model`` (texts not cached are absent)."""

@@ -9,6 +9,10 @@ them (``score``). The runner drives it in this order::
     protocol.run_extra(make_method, llm)            # items outside any episode (default: none)
     protocol.score(predictions, metric_names)       # default: reference-based metrics
 
+``check_metrics(metric_names)`` (a classmethod) is the protocol's one rule of which metric names
+it reports: the checks before a command's first job call it on every job's metrics
+(``cli.checks``) and ``score`` calls it again, so a name refused is refused before any replay.
+
 Every hook but ``run_episode`` has a default here, so the runner calls each one directly: a
 protocol overrides what it needs (``memory_ops`` classifies labelled pairs in ``run_extra``; most
 protocols have their own ``score``). Two helpers the judged protocols share: ``reply_text`` (what
@@ -19,7 +23,7 @@ protocols (``qa``, ``locomo``) record the memory after each session with ``memor
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -61,6 +65,17 @@ class EvalProtocol(ABC):
         """What run.json records of the protocol's own inputs (``imported``; default: none)."""
         return {}
 
+    @classmethod
+    def check_metrics(cls, names: Sequence[str]) -> None:
+        """Refuse a metric name this protocol cannot report: an ``UnknownChoiceError`` naming
+        it with the options (default: the reference-based metrics, ``metrics.get_metric``).
+
+        A classmethod, so the checks call it before any job builds its protocol."""
+        from recallbench.metrics import get_metric
+
+        for name in names:
+            get_metric(name)
+
     def refuses(self, method: MemoryMethod) -> str | None:
         """Why this protocol cannot evaluate ``method`` (an ability it lacks); None: it can."""
         return None
@@ -89,7 +104,18 @@ class EvalProtocol(ABC):
         ``metric_names`` over ``Prediction.reference``, per session: ``metrics.scoring``)."""
         from recallbench.metrics.scoring import score_predictions  # heavy: only when scoring
 
+        self.check_metrics(metric_names)
         return score_predictions(predictions, metric_names)
+
+
+def refuse_unknown(kind: str, names: Sequence[str], options: Collection[str]) -> None:
+    """``check_metrics`` of a protocol with its own metric names: the first name not among
+    ``options`` is an ``UnknownChoiceError`` ("unknown qa metric 'bleu1'. Did you mean ...")."""
+    from recallbench.errors import did_you_mean
+
+    for name in names:
+        if name not in options:
+            raise did_you_mean(kind, name, options)
 
 
 def reply_text(result: TaskResult[object]) -> str:

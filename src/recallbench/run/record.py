@@ -106,21 +106,38 @@ NOT_IDENTITY = (
     "generator.max_usd",  # the budget: a resume may raise it
     "generator.max_calls",
 )
+# Keys, at any depth, whose value says where a cache lives (resolved under paths.results_dir or
+# paths.cache_dir: a judge's reply cache, LUFY's fitted arousal regressors, TeaFarm's question
+# file and reply cache): where the results folder sits is no part of what a run computes, so a
+# moved results folder or a second checkout still matches its runs (issue 53).
+CACHE_LOCATIONS = frozenset({"cache_path", "arousal_cache_dir", "teabag_file"})
+# The rule a run.json's ``config_hash`` was computed under (``config_hash_version``; absent: 1).
+# 1: cache locations were identity; 2: they are not. ``run.resume.recorded_hash`` migrates.
+CONFIG_HASH_VERSION = 2
 
 
-def identity(config: Mapping[str, object]) -> dict[str, object]:
-    """The part of a resolved config that decides a run's results."""
+def identity(config: Mapping[str, object], version: int = CONFIG_HASH_VERSION) -> dict[str, object]:
+    """The part of a resolved config that decides a run's results (under the rule ``version``)."""
     out = {k: v for k, v in config.items() if k not in NOT_IDENTITY}
     for dotted in (k for k in NOT_IDENTITY if "." in k):
         group, key = dotted.split(".", 1)
         if isinstance(part := out.get(group), Mapping) and key in part:
             out[group] = {k: v for k, v in part.items() if k != key}
-    return out
+    return out if version < 2 else _without_locations(out)
 
 
-def config_hash(config: Mapping[str, object]) -> str:
-    """sha256 (16 hex) of the canonical JSON of ``identity(config)``."""
-    text = json.dumps(identity(config), sort_keys=True, default=str, separators=(",", ":"))
+def _without_locations(node: Mapping[str, object]) -> dict[str, object]:
+    return {
+        k: _without_locations(v) if isinstance(v, Mapping) else v
+        for k, v in node.items()
+        if k not in CACHE_LOCATIONS
+    }
+
+
+def config_hash(config: Mapping[str, object], version: int = CONFIG_HASH_VERSION) -> str:
+    """sha256 (16 hex) of the canonical JSON of ``identity(config, version)``."""
+    ident = identity(config, version)
+    text = json.dumps(ident, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -2,7 +2,9 @@
 folder that holds another config's or another dataset's run (``resume_dir=``, a reused job),
 and the reuse of a finished run whose identity matches (``reusable_run``).
 
-A run's identity is what decides its numbers: the config hash (``run.record.config_hash``), the
+A run's identity is what decides its numbers: the config hash (``run.record.config_hash``:
+where its caches live is not part of it; a run.json hashed under the older rule is migrated by
+``recorded_hash``), the
 packages that shape results (recallbench's own version number aside: ``run.provenance.same_versions``), the sha256 of the episodes it saw, and the code it ran: the sha256
 of every project module its process imported and of every project or data file it read, which
 ``run.json`` records under ``sources`` (``run.sources``). A job whose newest usable run under its
@@ -23,12 +25,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from recallbench.errors import ResumeError
+from recallbench.errors import DatasetFormatError, ResumeError
 from recallbench.metrics.summary import has_summary
 from recallbench.records import Episode
 from recallbench.run.provenance import episodes_sha256, git_state, package_versions, same_versions
 from recallbench.run.read import CONFIG_FILE, read_config
-from recallbench.run.record import USABLE, config_diff, config_hash
+from recallbench.run.record import CONFIG_HASH_VERSION, USABLE, config_diff, config_hash
 from recallbench.run.sources import changed
 
 RERUN_ENV = "RECALLBENCH_RERUN"  # 1: run every job again even when a matching run finished
@@ -64,8 +66,9 @@ def reusable_run(results_dir: Path, tag: str, job: str, identity: dict[str, Any]
         info = previous_info(folder)
         if info.get("status") not in USABLE or not has_summary(folder):
             continue
+        recorded = {**info, "config_hash": recorded_hash(folder, info)}
         same = all(
-            same_versions(info.get(k), v) if k == "versions" else info.get(k) == v
+            same_versions(info.get(k), v) if k == "versions" else recorded.get(k) == v
             for k, v in identity.items()
         )
         return folder if same and same_code(info) else None
@@ -82,6 +85,27 @@ def same_code(info: dict[str, Any]) -> bool:
     if code["git_sha"] is None or code["git_dirty"] is None:
         return False
     return all(info.get(k) == code[k] for k in CODE_KEYS)
+
+
+def recorded_hash(run_dir: Path, info: dict[str, Any]) -> str | None:
+    """The config hash of the run in ``run_dir`` (``info``: its run.json) under today's rule
+    (``run.record.CONFIG_HASH_VERSION``), to compare with ``config_hash`` of a config now.
+
+    A run recorded under rule 1 (no ``config_hash_version``: cache locations were part of the
+    hash) is migrated: its ``config.yaml`` hashed under today's rule, provided that file hashes
+    under rule 1 to what run.json recorded; otherwise the recorded hash, which no config of today
+    matches (the run is foreign: never reused, never resumed by mistake)."""
+    recorded = info.get("config_hash")
+    version = info.get("config_hash_version", 1)
+    if not isinstance(recorded, str) or version == CONFIG_HASH_VERSION:
+        return recorded if isinstance(recorded, str) else None
+    try:
+        config = read_config(run_dir).raw
+    except DatasetFormatError:  # an unreadable config.yaml: nothing to migrate from
+        return recorded
+    if version == 1 and config and config_hash(config, 1) == recorded:
+        return config_hash(config)
+    return recorded
 
 
 def previous_info(run_dir: Path) -> dict[str, Any]:
@@ -102,7 +126,7 @@ def refuse_foreign(
     """A run folder belongs to one config and one dataset: refuse to continue another's."""
     if not previous:
         return
-    old_hash = previous.get("config_hash")
+    old_hash = recorded_hash(run_dir, previous)
     if old_hash is not None and old_hash != digest:
         old_config = read_config(run_dir).raw
         raise ResumeError(

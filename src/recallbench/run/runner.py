@@ -48,6 +48,7 @@ from recallbench.run.imports import config_paths
 from recallbench.run.provenance import episodes_sha256, git_state, package_versions
 from recallbench.run.read import read_run
 from recallbench.run.record import (
+    CONFIG_HASH_VERSION,
     USABLE,
     HealthPolicy,
     RunInterrupted,
@@ -122,6 +123,7 @@ class Runner:
             "status": "running",
             "attempt": self.attempt,
             "config_hash": digest,
+            "config_hash_version": CONFIG_HASH_VERSION,  # run.resume.recorded_hash migrates
             "overrides": list(self.config.get("overrides") or []),
             **git_state(),
             "versions": package_versions(),
@@ -314,8 +316,3 @@ class Runner:
             {"after_session": i, "items": [m.to_dict() for m in items]} for i, items in snapshots
         )
         write_jsonl_rows(self.run_dir / "memory" / f"{safe_name(episode_id)}.jsonl", rows)
-
-
-def default_stamp() -> str:
-    """Return the sweep stamp: $RECALLBENCH_STAMP (shared by a multirun) or the current time."""
-    return os.environ.get("RECALLBENCH_STAMP") or time.strftime("%Y%m%d-%H%M%S")

@@ -54,12 +54,13 @@ def file_sha256(path: Path) -> str | None:
     return _hashes[key]
 
 
-def _key(path: Path) -> str:
-    """A project file relative to the project (portable across checkouts), else absolute."""
+def project_key(path: Path) -> str:
+    """A path in the project relative to it (portable across checkouts), else absolute."""
     return path.relative_to(PROJECT).as_posix() if path.is_relative_to(PROJECT) else str(path)
 
 
-def _path(key: str) -> Path:
+def project_path(key: str) -> Path:
+    """The path a ``project_key`` names in this checkout."""
     return Path(key) if Path(key).is_absolute() else PROJECT / key
 
 
@@ -85,7 +86,7 @@ def imported_modules(roots: Iterable[str] | None = None) -> dict[str, str]:
     if roots is not None:  # the graph of project modules only: third-party code is versioned
         names = reachable(roots, {n: m for n, (_, m) in project.items()})
         project = {n: v for n, v in project.items() if n in names}
-    found = {_key(path): file_sha256(path) for path, _ in project.values()}
+    found = {project_key(path): file_sha256(path) for path, _ in project.values()}
     return {k: v for k, v in sorted(found.items()) if v is not None}
 
 
@@ -106,8 +107,8 @@ def sources(
         path = Path(name).resolve()
         if path.suffix == ".pyc" or not _kept(path, folders, skip):
             continue
-        if _key(path) not in sources_of_modules and (sha := file_sha256(path)) is not None:
-            reads[_key(path)] = sha
+        if project_key(path) not in sources_of_modules and (sha := file_sha256(path)) is not None:
+            reads[project_key(path)] = sha
     return {"modules": imported_modules(roots), "reads": reads}
 
 
@@ -119,6 +120,6 @@ def changed(recorded: Mapping[str, object]) -> str | None:
         return "sources"  # a run that recorded no module cannot say what it ran
     for group in (modules, reads):
         for key, sha in group.items():
-            if file_sha256(_path(key)) != sha:
+            if file_sha256(project_path(key)) != sha:
                 return str(key)
     return None

@@ -25,6 +25,19 @@ from recallbench.io import write_json
 from recallbench.store.base import Totals
 
 SWEEP_FILE = "sweep.json"
+# The stamp of one command, a user's setting (the Makefile sets one per make invocation so the
+# sweeps of a table share a folder); default: the time the command started.
+STAMP_ENV = "RECALLBENCH_STAMP"
+
+
+def new_stamp() -> str:
+    """The stamp of a new command: ``$RECALLBENCH_STAMP`` or the time, to the second.
+
+    THE stamp rule, called once per command (``cli.main``, ``recallbench matrix``,
+    ``import-answers``; a job run from Python without ``stamp``: ``cli.job.run``), whose
+    result every check, job and the exit code then receive as ``stamp=``: a stamp chosen twice
+    names two folders whenever the clock's second turns between the two choices."""
+    return os.environ.get(STAMP_ENV) or time.strftime("%Y%m%d-%H%M%S")
 
 
 def sweep_name(sweep_dir: Path) -> str:

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from recallbench.io import connect_shared, unusable_cache
+from recallbench.io import connect_shared, db_file, unusable_cache
 from recallbench.store.base import JSONValue, Totals
 
 _SCHEMA = """
@@ -65,7 +65,7 @@ class SqliteStore:
     server = False
 
     def __init__(self, path: str | Path) -> None:
-        self.path = str(path)
+        self.path = db_file(path, "store")
         self.url = f"sqlite:{self.path}"
         self._conn = connect_shared(self.path, _SCHEMA, "store")
         self._lock = threading.Lock()

@@ -33,7 +33,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from recallbench.io import connect_shared, unusable_cache, write_immediate
+from recallbench.io import connect_shared, db_file, unusable_cache, write_immediate
 from recallbench.store.base import JSONValue, Store
 from recallbench.store.tables import (
     Layout,
@@ -141,7 +141,7 @@ class SqliteValues:
     """
 
     def __init__(self, path: str | Path, layout: Layout, busy_timeout_s: float = 60.0) -> None:
-        self.path = str(path)
+        self.path = db_file(path, layout.label)
         self.layout = layout
         self._conn = connect_shared(self.path, layout.schema, layout.label, busy_timeout_s)
         self._lock = threading.Lock()

@@ -153,4 +153,4 @@ def test_bad_records_and_options_are_named():
     with pytest.raises(KeyError, match="x/9"):
         credited({"memory": "hi"}, ["x/1", "x/9"], turns, ADA)
     with pytest.raises(UnknownChoiceError, match="mem0 credit .turn."):
-        Mem0Memory(LLM(_Script(), Cache(None)), HashingEmbedder(), credit="turn")
+        Mem0Memory(LLM(_Script(), None), HashingEmbedder(), credit="turn")

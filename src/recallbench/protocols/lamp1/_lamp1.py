@@ -43,7 +43,7 @@ from recallbench.errors import ConfigError
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
 from recallbench.metrics.summary import Summary
-from recallbench.protocols.base import EpisodeResult, EvalProtocol
+from recallbench.protocols.base import EpisodeResult, EvalProtocol, refuse_unknown
 from recallbench.records import Episode, Prediction, Query, Score, Turn
 
 LABELS = ("[1]", "[2]")
@@ -97,6 +97,11 @@ class LaMP1Protocol(EvalProtocol):
 
     name = "lamp1"
     MODELS: ClassVar[dict[str, str]] = {"embedder": "embedder"}  # the features' encoder
+
+    @classmethod
+    def check_metrics(cls, names: Sequence[str]) -> None:
+        """Refuse a name that is not one of this protocol's metrics (``EvalProtocol``)."""
+        refuse_unknown("lamp1 metric", names, METRICS)
 
     def __init__(
         self,
@@ -170,11 +175,7 @@ class LaMP1Protocol(EvalProtocol):
         from recallbench.metrics.bootstrap import ci_fields, clustered_entry
         from recallbench.metrics.clusters import Generic
 
-        for name in metric_names:
-            if name not in METRICS:
-                from recallbench.errors import did_you_mean
-
-                raise did_you_mean("lamp1 metric", name, METRICS)
+        self.check_metrics(metric_names)
         preds = [p for p in predictions if p.kind == "lamp1"]
         x = np.array([p.meta["features"] for p in preds], dtype=float).reshape(len(preds), -1)
         y = np.array([LABELS.index(str(p.reference)) for p in preds], dtype=int)

@@ -66,6 +66,7 @@ from recallbench.protocols.base import (
     EvalProtocol,
     add_judge_usage,
     memory_state,
+    refuse_unknown,
     reply_text,
 )
 from recallbench.protocols.evidence import EvidenceLocator
@@ -92,6 +93,11 @@ class LocomoQAProtocol(EvalProtocol):
     name = "locomo_qa"
     MODELS: ClassVar[dict[str, str]] = {"judge": "judge"}
     ASK_AFTER = ("last", "evidence")
+
+    @classmethod
+    def check_metrics(cls, names: Sequence[str]) -> None:
+        """Refuse a name that is not one of this protocol's metrics (``EvalProtocol``)."""
+        refuse_unknown("locomo_qa metric", names, METRICS)
 
     def __init__(
         self,
@@ -204,9 +210,7 @@ class LocomoQAProtocol(EvalProtocol):
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
     ) -> tuple[list[Score], Summary]:
         """Per-answer scores and the summary (``score_locomo``), with the judge described."""
-        for name in metric_names:
-            if name not in METRICS:
-                raise did_you_mean("locomo_qa metric", name, METRICS)
+        self.check_metrics(metric_names)
         scores, summary = score_locomo(predictions)
         summary["judge"] = {**self.judge.describe(), **summary.get("judge", {})}
         add_judge_usage(summary, self.judge, self._run_llm)

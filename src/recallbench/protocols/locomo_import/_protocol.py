@@ -43,7 +43,7 @@ from recallbench.judges.lexical import LexicalJudge
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
 from recallbench.metrics.summary import Summary
-from recallbench.protocols.base import EpisodeResult, EvalProtocol, add_judge_usage
+from recallbench.protocols.base import EpisodeResult, EvalProtocol, add_judge_usage, refuse_unknown
 from recallbench.protocols.locomo import METRICS, RELEASE_KEY, errata_meta, score_locomo
 from recallbench.protocols.locomo_import._agreement import agreement_entries
 from recallbench.protocols.locomo_import._formats import (
@@ -77,6 +77,11 @@ class LocomoImportProtocol(EvalProtocol):
 
     name = "locomo_import"
     MODELS: ClassVar[dict[str, str]] = {"judge": "judge"}
+
+    @classmethod
+    def check_metrics(cls, names: Sequence[str]) -> None:
+        """Refuse a name that is not one of this protocol's metrics (``EvalProtocol``)."""
+        refuse_unknown("locomo_import metric", names, METRICS)
 
     def __init__(
         self,
@@ -197,9 +202,7 @@ class LocomoImportProtocol(EvalProtocol):
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
     ) -> tuple[list[Score], Summary]:
         """LoCoMo's scoring (``score_locomo``) plus latency; recall is not scored (no context)."""
-        for name in metric_names:
-            if name not in METRICS:
-                raise ConfigError(f"locomo_import metric {name!r}: expected one of {METRICS}")
+        self.check_metrics(metric_names)
         scores, summary = score_locomo(predictions)
         unscored = [k for k, v in summary["metrics"].items() if not v["n"]]  # recall: no context
         summary["metrics"] = {k: v for k, v in summary["metrics"].items() if k not in unscored}

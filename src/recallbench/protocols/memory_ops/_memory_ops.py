@@ -49,7 +49,7 @@ from recallbench.memory.memory_update import (
     transitions,
 )
 from recallbench.metrics.summary import Summary
-from recallbench.protocols.base import EvalProtocol
+from recallbench.protocols.base import EvalProtocol, refuse_unknown
 from recallbench.protocols.memory_ops.scores import METRICS, score_memory_ops
 from recallbench.protocols.response import EpisodeResult
 from recallbench.records import Episode, Prediction, Score
@@ -80,6 +80,11 @@ class MemoryOpsProtocol(EvalProtocol):
     """
 
     name = "memory_ops"
+
+    @classmethod
+    def check_metrics(cls, names: Sequence[str]) -> None:
+        """Refuse a name that is not one of this protocol's metrics (``EvalProtocol``)."""
+        refuse_unknown("memory_ops metric", names, METRICS)
 
     def __init__(
         self,
@@ -255,9 +260,7 @@ class MemoryOpsProtocol(EvalProtocol):
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
     ) -> tuple[list[Score], Summary]:
         """Set F1, pairwise accuracy and operation shares (``scores.py``)."""
-        for name in metric_names:
-            if name not in METRICS:
-                raise did_you_mean("memory_ops metric", name, METRICS)
+        self.check_metrics(metric_names)
         scores, summary = score_memory_ops(predictions)
         summary["fits"] = self.fits
         summary["fit"] = self.fit

@@ -36,13 +36,19 @@ from datetime import timedelta
 from typing import ClassVar
 
 from recallbench.datasets import needs
-from recallbench.errors import ConfigError, did_you_mean
+from recallbench.errors import ConfigError
 from recallbench.judges import Judge, JudgeItem
 from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import PromptTask
 from recallbench.memory import HasRetention, MemoryMethod, replay_recalls
 from recallbench.metrics.summary import Summary
-from recallbench.protocols.base import EvalProtocol, add_judge_usage, memory_state, reply_text
+from recallbench.protocols.base import (
+    EvalProtocol,
+    add_judge_usage,
+    memory_state,
+    refuse_unknown,
+    reply_text,
+)
 from recallbench.protocols.evidence import EvidenceLocator
 from recallbench.protocols.qa._ask import Probe, ask_fields
 from recallbench.protocols.qa.scores import QA_METRICS, score_qa
@@ -114,6 +120,11 @@ class QAProtocol(EvalProtocol):
 
     name = "qa"
     MODELS: ClassVar[dict[str, str]] = {"judge": "judge"}  # built by the cli from conf/judge
+
+    @classmethod
+    def check_metrics(cls, names: Sequence[str]) -> None:
+        """Refuse a name that is not one of this protocol's metrics (``EvalProtocol``)."""
+        refuse_unknown("qa metric", names, QA_METRICS)
 
     def __init__(
         self,
@@ -268,9 +279,7 @@ class QAProtocol(EvalProtocol):
         A judge with its own LLM (``judge.generator`` set) has its usage and cost in
         ``summary["judge_usage"]``; a judge on the run's LLM is in the run's ``usage.json``.
         """
-        for name in metric_names:
-            if name not in QA_METRICS:
-                raise did_you_mean("qa metric", name, QA_METRICS)
+        self.check_metrics(metric_names)
         scores, summary = score_qa(predictions, self.judge.describe())
         add_judge_usage(summary, self.judge, self._run_llm)
         return scores, summary

@@ -22,13 +22,12 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from recallbench.datasets import needs
-from recallbench.errors import did_you_mean
 from recallbench.judges import Judge
 from recallbench.judges.caim import CaimItem, CaimJudge, LexicalCaimJudge
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
 from recallbench.metrics.summary import Summary
-from recallbench.protocols.base import EpisodeResult
+from recallbench.protocols.base import EpisodeResult, refuse_unknown
 from recallbench.protocols.qa import Probe, QAProtocol
 from recallbench.protocols.qa.scores import QA_METRICS
 from recallbench.protocols.qa_gvd.scores import GVD_METRICS, caim_item, score_caim
@@ -45,6 +44,11 @@ class GVDQAProtocol(QAProtocol):
 
     name = "qa_gvd"
     MODELS: ClassVar[dict[str, str]] = {"judge": "judge", "caim_judge": "caim_judge"}
+
+    @classmethod
+    def check_metrics(cls, names: Sequence[str]) -> None:
+        """Refuse a name that is not one of this protocol's metrics (``EvalProtocol``)."""
+        refuse_unknown("qa_gvd metric", names, (*QA_METRICS, *GVD_METRICS))
 
     def __init__(
         self, caim_judge: CaimJudge | None = None, keyed_only: bool = True, **params: Any
@@ -111,9 +115,7 @@ class GVDQAProtocol(QAProtocol):
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
     ) -> tuple[list[Score], Summary]:
         """Return per-answer scores and the summary: protocol ``qa``'s plus CAIM's metrics."""
-        for name in metric_names:
-            if name not in QA_METRICS and name not in GVD_METRICS:
-                raise did_you_mean("qa_gvd metric", name, (*QA_METRICS, *GVD_METRICS))
+        self.check_metrics(metric_names)
         scores, summary = super().score(predictions, [m for m in metric_names if m in QA_METRICS])
         caim_scores, metrics = score_caim(predictions)
         summary["metrics"].update(metrics)

@@ -39,7 +39,7 @@ from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
 from recallbench.metrics.summary import Summary
 from recallbench.payloads import TeaFarmMeta, meta_of
-from recallbench.protocols.base import EvalProtocol
+from recallbench.protocols.base import EvalProtocol, refuse_unknown
 from recallbench.protocols.evidence import Evidence, EvidenceLocator, oracle_recall
 from recallbench.protocols.response import EpisodeResult, prompt_hash
 from recallbench.protocols.teafarm._questions import History, Question, QuestionSource
@@ -63,6 +63,11 @@ class TeaFarmProtocol(EvalProtocol):
         "question_generator": "generator",
         "judge_generator": "generator",
     }
+
+    @classmethod
+    def check_metrics(cls, names: Sequence[str]) -> None:
+        """Refuse a name that is not one of this protocol's metrics (``EvalProtocol``)."""
+        refuse_unknown("teafarm metric", names, TEAFARM_METRICS)
 
     def __init__(
         self,
@@ -207,9 +212,7 @@ class TeaFarmProtocol(EvalProtocol):
         """
         from recallbench.metrics.bootstrap import Additive, ci_fields
 
-        for name in metric_names:
-            if name not in TEAFARM_METRICS:
-                raise did_you_mean("teafarm metric", name, TEAFARM_METRICS)
+        self.check_metrics(metric_names)
         judged = [p for p in predictions if p.kind == "teafarm"]
         verdicts = [require_verdict(p) for p in judged]
         metas = [meta_of(p, TeaFarmMeta) for p in judged]

@@ -119,6 +119,12 @@ class TimeRAGProtocol(ResponseProtocol):
 
     name = "timerag"
 
+    @classmethod
+    def check_metrics(cls, names: Sequence[str]) -> None:
+        """TimeRAG's own measures (``scores.METRICS``); any other name must be a
+        reference-based metric (``EvalProtocol``)."""
+        super().check_metrics([m for m in names if m not in ts.METRICS])
+
     def __init__(
         self,
         target_sessions: Sequence[int] = (2, 3, 4, 5),
@@ -260,4 +266,5 @@ class TimeRAGProtocol(ResponseProtocol):
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
     ) -> tuple[list[Score], Summary]:
         """ROUGE-L/BERTScore of the responses and the TimeRAG measures (``scores.py``)."""
+        self.check_metrics(metric_names)
         return ts.score_timerag(predictions, metric_names)
