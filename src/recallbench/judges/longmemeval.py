@@ -37,7 +37,8 @@ judge (``describe()`` says so). Abstention: "yes" when the response declines
 Otherwise the ``lexical`` judge's match of the answer key (rubric) in the response, with one
 branch rule of the prompts: for ``temporal-reasoning`` a number of the key missing from the
 response is forgiven when the response has that number plus or minus one (the prompt's
-off-by-one days; this also accepts keys of the form "7 days. 8 days ... is also acceptable").
+off-by-one days). A key of the form "7 days. 8 days (including the last day) is also
+acceptable." accepts each of its answers ("7 days", "8 days"; ``alternatives``).
 The rubric of a preference question is matched as an answer key, which a free-form
 personalised reply rarely covers: the twin is a weak stand-in there.
 
@@ -50,6 +51,7 @@ Deviations:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -177,13 +179,29 @@ def offline_reply(
             "yes" if is_dont_know(response) or any(c in text for c in UNANSWERABLE_CUES) else "no"
         )
     lexical = lexical or LexicalJudge()
-    if branch_name == "temporal":  # a key number off by one counts as said
-        present = set(answer_words(response))
-        near = [n for n in answer_words(answer) if is_number(n) and n not in present]
-        response = " ".join([response, *(n for n in near if _near(n, present))])
-    m = match(question, answer, response, lexical.fuzzy)
-    covered = bool(m.key) and m.coverage >= lexical.threshold
-    return "yes" if covered and not m.numbers_missing else "no"
+    for key in alternatives(answer):
+        said = response
+        if branch_name == "temporal":  # a key number off by one counts as said
+            present = set(answer_words(response))
+            near = [n for n in answer_words(key) if is_number(n) and n not in present]
+            said = " ".join([response, *(n for n in near if _near(n, present))])
+        m = match(question, key, said, lexical.fuzzy)
+        if m.key and m.coverage >= lexical.threshold and not m.numbers_missing:
+            return "yes"
+    return "no"
+
+
+_ACCEPTABLE = re.compile(r"\s*(?:\([^)]*\))?\s*is also acceptable\.?\s*$", re.I)
+
+
+def alternatives(answer: str) -> list[str]:
+    """The answers a key accepts: "7 days. 8 days (including the last day) is also acceptable."
+    accepts "7 days" and "8 days"; any other key is one answer (offline twin only)."""
+    if "also acceptable" not in answer.lower():
+        return [answer]
+    parts = [p.strip() for p in re.split(r"(?<=\.)\s+", answer.strip()) if p.strip()]
+    out = [_ACCEPTABLE.sub("", p).strip().rstrip(".") for p in parts]
+    return [a for a in out if a] or [answer]
 
 
 def make_task(branch_name: str, lexical: LexicalJudge | None = None) -> PromptTask[int]:
