@@ -31,16 +31,9 @@ reply was exactly one word yes or no (case and one trailing period aside), so th
 substring rule decided can be counted. Labels: yes -> 1 (correct), no -> 0 (incorrect); the
 judge has no don't-know label (an abstention question's "yes" is the correct answer).
 
-Offline twin (extractive backend; ``offline_reply``): no LLM, deterministic, NOT the paper's
-judge (``describe()`` says so). Abstention: "yes" when the response declines
-(``judges.lexical.is_dont_know``) or says the information is missing (``UNANSWERABLE_CUES``).
-Otherwise the ``lexical`` judge's match of the answer key (rubric) in the response, with one
-branch rule of the prompts: for ``temporal-reasoning`` a number of the key missing from the
-response is forgiven when the response has that number plus or minus one (the prompt's
-off-by-one days). A key of the form "7 days. 8 days (including the last day) is also
-acceptable." accepts each of its answers ("7 days", "8 days"; ``alternatives``).
-The rubric of a preference question is matched as an answer key, which a free-form
-personalised reply rarely covers: the twin is a weak stand-in there.
+Offline twin (extractive backend; ``offline_reply``, rules in ``judges._longmemeval_twin``): no
+LLM, deterministic, NOT the paper's judge (``describe()`` says so): declines for abstention,
+else the ``lexical`` match of the key, with off-by-one numbers for temporal questions.
 
 Deviations:
 - Items without a question type (a generic caller such as the judge panel hands plain
@@ -51,18 +44,35 @@ Deviations:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from recallbench.errors import ConfigError, DatasetFormatError
+from recallbench.judges._longmemeval_twin import UNANSWERABLE_CUES, alternatives, offline_reply
 from recallbench.judges.base import CORRECT, INCORRECT, Description, Judge, JudgeItem, Verdict
-from recallbench.judges.lexical import LexicalJudge, is_dont_know, match
+from recallbench.judges.lexical import LexicalJudge
 from recallbench.llm.protocol import LLMClient
 from recallbench.llm.shapes import Choice
 from recallbench.llm.task import PromptTask
-from recallbench.text import answer_words, is_number
 from recallbench.verdict import JSONValue
+
+__all__ = [
+    "PAPER_MODEL",
+    "PROMPT_SOURCE",
+    "QUESTION_TYPES",
+    "TEMPLATES",
+    "UNANSWERABLE_CUES",
+    "LongMemEvalItem",
+    "LongMemEvalJudge",
+    "alternatives",
+    "anscheck_prompt",
+    "branch",
+    "is_abstention",
+    "make_task",
+    "offline_reply",
+    "parse_yes",
+    "reply_exact",
+]
 
 # xiaowu0162/LongMemEval src/evaluation/evaluate_qa.py get_anscheck_prompt (MIT, (c) 2024 Di Wu),
 # word for word; only the positional {} became named fields.
@@ -103,24 +113,6 @@ TEMPLATES = {
     "abstention": ABSTENTION_PROMPT,
 }
 ABSTENTION_MARK = "_abs"  # evaluate_qa.py: abstention='_abs' in entry['question_id']
-# Phrases anywhere in a response that say the asked information is missing (offline twin only).
-UNANSWERABLE_CUES = (
-    "not mentioned",
-    "did not mention",
-    "didn't mention",
-    "never mentioned",
-    "no information",
-    "not enough information",
-    "information provided is not enough",
-    "don't have information",
-    "don't have any information",
-    "do not have any information",
-    "no record",
-    "cannot answer",
-    "can't answer",
-    "unanswerable",
-    "not specified",
-)
 
 
 def is_abstention(question_id: str) -> bool:
@@ -154,54 +146,6 @@ def parse_yes(reply: str) -> int:
 def reply_exact(reply: str) -> bool:
     """Whether the reply is one word yes or no (case and one trailing period aside)."""
     return reply.strip().lower().removesuffix(".").strip() in ("yes", "no")
-
-
-def _near(number: str, present: set[str]) -> bool:
-    """Whether ``present`` holds ``number`` plus or minus one (integers only)."""
-    try:
-        n = float(number)
-    except ValueError:
-        return False
-    return any(is_number(p) and abs(float(p) - n) <= 1 for p in present)
-
-
-def offline_reply(
-    question: str,
-    answer: str,
-    response: str,
-    branch_name: str,
-    lexical: LexicalJudge | None = None,
-) -> str:
-    """The offline twin's reply, "yes" or "no" (module docstring: the rule per branch)."""
-    if branch_name == "abstention":
-        text = " ".join(response.lower().replace("\u2019", "'").split())
-        return (
-            "yes" if is_dont_know(response) or any(c in text for c in UNANSWERABLE_CUES) else "no"
-        )
-    lexical = lexical or LexicalJudge()
-    for key in alternatives(answer):
-        said = response
-        if branch_name == "temporal":  # a key number off by one counts as said
-            present = set(answer_words(response))
-            near = [n for n in answer_words(key) if is_number(n) and n not in present]
-            said = " ".join([response, *(n for n in near if _near(n, present))])
-        m = match(question, key, said, lexical.fuzzy)
-        if m.key and m.coverage >= lexical.threshold and not m.numbers_missing:
-            return "yes"
-    return "no"
-
-
-_ACCEPTABLE = re.compile(r"\s*(?:\([^)]*\))?\s*is also acceptable\.?\s*$", re.I)
-
-
-def alternatives(answer: str) -> list[str]:
-    """The answers a key accepts: "7 days. 8 days (including the last day) is also acceptable."
-    accepts "7 days" and "8 days"; any other key is one answer (offline twin only)."""
-    if "also acceptable" not in answer.lower():
-        return [answer]
-    parts = [p.strip() for p in re.split(r"(?<=\.)\s+", answer.strip()) if p.strip()]
-    out = [_ACCEPTABLE.sub("", p).strip().rstrip(".") for p in parts]
-    return [a for a in out if a] or [answer]
 
 
 def make_task(branch_name: str, lexical: LexicalJudge | None = None) -> PromptTask[int]:
