@@ -43,6 +43,7 @@ from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
 from recallbench.metrics.summary import Summary
 from recallbench.protocols.base import EpisodeResult, EvalProtocol, add_judge_usage
+from recallbench.protocols.locomo import RELEASE_KEY
 from recallbench.protocols.locomo_import import shipped_values
 from recallbench.protocols.longmemeval_import._formats import (
     FORMAT,
@@ -160,12 +161,12 @@ class LongMemEvalImportProtocol(EvalProtocol):
             "evidence": list(qa.evidence),
             "subsets": subsets,
             "judge": verdict,
-            "imported": {"item": qid, "where": h.where},
+            "imported": {"item": qid, "where": h.where, "label_model": h.label_model},
             **self.errata.meta(qid),
         }
-        if h.label is not None:
+        if h.label is not None:  # the authors' judge read the release's answer key
             meta["judges"] = shipped_values(SOURCE, (h.label,))
-            meta["shipped"] = {"judge": f"accuracy_{SOURCE}", "key": h.label_model or "unknown"}
+            meta["shipped"] = {"judge": f"accuracy_{SOURCE}", "key": RELEASE_KEY}
         return Prediction(
             pred_id=f"{qa.qa_id}/after_s{last}",
             episode_id=episode.episode_id,
