@@ -119,3 +119,26 @@ def test_real_files_types_agree_between_oracle_and_s(real_data_dir):
     assert len(oracle) == 500 and len(s) == 498
     assert all(oracle[q] == t for q, t in s.items())
     assert sorted(set(oracle) - set(s)) == ["7e00a6cb", "gpt4_7a0daae1"]
+
+
+MENTEDB = "longmemeval_published/mentedb/hypotheses_baseline-shared_q0-500.jsonl.eval-results-gpt-4o-2024-08-06"
+
+
+def test_a_published_judged_file_reproduces_its_report(real_data_dir):
+    """nambok/mentedb @ 9cf2776 (not in ../shared/data: put it under DATA_DIR to run this)."""
+    path = real_data_dir / MENTEDB
+    if not path.is_file():
+        pytest.skip(f"{path} not found (docs/import_answers.md: where to fetch it)")
+    read = read_hypotheses(path)
+    types = reference_types(real_data_dir / "longmemeval" / "longmemeval_oracle.json")
+    report = qa_report({h.question_id: bool(h.label) for h in read.hypotheses}, types)
+    counts = {t: round(acc * n) for t, (acc, n) in report.per_type.items() if acc is not None}
+    assert counts == {  # its _report.md: correct / total per type, 460/500 overall
+        "single-session-user": 68,
+        "single-session-preference": 28,
+        "single-session-assistant": 56,
+        "multi-session": 114,
+        "temporal-reasoning": 123,
+        "knowledge-update": 71,
+    }
+    assert report.overall == 0.92 and round(100 * report.task_averaged, 2) == 93.28
