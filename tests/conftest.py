@@ -66,7 +66,7 @@ def _declared_tasks() -> list:
     """Every PromptTask that declares a reply shape; builders that take a run's state (the
     ontology's terms, the number of candidates) get what a run starts from."""
     from recallbench.embed import HashingEmbedder
-    from recallbench.judges import entailment, geval, llm, nli
+    from recallbench.judges import entailment, geval, llm, longmemeval, nli
     from recallbench.judges._caim_llm import _TEMPLATES, rubric_task
     from recallbench.llm import LLM, ExtractiveBackend
     from recallbench.memory import tim
@@ -93,6 +93,7 @@ def _declared_tasks() -> list:
         nli.NLI_TASK,
         entailment.ENTAILMENT_TASK,
         geval.GEVAL_TASK,
+        *(longmemeval.make_task(b) for b in longmemeval.TEMPLATES),
         *(rubric_task(m) for m in _TEMPLATES),
         bae_update.operation_task(emb),
         _controller.INFORMATION_NECESSARY_TASK,

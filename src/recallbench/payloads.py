@@ -112,7 +112,8 @@ class ShippedMeta(TypedDict):
 
 
 class AnswerMeta(TypedDict, total=False):
-    """An answer to a probing question (qa, qa_gvd, locomo_qa, locomo_import)."""
+    """An answer to a probing question (qa, qa_gvd, locomo_qa, locomo_import; longmemeval_qa's own
+    keys: ``protocols.longmemeval.LongMemEvalMeta``)."""
 
     qa_id: str
     question: str

@@ -1,8 +1,8 @@
 """One verdict on one answer, whatever judged it: ``Prediction.meta["judge"]``.
 
 Every protocol that judges answers (``qa``, ``qa_gvd``, ``locomo_qa``, ``locomo_import``,
-``teafarm``) and every answer judge (``lexical``, ``llm``, ``mem0_j``) writes this one shape;
-every reader gets a ``Verdict`` with ``verdict_of(prediction)`` (or ``Verdict.from_dict``).
+``teafarm``) and every answer judge (``lexical``, ``llm``, ``mem0_j``, ``longmemeval``) writes
+this one shape; every reader gets a ``Verdict`` with ``verdict_of(prediction)`` (or ``Verdict.from_dict``).
 CAIM's graded judges (``judges.caim``) write one per metric under ``meta["caim"]``, read with
 ``judges.caim.caim_verdicts(prediction)`` (``judges/_caim_verdicts.py``: each field's use).
 

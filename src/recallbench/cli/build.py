@@ -87,6 +87,7 @@ BY_NAME: dict[str, tuple[str, dict[str, str]]] = {
             "lexical": "recallbench.judges.lexical.LexicalJudge",
             "llm": "recallbench.judges.llm.LLMJudge",
             "mem0_j": "recallbench.judges.mem0_j.Mem0JJudge",
+            "longmemeval": "recallbench.judges.longmemeval.LongMemEvalJudge",
         },
     ),
     "caim_judge": (

@@ -1,14 +1,17 @@
-"""``recallbench import-answers``: a published LoCoMo answer file as an ordinary run folder.
+"""``recallbench import-answers``: a published answer file as an ordinary run folder.
 
-    recallbench import-answers FILE --format {locomo-audit,zep,mem0,jsonl} --name NAME
-        [--latency FILE] [--system TEXT] [KEY=VALUE ...]
+    recallbench import-answers FILE --format {locomo-audit,zep,mem0,jsonl,longmemeval}
+        --name NAME [--latency FILE] [--system TEXT] [KEY=VALUE ...]
 
-The command hashes FILE, composes the run config (``dataset=locomo protocol=locomo_import
-memory=no_memory generator=extractive +judge=mem0_j tag=imported``, then the user's overrides,
-e.g. ``dataset.options.errata=default`` or ``judge.generator=...``) and runs it through the
-run layer (``cli.job.run``): the run folder is ``results/runs/<tag>/<stamp>/<NAME>`` and its
-path is the last line printed. A bad file is one line naming the file and the item, exit 2,
-and no run folder is left behind. Logic: ``recallbench.protocols.locomo_import``.
+The command hashes FILE, composes the run config (LoCoMo formats: ``dataset=locomo
+protocol=locomo_import memory=no_memory generator=extractive +judge=mem0_j tag=imported``;
+``longmemeval``: ``dataset=longmemeval protocol=longmemeval_import +judge=longmemeval``, the
+same memory, generator and tag; then the user's overrides, e.g. ``dataset.options.errata=default``,
+``protocol.errata=default`` or ``judge.generator=...``) and runs it through the run layer
+(``cli.job.run``): the run folder is ``results/runs/<tag>/<stamp>/<NAME>`` and its path is the
+last line printed. A bad file is one line naming the file and the item, exit 2, and no run
+folder is left behind. Logic: ``recallbench.protocols.locomo_import`` and
+``recallbench.protocols.longmemeval_import``.
 """
 
 from __future__ import annotations
@@ -20,17 +23,36 @@ from pathlib import Path
 
 from recallbench.cli.config import check_choices, compose_job, picked_choices, user_errors
 from recallbench.errors import DatasetFormatError, did_you_mean
-from recallbench.protocols.locomo_import import FORMATS, file_sha256, read_answer_file
+from recallbench.protocols import longmemeval_import
+from recallbench.protocols.locomo_import import FORMATS as LOCOMO_FORMATS
+from recallbench.protocols.locomo_import import file_sha256, read_answer_file
 from recallbench.run.sweep import new_stamp
 
+LME = longmemeval_import.FORMAT
+FORMATS = (*LOCOMO_FORMATS, LME)
 DEFAULTS = ("dataset=locomo", "memory=no_memory", "generator=extractive", "protocol=locomo_import")
+LME_DEFAULTS = (
+    "dataset=longmemeval",
+    "memory=no_memory",
+    "generator=extractive",
+    "protocol=longmemeval_import",
+)
+JUDGE = {LME: "longmemeval"}  # the run's judge per format (else mem0_j, LoCoMo's J)
+
+
+def read_file(path: Path, fmt: str) -> None:
+    """Read ``path`` as ``fmt`` (a bad file raises ``DatasetFormatError`` naming the item)."""
+    if fmt == LME:
+        longmemeval_import.read_hypotheses(path)
+    else:
+        read_answer_file(path, fmt)
 
 
 def parser() -> argparse.ArgumentParser:
     """The command's arguments (a format is checked by ``import_overrides``: did you mean)."""
     p = argparse.ArgumentParser(
         prog="recallbench import-answers",
-        description="Turn a published LoCoMo answer file into a run folder (last line printed).",
+        description="Turn a published answer file into a run folder (last line printed).",
     )
     p.add_argument("file", type=Path, help="the answer file")
     p.add_argument("--format", required=True, help=f"one of: {', '.join(FORMATS)}")
@@ -52,11 +74,14 @@ def import_overrides(args: argparse.Namespace) -> list[str]:
     for path in (args.file, args.latency):
         if path is not None and not path.is_file():
             raise DatasetFormatError(f"{path}: no such answer file")
+    if args.format == LME and args.latency is not None:
+        raise DatasetFormatError(f"{args.latency}: --latency is for zep files, not {LME}")
     user = list(args.overrides)
     keys = {o.split("=", 1)[0].lstrip("+~") for o in user}
-    out = [d for d in DEFAULTS if d.split("=")[0] not in keys]
+    defaults = LME_DEFAULTS if args.format == LME else DEFAULTS
+    out = [d for d in defaults if d.split("=")[0] not in keys]
     if "judge" not in keys:
-        out.append("+judge=mem0_j")
+        out.append(f"+judge={JUDGE.get(args.format, 'mem0_j')}")
     if "tag" not in keys:
         out.append("tag=imported")
     out += [
@@ -82,7 +107,7 @@ def import_main(argv: list[str]) -> None:
         check_choices(overrides)
         cfg, choices = compose_job([*overrides, f"stamp={new_stamp()}"])
         sweep_dir = sweep_folder(cfg, False)
-        read_answer_file(args.file, args.format)  # a bad file fails before any folder exists
+        read_file(args.file, args.format)  # a bad file fails before any folder exists
         mine = (sweep_dir.parent, sweep_dir, sweep_dir / args.name)
         made = [d for d in mine if not d.exists()]
         try:

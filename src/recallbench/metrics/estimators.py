@@ -15,6 +15,7 @@ a weighted sum of episode rows.
 | ``prf`` | ``[correct, incorrect, dont_know]`` | LUFY precision / recall / F1 / don't-know rate of the pooled counts |
 | ``prf_groups`` | k triples ``[c, i, d]`` | LUFY per-session value: mean over the k question-sessions of P and R, F1 from those means |
 | ``set_prf`` | ``[matched, predicted, gold]`` | pooled set precision matched/predicted, recall matched/gold, or their F1 (TimeRAG writing) |
+| ``ratio_groups`` | g pairs ``[x_1, w_1, ..., x_g, w_g]`` | mean over the groups with sum w > 0 of sum x / sum w (LongMemEval's task-averaged accuracy: the mean of the per-type accuracies) |
 | ``kappa`` | ``[a1b1, a1b0, a0b1, a0b0]`` (two raters' binary labels of an item) | Cohen's kappa of the pooled 2x2 table (0 when undefined: both raters constant) |
 | ``mauve`` | ``[p counts per bucket, q counts per bucket]`` per k-means seed | MAUVE of the two histograms (``frontier_area``, tie-robust: ``metrics.mauve``), the mean over the seeds' blocks |
 
@@ -163,7 +164,18 @@ def kappa(s: np.ndarray) -> np.ndarray:
     return np.where(n > 0, _safe_div(po - pe, 1 - pe), 0.0)
 
 
+def ratio_groups(s: np.ndarray) -> np.ndarray:
+    """Mean over column pairs ``(x_g, w_g)`` of x_g / w_g, over the groups with w_g > 0 (0: none)."""
+    s = np.asarray(s, dtype=float)
+    x, w = s[..., 0::2], s[..., 1::2]
+    seen = w > 0
+    shares = _safe_div(x, w)
+    count = seen.sum(axis=-1)
+    return _safe_div(np.where(seen, shares, 0.0).sum(axis=-1), count)
+
+
 ESTIMATORS: dict[str, Callable[..., np.ndarray]] = {
+    "ratio_groups": ratio_groups,
     "kappa": kappa,
     "ratio": ratio,
     "total": total,

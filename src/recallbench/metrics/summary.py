@@ -73,6 +73,8 @@ class Summary(TypedDict, total=False):
     classifier: dict[str, JSONValue]  # lamp1: the cross-fitted classifier
     imported: dict[str, JSONValue]  # locomo_import: the shipped judge's metric, the source's naming
     latency_ms: dict[str, float]  # locomo_import: the source's per-answer latency p50, p95, n
+    retrieval: dict[str, JSONValue]  # longmemeval_qa: answers with a ranking, granularities
+    missing_questions: list[str]  # longmemeval_qa: the release's questions this data copy lacks
 
 
 def summary_path(run_dir: str | Path) -> Path:

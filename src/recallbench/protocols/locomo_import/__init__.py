@@ -7,6 +7,7 @@ answer to the release's question and checks it, ``_protocol`` replays and scores
 the LoCoMo protocol's own scoring. Docs: ``docs/import_answers.md``.
 """
 
+from recallbench.protocols.locomo_import._agreement import agreement_entries
 from recallbench.protocols.locomo_import._formats import (
     CATEGORY_NAMING,
     FORMATS,
@@ -32,6 +33,7 @@ __all__ = [
     "ImportedAnswer",
     "LocomoImportProtocol",
     "Matched",
+    "agreement_entries",
     "file_sha256",
     "match_answers",
     "merge_latency",
