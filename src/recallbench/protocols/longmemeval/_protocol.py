@@ -88,7 +88,13 @@ class LongMemEvalQAProtocol(EvalProtocol):
         temperature: float = 0.0,
         seed: int | None = 0,
         check_unperturbed: bool = True,
-        unranked: Sequence[str] = ("FullHistory", "NoMemory", "RSumLLM"),
+        unranked: Sequence[str] = (
+            "FullHistory",
+            "NoMemory",
+            "RSumLLM",
+            "SessionSummaries",
+            "AllMemories",
+        ),
     ) -> None:
         if judge is None:
             raise ConfigError(
