@@ -77,7 +77,8 @@ def cost_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     )
     for run in runs:
         variant = str(run.config.value("dataset.options.variant") or "oracle")
-        row = f"{run.choice('memory')} ({variant})"
+        limit = run.config.value("dataset.options.limit")
+        row = f"{run.choice('memory')} ({variant}{f', first {limit}' if limit else ''})"
         costs = run_costs(run)
         episodes = int(costs["questions"])
         for label, key, digits in COLUMNS:
