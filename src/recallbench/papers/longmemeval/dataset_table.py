@@ -62,8 +62,8 @@ def variant_stats(episodes: list[Episode]) -> dict[str, float]:
 
 ROWS = [
     ("Questions", "questions", 0),
-    *[(f"  {k}", f"type:{k}", 0) for k in longmemeval.QUESTION_TYPES],
-    ("  abstention (_abs)", "abstention", 0),
+    *[(f"Type {k}", f"type:{k}", 0) for k in longmemeval.QUESTION_TYPES],
+    ("Abstention questions (_abs)", "abstention", 0),
     ("Sessions per history (mean)", "sessions_mean", 1),
     ("Sessions per history (min)", "sessions_min", 0),
     ("Sessions per history (max)", "sessions_max", 0),
@@ -80,7 +80,7 @@ def dataset_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     data_dir = ctx.need_data_dir()
     variants = [str(v) for v in spec.option("variants", ["oracle", "s"])]
     cells: list[Cell] = []
-    labels, notes = [], list(NOTES)
+    labels, counts, notes = [], [], list(NOTES)
     for variant in variants:
         episodes = longmemeval.load(data_dir, variant)
         stats = variant_stats(episodes)
@@ -101,5 +101,6 @@ def dataset_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         "embedder": "none",
         "data": "; ".join(labels),
         "words": "tokenizer 'word' = runs of Unicode word characters",
+        "episodes": "; ".join(counts),
     }
     return BuiltTable(cells, header=header, notes=notes, show_n=False, corner="Statistics")
