@@ -80,13 +80,16 @@ def dataset_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     data_dir = ctx.need_data_dir()
     variants = [str(v) for v in spec.option("variants", ["oracle", "s"])]
     cells: list[Cell] = []
-    labels, counts, notes = [], [], list(NOTES)
+    labels: list[str] = []
+    counts: list[str] = []
+    notes = list(NOTES)
     for variant in variants:
         episodes = longmemeval.load(data_dir, variant)
         stats = variant_stats(episodes)
         column = f"{variant} ({longmemeval.FILES[variant]})"
         for label, key, digits in ROWS:
             cells.append(Cell(label, column, key, stats[key], None, None, digits, len(episodes)))
+        counts.append(f"{len(episodes):,} ({variant})")
         labels.append(
             data_label("longmemeval", {"variant": variant}, episodes_sha256(episodes), data_dir)
         )
