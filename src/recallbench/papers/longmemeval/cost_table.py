@@ -91,5 +91,8 @@ def cost_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         "(offline: SmolLM2's BPE over the rendered prompts, what an API call would be sent).",
         "Memory s/q: the episode's whole memory construction (prefetch_episode and every "
         "observe); an S history has ~48 sessions, an oracle one ~2.",
+        "A call answered from the LLM cache (a prompt an earlier run already sent: variants of "
+        "one method often recall the same items) takes no model time, so a later run's answer and "
+        "judge seconds can be far below an earlier one's; tokens count every call.",
     ]
     return BuiltTable(cells, notes=notes, show_n=False, corner="Method (variant)")
