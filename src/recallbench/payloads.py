@@ -112,8 +112,7 @@ class ShippedMeta(TypedDict):
 
 
 class AnswerMeta(TypedDict, total=False):
-    """An answer to a probing question (qa, qa_gvd, locomo_qa, locomo_import; longmemeval_qa's own
-    keys: ``protocols.longmemeval.LongMemEvalMeta``)."""
+    """An answer to a probing question (qa, qa_gvd, locomo_qa, locomo_import, longmemeval_qa)."""
 
     qa_id: str
     question: str

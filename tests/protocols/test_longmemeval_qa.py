@@ -220,7 +220,7 @@ def test_replay_records_ranking_and_scores(fixtures_dir, llm):
 
 
 def test_full_history_records_no_ranking_and_reads_the_date(fixtures_dir, llm):
-    protocol = _protocol(llm)
+    protocol = _protocol(llm, reading="direct")
     episode = load(fixtures_dir, "oracle", questions="fx000002")[0]
     result = protocol.run_episode(episode, _method(llm, "full_history"), llm)
     answer = next(p for p in result.predictions if p.kind == "answer")
@@ -252,7 +252,7 @@ def test_task_averaged_is_the_mean_of_type_accuracies(fixtures_dir, llm):
 def test_chain_of_note_reads_notes(fixtures_dir, llm):
     from recallbench.records import Query
 
-    protocol = _protocol(llm, chain_of_note=True, reading="cot")
+    protocol = _protocol(llm, reading="con_separate")
     episode = load(fixtures_dir, "s", questions="fx000001")[0]
     method = _method(llm, "memory_retrieval")
     method.reset(episode)

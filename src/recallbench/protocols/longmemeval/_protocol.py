@@ -4,10 +4,11 @@ Replay: the method observes the question's haystack sessions in time order (the 
 order), then the question is asked once, after the last session, at the question's date
 (``Query.now`` = ``question_date``). Asking is a probe: the method recalls for the question and
 must not change its store (``check_unperturbed``). The reader answers from the recalled memory
-with the paper's reading prompt (``_tasks``: ``reading: direct`` or ``cot``, the "step by step"
-prompt), the question's date filled in as "Current Date"; ``chain_of_note: true`` first writes the
-authors' Chain-of-Note reading note for every recalled item (one call each, the item's date as
-its session date) and reads the notes instead, as their ``--con true``. The judge (``judge``
+with the paper's reading prompt (``_tasks``; ``reading`` as the authors' README names it:
+``direct``, ``con``: the "step by step" prompt that extracts the relevant information first,
+``con_separate``: first the authors' Chain-of-Note reading note for every recalled item (one
+call each, the item's date as its session date), then the step-by-step prompt over the notes,
+as their ``--con true``), the question's date filled in as "Current Date". The judge (``judge``
 group; ``judge=longmemeval``: the authors' five yes/no prompts chosen by question type and
 abstention) labels each answer.
 
@@ -82,13 +83,18 @@ class LongMemEvalQAProtocol(EvalProtocol):
     def __init__(
         self,
         judge: Judge | None = None,
-        reading: str = "direct",
-        chain_of_note: bool = False,
+        reading: str = "con",
         max_tokens: int = 200,
         temperature: float = 0.0,
         seed: int | None = 0,
         check_unperturbed: bool = True,
-        unranked: Sequence[str] = ("FullHistory", "NoMemory", "RSumLLM"),
+        unranked: Sequence[str] = (
+            "FullHistory",
+            "NoMemory",
+            "RSumLLM",
+            "SessionSummaries",
+            "AllMemories",
+        ),
     ) -> None:
         if judge is None:
             raise ConfigError(
@@ -98,7 +104,7 @@ class LongMemEvalQAProtocol(EvalProtocol):
             raise did_you_mean("longmemeval_qa reading", str(reading), READINGS)
         self.judge = judge
         self.reading = reading
-        self.chain_of_note = bool(chain_of_note)
+        self.chain_of_note = READINGS[reading][1]
         self.task = read_task(reading, int(max_tokens), float(temperature), seed)
         self.check_unperturbed = bool(check_unperturbed)
         self.unranked = frozenset(str(u) for u in unranked)

@@ -1,8 +1,9 @@
 """LongMemEval's reading prompts as PromptTasks (the authors' ``src/generation/run_generation.py``).
 
-``READ_PROMPT`` (direct answer) and ``READ_PROMPT_COT`` (the "step by step" reading the paper
-pairs with its Chain-of-Note setting) are ``prepare_prompt``'s templates for retrieved history
-without key expansion, word for word, their positional ``{}`` named ``memory`` (the history
+``READ_PROMPT`` (direct answer) and ``READ_PROMPT_COT`` (the "step by step" reading; the
+authors' README calls this reading ``con``: "instructs the model to first extract useful
+information and then reason over it", and recommends it) are ``prepare_prompt``'s templates for
+retrieved history without key expansion, word for word, their positional ``{}`` named ``memory`` (the history
 chats), ``date`` (the question's date, as the release writes it) and ``question``. ``CON_PROMPT``
 is the Chain-of-Note note prompt (one reading note per retrieved chunk, ``temperature`` 0,
 ``max_tokens`` 500 there), its fields named ``session_date``, ``content``, ``date``, ``question``.
@@ -31,7 +32,12 @@ SOURCE = (
     "LongMemEval (Wu et al., ICLR 2025): copied unchanged from the authors' code, "
     "xiaowu0162/LongMemEval src/generation/run_generation.py prepare_prompt (MIT)"
 )
-READINGS = {"direct": READ_PROMPT, "cot": READ_PROMPT_COT}
+# reading -> (answer template, separate notes first): the README's direct | con | con-separate
+READINGS = {
+    "direct": (READ_PROMPT, False),
+    "con": (READ_PROMPT_COT, False),
+    "con_separate": (READ_PROMPT_COT, True),
+}
 
 
 def _offline_read(question: str, items: Sequence[str] = (), **fields: object) -> str:
@@ -46,10 +52,10 @@ def _offline_note(content: str, question: str, **_: object) -> str:
 def read_task(
     reading: str, max_tokens: int, temperature: float, seed: int | None
 ) -> PromptTask[str]:
-    """The reader's task for ``reading`` (direct | cot)."""
+    """The reader's task for ``reading`` (direct | con | con_separate)."""
     return PromptTask(
         name=f"longmemeval.read_{reading}",
-        template=READINGS[reading],
+        template=READINGS[reading][0],
         offline=_offline_read,
         fallback="",
         stage="answer",
