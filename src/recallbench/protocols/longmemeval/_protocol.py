@@ -64,6 +64,7 @@ from recallbench.protocols.base import (
     EvalProtocol,
     add_judge_usage,
     memory_state,
+    refuse_unknown,
     reply_text,
 )
 from recallbench.protocols.longmemeval._retrieval import gold_of
@@ -270,13 +271,16 @@ class LongMemEvalQAProtocol(EvalProtocol):
             for p, v in zip(predictions, verdicts, strict=True)
         ]
 
+    @classmethod
+    def check_metrics(cls, names: Sequence[str]) -> None:
+        """Refuse a name outside ``METRICS`` (the checks call it before any job runs)."""
+        refuse_unknown("longmemeval_qa metric", names, METRICS)
+
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
     ) -> tuple[list[Score], Summary]:
         """Per-answer scores and the summary (``score_longmemeval``), with the judge described."""
-        for name in metric_names:
-            if name not in METRICS:
-                raise did_you_mean("longmemeval_qa metric", name, METRICS)
+        self.check_metrics(metric_names)
         scores, summary = score_longmemeval(predictions)
         summary["judge"] = {**self.judge.describe(), **summary.get("judge", {})}
         add_judge_usage(summary, self.judge, self._run_llm)

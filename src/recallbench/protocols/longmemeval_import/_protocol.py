@@ -42,7 +42,12 @@ from recallbench.judges.longmemeval import PAPER_MODEL, LongMemEvalItem
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
 from recallbench.metrics.summary import Summary
-from recallbench.protocols.base import EpisodeResult, EvalProtocol, add_judge_usage
+from recallbench.protocols.base import (
+    EpisodeResult,
+    EvalProtocol,
+    add_judge_usage,
+    refuse_unknown,
+)
 from recallbench.protocols.locomo import RELEASE_KEY
 from recallbench.protocols.locomo_import import shipped_values
 from recallbench.protocols.longmemeval_import._formats import (
@@ -178,13 +183,16 @@ class LongMemEvalImportProtocol(EvalProtocol):
             meta=meta,
         )
 
+    @classmethod
+    def check_metrics(cls, names: Sequence[str]) -> None:
+        """Refuse a name outside ``METRICS`` (the checks call it before any job runs)."""
+        refuse_unknown("longmemeval_import metric", names, METRICS)
+
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
     ) -> tuple[list[Score], Summary]:
         """Accuracy of the run's judge and of the shipped labels, their agreement (``_score``)."""
-        for name in metric_names:
-            if name not in METRICS:
-                raise ConfigError(f"longmemeval_import metric {name!r}: expected one of {METRICS}")
+        self.check_metrics(metric_names)
         scores, summary = score_import(predictions)
         summary["judge"] = {**self.judge.describe(), **summary.get("judge", {})}
         add_judge_usage(summary, self.judge, self._run_llm)
