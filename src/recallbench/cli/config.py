@@ -22,7 +22,7 @@ from recallbench import CONF_DIR, CONFIG_NAME, ROOT_CONFIG
 from recallbench.errors import ConfigError, ResumeError, UserError, one_line
 from recallbench.llm.protocol import LLMClient
 from recallbench.records import Episode
-from recallbench.run.read import CONFIG_FILE, ITEMS_DIR, RUN_FILE
+from recallbench.run.read import CONFIG_FILE, ITEMS_DIR, RUN_FILE, is_run_folder
 
 EXIT_USER_ERROR = 2
 
@@ -113,8 +113,8 @@ def check_resume_dir(resume_dir: str | None, sweep: bool = False) -> None:
             "(results/runs/<tag>/<stamp>/<job>) or, with -m, its sweep folder "
             "(results/runs/<tag>/<stamp>), or drop resume_dir to start a new run"
         )
-    is_run = (path / "run.json").is_file()
-    jobs = sorted(p.name for p in path.iterdir() if (p / "run.json").is_file())
+    is_run = is_run_folder(path)
+    jobs = sorted(p.name for p in path.iterdir() if is_run_folder(p))
     if sweep and is_run:
         raise ResumeError(
             f"resume_dir={resume_dir}: one run of a sweep; resume the whole sweep with -m and "
@@ -123,7 +123,7 @@ def check_resume_dir(resume_dir: str | None, sweep: bool = False) -> None:
     if not sweep and not is_run:
         found = f" (it holds the sweep jobs {', '.join(jobs[:4])}{' ...' if len(jobs) > 4 else ''})"
         raise ResumeError(
-            f"resume_dir={resume_dir}: not a run folder (no run.json inside)"
+            f"resume_dir={resume_dir}: not a run folder (no {RUN_FILE} inside)"
             f"{found if jobs else ''}; name the folder that holds {RUN_FILE}, {CONFIG_FILE} "
             f"and {ITEMS_DIR}/, or resume a sweep folder with -m and the sweep's overrides"
         )

@@ -150,15 +150,15 @@ def run_guarded(
             return False
         sys.exit(stop.exit_status)
     except EndpointDown as exc:
-        record_end(runner.info, run_dir, place.sweep_dir, job)
+        record_end(runner.log, run_dir, place.sweep_dir, job)
         resume = resume_command(run_dir, sweep, launch.argv)
         raise EndpointDown(f"{exc}; resume with: {resume}") from None
     except BaseException:
         if not dry:
-            record_end(runner.info, run_dir, place.sweep_dir, job)
+            record_end(runner.log, run_dir, place.sweep_dir, job)
         raise
     if not dry:
-        record_end(runner.info, run_dir, place.sweep_dir, job)
+        record_end(runner.log, run_dir, place.sweep_dir, job)
     return True
 
 
@@ -250,7 +250,7 @@ def run(
             report_done(runner, place.run_dir)
         else:
             print(
-                f"recallbench: {place.run_dir} already {runner.info.get('status')}: nothing to "
+                f"recallbench: {place.run_dir} already {runner.log.status}: nothing to "
                 "run or score (a new run: drop resume_dir)",
                 file=sys.stderr,
                 flush=True,

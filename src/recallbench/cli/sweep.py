@@ -233,9 +233,9 @@ def report_stop(
     (``argv``: the command as typed, for the resume command)."""
     from recallbench.run.sweep import record_end
 
-    record_end(runner.info, run_dir, run_dir.parent, job)
+    record_end(runner.log, run_dir, run_dir.parent, job)
     print(
-        f"recallbench: {why}, after {runner.info.get('episodes_done', 0)}/{n} episodes "
+        f"recallbench: {why}, after {runner.log.episodes_done or 0}/{n} episodes "
         f"(run.json: interrupted); {then} with: {resume_command(run_dir, sweep, argv)}",
         file=sys.stderr,
         flush=True,
@@ -246,20 +246,21 @@ def report_done(runner: Runner, run_dir: Path) -> None:
     """The end of a run that ran: a degraded run's warning, the end-of-run summary, and a
     warning when the code was not a clean commit."""
     from recallbench.run.provenance import describe_code
+    from recallbench.run.read import USAGE_FILE
     from recallbench.run.record import describe_problems
     from recallbench.run.report import print_end_of_run
 
-    if runner.info.get("status") == "degraded":
+    if runner.log.status == "degraded":
         print(
-            f"recallbench: warning: run degraded ({describe_problems(runner.info['health'])}); "
-            f"samples of unparsed replies in {run_dir / 'usage.json'}",
+            f"recallbench: warning: run degraded ({describe_problems(runner.log.health or [])}); "
+            f"samples of unparsed replies in {run_dir / USAGE_FILE}",
             file=sys.stderr,
             flush=True,
         )
     print_end_of_run(run_dir)
-    if runner.info.get("git_dirty"):
+    if runner.log.git_dirty:
         print(
-            f"recallbench: warning: code {describe_code(runner.info)}: this run is not "
+            f"recallbench: warning: code {describe_code(runner.log.code)}: this run is not "
             "reproducible from its commit alone (run.json: git_dirty, git_diff_sha256)",
             file=sys.stderr,
             flush=True,

@@ -86,12 +86,13 @@ def describe_code(info: Mapping[str, object]) -> str:
     return sha
 
 
-def describe_deviations(info: Mapping[str, object], generator: Mapping[str, object]) -> str:
-    """`` (structured outputs: <mode>, repair turns: n; ...)`` when a run (its ``run.json``
-    ``info``, else its generator config) constrained or re-asked its replies: deviations from
-    the papers' free-text, single-call setting; else ""."""
-    recorded = info.get("generator")
-    recorded = recorded if isinstance(recorded, Mapping) else {}
+def describe_deviations(
+    recorded: Mapping[str, object] | None, generator: Mapping[str, object]
+) -> str:
+    """`` (structured outputs: <mode>, repair turns: n; ...)`` when a run (the generator its
+    ``run.json`` records, ``recorded``, else its generator config) constrained or re-asked its
+    replies: deviations from the papers' free-text, single-call setting; else ""."""
+    recorded = recorded or {}
     mode = recorded.get("structured") or generator.get("structured")
     repairs = recorded.get("repairs") or generator.get("repairs") or 0
     parts = [f"structured outputs: {mode}"] if mode not in (None, "off", False) else []

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from recallbench.errors import ConfigError
+from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.io import write_json
+from recallbench.run.read import RunLog, read_run
 from recallbench.store.base import Totals
 
 SWEEP_FILE = "sweep.json"
@@ -71,13 +72,15 @@ class JobUsage(TypedDict):
 
 
 def job_usage(run_dir: Path) -> JobUsage:
-    """Requests sent and dollars spent by a run over its attempts (its ``usage.json``)."""
+    """Requests sent and dollars spent by a run over its attempts (its usage); none recorded
+    (or an unreadable record): zero."""
     try:
-        totals = json.loads((run_dir / "usage.json").read_text())["totals"]
-    except (OSError, ValueError, KeyError):
+        usage = read_run(run_dir, need_record=False).usage
+    except (OSError, DatasetFormatError):
+        usage = None
+    if usage is None:
         return {"calls": 0, "usd": 0.0}
-    sent = int(totals.get("calls") or 0) - int(totals.get("cached_calls") or 0)
-    return {"calls": sent, "usd": float(totals.get("cost_usd") or 0.0)}
+    return {"calls": usage.totals.sent, "usd": usage.totals.cost_usd or 0.0}
 
 
 def _alive(entry: Mapping[str, object]) -> bool:
@@ -208,17 +211,17 @@ def worst_exit(statuses: Iterable[str]) -> int:
     return EXIT_INTERRUPTED if seen & set(RESUMABLE) else 0
 
 
-def record_end(info: Mapping[str, object], run_dir: Path, sweep_dir: Path, job: str) -> None:
-    """A job's final state in ``sweep.json``, from its run record (``Runner.info``) and its
-    ``usage.json``; nothing when the run never started (no record)."""
-    if not info:
+def record_end(log: RunLog, run_dir: Path, sweep_dir: Path, job: str) -> None:
+    """A job's final state in ``sweep.json``, from its run log (``Runner.log``) and its usage;
+    nothing when the run never started (a log not filled: status ``unknown``)."""
+    if log.status == "unknown":
         return
-    reason = info.get("reason") or info.get("error") or info.get("signal")
+    reason = log.stop_reason
     record_job(
         sweep_dir,
         job,
-        status=info.get("status", "failed"),
-        attempt=info.get("attempt"),
-        reason=str(reason)[:300] if reason else None,
+        status=log.status,
+        attempt=log.attempt,
+        reason=reason[:300] if reason else None,
         **job_usage(run_dir),
     )

@@ -48,9 +48,8 @@ from recallbench.memory.memory_update import (
     set_prf,
     transitions,
 )
-from recallbench.metrics.summary import Summary
 from recallbench.protocols.base import EvalProtocol
-from recallbench.protocols.memory_ops.scores import METRICS, score_memory_ops
+from recallbench.protocols.memory_ops.scores import METRICS, MemoryOpsSummary, score_memory_ops
 from recallbench.protocols.response import EpisodeResult
 from recallbench.records import Episode, Prediction, Score
 from recallbench.text import normalize_sentence
@@ -253,7 +252,7 @@ class MemoryOpsProtocol(EvalProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], Summary]:
+    ) -> tuple[list[Score], MemoryOpsSummary]:
         """Set F1, pairwise accuracy and operation shares (``scores.py``)."""
         for name in metric_names:
             if name not in METRICS:

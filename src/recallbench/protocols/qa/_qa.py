@@ -41,8 +41,13 @@ from recallbench.judges import Judge, JudgeItem
 from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import PromptTask
 from recallbench.memory import HasRetention, MemoryMethod, replay_recalls
-from recallbench.metrics.summary import Summary
-from recallbench.protocols.base import EvalProtocol, add_judge_usage, memory_state, reply_text
+from recallbench.protocols.base import (
+    EvalProtocol,
+    JudgedSummary,
+    add_judge_usage,
+    memory_state,
+    reply_text,
+)
 from recallbench.protocols.evidence import EvidenceLocator
 from recallbench.protocols.qa._ask import Probe, ask_fields
 from recallbench.protocols.qa.scores import QA_METRICS, score_qa
@@ -262,7 +267,7 @@ class QAProtocol(EvalProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], Summary]:
+    ) -> tuple[list[Score], JudgedSummary]:
         """Return per-answer scores and the run summary (``scores.score_qa``).
 
         A judge with its own LLM (``judge.generator`` set) has its usage and cost in
