@@ -6,7 +6,7 @@
 The command hashes FILE, composes the run config (``dataset=locomo protocol=locomo_import
 memory=no_memory generator=extractive +judge=mem0_j tag=imported``, then the user's overrides,
 e.g. ``dataset.options.errata=default`` or ``judge.generator=...``) and runs it through the
-run layer (``cli.job.run``): the run folder is ``results/runs/<tag>/<stamp>/<NAME>`` and its
+run layer (``cli.job.run``: ``run.job.run_job``): the run folder is ``results/runs/<tag>/<stamp>/<NAME>`` and its
 path is the last line printed. A bad file is one line naming the file and the item, exit 2,
 and no run folder is left behind. Logic: ``recallbench.protocols.locomo_import``.
 """
@@ -74,7 +74,7 @@ def import_overrides(args: argparse.Namespace) -> list[str]:
 def import_main(argv: list[str]) -> None:
     """Entry point of ``recallbench import-answers``."""
     from recallbench.cli.job import run
-    from recallbench.cli.sweep import sweep_folder
+    from recallbench.run.sweep import sweep_folder
 
     args = parser().parse_intermixed_args(argv)
     with user_errors("recallbench import-answers"):

@@ -38,14 +38,13 @@ from omegaconf import DictConfig
 from recallbench.cli.build import plain
 from recallbench.io import write_json
 from recallbench.records import JSON, Episode
+from recallbench.run.job import REUSED, finished_before
 from recallbench.run.provenance import package_versions
 from recallbench.run.read import read_run
 from recallbench.run.record import USABLE
 from recallbench.run.resume import (
     previous_log,
     rerun_asked,
-    reusable_run,
-    run_identity,
     same_code,
 )
 from recallbench.run.sources import sources
@@ -61,7 +60,6 @@ __all__ = [
     "reused_run",
     "start_command",
 ]
-REUSED = "finished with the same config, code, packages and data; RERUN=1 runs it again"
 
 # per invocation, never part of what a command computes
 PER_INVOCATION = {
@@ -219,14 +217,10 @@ def reused_run(
     episodes: Sequence[Episode],
     rerun: bool | None,
 ) -> Path | None:
-    """The finished run ``job`` can reuse (``run.resume.reusable_run``), said on stderr, unless
-    ``rerun`` (None: ``RECALLBENCH_RERUN``); None: the job runs."""
-    if rerun_asked() if rerun is None else rerun:
-        return None
-    identity = run_identity(config, episodes)
-    done = reusable_run(Path(cfg.paths.results_dir), str(cfg.tag), job, identity)
+    """The finished run ``job`` reuses (``run.job.finished_before``, said on stderr), noted for
+    this command's record; None: the job runs."""
+    done = finished_before(config, job, episodes, rerun)
     if done is not None:
-        print(f"recallbench: {job}: reusing {done} ({REUSED})", file=sys.stderr, flush=True)
         note_job(str(cfg.tag), job, done, plain(cfg.dataset))
     return done
 

@@ -9,14 +9,14 @@ what the run wrote, so what the terminal shows is what a table or notebook will 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recallbench.errors import DatasetFormatError
 from recallbench.metrics.summary import Summary
 from recallbench.run.provenance import describe_code
-from recallbench.run.read import RunRecord, RunSummary, RunUsage, read_run
+from recallbench.run.read import USAGE_FILE, RunLog, RunRecord, RunSummary, RunUsage, read_run
 from recallbench.verdict import JSONValue
 
 if TYPE_CHECKING:
@@ -137,3 +137,27 @@ def print_end_of_run(run_dir: Path) -> None:
 
     Console(stderr=True).print(end_of_run(run_dir))
     print(f"run folder {run_dir}", file=sys.stderr, flush=True)
+
+
+def _stderr(line: str) -> None:
+    import sys
+
+    print(line, file=sys.stderr, flush=True)
+
+
+def report_done(log: RunLog, run_dir: Path, say: Callable[[str], None] = _stderr) -> None:
+    """The end of a run that ran: a degraded run's warning, the end-of-run summary, and a
+    warning when the code was not a clean commit."""
+    from recallbench.run.record import describe_problems
+
+    if log.status == "degraded":
+        say(
+            f"recallbench: warning: run degraded ({describe_problems(log.health or [])}); "
+            f"samples of unparsed replies in {run_dir / USAGE_FILE}"
+        )
+    print_end_of_run(run_dir)
+    if log.git_dirty:
+        say(
+            f"recallbench: warning: code {describe_code(log.code)}: this run is not "
+            "reproducible from its commit alone (run.json: git_dirty, git_diff_sha256)"
+        )

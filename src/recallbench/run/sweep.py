@@ -6,7 +6,9 @@ start ``running`` with its host and pid, at the end its status (``finished``, ``
 ``usage.json``) and why it stopped; the sweep's own facts (the sweep budget, the store, the
 command that resumes it) sit beside the jobs. ``sweep_lines`` is what ``recallbench status`` and
 ``recallbench view`` show: a job recorded ``running`` whose process is gone on this host is
-``died`` (``kill -9``, a lost node on the same host).
+``died`` (``kill -9``, a lost node on the same host). ``sweep_folder`` is where a job's sweep
+writes (``runs/<tag>/<stamp>``), ``resume_command`` the command that resumes a job or a sweep,
+and ``sweep_outcome`` the exit a command owes once every job ended.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import json
 import os
 import platform
 import time
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
@@ -224,4 +227,66 @@ def record_end(log: RunLog, run_dir: Path, sweep_dir: Path, job: str) -> None:
         attempt=log.attempt,
         reason=reason[:300] if reason else None,
         **job_usage(run_dir),
+    )
+
+
+# ----------------------------------------------------------------------------- places, exit
+
+# The stamp of one invocation, a user's setting (the Makefile sets one per make invocation so the
+# sweeps of a table share a folder); ``cli.main`` passes it on as ``stamp=``.
+STAMP_ENV = "RECALLBENCH_STAMP"
+
+
+def sweep_folder(config: Mapping[str, Any], sweep: bool) -> Path:
+    """The sweep folder ``runs/<tag>/<stamp>`` of a job (a resumed run's: from ``resume_dir``)."""
+    if config.get("resume_dir"):
+        path = Path(str(config["resume_dir"]))
+        return path if sweep else path.parent
+    stamp = str(config.get("stamp") or os.environ.get(STAMP_ENV) or time.strftime("%Y%m%d-%H%M%S"))
+    return Path(str(config["paths"]["results_dir"])) / "runs" / str(config["tag"]) / stamp
+
+
+def resume_command(run_dir: Path, sweep: bool = False, argv: Sequence[str] | None = None) -> str:
+    """The command line that resumes ``run_dir``: the command's overrides (``argv``, as typed:
+    ``Launch.argv``; None: this process's) + ``resume_dir=``; for a job of a sweep, ``-m`` and
+    the sweep's folder (its finished jobs are skipped)."""
+    import shlex
+    import sys
+
+    argv = sys.argv[1:] if argv is None else argv
+    drop = ("resume_dir=", "stamp=")
+    args = [a for a in argv if not a.startswith(drop) and a not in ("-m", "--multirun")]
+    target = run_dir.parent if sweep else run_dir
+    return shlex.join(["recallbench", *(["-m"] if sweep else []), *args, f"resume_dir={target}"])
+
+
+def sweep_outcome(
+    folders: Iterable[Path], since: float, argv: Sequence[str] | None = None
+) -> tuple[int, str | None]:
+    """The exit of a command whose jobs all ended: the worst outcome of those this invocation
+    ran (``worst_exit``: 1 if any failed or died, 75 if any stopped ``interrupted``, else 0) and
+    the line naming them and the command that resumes (None when 0; ``argv``: the command as
+    typed, for a sweep none of whose jobs recorded one)."""
+    outcome: dict[str, str] = {}
+    resume = ""
+    for folder in folders:
+        path = folder / SWEEP_FILE
+        if not path.is_file():
+            continue
+        data = read_sweep(path)
+        for job, entry in sorted(data["jobs"].items()):
+            if entry.get("updated_unix", 0) >= since:
+                outcome[job] = job_status(entry)
+                resume = str(data.get("resume") or resume_command(folder / job, True, argv))
+    code = worst_exit(outcome.values())
+    if code == 0:
+        return 0, None
+    fine = DONE if code == EXIT_INTERRUPTED else (*DONE, *RESUMABLE)
+    bad = [j for j, s in outcome.items() if s not in fine]
+    what = "failed or died" if code == EXIT_FAILED else "stopped interrupted"
+    names = f"{', '.join(bad[:4])}{' ...' if len(bad) > 4 else ''}"
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(Counter(outcome.values()).items()))
+    return code, (
+        f"recallbench: {len(bad)} job(s) of the sweep {what} ({names}; jobs: {counts}); "
+        f"{'fix them and ' if code == EXIT_FAILED else ''}resume with: {resume}"
     )
