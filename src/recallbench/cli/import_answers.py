@@ -6,8 +6,8 @@
 The command hashes FILE, composes the run config (``dataset=locomo protocol=locomo_import
 memory=no_memory generator=extractive +judge=mem0_j tag=imported``, then the user's overrides,
 e.g. ``dataset.options.errata=default`` or ``judge.generator=...``) and runs it through the
-run layer (``cli.job.run``: ``run.job.run_job``): the run folder is ``results/runs/<tag>/<stamp>/<NAME>`` and its
-path is the last line printed. A bad file is one line naming the file and the item, exit 2,
+run layer (``cli.job.run``, ``run.job.run_job``): the run folder is
+``results/runs/<tag>/<stamp>/<NAME>`` and its path is the last line printed. A bad file is one line naming the file and the item, exit 2,
 and no run folder is left behind. Logic: ``recallbench.protocols.locomo_import``.
 """
 

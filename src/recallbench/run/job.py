@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
-import sys
 import tempfile
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -38,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from recallbench.errors import EndpointDown, RunStopped
 from recallbench.records import JSON, Episode
 from recallbench.run.places import JobPlace, job_place, job_store
-from recallbench.run.report import report_done
+from recallbench.run.report import report_done, say_stderr
 from recallbench.run.resume import rerun_asked, reusable_run, run_identity
 from recallbench.run.sweep import record_end, record_job, resume_command, sweep_folder
 
@@ -58,10 +57,6 @@ __all__ = [
 ]
 
 REUSED = "finished with the same config, code, packages and data; RERUN=1 runs it again"
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 class JobParts(Protocol):
@@ -118,7 +113,7 @@ def run_job(
     rerun: bool | None = None,
     argv: Sequence[str] | None = None,
     in_worker: bool = False,
-    say: Callable[[str], None] = _stderr,
+    say: Callable[[str], None] = say_stderr,
 ) -> JobOutcome:
     """Run one job of the resolved ``config`` (its ``job``, ``choices`` and ``overrides`` set);
     see the module docstring for the steps.
@@ -173,7 +168,7 @@ def finished_before(
     job: str,
     episodes: Sequence[Episode],
     rerun: bool | None = None,
-    say: Callable[[str], None] = _stderr,
+    say: Callable[[str], None] = say_stderr,
 ) -> Path | None:
     """The finished run ``job`` reuses (``run.resume.reusable_run``: the newest usable run of
     the job under its tag with the same config, packages, episodes and code), said in one
@@ -262,7 +257,7 @@ def report_stop(
     then: str,
     n: int,
     argv: Sequence[str] | None,
-    say: Callable[[str], None] = _stderr,
+    say: Callable[[str], None] = say_stderr,
 ) -> None:
     """One line for a run that stopped cleanly (run.json ``interrupted``), and its sweep state
     (``argv``: the command as typed, for the resume command)."""
@@ -292,12 +287,12 @@ def settled_job(
         yield
     except RunStopped as stop:  # before its run (the store went away): interrupted
         status, reason = "interrupted", stop.reason
-        _stderr(f"recallbench: job {job} stopped: {reason}")
+        say_stderr(f"recallbench: job {job} stopped: {reason}")
     except Exception as exc:
         status, reason = "failed", one_line(exc)
         if not isinstance(exc, UserError):
             traceback.print_exc()
-        _stderr(f"recallbench: job {job} failed: {reason}")
+        say_stderr(f"recallbench: job {job} failed: {reason}")
     else:
         return
     with contextlib.suppress(Exception):  # a job whose folder is unknown: nothing to record

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,16 +12,13 @@ from typing import TYPE_CHECKING
 from recallbench.errors import ResumeError
 from recallbench.records import JSON
 from recallbench.run.read import CONFIG_FILE, ITEMS_DIR, RUN_FILE, is_run_folder
+from recallbench.run.report import say_stderr
 from recallbench.run.sweep import sweep_folder
 
 if TYPE_CHECKING:
     from recallbench.store import Store
 
 __all__ = ["JobPlace", "check_resume_dir", "job_place", "job_store"]
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)
@@ -73,7 +69,9 @@ def job_place(config: Mapping[str, JSON], job: str, sweep: bool) -> JobPlace:
 
 
 @contextlib.contextmanager
-def job_store(config: Mapping[str, JSON], say: Callable[[str], None] = _stderr) -> Iterator[Store]:
+def job_store(
+    config: Mapping[str, JSON], say: Callable[[str], None] = say_stderr
+) -> Iterator[Store]:
     """The job's store (``store=sqlite`` or ``redis://...``), the process's shared store until
     the job ends (then closed); a server without AOF gets one warning line."""
     from recallbench.store import open_store, use_store

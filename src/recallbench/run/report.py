@@ -139,13 +139,14 @@ def print_end_of_run(run_dir: Path) -> None:
     print(f"run folder {run_dir}", file=sys.stderr, flush=True)
 
 
-def _stderr(line: str) -> None:
+def say_stderr(line: str) -> None:
+    """How the run layer says a job's lines by default (a caller may pass its own ``say``)."""
     import sys
 
     print(line, file=sys.stderr, flush=True)
 
 
-def report_done(log: RunLog, run_dir: Path, say: Callable[[str], None] = _stderr) -> None:
+def report_done(log: RunLog, run_dir: Path, say: Callable[[str], None] = say_stderr) -> None:
     """The end of a run that ran: a degraded run's warning, the end-of-run summary, and a
     warning when the code was not a clean commit."""
     from recallbench.run.record import describe_problems

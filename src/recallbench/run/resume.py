@@ -90,7 +90,7 @@ def same_code(recorded: object) -> bool:
     code = git_state()
     if code["git_sha"] is None or code["git_dirty"] is None:
         return False
-    return all(recorded.get(k) == code[k] for k in CODE_KEYS)
+    return all(recorded.get(k) == v for k, v in code.items() if k in CODE_KEYS)
 
 
 def previous_log(run_dir: Path) -> RunLog | None:

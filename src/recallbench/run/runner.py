@@ -132,13 +132,13 @@ class Runner:
         self._seed_budget()
         self._metered = meter.snapshot()  # this run's share of the process meters starts here
         now = time.time()
-        first = previous and (previous.first_started_unix or previous.started_unix)
+        first = (previous.first_started_unix or previous.started_unix) if previous else None
         log = self.log = RunLog(
             status="running",
             attempt=self.attempt,
             config_hash=digest,
             overrides=[str(o) for o in self.config.get("overrides") or []],
-            **git_state(),  # type: ignore[arg-type]  # git_sha/git_dirty/git_diff_sha256
+            **git_state(),
             versions=package_versions(),
             dataset_sha256=dataset_sha,
             n_episodes=len(episodes),

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import cast
 
 from recallbench.errors import DatasetFormatError
+from recallbench.run.provenance import GitState
 from recallbench.run.record import Problem
 from recallbench.verdict import JSONValue
 
@@ -84,7 +85,7 @@ class RunLog:
     extra: dict[str, JSONValue] = field(default_factory=dict)  # keys this version does not know
 
     @property
-    def code(self) -> dict[str, str | bool | None]:
+    def code(self) -> GitState:
         """The commit, dirty flag and diff hash (``run.provenance.git_state``'s keys)."""
         return {
             "git_sha": self.git_sha,
