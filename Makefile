@@ -27,7 +27,7 @@ EPISODES ?=
 GEN_ARGS := generator=$(GENERATOR) $(if $(BASE_URL),generator.base_url=$(BASE_URL)) $(if $(MODEL),generator.model=$(MODEL)) $(if $(EPISODES),episodes=$(EPISODES))
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-numeric test-sweep test-browser test-server server bench-structured golden lint data tables bench bench-tables clean attribution
+.PHONY: help install test test-numeric test-sweep test-browser test-server server bench-structured golden lint data tables tables-check bench bench-tables clean attribution
 
 help: ## List every target (the reproduce-* and attribution-* ones: conf/experiment/, once installed)
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -113,8 +113,12 @@ reproduce-list: $(STAMP) ## Every reproduce-* / attribution-* target, with its t
 # A list of targets (the experiments' `reproduce.lists`), made in one make with one stamp.
 make_list = @$(MAKE) -o $(STAMP) --no-print-directory RUN_STAMP=$(RUN_STAMP) $$($(RUN) -m recallbench.cli reproduce --group $(1))
 
-tables: $(STAMP) ## Every table that can run here (the experiments whose reproduce.lists has tables)
+tables: $(STAMP) ## Every table that can run here (the experiments whose reproduce.lists has tables), then checks each names the newest runs
 	$(call make_list,tables)
+	$(RUN) -m recallbench.cli table --check --group tables
+
+tables-check: $(STAMP) ## Say (exit 1) when a table of make tables names older runs than the newest in results/runs
+	$(RUN) -m recallbench.cli table --check --group tables
 
 attribution: $(STAMP) ## Every failure-attribution table (reproduce.lists: attribution)
 	$(call make_list,attribution)

@@ -100,6 +100,7 @@ class ErratumMeta(TypedDict, total=False):
     sources: list[str]
     score_changing: bool
     error_type: str
+    use: str  # the audit's: how its correct_answer was used (datasets._locomo_audit.USES)
     conflicts: list[str]
 
 

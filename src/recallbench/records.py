@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-JSON = Any
+JSON = Any  # deprecated (issue 53): new code takes verdict.JSONValue and checks what it reads
 
 __all__ = [
     "Turn",

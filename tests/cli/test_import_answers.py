@@ -5,8 +5,9 @@ The fixture data root ``data/fixtures/locomo_import/`` holds two LoCoMo conversa
 release's format (``26.json``, ``30.json``: 12 category 1-4 questions) and answer files written
 by hand from the documented formats (``answers/``). Their verdicts were chosen so that the
 audit file's three runs score 8/12, 7/12 and 6/12 (per-run mean 58.33, majority 7/12), Zep's
-grades are run 1 (66.67), Mem0's ``llm_score`` run 2 (58.33) and the jsonl's verdicts run 3
-(50.00); Zep's latencies have p50 1050 ms and p95 2505 ms (numpy's linear percentile).
+grades are run 1 (66.67), Mem0's ``llm_score`` run 2 (58.33), Memobase's (Mem0's shape, its
+conversations out of order) 8/12 (66.67: category numbers 1 1/1, 2 1/3, 3 1/1, 4 5/7) and the
+jsonl's verdicts run 3 (50.00); Zep's latencies have p50 1050 ms and p95 2505 ms (numpy's linear percentile).
 """
 
 from __future__ import annotations
@@ -112,6 +113,34 @@ def test_mem0_and_jsonl(importer, name, fmt, metric, expected):
     assert _value(summary, metric) == expected
 
 
+def test_memobase_file_keeps_its_verdicts_and_naming_and_gets_our_f1(importer):
+    status, out, err = importer(
+        str(ANSWERS / "memobase.json"), "--format", "memobase", "--name", "memobase"
+    )
+    assert status == 0, err
+    folder, summary = _summary(out)
+    assert _value(summary, "j_memobase") == 66.67
+    by_number = {  # the release's numbers (ours: 1 multi_hop, 2 temporal, 3 open, 4 single)
+        1: _value(summary, "j_memobase", "multi_hop"),
+        2: _value(summary, "j_memobase", "temporal"),
+        3: _value(summary, "j_memobase", "open_domain"),
+        4: _value(summary, "j_memobase", "single_hop"),
+    }
+    assert by_number == {1: 100.0, 2: 33.33, 3: 100.0, 4: 71.43}
+    # F1 and B1 per item by our scorer (the file's own f1_score/bleu_score, 0 here, are not read)
+    assert summary["metrics"]["f1"]["n"] == summary["metrics"]["b1"]["n"] == 12
+    assert summary["metrics"]["f1"]["value"] > 0
+    run = json.loads((folder / "run.json").read_text())
+    assert run["imported"]["category_naming"] == {
+        "1": "single_hop",
+        "2": "temporal",
+        "3": "multi_hop",
+        "4": "open_domain",
+    }
+    assert run["imported"]["shipped_judge"] == "j_memobase"
+    assert run["imported"]["matching"]["scheme"] == "order"
+
+
 def test_imported_run_is_read_by_the_analysis_frames(importer, tmp_path):
     status, _, err = importer(
         str(ANSWERS / "audit.json"), "--format", "locomo-audit", "--name", "a"
@@ -204,6 +233,22 @@ BAD = {
         "locomo-audit",
         ["audit.json", "locomo_exp_user_1[0]", "question index 9 of conv-30", "locomo/conv-30/q9"],
     ),
+    "memobase verdict": (
+        lambda t: _damaged(t, "memobase.json", lambda d: d["0"][3].update(llm_score=2)),
+        "memobase",
+        ["memobase.json", "'0'[3]", "'llm_score' should be 0 or 1, got 2"],
+    ),
+    "memobase answer missing": (
+        lambda t: _damaged(t, "memobase.json", lambda d: d["1"][1].pop("response")),
+        "memobase",
+        ["memobase.json", "'1'[1]", "'response' missing"],
+    ),
+    "memobase question text": (
+        lambda t: _damaged(t, "memobase.json", lambda d: d["0"][4].update(question="What?")),
+        "memobase",
+        ["memobase.json", "'0'[4]", "does not match"],
+    ),
+    "memobase as zep": (lambda t: ANSWERS / "memobase.json", "zep", ["looks like a mem0 file"]),
     "zep order overflow": (
         lambda t: _damaged(
             t,

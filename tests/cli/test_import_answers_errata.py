@@ -4,7 +4,7 @@ release's key (``protocols.locomo._errata``), from the fixture answers and a fix
 
 The fixture errata (``data/fixtures/locomo_import/locomo_audit/errors.json``) flag three of the
 12 category 1-4 questions: conv-26 q8 (HALLUCINATION: its answer "nothing recorded" becomes
-"sardines"), conv-26 q9 (AMBIGUOUS: flagged, answer kept) and conv-30 q1 (WRONG_CITATION:
+"sardines", the entry's ``use: answer``), conv-26 q9 (AMBIGUOUS: flagged, answer kept) and conv-30 q1 (WRONG_CITATION:
 evidence only, not score-changing). So 10 questions are clean, the ceiling is 10/12 and the
 audit's three verdicts on q8 were judged against the release's answer.
 """
@@ -130,4 +130,7 @@ def test_real_audit_file_under_default_and_audit_errata(monkeypatch, capsys, tmp
     assert (summary["errata"]["score_changing"], summary["errata"]["clean"]) == (100, 1440)
     assert _metric(summary, "j_audit", "answerable") == 79.89  # the audit's per-run mean
     assert _metric(summary, "j_audit", "clean") == 81.71  # results/tables/locomo_referee.md
-    assert summary["metrics"]["j_audit"]["key"].startswith("119 verdicts judged against")
+    # 56 answers changed (the audit's answer/strip/first uses and the default errata): WRONG_CITATION
+    # entries and remarks change none (resources/locomo_audit_keys.yaml)
+    assert summary["metrics"]["j_audit"]["key"].startswith("56 verdicts judged against")
+    assert summary["errata"]["no_key"] == 29

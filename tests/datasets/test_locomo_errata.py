@@ -24,9 +24,12 @@ def episodes(fixtures_dir):
     return _load(fixtures_dir)
 
 
-def _audit_entry(qid, question, golden, error_type, cited, correct_ev, correct_answer):
-    """An entry in the audit's errors.json format (SOURCE.md), written here for the fixture."""
+def _audit_entry(qid, question, golden, error_type, cited, correct_ev, correct_answer, use=None):
+    """An entry in the audit's errors.json format (SOURCE.md), written here for the fixture;
+    ``use``: how its correct_answer is used (the audit's own are in resources/)."""
+    extra = {} if use is None else {"use": use}
     return {
+        **extra,
         "question_id": qid,
         "question": question,
         "golden_answer": golden,
@@ -60,6 +63,7 @@ def audit(tmp_path, episodes):
             ["D2:1"],
             ["D2:1"],
             "The Friday before 20 March 2023",
+            "answer",
         ),
         _audit_entry(
             "locomo_0_qa3",
@@ -251,6 +255,7 @@ def test_a_later_source_does_not_rewrite_an_answer_an_earlier_one_fixed_by_its_s
                 ["D2:2"],
                 ["D2:2"],
                 "nothing: Ben baked nothing",
+                "answer",
             )
         ],
     )
@@ -271,3 +276,112 @@ def test_truncated_or_incomplete_audit_file(fixtures_dir, audit):
     _write(path, [{k: v for k, v in entries[0].items() if k != "correct_answer"}])
     with pytest.raises(DatasetFormatError, match=r"entry 0: missing \['correct_answer'\]"):
         _load(fixtures_dir, errata=str(path))
+
+
+def _kinds(episodes):
+    """One fixture entry per use of a correction (resources/locomo_audit_keys.yaml's kinds)."""
+    q = {x.qa_id.rsplit("/", 1)[1]: x for x in episodes[0].qa}
+
+    def entry(j, kind, correct, use=None, evidence=("D1:1",)):
+        x = q[f"q{j}"]
+        ev = list(evidence)
+        return _audit_entry(f"locomo_0_qa{j}", x.question, x.answers[0], kind, ev, ev, correct, use)
+
+    return [
+        entry(0, "INCOMPLETE", "violin, chess, cello", "answer"),
+        entry(1, "TEMPORAL_ERROR", "The Friday before 20 March 2023 (17 March, D2:1)", "strip"),
+        entry(2, "AMBIGUOUS", "Likely yes (D1:1). The beagle is the only pet named", "first"),
+        entry(3, "WRONG_CITATION", "Pixel (answer is correct, citation is wrong)", None),
+        entry(4, "ATTRIBUTION_ERROR", "a red kite (but it was Ben who flew it)", "release"),
+        entry(7, "HALLUCINATION", "Cannot be determined; Ada never names a bake", "no_key"),
+    ]
+
+
+def test_each_use_of_a_correction_gives_an_answer_or_none(fixtures_dir, tmp_path, episodes):
+    entries = _kinds(episodes)
+    path = _write(tmp_path / "errors.json", entries)
+    keys = tmp_path / "keys.yaml"  # the WRONG_CITATION entry's use from a keys file, by text
+    from recallbench.datasets._locomo_audit import _sha1, read_audit
+
+    sha = _sha1(entries[3]["correct_answer"])
+    keys.write_text(
+        yaml.safe_dump(
+            {
+                "audit_keys": [
+                    {
+                        "question_id": "locomo_0_qa3",
+                        "correct_answer_sha1": sha,
+                        "use": "evidence_only",
+                    }
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
+    fixes = read_audit(path, episodes, "a", uses=keys)
+    got = {(f.qa_id.rsplit("/", 1)[1], f.field): f.new for f in fixes if f.field != "flag"}
+    assert got == {
+        ("q0", "answer"): "violin, chess, cello",
+        ("q1", "answer"): "The Friday before 20 March 2023",  # parenthesised span removed
+        ("q2", "answer"): "Likely yes",  # the text before the remark
+        ("q7", "no_key"): True,  # a remark: no usable key
+    }  # q3 (WRONG_CITATION) and q4 (a restated answer) keep the release's answer
+    assert {f.use for f in fixes if f.field == "flag"} == {
+        "answer",
+        "strip",
+        "first",
+        "evidence_only",
+        "release",
+        "no_key",
+    }
+    # through the loader (every entry naming its use): the references and the no_key record
+    entries[3]["use"] = "evidence_only"
+    _write(path, entries)
+    fixed = {x.qa_id.rsplit("/", 1)[1]: x for x in _load(fixtures_dir, errata=str(path))[0].qa}
+    assert fixed["q3"].answers == ("Pixel",) and fixed["q4"].answers == ("a red kite",)
+    assert fixed["q7"].answers == ("sourdough bread",)  # the reference stays; scoring skips it
+    assert fixed["q7"].meta["erratum"]["fields"]["no_key"]["new"] is True
+    assert fixed["q7"].meta["erratum"]["use"] == "no_key"
+
+
+@pytest.mark.parametrize(
+    ("k", "use", "message"),
+    [
+        (0, None, "its correct_answer differs from golden_answer but has no use"),
+        (3, "answer", "use 'answer' with error_type WRONG_CITATION"),
+        (5, "evidence_only", "use 'evidence_only' with error_type HALLUCINATION"),
+        (1, "answer", r"use .answer. leaves .*17 March, D2:1.*not an answer"),
+        (0, "rewrite", "use should be one of"),
+    ],
+)
+def test_a_correction_without_a_usable_use_is_refused(
+    fixtures_dir, tmp_path, episodes, k, use, message
+):
+    entries = _kinds(episodes)
+    entries[3]["use"] = "evidence_only"
+    if k == 5:
+        entries[5]["use"] = use
+    else:
+        entries[k]["use"] = use
+    if use is None:
+        del entries[k]["use"]
+    path = _write(tmp_path / "errors.json", entries)
+    with pytest.raises(DatasetFormatError, match=rf"errors.json entry {k} \(.*\): {message}"):
+        _load(fixtures_dir, errata=str(path))
+
+
+def test_real_audit_gives_no_remark_as_a_reference(real_data_dir):
+    """Under the audit's errata: no reference holds a parenthesis or a dia id, no WRONG_CITATION
+    question gets a new answer; 56 references change, 29 questions have no usable key."""
+    import re
+
+    if not (real_data_dir / "locomo_audit" / "errors.json").is_file():
+        pytest.skip("needs locomo_audit/errors.json")
+    release = {q.qa_id: q for e in _load(real_data_dir) for q in e.qa}
+    fixed = [q for e in _load(real_data_dir, errata="locomo_audit") for q in e.qa]
+    changed = [q for q in fixed if q.answers != release[q.qa_id].answers]
+    assert len(changed) == 56
+    assert not [q for q in changed if re.search(r"[()]|D\d+:\d+", q.answers[0])]
+    assert not [q for q in changed if q.meta["erratum"]["error_type"] == "WRONG_CITATION"]
+    no_key = [q for q in fixed if "no_key" in q.meta.get("erratum", {}).get("fields", {})]
+    assert len(no_key) == 29 and all(q.meta["erratum"]["score_changing"] for q in no_key)

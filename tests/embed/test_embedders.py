@@ -142,13 +142,17 @@ def test_build_embedder_errors():
         build_embedder({"kind": "hashing", "colour": "red"})
 
 
-def test_a_store_value_that_is_not_a_vector_is_an_error_naming_where():
-    from recallbench.embed.cache import decode, encode
+def test_a_store_value_that_is_not_a_vector_is_an_error_naming_where(tmp_path):
+    from recallbench.embed.cache import EmbeddingCache, decode, encode, text_key
+    from recallbench.store import SqliteStore
 
     vec = np.arange(3, dtype=np.float32)
-    assert np.array_equal(decode(encode(vec), "x"), vec)
+    assert np.array_equal(decode(encode(vec)), vec)
+    store = SqliteStore(tmp_path / "s")
+    cache = EmbeddingCache(tmp_path / "unused", store=store)
     for bad in ({"dim": "3", "f32": encode(vec)["f32"]}, [3, "AAAA"], None):
-        with pytest.raises(ValueError, match=r"^s emb:m k: corrupt vector: expected \{dim, f32\}"):
-            decode(bad, "s emb:m k")
+        store.put_many("emb:m", {text_key("k"): bad})
+        with pytest.raises(ValueError, match=r"s emb:m \w+: corrupt vector: expected \{dim, f32\}"):
+            cache.get_many("m", ["k"])
     with pytest.raises(ValueError, match="corrupt vector: 3 floats, expected 4"):
-        decode({**encode(vec), "dim": 4}, "x")
+        decode({**encode(vec), "dim": 4})

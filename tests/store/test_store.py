@@ -20,6 +20,8 @@ from recallbench.errors import ConfigError
 from recallbench.llm.budget import Budget, BudgetExceeded, Meter, SweepLedger
 from recallbench.llm.cache import Cache
 from recallbench.llm.score_cache import ScoreCache
+from recallbench.metrics import MetricResult
+from recallbench.metrics.cache import MetricCache
 from recallbench.store import SqliteStore, StoreLost, Totals, network_fs, open_store
 from recallbench.store.redis_store import RedisStore
 
@@ -156,9 +158,18 @@ def test_cache_import_then_export_moves_every_entry_exactly(redis_server, tmp_pa
     scores.register("m1", {"name": "smollm2"})
     scores.put_many("m1", {("ctx", "text"): (12.345678901234567, 7)})
     SqliteStore(local / "store.sqlite").put_many("metric:mauve", {"k": {"value": 0.5}})
+    result = MetricResult(0.25, [0.0, 0.5], {"n": 2}, np.array([[1, 2], [3, 4]]))
+    MetricCache(local / "metric_results.sqlite").put("m", "f1", {"name": "f1"}, result)
     server = open_store(redis_server.url, tmp_path)
     counts = import_folder(local, server)
-    assert counts == {"llm": 2, "emb:minilm": 1, "lm:m1": 1, "lm-models": 1, "metric:mauve": 1}
+    assert counts == {
+        "llm": 2,
+        "emb:minilm": 1,
+        "lm:m1": 1,
+        "lm-models": 1,
+        "metric:mauve": 1,
+        "metric-results": 1,
+    }
     assert export_folder(server, back) == counts
     assert dict(Cache(back / "llm.sqlite").items()) == {
         **dict(Cache(local / "llm.sqlite").items()),
@@ -172,6 +183,9 @@ def test_cache_import_then_export_moves_every_entry_exactly(redis_server, tmp_pa
     assert SqliteStore(back / "store.sqlite").get_many("metric:mauve", ["k"]) == {
         "k": {"value": 0.5}
     }
+    back_result = MetricCache(back / "metric_results.sqlite").get("m")
+    assert back_result is not None and back_result.items == [0.0, 0.5]
+    assert np.array_equal(back_result.stats, result.stats)
     # on the server the caches answer directly (what every job of a sweep reads)
     on_server = EmbeddingCache("unused", store=server)
     assert on_server.get_many("minilm", ["a text"])["a text"].tobytes() == vec.tobytes()

@@ -5,7 +5,7 @@ figures published with each file (``../shared/data/*/SOURCE.md``).
 Fixture figures (``data/fixtures/locomo_import/answers``, see tests/cli/test_import_answers.py):
 the audit file's per-run mean 58.33 (majority 58.33), Zep's grades 66.67; under the fixture
 errata (``locomo_audit/errors.json``: 2 of 12 questions score-changing) the audit's clean
-subset is 66.67.
+subset is 66.67; Memobase's verdicts 66.67.
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ def _import_fixtures(importer) -> None:
         "zep",
         *tag,
     )
+    importer(str(ANSWERS / "memobase.json"), "--format", "memobase", "--name", "memobase", *tag)
 
 
 def test_referee_tables_render_from_fixture_imports(importer, tmp_path, monkeypatch):
@@ -83,6 +84,7 @@ def test_referee_tables_render_from_fixture_imports(importer, tmp_path, monkeypa
     assert j["gpt-4o-mini cot (audit)"][4].startswith("58.33 [")  # Overall 1-4: the file's mean
     assert j["gpt-4o-mini cot (audit)"][5].startswith("66.67 [")  # Clean 1-4 under the errata
     assert j["Zep (Zep's run)"][4].startswith("66.67 [")  # read: j_audit -> j_zep
+    assert j["Memobase v0.0.37 (its run)"][4].startswith("66.67 [")  # j_memobase, 8/12
     assert j["Mem0 (ours)"][:6] == ["n/a"] * 6  # no locomo_table1 runs here
     assert j["gpt-4.1-mini cot (audit)"][:6] == ["n/a"] * 6  # not imported
     judges = _md_rows(out / "locomo_referee_judges.md")
@@ -119,7 +121,7 @@ def test_a_finished_import_is_reused_not_duplicated(importer, tmp_path, monkeypa
     assert len(list((tmp_path / "results" / "runs" / "referee").glob("*/a"))) == 1
 
 
-def test_make_target_imports_six_files_twice_and_launches_no_sweep(tmp_path):
+def test_make_target_imports_seven_files_and_runs_our_rows_under_the_same_errata(tmp_path):
     values = {"data_dir": "/d", "results": str(tmp_path)}
     planned = steps(
         "reproduce-table-locomo-referee",
@@ -131,10 +133,17 @@ def test_make_target_imports_six_files_twice_and_launches_no_sweep(tmp_path):
         values=values,
     )
     imports = [s.argv for s in planned if "import-answers" in s.words]
-    assert len(imports) == 12 and not [s for s in planned if s.kind in ("make", "sweep")]
+    assert len(imports) == 13 and not [s for s in planned if s.kind == "make"]
     referee = [s for s in imports if "tag=referee" in s]
-    assert len(referee) == 6
+    assert len(referee) == 7
     assert all("dataset.options.errata=default+locomo_audit" in s for s in referee)
+    # our four rows: locomo_table1's configs under the imported rows' errata, one answer key
+    (sweep,) = [s for s in planned if s.kind == "sweep"]
+    assert sweep.multirun and sweep.words[0] == "experiment=locomo_table1"
+    assert {"memory=full_history,memory_retrieval,naive_rag,mem0", "tag=referee"} <= set(
+        sweep.words
+    )
+    assert "dataset.options.errata=default+locomo_audit" in sweep.words
     assert {s[s.index("--name") + 1] for s in referee} == {
         "audit-gpt-4o-mini-memos",
         "audit-gpt-4o-mini-cot",
@@ -142,6 +151,7 @@ def test_make_target_imports_six_files_twice_and_launches_no_sweep(tmp_path):
         "audit-v1",
         "audit-v2",
         "zep",
+        "memobase",
     }
     zep = next(s for s in referee if "zep" in s)
     assert "/d/zep_locomo/zep_locomo_responses.json" in zep and "paths.data_dir=/d" in zep
@@ -168,6 +178,12 @@ PUBLISHED = {
     ("Zep (Zep's run)", "Open-domain (3)"): 67.71,
     ("Zep (Zep's run)", "Temporal (2)"): 66.04,
     ("Zep (Zep's run)", "Overall 1-4"): 75.13,
+    # Memobase's README (memobase_locomo/SOURCE.md), by release number 1-4 and overall
+    ("Memobase v0.0.37 (its run)", "Multi-hop (1)"): 70.92,
+    ("Memobase v0.0.37 (its run)", "Temporal (2)"): 85.05,
+    ("Memobase v0.0.37 (its run)", "Open-domain (3)"): 46.88,
+    ("Memobase v0.0.37 (its run)", "Single-hop (4)"): 77.17,
+    ("Memobase v0.0.37 (its run)", "Overall 1-4"): 75.78,
 }
 
 
@@ -180,3 +196,19 @@ def test_committed_referee_reproduces_the_published_figures():
         }
     for key, published in PUBLISHED.items():
         assert cells[key] == pytest.approx(published, abs=0.005 + 1e-9), key
+
+
+def test_the_mem0_papers_zep_figures_in_the_note_are_its_reference_values():
+    """The note beside Zep's own run quotes the Mem0 paper's Zep row by release number: the
+    values filed in papers/locomo/reference.yaml under its naming (1 Single Hop -> our
+    Multi-hop, 2 Temporal, 3 Multi-Hop -> our Open-domain, 4 Open Domain -> our Single-hop)."""
+    import yaml
+
+    from recallbench.tables.spec import load_spec
+
+    ref = yaml.safe_load((ROOT / "src/recallbench/papers/locomo/reference.yaml").read_text())
+    zep = ref["table1"]["values"]["Zep (Mem0 paper)"]
+    by_number = [zep[c]["j"] for c in ("Multi-hop", "Temporal", "Open-domain", "Single-hop")]
+    note = load_spec("locomo_referee").notes["mem0_paper_zep"]
+    quoted = ", ".join(f"{n} {v:.2f}" for n, v in enumerate(by_number, start=1))
+    assert f"by release number {quoted}, {zep['Overall 1-4']['j']:.2f} overall" in note

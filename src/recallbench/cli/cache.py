@@ -5,8 +5,9 @@
 
 A local cache seeds a cluster's (import), and a cluster's comes back to a laptop (export). The
 folder is a ``paths.cache_dir``: ``llm.sqlite`` (and any other reply cache file in it, such as a
-judge's ``cache_path``), ``embeddings.sqlite``, ``lm_scores.sqlite`` and ``store.sqlite`` (other
-namespaces, e.g. a metric cache). Entries keep their keys, so a reply cached on one side is a
+judge's ``cache_path``), ``embeddings.sqlite``, ``lm_scores.sqlite``, ``metric_results.sqlite``
+and ``store.sqlite`` (other namespaces). Every cache file is read and written through the one
+cache layer (``store.values``), whose namespaces are the server's. Entries keep their keys, so a reply cached on one side is a
 hit on the other; an entry present on both sides is overwritten with an identical value. Plan
 keys and the sweep ledgers stay where they are (they belong to one sweep on one store).
 """
@@ -23,12 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from recallbench.cli.config import user_errors
-from recallbench.embed.cache import EmbeddingCache
+from recallbench.embed.cache import LAYOUT as VECTORS
 from recallbench.errors import ConfigError
-from recallbench.llm.cache import NAMESPACE, Cache
-from recallbench.llm.score_cache import ScoreCache
+from recallbench.llm.cache import LAYOUT as REPLIES
+from recallbench.llm.score_cache import LAYOUT as SCORES
+from recallbench.metrics.cache import LAYOUT as RESULTS
 from recallbench.store import SqliteStore, Store, is_server, open_store, reach_store
 from recallbench.store.redis_store import SPILL, RedisStore
+from recallbench.store.values import Layout, SqliteValues
 
 _BATCH = 1000
 _SKIP = ("plan:",)  # namespaces of one sweep, not caches
@@ -45,15 +48,19 @@ def _tables(path: Path) -> set[str]:
         return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
 
-def _add_by_model(
-    add: Callable[[str, dict[str, Any]], None],
-    prefix: str,
-    entries: Iterable[tuple[str, str, Any]],
-) -> None:
-    """``add`` (model, key, value) rows under ``<prefix><model>``, a batch at a time."""
-    for batch in _batches(entries):
-        for model in {m for m, _, _ in batch}:
-            add(f"{prefix}{model}", {k: v for m, k, v in batch if m == model})
+# Each cache's file in a cache folder and its layout (``store.values``): a namespace a layout
+# holds is exported to that file; any other (not a cache's) goes to store.sqlite.
+FILES = {
+    "llm.sqlite": REPLIES,
+    "embeddings.sqlite": VECTORS,
+    "lm_scores.sqlite": SCORES,
+    "metric_results.sqlite": RESULTS,
+}
+
+
+def _layouts(tables: set[str]) -> list[Layout]:
+    """The cache layouts whose tables a file has."""
+    return [lay for lay in FILES.values() if any(t.name in tables for t in lay.tables)]
 
 
 def import_folder(folder: Path, store: Store) -> dict[str, int]:
@@ -80,26 +87,20 @@ def _import_file(path: Path, add: Callable[[str, dict[str, Any]], None]) -> None
         tables = _tables(path)
     except sqlite3.DatabaseError as exc:
         raise ConfigError(f"{path}: not a SQLite cache file ({exc})") from None
-    if not tables & {"replies", "embeddings", "scores", "kv"}:
+    layouts = _layouts(tables)
+    if not layouts and "kv" not in tables:
+        known = sorted({t.name for lay in FILES.values() for t in lay.tables} | {"kv"})
         raise ConfigError(
-            f"{path}: no cache table (expected replies, embeddings, scores or kv; found "
-            f"{sorted(tables)})"
+            f"{path}: no cache table (expected one of {', '.join(known)}; found {sorted(tables)})"
         )
-    if "replies" in tables:
-        cache = Cache(path)
-        for batch in _batches(cache.items()):
-            add(NAMESPACE, dict(batch))
-        cache.close()
-    if "embeddings" in tables:
-        vectors = EmbeddingCache(path)
-        _add_by_model(add, "emb:", vectors.entries())
-        vectors.close()
-    if "scores" in tables:
-        scores = ScoreCache(path)
-        _add_by_model(add, "lm:", scores.entries())
-        if identities := scores.identities():
-            add("lm-models", identities)
-        scores.close()
+    for layout in layouts:
+        values = SqliteValues(path, layout)
+        try:
+            for namespace in values.namespaces():
+                for batch in _batches(values.scan(namespace)):
+                    add(namespace, dict(batch))
+        finally:
+            values.close()
     if "kv" in tables:
         local = SqliteStore(path)
         for namespace in local.namespaces():
@@ -112,32 +113,28 @@ def _import_file(path: Path, add: Callable[[str, dict[str, Any]], None]) -> None
 def export_folder(store: Store, folder: Path) -> dict[str, int]:
     """Copy every cache namespace of ``store`` into the SQLite files of ``folder``."""
     counts: dict[str, int] = {}
-    replies = Cache(folder / "llm.sqlite")
-    vectors = EmbeddingCache(folder / "embeddings.sqlite")
-    scores = ScoreCache(folder / "lm_scores.sqlite")
+    files = [SqliteValues(folder / name, layout) for name, layout in FILES.items()]
     other = SqliteStore(folder / "store.sqlite")
     try:
         for namespace in store.namespaces():
             if namespace.startswith(_SKIP):
                 continue
+            into = next((f for f in files if _holds(f.layout, namespace)), None)
             for batch in _batches(store.scan(namespace)):
-                values = dict(batch)
-                if namespace == NAMESPACE:
-                    replies.put_many(values)
-                elif namespace.startswith("emb:"):
-                    vectors.put_entries(namespace.removeprefix("emb:"), values)
-                elif namespace.startswith("lm:"):
-                    scores.put_entries(namespace.removeprefix("lm:"), values)
-                elif namespace == "lm-models":
-                    for key, identity in values.items():
-                        scores.register(key, identity)
+                if into is None:
+                    other.put_many(namespace, dict(batch))
                 else:
-                    other.put_many(namespace, values)
-                counts[namespace] = counts.get(namespace, 0) + len(values)
+                    into.put_json(namespace, dict(batch))
+                counts[namespace] = counts.get(namespace, 0) + len(batch)
     finally:
-        for closable in (replies, vectors, scores, other):
-            closable.close()
+        for file in files:
+            file.close()
+        other.close()
     return counts
+
+
+def _holds(layout: Layout, namespace: str) -> bool:
+    return any(t.holds(namespace) for t in layout.tables)
 
 
 def cache_main(argv: list[str] | None = None) -> None:

@@ -32,7 +32,7 @@ from recallbench import CONF_DIR
 from recallbench.cli.build import plain
 from recallbench.cli.config import compose_job, user_errors
 from recallbench.errors import ConfigError
-from recallbench.records import JSON
+from recallbench.verdict import JSONValue
 
 if TYPE_CHECKING:
     from recallbench.humaneval import Study, Unit
@@ -46,7 +46,7 @@ KEYS = (("study", "STUDY"), ("units", "units"))  # table.human keys and their de
 
 def _study(
     experiment: str, overrides: list[str]
-) -> tuple[DictConfig, TableSpec, dict[str, JSON], Study, Callable[..., list[Unit]]]:
+) -> tuple[DictConfig, TableSpec, dict[str, JSONValue], Study, Callable[..., list[Unit]]]:
     """Compose ``experiment``; return its config, table spec, human block and study module."""
     from recallbench.tables import load_spec
 
@@ -105,7 +105,9 @@ def export_study(
 
     cfg, spec, human, study, make_units = _study(experiment, overrides)
     results = Path(cfg.paths.results_dir)
-    runs = _runs(results, human.get("runs"))
+    if (tag := human.get("runs")) is not None and not isinstance(tag, str):
+        raise ConfigError(f"{spec.path}: table.human.runs: expected an experiment, got {tag!r}")
+    runs = _runs(results, tag)
     ctx = TableContext(results, Path(cfg.paths.data_dir), tuple(runs), plain(cfg, resolve=False))
     units = make_units(spec, ctx)
     folder = study_dir(results, study)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from recallbench.judges import Judge
     from recallbench.judges.caim import CaimJudge
     from recallbench.llm import LLM
+    from recallbench.tables import TableSpec
 
 
 class TableServices(TypedDict):
@@ -62,15 +63,23 @@ def table_services(cfg: DictConfig) -> TableServices:
     }
 
 
-def render_table(experiment: str, overrides: list[str]) -> dict[str, Path]:
-    """Compose ``experiment`` with ``overrides`` and render its table; return the files."""
-    from recallbench.tables import TableContext, load_spec, reproduce
+def composed_spec(experiment: str, overrides: list[str]) -> tuple[TableSpec, DictConfig]:
+    """The ``table:`` block of ``experiment`` composed with ``overrides``, and the config."""
+    from recallbench.tables import load_spec
 
     cfg, _ = compose_job([f"experiment={experiment}", *overrides])
     table = cfg.get("table")
     spec = load_spec(
         experiment, None if table is None else OmegaConf.to_container(table, resolve=True)
     )
+    return spec, cfg
+
+
+def render_table(experiment: str, overrides: list[str]) -> dict[str, Path]:
+    """Compose ``experiment`` with ``overrides`` and render its table; return the files."""
+    from recallbench.tables import TableContext, reproduce
+
+    spec, cfg = composed_spec(experiment, overrides)
     ctx = TableContext(
         results_dir=Path(cfg.paths.results_dir),
         data_dir=Path(cfg.paths.data_dir),
@@ -80,29 +89,66 @@ def render_table(experiment: str, overrides: list[str]) -> dict[str, Path]:
     return reproduce(spec, ctx)
 
 
+def check_tables(experiments: list[str], overrides: list[str]) -> int:
+    """Say, for each experiment's rendered table, whether it names the newest matching runs
+    (``tables.staleness``); return the exit code: 1 when one is stale or missing, else 0."""
+    from recallbench.tables.staleness import check_table
+
+    stale = 0
+    for experiment in experiments:
+        with user_errors("recallbench-table --check"):
+            spec, cfg = composed_spec(experiment, overrides)
+            found = check_table(spec, Path(cfg.paths.results_dir))
+        print(found.describe())
+        if found.stale:
+            stale += 1
+            print(f"  render it again: recallbench-table {experiment}")
+    if stale:
+        print(f"{stale} of {len(experiments)} table(s) do not name the newest runs")
+    return 1 if stale else 0
+
+
 def table_main(argv: list[str] | None = None) -> None:
     """Console entry point ``recallbench-table``: render experiments' paper tables."""
     import argparse
 
     from recallbench.run.sources import watch
 
-    watch()  # the files it reads key the rendered table (``rendered_before``)
     parser = argparse.ArgumentParser(
         prog="recallbench-table",
         description="Render the paper table (or figure) of conf/experiment/<EXPERIMENT>.yaml "
         "from its runs or data into <results>/tables/<paper>_<id>.{md,tex,csv}.",
     )
-    parser.add_argument("args", nargs="+", metavar="EXPERIMENT | KEY=VALUE")
+    parser.add_argument("args", nargs="*", metavar="EXPERIMENT | KEY=VALUE")
     parser.add_argument("--results", help="results folder (default: paths.results_dir)")
     parser.add_argument("--verbose", action="store_true", help="show tracebacks of user errors")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="render nothing: say whether each rendered table names the newest matching runs "
+        "(exit 1 when one does not)",
+    )
+    parser.add_argument(
+        "--group", help="with --check: the tables of a make list (tables, attribution, golden)"
+    )
     ns = parser.parse_intermixed_args(argv)
     if ns.verbose:
         os.environ["RECALLBENCH_VERBOSE"] = "1"
     experiments, overrides = _split(ns.args)
+    if ns.group and not ns.check:
+        parser.error("--group goes with --check")
+    if ns.group:
+        from recallbench.cli.targets import group_tables
+
+        with user_errors("recallbench-table --check"):
+            experiments += group_tables(ns.group)
     if not experiments:
         parser.error("name at least one experiment (conf/experiment/<name>.yaml)")
     if ns.results:
         overrides.append(f"paths.results_dir={ns.results}")
+    if ns.check:
+        sys.exit(check_tables(experiments, overrides))
+    watch()  # the files it reads key the rendered table (``rendered_before``)
     with user_errors("recallbench-table"):  # before any work: the models a table runs use it
         for given in (o for o in overrides if o.startswith("store=")):
             argv_ = sys.argv[1:] if argv is None else argv

@@ -31,6 +31,7 @@ __all__ = [
     "block_of",
     "experiment_of",
     "group",
+    "group_tables",
     "listing",
     "read_experiment",
     "target_of",
@@ -149,6 +150,18 @@ def group(name: str, conf_dir: Path = CONF_DIR) -> dict[str, list[str]]:
     for name_ in sorted(found, key=_natural):
         visit(name_)
     return ordered
+
+
+def group_tables(name: str, conf_dir: Path = CONF_DIR) -> list[str]:
+    """The experiments whose tables the targets of list ``name`` render (``reproduce.tables``,
+    else the target's own experiment), in the list's order, each once."""
+    known = targets(conf_dir)
+    found: dict[str, None] = {}
+    for target in group(name, conf_dir):
+        block = block_of(read_experiment(known[target].experiment, conf_dir))
+        for experiment in block.get("tables") or [known[target].experiment]:
+            found[str(experiment)] = None
+    return list(found)
 
 
 def _natural(name: str) -> tuple[int | str, ...]:

@@ -10,11 +10,13 @@ correction ``new`` and its ``source``; optional ``score_changing`` (bool). Field
 ``answer`` (``old_sha1`` of the answer text), ``evidence`` (``old``: dia ids), ``category``
 (``old``/``new``: 1-4), ``speaker`` (``new: swap``: the question asks about the wrong speaker;
 the two speakers' names are exchanged in it, so "A's bowl" becomes "B's bowl" and "did A share
-with B" becomes "did B share with A"; the answer stays) and ``drop`` (the question is removed; no
-``new``). Every field but ``evidence`` changes answer scores by default.
+with B" becomes "did B share with A"; the answer stays), ``no_key`` (no usable answer key: the
+reference stays the release's, F1 and B1 leave the question out, J keeps it; no ``new``) and
+``drop`` (the question is removed; no ``new``). Every field but ``evidence`` changes answer
+scores by default.
 
 Combining: the sources are read in the order given. The first source that changes what a
-question asks or answers (``answer``, ``speaker``, ``category``, ``drop``) decides it: a later
+question asks or answers (``answer``, ``speaker``, ``category``, ``no_key``, ``drop``) decides it: a later
 source's different change of that question (the same field with another value, or another of
 these fields: a swapped speaker and a rewritten answer are two fixes of one error) is not
 applied, and the item records one line naming both (``meta["erratum"]["conflicts"]``; the
@@ -22,7 +24,8 @@ episode lists them in ``meta["errata"]["conflicts"]``; each is also an
 ``ErrataConflictWarning``, so a run prints it). Evidence corrections combine the same
 way among themselves.
 A corrected or flagged item records ``meta["erratum"]``: ``fields`` (per field: old, new,
-source), ``sources``, ``score_changing`` and, from the audit, ``error_type``. An entry whose
+source), ``sources``, ``score_changing`` and, from the audit, ``error_type`` and ``use`` (how
+its correct_answer was used, ``_locomo_audit``). An entry whose
 question or old value matches nothing raises: the release changed, or the entry is wrong, and a
 silently unapplied correction would misreport the table header.
 """
@@ -44,9 +47,15 @@ from recallbench.errors import DatasetFormatError, ErrataConflictWarning
 from recallbench.records import Episode, QAItem
 from recallbench.store import JSONValue
 
-FIELDS = ("answer", "evidence", "category", "speaker", "drop")
+FIELDS = ("answer", "evidence", "category", "speaker", "no_key", "drop")
 SWAP = "swap"
-ANSWERING = ("answer", "speaker", "category", "drop")  # what changes the question or its key
+ANSWERING = (
+    "answer",
+    "speaker",
+    "category",
+    "no_key",
+    "drop",
+)  # what changes the question or its key
 AUDIT = "locomo_audit"
 
 
@@ -76,10 +85,12 @@ def _check_entry(e: Any, where: str) -> None:
         raise DatasetFormatError(f"{where}: missing {missing} (keys: {sorted(e)})")
     if e["field"] not in FIELDS:
         raise DatasetFormatError(f"{where}: field should be one of {FIELDS}, got {e['field']!r}")
-    old_key = {"answer": "old_sha1", "drop": None, "speaker": None}.get(e["field"], "old")
+    old_key = {"answer": "old_sha1", "drop": None, "speaker": None, "no_key": None}.get(
+        e["field"], "old"
+    )
     if old_key is not None and old_key not in e:
         raise DatasetFormatError(f"{where}: a {e['field']} correction needs '{old_key}'")
-    if e["field"] != "drop" and "new" not in e:
+    if e["field"] not in ("drop", "no_key") and "new" not in e:
         raise DatasetFormatError(f"{where}: a {e['field']} correction needs 'new'")
     if e["field"] == "category" and not {e["old"], e["new"]} <= {1, 2, 3, 4}:
         raise DatasetFormatError(f"{where}: category old/new should be 1-4, got {e['old']!r}")
@@ -171,7 +182,7 @@ def _checked_new(qa: QAItem, ep: Episode, entry: dict[str, Any], where: str) -> 
             names = " or ".join(ep.speakers)
             raise DatasetFormatError(f"{where}: the question of {qa.qa_id} names neither {names}")
         return SWAP
-    return True  # drop
+    return True  # drop, no_key
 
 
 def _episode(
@@ -229,6 +240,8 @@ def _fixed(
     }
     if types := [f.error_type for f in fixes if f.error_type]:
         erratum["error_type"] = types[0]
+    if uses := [f.use for f in fixes if f.use]:
+        erratum["use"] = uses[0]
     if lines:
         erratum["conflicts"] = lines
     if "drop" in chosen:
@@ -256,6 +269,8 @@ def _change(
     eid = ep.episode_id
     if field == "answer":
         return dataclasses.replace(qa, answers=(new,)), qa.answers[0]
+    if field == "no_key":  # the reference stays; scoring reads the erratum (``no_key``)
+        return qa, qa.answers[0] if qa.answers else ""
     if field == "evidence":
         old = [e.removeprefix(f"{eid}/") for e in qa.evidence]
         return dataclasses.replace(qa, evidence=tuple(f"{eid}/{d}" for d in new)), old

@@ -1,37 +1,27 @@
 """On-disk embedding cache: SQLite (WAL) keyed by model name + sha256 of the text.
 
-WAL mode lets parallel Hydra jobs read while one writes; the file is created under a file lock
-(``recallbench.io.connect_shared``), so jobs that start together do not race at creation. Vectors are stored as raw float32 bytes
-with their dimension, so no pickle is involved and a wrong-size row is detected on read.
-
-With a server store (``store=redis://...``) the rows live in its namespace ``emb:<model>``
-(value: ``{"dim": d, "f32": <base64 of the float32 bytes>}``, read back bit for bit).
+The values go through the one cache layer (``recallbench.store.values``): a model's vectors are
+the namespace ``emb:<model>``, a value ``{"dim": d, "f32": <base64 of the float32 bytes>}``
+(read back bit for bit). With a server store (``store=redis://...``) that value is what the
+server holds; in the SQLite file (WAL, so parallel Hydra jobs read while one writes; created
+under a file lock) the table ``embeddings(model, key, dim, vec)`` keeps the raw float32 bytes
+with their dimension, as the first runs wrote it, so no pickle is involved and a wrong-size row
+is detected on read.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import threading
-from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TypedDict
 
 import numpy as np
 
-from recallbench.io import connect_shared, write_immediate
 from recallbench.store import JSONValue, Store, server_store
+from recallbench.store.values import Layout, Row, Table, Values, cache_values
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS embeddings (
-    model TEXT NOT NULL,
-    key TEXT NOT NULL,
-    dim INTEGER NOT NULL,
-    vec BLOB NOT NULL,
-    PRIMARY KEY (model, key)
-);
-"""
-_CHUNK = 500  # SQLite's default limit on host parameters is 999
+PREFIX = "emb:"  # a model's namespace: emb:<model>
 
 
 def text_key(text: str) -> str:
@@ -41,7 +31,7 @@ def text_key(text: str) -> str:
 
 def namespace(model: str) -> str:
     """The store namespace of one model's vectors."""
-    return f"emb:{model}"
+    return f"{PREFIX}{model}"
 
 
 class StoredVector(TypedDict):
@@ -57,112 +47,93 @@ def encode(vec: np.ndarray) -> StoredVector:
     return {"dim": int(data.shape[0]), "f32": base64.b64encode(data.tobytes()).decode("ascii")}
 
 
-def decode(value: JSONValue, where: str) -> np.ndarray:
-    """The vector of a store value; a wrong-shaped or wrong-size one is an error naming ``where``."""
+def decode(value: JSONValue) -> np.ndarray:
+    """The vector of a server's value; a wrong-shaped or wrong-size one is an error (the cache
+    layer names where)."""
     match value:
         case {"dim": int(dim), "f32": str(f32)}:
             vec = np.frombuffer(base64.b64decode(f32), dtype=np.float32)
         case _:
-            raise ValueError(f"{where}: corrupt vector: expected {{dim, f32}}, got {value!r:.80}")
+            raise ValueError(f"corrupt vector: expected {{dim, f32}}, got {value!r:.80}")
     if vec.shape != (dim,):
-        raise ValueError(f"{where}: corrupt vector: {vec.size} floats, expected {dim}")
+        raise ValueError(f"corrupt vector: {vec.size} floats, expected {dim}")
     return vec.copy()
+
+
+def _vector_row(vec: np.ndarray) -> Row:
+    """The ``(dim, vec)`` columns of a vector (its float32 bytes)."""
+    data = np.asarray(vec, dtype=np.float32)
+    return int(data.shape[0]), data.tobytes()
+
+
+def _vector_value(row: Row) -> np.ndarray:
+    """The vector of ``(dim, vec)`` columns; a wrong-size row is an error."""
+    dim, blob = row
+    if not isinstance(blob, bytes) or not isinstance(dim, int):
+        raise ValueError(f"corrupt vector row: expected (dim, bytes), got {type(blob).__name__}")
+    vec: np.ndarray = np.frombuffer(blob, dtype=np.float32)
+    if vec.shape != (dim,):
+        raise ValueError(f"corrupt vector: {vec.size} floats, expected {dim}")
+    return vec.copy()
+
+
+def _to_json(vec: np.ndarray) -> JSONValue:
+    stored = encode(vec)
+    return {"dim": stored["dim"], "f32": stored["f32"]}
+
+
+# How a vector is kept (``store.values``): the file's one table, as every run since the first
+# wrote it (raw float32 bytes); on a server ``{"dim", "f32"}`` (``encode``).
+VECTORS: Table[np.ndarray] = Table(
+    "embeddings", PREFIX, ("dim", "vec"), _vector_row, _vector_value, _to_json, decode
+)
+LAYOUT = Layout(
+    "embedding cache",
+    """
+CREATE TABLE IF NOT EXISTS embeddings (
+    model TEXT NOT NULL,
+    key TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vec BLOB NOT NULL,
+    PRIMARY KEY (model, key)
+);
+""",
+    (VECTORS,),
+)
 
 
 def open_embedding_cache(path: str | Path) -> EmbeddingCache:
     """The embedding cache of a run: the process's server store when there is one, else ``path``."""
-    store = server_store()
-    return EmbeddingCache(path, store=store) if store is not None else EmbeddingCache(path)
+    return EmbeddingCache(path, store=server_store())
 
 
 class EmbeddingCache:
-    """A persistent ``(model, text) -> vector`` store in one SQLite file (or a server store)."""
+    """A persistent ``(model, text) -> vector`` store in one SQLite file (or a server store),
+    through the one cache layer (``store.values``)."""
 
     def __init__(self, path: str | Path, store: Store | None = None) -> None:
         self.store = store
         self.path = Path(path)
-        self._lock = threading.Lock()
-        if store is not None:
-            return
-        # One connection shared by this process's threads (concurrent episodes), serialized.
-        self._conn = connect_shared(self.path, _SCHEMA, "embedding cache")
+        self.values: Values = cache_values(path, store, LAYOUT)
 
     def get_many(self, model: str, texts: list[str]) -> dict[str, np.ndarray]:
         """Return the cached vectors of ``texts`` under ``model`` (texts not cached are absent)."""
         by_key = {text_key(t): t for t in texts}
-        keys = list(by_key)
-        found: dict[str, np.ndarray] = {}
-        if self.store is not None:
-            got = self.store.get_many(namespace(model), keys)
-            where = f"{self.store.url} {namespace(model)}"
-            return {by_key[k]: decode(v, where) for k, v in got.items()}
-        for start in range(0, len(keys), _CHUNK):
-            chunk = keys[start : start + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            with self._lock:
-                rows = self._conn.execute(
-                    f"SELECT key, dim, vec FROM embeddings WHERE model = ? AND key IN ({marks})",
-                    [model, *chunk],
-                ).fetchall()
-            for key, dim, blob in rows:
-                vec = np.frombuffer(blob, dtype=np.float32)
-                if vec.shape != (dim,):
-                    raise ValueError(
-                        f"{self.path}: corrupt row for model {model!r}: {vec.size} floats, "
-                        f"expected {dim}"
-                    )
-                found[by_key[key]] = vec.copy()
-        return found
+        got = self.values.get(VECTORS, namespace(model), list(by_key))
+        return {by_key[k]: v for k, v in got.items()}
 
     def put_many(self, model: str, vectors: dict[str, np.ndarray]) -> None:
         """Store ``text -> vector`` rows under ``model`` (existing rows are replaced)."""
-        if self.store is not None:
-            values = {text_key(t): encode(v) for t, v in vectors.items()}
-            self.store.put_many(namespace(model), values)
-            return
-        rows = [
-            (model, text_key(t), int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes())
-            for t, v in vectors.items()
-        ]
-        with self._lock:  # one write transaction for the batch
-            write_immediate(
-                self._conn, "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows
-            )
-
-    def entries(self) -> Iterator[tuple[str, str, StoredVector]]:
-        """Every row of the SQLite file as ``(model, key, store value)`` (``recallbench cache``)."""
-        with self._lock:
-            rows = self._conn.execute("SELECT model, key, vec FROM embeddings").fetchall()
-        for model, key, blob in rows:
-            yield model, key, encode(np.frombuffer(blob, dtype=np.float32))
-
-    def put_entries(self, model: str, values: Mapping[str, JSONValue]) -> None:
-        """Store rows given as ``key -> store value`` under ``model`` (``recallbench cache``)."""
-        where = f"{self.path} {namespace(model)}"
-        if self.store is not None:
-            self.store.put_many(namespace(model), values)
-            return
-        rows = []
-        for key, value in values.items():
-            vec = decode(value, where)
-            rows.append((model, key, int(vec.shape[0]), vec.tobytes()))
-        with self._lock:
-            write_immediate(
-                self._conn, "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows
-            )
+        values = {text_key(t): v for t, v in vectors.items()}
+        self.values.put(VECTORS, namespace(model), values)
 
     def __bool__(self) -> bool:
         return True  # a cache is there even when empty (``__len__`` may ask a server)
 
     def __len__(self) -> int:
-        if self.store is not None:
-            return sum(self.store.count(n) for n in self.store.namespaces() if n.startswith("emb:"))
-        with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+        spaces = (n for n in self.values.namespaces() if n.startswith(PREFIX))
+        return sum(self.values.count(n) for n in spaces)
 
     def close(self) -> None:
-        """Close the database connection (a store stays open: the run closes it)."""
-        if self.store is not None:
-            return
-        with self._lock:
-            self._conn.close()
+        """Close the database file (a server store stays open: the run closes it)."""
+        self.values.close()

@@ -46,7 +46,7 @@ from recallbench.humaneval._stats import (
     summary,
     unit_scores,
 )
-from recallbench.records import JSON
+from recallbench.verdict import JSONValue
 
 __all__ = [
     "Criterion",
@@ -60,6 +60,7 @@ __all__ = [
     "majority",
     "paired",
     "pearson",
+    "export_header",
     "export_info",
     "ratings_path",
     "read_ratings",
@@ -91,7 +92,21 @@ def record_export(results_dir: str | Path, study: Study, info: Mapping[str, obje
     return path
 
 
-def export_info(results_dir: str | Path, study: Study) -> dict[str, JSON]:
-    """``export.json`` of a study ({} before any export)."""
+def export_info(results_dir: str | Path, study: Study) -> dict[str, JSONValue]:
+    """``export.json`` of a study ({} before any export; a file that is not a JSON object is
+    an error naming it)."""
     path = study_dir(results_dir, study) / "export.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    info: JSONValue = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    if not isinstance(info, dict):
+        raise ValueError(f"{path}: expected a JSON object, got {type(info).__name__}")
+    return info
+
+
+def export_header(results_dir: str | Path, study: Study) -> dict[str, str]:
+    """The table header lines ``export.json`` recorded (``header``: name -> text; {} before
+    any export); another shape is an error naming the file."""
+    header = export_info(results_dir, study).get("header", {})
+    if not isinstance(header, dict) or not all(isinstance(v, str) for v in header.values()):
+        path = study_dir(results_dir, study) / "export.json"
+        raise ValueError(f"{path}: header: expected an object of strings, got {header!r:.80}")
+    return {k: str(v) for k, v in header.items()}

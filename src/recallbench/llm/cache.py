@@ -10,10 +10,10 @@ bound into the task's offline implementation (``offline_config_key``: the argume
 never reuses another setting's replies; replies that depend on files outside the package (e.g. a
 model retrained into results/) are not covered: delete the cache after such a change. Values are
 JSON (no pickle): the reply text, its token counts and what it cost when it was made. The
-database runs in WAL mode with a busy timeout, so several processes can read and write the same
-file, and is created under a file lock (``recallbench.io.connect_shared``); a write is one
-autocommitted ``INSERT OR REPLACE`` (identical keys hold identical values, so a race between two
-writers of the same key is harmless).
+values go through the one cache layer (``recallbench.store.values``): the file's table
+``replies(key, value, created)`` is kept as the first runs wrote it; WAL with a busy timeout, so
+several processes read and write one file, created under a file lock; identical keys hold
+identical values, so a race between two writers of the same key is harmless.
 
 With a server store (``store=redis://...``, ``recallbench.store``) the same keys and values live
 in the store's namespace ``NAMESPACE`` instead of the file, so a reply one job paid for is a hit
@@ -26,24 +26,25 @@ import dataclasses
 import functools
 import hashlib
 import json
-import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
-from recallbench.io import connect_shared, not_reads, unusable_cache, write_immediate
+from recallbench.io import not_reads
 from recallbench.store import JSONValue, Store, server_store
+from recallbench.store.values import (
+    Layout,
+    Row,
+    Table,
+    Values,
+    cache_values,
+    dumps,
+    json_column,
+    json_value,
+)
 
 NAMESPACE = "llm"  # the replies' namespace in a server store (and in `recallbench cache export`)
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS replies (
-    key TEXT PRIMARY KEY,
-    value TEXT NOT NULL,
-    created REAL NOT NULL
-);
-"""
 
 
 @functools.lru_cache(maxsize=1)
@@ -123,12 +124,34 @@ def cached_reply(value: JSONValue, where: str) -> CachedReply:
 
 def open_cache(path: str | Path) -> Cache:
     """The reply cache of a run: the process's server store when there is one, else ``path``."""
-    store = server_store()
-    return Cache(path, store=store) if store is not None else Cache(path)
+    return Cache(path, store=server_store())
+
+
+def _reply_row(value: JSONValue) -> Row:
+    return dumps(value), time.time()
+
+
+# How a reply is kept (``store.values``): the file's one table, as every run since the first
+# wrote it; on a server the JSON value itself.
+REPLIES: Table[JSONValue] = Table(
+    "replies", NAMESPACE, ("value",), _reply_row, json_column, json_value, json_value
+)
+LAYOUT = Layout(
+    "LLM cache",
+    """
+CREATE TABLE IF NOT EXISTS replies (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    created REAL NOT NULL
+);
+""",
+    (REPLIES,),
+)
 
 
 class Cache:
-    """A key -> JSON value store in one SQLite file, or in a server store's namespace.
+    """A key -> JSON value store in one SQLite file, or in a server store's namespace
+    (``store.values``: the one cache layer).
 
     Args:
         path: the database file; its folder is created. ``":memory:"`` for a private cache.
@@ -140,76 +163,35 @@ class Cache:
         self, path: str | Path, busy_timeout_s: float = 60.0, store: Store | None = None
     ) -> None:
         self.store = store
-        if store is not None:
-            self.path = store.url
-            return
-        self.path = str(path)
-        # One connection shared by this process's threads, serialized by a lock.
-        self._conn = connect_shared(self.path, _SCHEMA, "LLM cache", busy_timeout_s)
-        self._lock = threading.Lock()
-        with self._lock, unusable_cache(self.path, "LLM cache"):
-            self._conn.execute("SELECT COUNT(*) FROM replies LIMIT 1").fetchone()
+        self.values: Values = cache_values(path, store, LAYOUT, busy_timeout_s)
+        self.path = self.values.url
 
     def get(self, key: str) -> JSONValue:
         """Return the stored value of ``key``, or None when absent (``cached_reply`` reads a
         reply out of it)."""
-        if self.store is not None:
-            return self.store.get_many(NAMESPACE, [key]).get(key)
-        with self._lock:
-            row = self._conn.execute("SELECT value FROM replies WHERE key = ?", (key,)).fetchone()
-        found: JSONValue = None if row is None else json.loads(row[0])
-        return found
+        return self.values.get_one(REPLIES, NAMESPACE, key)
 
-    def put(self, key: str, value: Mapping[str, object]) -> None:
-        """Store ``value`` (JSON-serializable, no NaN) under ``key``."""
-        if self.store is not None:
-            self.store.put_many(NAMESPACE, {key: value})
-            return
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
-        with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO replies (key, value, created) VALUES (?, ?, ?)",
-                (key, text, time.time()),
-            )
+    def put(self, key: str, value: Mapping[str, JSONValue]) -> None:
+        """Store ``value`` (JSON, no NaN) under ``key``."""
+        self.values.put(REPLIES, NAMESPACE, {key: dict(value)})
 
     def put_many(self, values: Mapping[str, JSONValue]) -> None:
-        """Store many ``key -> value`` rows in one transaction (``recallbench cache``)."""
-        if self.store is not None:
-            self.store.put_many(NAMESPACE, values)
-            return
-        now = time.time()
-        rows = [
-            (k, json.dumps(v, ensure_ascii=False, allow_nan=False, sort_keys=True), now)
-            for k, v in values.items()
-        ]
-        with self._lock:
-            write_immediate(self._conn, "INSERT OR REPLACE INTO replies VALUES (?, ?, ?)", rows)
+        """Store many ``key -> value`` rows in one transaction."""
+        self.values.put(REPLIES, NAMESPACE, values)
 
     def __bool__(self) -> bool:
         return True  # a cache is there even when empty (``__len__`` may ask a server)
 
     def __len__(self) -> int:
-        if self.store is not None:
-            return self.store.count(NAMESPACE)
-        with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
+        return self.values.count(NAMESPACE)
 
     def items(self) -> Iterator[tuple[str, JSONValue]]:
         """Every (key, value) (``recallbench cache export``)."""
-        if self.store is not None:
-            yield from self.store.scan(NAMESPACE)
-            return
-        with self._lock:
-            rows = self._conn.execute("SELECT key, value FROM replies").fetchall()
-        for key, value in rows:
-            yield key, json.loads(value)
+        return self.values.scan(NAMESPACE)
 
     def close(self) -> None:
-        """Close the connection (a store stays open: the run closes it)."""
-        if self.store is not None:
-            return
-        with self._lock:
-            self._conn.close()
+        """Close the file (a server store stays open: the run closes it)."""
+        self.values.close()
 
     def __repr__(self) -> str:
         return f"Cache({self.path!r})"

@@ -7,49 +7,42 @@ reuse LUFY's runs, the CareCall rows that share contexts, a rerun.
 
 Key: the model's identity (``model_key``: name, revision, quantization, dtype, and the scoring
 recipe ``SCHEME``) and the sha256 of the (context, text) pair. Values are the summed NLL in nats
-(SQLite REAL, a float64: read back bit for bit) and the number of scored tokens. The file is
-opened with ``recallbench.io.connect_shared`` (created under a file lock, WAL), so parallel jobs
-(a joblib sweep, a SLURM array on one node) share it; a batch is written in one ``BEGIN
+(SQLite REAL, a float64: read back bit for bit) and the number of scored tokens. The values go
+through the one cache layer (``recallbench.store.values``): a model's scores are the namespace
+``lm:<model key>`` (value ``[nll, tokens]``; JSON floats read back bit for bit), the identities
+``lm-models``; on a server store (``store=redis://...``) as they are, in the SQLite file (created
+under a file lock, WAL, so parallel jobs of a joblib sweep or a SLURM array on one node share
+it) in its tables ``scores`` and ``models`` as the first runs wrote them; a batch is one ``BEGIN
 IMMEDIATE`` transaction. Identical keys hold identical values, so two writers of one key are
 harmless.
-
-With a server store (``store=redis://...``) the rows live in its namespace ``lm:<model key>``
-(value ``[nll, tokens]``; JSON floats read back bit for bit) and the identities in
-``lm-models``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from recallbench.io import connect_shared, unusable_cache, write_immediate
 from recallbench.store import JSONValue, Store
+from recallbench.store.values import (
+    Layout,
+    Row,
+    Table,
+    Values,
+    cache_values,
+    dumps,
+    json_column,
+    json_value,
+)
 
 # The scoring recipe of ``recallbench.llm.perplexity``: a change to it must change this string.
 SCHEME = (
     "nll-v1: <|endoftext|> (else BOS, else EOS), context + '\\n' and text tokenized apart without "
     "special tokens; text cut from the right to window-1, context from the left to what remains"
 )
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS scores (
-    model TEXT NOT NULL,
-    key TEXT NOT NULL,
-    nll REAL NOT NULL,
-    tokens INTEGER NOT NULL,
-    PRIMARY KEY (model, key)
-);
-CREATE TABLE IF NOT EXISTS models (
-    model TEXT PRIMARY KEY,
-    identity TEXT NOT NULL,
-    created REAL NOT NULL
-);
-"""
-_CHUNK = 400  # pairs per SELECT: SQLite's default limit on host parameters is 999
+PREFIX, MODELS = "lm:", "lm-models"  # a model's scores: lm:<model key>; the identities
 
 Pair = tuple[str | None, str]  # (context, text); None and "" both mean "no context"
 
@@ -66,16 +59,72 @@ def pair_key(context: str | None, text: str) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def _stored_score(value: JSONValue, where: str) -> tuple[float, int]:
-    """``(nll, tokens)`` of a store value ``[nll, tokens]``; another shape is an error."""
+def _json_score(value: JSONValue) -> tuple[float, int]:
+    """``(nll, tokens)`` of a server's value ``[nll, tokens]``; another shape is an error."""
     match value:
         case [int() | float() as nll, int() as tokens]:
             return float(nll), tokens
-    raise ValueError(f"{where}: corrupt score: expected [nll, tokens], got {value!r:.80}")
+    raise ValueError(f"corrupt score: expected [nll, tokens], got {value!r:.80}")
+
+
+def _score_row(score: tuple[float, int]) -> Row:
+    return float(score[0]), int(score[1])
+
+
+def _score_value(row: Row) -> tuple[float, int]:
+    nll, tokens = row
+    if not isinstance(nll, float | int) or not isinstance(tokens, int):
+        raise ValueError(f"corrupt score row: expected (nll, tokens), got {tuple(row)!r:.80}")
+    return float(nll), tokens
+
+
+def _score_json(score: tuple[float, int]) -> JSONValue:
+    return [score[0], score[1]]
+
+
+def _identity_row(value: JSONValue) -> Row:
+    return dumps(value), time.time()
+
+
+# The file's tables, as every run since the first wrote them (``store.values``): a model's
+# scores are the namespace ``lm:<model key>``, what each model key stands for ``lm-models``.
+SCORES: Table[tuple[float, int]] = Table(
+    "scores", PREFIX, ("nll", "tokens"), _score_row, _score_value, _score_json, _json_score
+)
+IDENTITIES: Table[JSONValue] = Table(
+    "models",
+    MODELS,
+    ("identity",),
+    _identity_row,
+    json_column,
+    json_value,
+    json_value,
+    insert="IGNORE",
+    key="model",
+)
+LAYOUT = Layout(
+    "LM score cache",
+    """
+CREATE TABLE IF NOT EXISTS scores (
+    model TEXT NOT NULL,
+    key TEXT NOT NULL,
+    nll REAL NOT NULL,
+    tokens INTEGER NOT NULL,
+    PRIMARY KEY (model, key)
+);
+CREATE TABLE IF NOT EXISTS models (
+    model TEXT PRIMARY KEY,
+    identity TEXT NOT NULL,
+    created REAL NOT NULL
+);
+""",
+    (SCORES, IDENTITIES),
+)
 
 
 class ScoreCache:
-    """A persistent ``(model key, context, text) -> (nll, tokens)`` store in one SQLite file.
+    """A persistent ``(model key, context, text) -> (nll, tokens)`` store in one SQLite file,
+    or a server store, through the one cache layer (``store.values``).
 
     Args:
         path: the database file (its folder is created); ``":memory:"`` for a private cache.
@@ -84,95 +133,35 @@ class ScoreCache:
 
     def __init__(self, path: str | Path, store: Store | None = None) -> None:
         self.store = store
-        self.path = str(path) if store is None else store.url
-        self._lock = threading.Lock()  # one connection shared by this process's threads
-        if store is not None:
-            return
-        self._conn = connect_shared(self.path, _SCHEMA, "LM score cache")
-        with self._lock, unusable_cache(self.path, "LM score cache"):
-            self._conn.execute("SELECT COUNT(*) FROM scores LIMIT 1").fetchone()
+        self.values: Values = cache_values(path, store, LAYOUT)
+        self.path = self.values.url
 
     def register(self, key: str, identity: Mapping[str, object]) -> None:
         """Record what a model key stands for (for people reading the file)."""
-        if self.store is not None:
-            self.store.put_many("lm-models", {key: {**identity, "scheme": SCHEME}})
-            return
-        text = json.dumps({**identity, "scheme": SCHEME}, sort_keys=True, ensure_ascii=False)
-        with self._lock:
-            self._conn.execute(
-                "INSERT OR IGNORE INTO models VALUES (?, ?, ?)", (key, text, time.time())
-            )
+        value = json.loads(dumps({**identity, "scheme": SCHEME}))  # JSON, or a TypeError here
+        self.values.put(IDENTITIES, MODELS, {key: value})
 
     def get_many(self, model: str, pairs: Iterable[Pair]) -> dict[Pair, tuple[float, int]]:
         """Return the stored scores of ``pairs`` under ``model`` (pairs not stored are absent)."""
         by_key = {pair_key(c, t): (c, t) for c, t in pairs}
-        keys = list(by_key)
-        found: dict[Pair, tuple[float, int]] = {}
-        if self.store is not None:
-            got = self.store.get_many(f"lm:{model}", keys)
-            where = f"{self.store.url} lm:{model}"
-            return {by_key[k]: _stored_score(v, f"{where} {k}") for k, v in got.items()}
-        for start in range(0, len(keys), _CHUNK):
-            chunk = keys[start : start + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            with self._lock:
-                rows = self._conn.execute(
-                    f"SELECT key, nll, tokens FROM scores WHERE model = ? AND key IN ({marks})",
-                    [model, *chunk],
-                ).fetchall()
-            for key, nll, tokens in rows:
-                found[by_key[key]] = (float(nll), int(tokens))
-        return found
+        got = self.values.get(SCORES, f"{PREFIX}{model}", list(by_key))
+        return {by_key[k]: v for k, v in got.items()}
 
     def put_many(self, model: str, scores: Mapping[Pair, tuple[float, int]]) -> None:
         """Store ``(context, text) -> (nll, tokens)`` rows under ``model``, in one transaction."""
-        rows = [(model, pair_key(c, t), float(v[0]), int(v[1])) for (c, t), v in scores.items()]
-        if not rows:
-            return
-        if self.store is not None:
-            self.store.put_many(f"lm:{model}", {key: [nll, n] for _, key, nll, n in rows})
-            return
-        with self._lock:
-            write_immediate(self._conn, "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?)", rows)
-
-    def entries(self) -> Iterator[tuple[str, str, list[float]]]:
-        """Every score of the SQLite file as ``(model, key, [nll, tokens])`` (``recallbench
-        cache``); ``identities()`` gives the models table."""
-        with self._lock:
-            rows = self._conn.execute("SELECT model, key, nll, tokens FROM scores").fetchall()
-        for model, key, nll, tokens in rows:
-            yield model, key, [float(nll), int(tokens)]
-
-    def identities(self) -> dict[str, dict[str, JSONValue]]:
-        """The models table: model key -> its identity."""
-        with self._lock:
-            rows = self._conn.execute("SELECT model, identity FROM models").fetchall()
-        return {m: json.loads(i) for m, i in rows}
-
-    def put_entries(self, model: str, values: Mapping[str, list[float]]) -> None:
-        """Store ``key -> [nll, tokens]`` rows under ``model`` (``recallbench cache``)."""
-        if self.store is not None:
-            self.store.put_many(f"lm:{model}", values)
-            return
-        rows = [(model, k, float(v[0]), int(v[1])) for k, v in values.items()]
-        with self._lock:
-            write_immediate(self._conn, "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?)", rows)
+        values = {pair_key(c, t): v for (c, t), v in scores.items()}
+        self.values.put(SCORES, f"{PREFIX}{model}", values)
 
     def __bool__(self) -> bool:
         return True  # a cache is there even when empty (``__len__`` may ask a server)
 
     def __len__(self) -> int:
-        if self.store is not None:
-            return sum(self.store.count(n) for n in self.store.namespaces() if n.startswith("lm:"))
-        with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM scores").fetchone()[0])
+        spaces = (n for n in self.values.namespaces() if n.startswith(PREFIX))
+        return sum(self.values.count(n) for n in spaces)
 
     def close(self) -> None:
-        """Close the database connection (a store stays open: the run closes it)."""
-        if self.store is not None:
-            return
-        with self._lock:
-            self._conn.close()
+        """Close the database file (a server store stays open: the run closes it)."""
+        self.values.close()
 
     def __repr__(self) -> str:
         return f"ScoreCache({self.path!r})"

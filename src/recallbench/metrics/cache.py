@@ -16,7 +16,8 @@ misses the cache without anyone raising ``cache_version``) and of the inputs (pr
 them, contexts). A metric whose settings cannot be named (an injected model object) returns
 None from ``cache_settings`` and is never cached. Value: the result's JSON (value, items, meta,
 estimator, and ``stats`` as stored: a list as a list, an array with its dtype and shape; JSON
-round-trips a float64 exactly). The file is shared like the LM score cache (``io.connect_shared``, WAL).
+round-trips a float64 exactly), read back checked. Kept through ``store.values`` (namespace
+``metric-results``, naming ``metric`` and ``identity`` too; the file's ``results`` table as ever).
 """
 
 from __future__ import annotations
@@ -31,13 +32,21 @@ import types
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from recallbench.io import connect_shared, unusable_cache, write_immediate
-from recallbench.records import JSON
-from recallbench.store import Store, process_cache
+from recallbench.store import JSONValue, Store, process_cache
+from recallbench.store.values import (
+    Layout,
+    Row,
+    Table,
+    Values,
+    cache_values,
+    dumps,
+    json_column,
+    json_value,
+)
 
 if TYPE_CHECKING:
     from recallbench.metrics.base import Metric, MetricResult, Reference
@@ -52,15 +61,6 @@ __all__ = [
     "use_metric_cache",
 ]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS results (
-    key TEXT PRIMARY KEY,
-    metric TEXT NOT NULL,
-    identity TEXT NOT NULL,
-    result TEXT NOT NULL,
-    created REAL NOT NULL
-);
-"""
 _default: list[MetricCache | None] = [None]
 _features: list[str | None] = [None]  # the embedding cache file of metrics' own featurizers
 _caches: dict[str, MetricCache] = {}
@@ -145,10 +145,9 @@ def result_key(
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def _array(stats: np.ndarray) -> dict[str, JSON]:
-    """An array as JSON: dtype and shape kept; a mostly-zero one (MAUVE's per-item bucket counts
-    over 10 seeds: 2 x 10 non-zeros in 20 x buckets columns) as its non-zero entries only."""
-    head: dict[str, JSON] = {"dtype": str(stats.dtype), "shape": list(stats.shape)}
+def _array(stats: np.ndarray) -> dict[str, JSONValue]:
+    """An array as JSON, dtype and shape kept; mostly zeros (MAUVE's bucket counts): non-zeros."""
+    head: dict[str, JSONValue] = {"dtype": str(stats.dtype), "shape": list(stats.shape)}
     flat = stats.reshape(-1)
     nonzero = np.flatnonzero(flat)
     if len(nonzero) * 4 < flat.size:
@@ -156,90 +155,137 @@ def _array(stats: np.ndarray) -> dict[str, JSON]:
     return {**head, "data": stats.tolist()}
 
 
-def _from_array(stats: dict[str, JSON]) -> np.ndarray:
+def _from_array(stats: dict[str, JSONValue]) -> np.ndarray:  # what _array wrote, else an error
+    dtype, shape = stats.get("dtype"), stats.get("shape")
+    dims = tuple(n for n in shape if isinstance(n, int)) if isinstance(shape, list) else ()
+    if not isinstance(dtype, str) or not isinstance(shape, list) or len(dims) != len(shape):
+        raise ValueError(f"corrupt stats: expected dtype and shape, got {stats!r:.80}")
     if "data" in stats:
-        return np.asarray(stats["data"], dtype=stats["dtype"]).reshape(stats["shape"])
-    flat = np.zeros(int(np.prod(stats["shape"])), dtype=stats["dtype"])
-    flat[np.asarray(stats["at"], dtype=np.int64)] = stats["values"]
-    return flat.reshape(stats["shape"])
+        return np.asarray(stats["data"], dtype=dtype).reshape(dims)
+    flat = np.zeros(int(np.prod(dims)), dtype=dtype)
+    flat[np.asarray(stats.get("at"), dtype=np.int64)] = stats.get("values")
+    return flat.reshape(dims)
 
 
-def _dump(result: MetricResult) -> str:
-    stats: JSON = result.stats
-    if isinstance(stats, np.ndarray):  # back as the same array: dtype and shape kept
-        stats = _array(stats)
-    return json.dumps(
-        {
-            "value": result.value,
-            "items": result.items,
-            "meta": result.meta,
-            "stats": stats,
-            "estimator": result.estimator,
-        },
-        allow_nan=False,
-    )
+def _dump(result: MetricResult) -> dict[str, JSONValue]:  # stats: an array as _array, a list
+    stats = result.stats
+    return {
+        "value": result.value,
+        "items": None if result.items is None else list[JSONValue](result.items),
+        "meta": dict(result.meta),
+        "stats": _array(stats)
+        if isinstance(stats, np.ndarray)
+        else None
+        if stats is None
+        else [list[JSONValue](row) for row in stats],
+        "estimator": None if result.estimator is None else dict[str, JSONValue](result.estimator),
+    }
 
 
-def _load(text: str) -> MetricResult:
+def _floats(value: object) -> list[float] | None:  # a JSON list of numbers (None: not one)
+    if isinstance(value, list) and {type(v) for v in value} <= {int, float}:
+        return cast("list[float]", value)  # checked: ints and floats only (no copy: a cache hit)
+    return None
+
+
+def _load(row: JSONValue) -> MetricResult:
+    """The result ``_dump`` wrote; a stored value of another shape is an error."""
     from recallbench.metrics.base import MetricResult
 
-    row = json.loads(text)
-    stats = row["stats"]
+    if not isinstance(row, dict) or not isinstance(row.get("meta"), dict):
+        raise ValueError(f"corrupt metric result: expected value and meta, got {row!r:.80}")
+    value, meta, items, stats, spec = (
+        row.get(k) for k in ("value", "meta", "items", "stats", "estimator")
+    )
+    floats = None if items is None else _floats(items)
+    estimator: dict[str, str | int | float | None] | None = None
+    if isinstance(spec, dict):  # its values: numbers, strings or null only
+        estimator = {k: v for k, v in spec.items() if isinstance(v, str | int | float) or v is None}
+    if (
+        not isinstance(value, int | float)
+        or not isinstance(meta, dict)
+        or (items is not None and floats is None)
+        or (spec is not None and (not isinstance(spec, dict) or len(spec) != len(estimator or {})))
+    ):
+        raise ValueError(f"corrupt metric result: value, items or estimator, got {row!r:.80}")
     if isinstance(stats, dict):
-        stats = _from_array(stats)
-    return MetricResult(row["value"], row["items"], row["meta"], stats, row["estimator"])
+        array: np.ndarray | list[list[float]] | None = _from_array(stats)
+    elif isinstance(stats, list):
+        rows = [_floats(r) for r in stats]
+        array = [r for r in rows if r is not None]
+        if len(array) != len(stats):
+            raise ValueError(f"corrupt metric result: stats, got {stats!r:.80}")
+    elif stats is None:
+        array = None
+    else:
+        raise ValueError(f"corrupt metric result: stats, got {stats!r:.80}")
+    return MetricResult(float(value), floats, meta, array, estimator)
 
 
-NAMESPACE = "metric-results"  # a server store's namespace (its values: the result's JSON)
+NAMESPACE = "metric-results"  # the results' namespace (its values: the result's JSON)
+ABOUT = ("metric", "identity")  # kept beside a result for people reading the file
+
+
+def _result_row(value: JSONValue) -> Row:
+    """The ``(metric, identity, result, created)`` columns of a value (``MetricCache.put``); a
+    server's value from before results named their metric exports with ``?`` and ``null``."""
+    if not isinstance(value, dict) or "value" not in value:
+        raise ValueError(f"expected a metric result's JSON, got {value!r:.80}")
+    result = {k: v for k, v in value.items() if k not in ABOUT}
+    return str(value.get("metric", "?")), dumps(value.get("identity")), dumps(result), time.time()
+
+
+# How a result is kept (``store.values``): the file's one table, as every run since the first
+# wrote it; on a server the result's JSON with its metric and identity.
+RESULTS: Table[JSONValue] = Table(
+    "results", NAMESPACE, ("result",), _result_row, json_column, json_value, json_value
+)
+LAYOUT = Layout(
+    "metric result cache",
+    """
+CREATE TABLE IF NOT EXISTS results (
+    key TEXT PRIMARY KEY,
+    metric TEXT NOT NULL,
+    identity TEXT NOT NULL,
+    result TEXT NOT NULL,
+    created REAL NOT NULL
+);
+""",
+    (RESULTS,),
+)
 
 
 class MetricCache:
     """A persistent ``key -> MetricResult`` store in one SQLite file (``":memory:"``: private),
     or, with a server store (``store=redis://...``), in its namespace :data:`NAMESPACE`, so
-    every job of a sweep on any machine reads what another scored."""
+    every job of a sweep on any machine reads what another scored (``store.values``: the one
+    cache layer)."""
 
     def __init__(self, path: str | Path, store: Store | None = None) -> None:
         self.store = store
-        self.path = str(path) if store is None else store.url
-        self._lock = threading.Lock()
-        if store is not None:
-            return
-        self._conn = connect_shared(self.path, _SCHEMA, "metric result cache")
-        with self._lock, unusable_cache(self.path, "metric result cache"):
-            self._conn.execute("SELECT COUNT(*) FROM results LIMIT 1").fetchone()
+        self.values: Values = cache_values(path, store, LAYOUT)
+        self.path = self.values.url
 
     def get(self, key: str) -> MetricResult | None:
         """The stored result of ``key`` (None: not stored)."""
-        if self.store is not None:
-            got = self.store.get_many(NAMESPACE, [key]).get(key)
-            return None if got is None else _load(json.dumps(got))
-        with self._lock:
-            row = self._conn.execute("SELECT result FROM results WHERE key = ?", (key,)).fetchone()
-        return None if row is None else _load(row[0])
+        got = self.values.get_one(RESULTS, NAMESPACE, key)
+        try:
+            return None if got is None else _load(got)
+        except ValueError as exc:
+            raise ValueError(f"{self.path} {NAMESPACE} {key}: {exc}") from None
 
     def put(self, key: str, metric: str, ident: dict[str, object], result: MetricResult) -> None:
-        """Store ``result`` under ``key`` (the identity is kept for people reading the file)."""
-        if self.store is not None:
-            self.store.put_many(NAMESPACE, {key: json.loads(_dump(result))})
-            return
-        row = (key, metric, json.dumps(ident, sort_keys=True), _dump(result), time.time())
-        with self._lock:
-            write_immediate(
-                self._conn, "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)", [row]
-            )
+        """Store ``result`` under ``key`` with its metric and identity (for people reading)."""
+        about: JSONValue = json.loads(dumps(ident))  # the identity as JSON (a TypeError here)
+        value: JSONValue = {**_dump(result), "metric": metric, "identity": about}
+        self.values.put(RESULTS, NAMESPACE, {key: value})
 
     def __len__(self) -> int:
-        if self.store is not None:
-            return self.store.count(NAMESPACE)
-        with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+        return self.values.count(NAMESPACE)
 
     def close(self) -> None:
-        """Close the database connection (a server store is closed by its owner)."""
-        if self.store is not None:
-            return
-        with self._lock:
-            self._conn.close()
+        """Close the database file (a server store is closed by its owner)."""
+        self.values.close()
 
 
 def use_metric_cache(

@@ -1,8 +1,9 @@
 """One store for a sweep: the caches, the sweep's ledger and the rate buckets (issue 34).
 
 ``store=sqlite`` (default): one machine. The caches are the SQLite files of ``paths.cache_dir``
-(``llm.sqlite``, ``embeddings.sqlite``, ``lm_scores.sqlite``) and the ledger and rate buckets
-live in ``<paths.cache_dir>/store.sqlite`` (``SqliteStore``), so the processes of one machine
+(``llm.sqlite``, ``embeddings.sqlite``, ``lm_scores.sqlite``, ``metric_results.sqlite``;
+every cache reads and writes through the one cache layer, ``store.values``) and the ledger and
+rate buckets live in ``<paths.cache_dir>/store.sqlite`` (``SqliteStore``), so the processes of one machine
 share one budget and one rate. ``store=redis://host:port/db``: many processes on many machines
 (``RedisStore``); every cache, ledger and bucket lives on the server.
 

@@ -172,6 +172,11 @@ def _latex(
     return "\n".join(lines) + "\n"
 
 
+def table_stem(paper: str | None, table: str | int) -> str:
+    """The file stem of a table: ``<paper>_<table id>``, or a user's own table's id."""
+    return str(table) if paper is None else f"{paper}_{table_id(table)}"
+
+
 def render(
     cells: Sequence[Cell],
     *,
@@ -198,13 +203,13 @@ def render(
         raise ValueError(f"{paper or 'own'} table {table}: no cells to render")
     if paper is None:
         grid = _Grid.build(cells, show_n, corner, text=ours_text)
-        ident = stem = str(table)
+        ident = str(table)
         key = legend(cells).replace(LEGEND, OWN_LEGEND)
     else:
         grid = _Grid.build(cells, show_n, corner)
         ident = table_id(table)  # 1, "1" and "table1" name the same file
-        stem = f"{paper}_{ident}"
         key = legend(cells)
+    stem = table_stem(paper, table)
     header = {str(k): str(v) for k, v in header.items()}
     texts = {
         "md": _markdown(title, header, notes, grid, key),

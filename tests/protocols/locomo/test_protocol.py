@@ -161,6 +161,30 @@ def _under_errata(pred, erratum=None, key=None):
     )
 
 
+def test_a_question_without_a_usable_key_has_no_f1_or_b1_but_keeps_its_verdict():
+    """An erratum's ``no_key`` (the audit's correction is a remark): F1, B1, Mem0's F1 and
+    ceiling_f1 leave the question out; J keeps it, and the flag keeps it out of clean."""
+    remark = {"old": "Lisbon", "new": True, "source": "locomo_audit: AMBIGUOUS (q)"}
+    no_key = {"fields": {"no_key": remark}, "score_changing": True, "sources": ["locomo_audit"]}
+    preds = [
+        _under_errata(_answer("e1", "e1/q0", 4, "red kite", "red kite", ["t1"], [["t1"]], 1)),
+        _under_errata(_answer("e2", "e2/q0", 4, "Lisbon", "Lisbon", ["t4"], [["t4"]], 1), no_key),
+    ]
+    scores, summary = score_locomo(preds)
+    m = summary["metrics"]
+    assert {s.metric for s in scores if s.pred_id == preds[1].pred_id} == {
+        "j",
+        "ceiling",
+        "recall_at_5",
+        "recall_at_10",
+        "evidence_recall",
+    }
+    assert (m["f1"]["n"], m["b1"]["n"], m["f1_mem0"]["n"], m["ceiling_f1"]["n"]) == (1, 1, 1, 1)
+    assert (m["j"]["n"], m["j"]["value"]) == (2, 1.0)
+    assert m["j"]["subsets"]["clean"]["n"] == 1 and m["ceiling"]["value"] == 0.5
+    assert summary["errata"]["no_key"] == 1
+
+
 def test_errata_clean_subset_ceiling_and_release_key_verdicts():
     fixed = {"old": "Lisbon", "new": "Oslo", "source": "locomo_audit: TEMPORAL_ERROR"}
     line = "e2/q0 answer: default gives 'Oslo', locomo_audit gives 'Bergen'; used default"
@@ -188,6 +212,7 @@ def test_errata_clean_subset_ceiling_and_release_key_verdicts():
         "corrected_or_flagged": 2,
         "score_changing": 1,
         "clean": 2,
+        "no_key": 0,
         "conflicts": [line],
         "release_key_verdicts": 1,
     }

@@ -2,11 +2,14 @@
 
 Figures: ``locomo_audit/SOURCE.md`` and ``zep_locomo/SOURCE.md`` (recomputed there from the
 files), the audit's README per category for gpt-4o-mini-cot, Zep's README per category (by the
-release's numbers: 1 74.11, 2 66.04, 3 67.71, 4 79.79). Each file goes through the protocol's
+release's numbers: 1 74.11, 2 66.04, 3 67.71, 4 79.79), ``memobase_locomo/SOURCE.md`` (its
+README: 75.78 overall; 1 70.92, 2 85.05, 3 46.88, 4 77.17 by the release's numbers). Each file goes through the protocol's
 own path: read, match by id or order with the question text checked, replay, ``score``.
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -71,3 +74,26 @@ def test_zep_overall_and_categories(real_data_dir, episodes):
     assert by_number == {1: 74.11, 2: 66.04, 3: 67.71, 4: 79.79}
     assert summary["latency_ms"]["n"] == 1540
     assert 0 < summary["latency_ms"]["p50"] < summary["latency_ms"]["p95"]
+
+
+def test_memobase_overall_and_categories(real_data_dir, episodes):
+    path = real_data_dir / "memobase_locomo" / "memobase_eval_0710_3000.json"
+    if not path.is_file():
+        pytest.skip("needs memobase_locomo/memobase_eval_0710_3000.json")
+    summary = _summary(path, "memobase", episodes)
+    assert _pct(summary, "j_memobase") == 75.78
+    by_number = {
+        1: _pct(summary, "j_memobase", "multi_hop"),
+        2: _pct(summary, "j_memobase", "temporal"),
+        3: _pct(summary, "j_memobase", "open_domain"),
+        4: _pct(summary, "j_memobase", "single_hop"),
+    }
+    assert by_number == {1: 70.92, 2: 85.05, 3: 46.88, 4: 77.17}
+    # LoCoMo's F1 and Mem0's B1 per item by our scorer, on every answer; Mem0's F1 and B1 as
+    # ours computes them match the file's own f1_score (all 1,540) and bleu_score (mean to 0.01)
+    assert summary["metrics"]["f1"]["n"] == summary["metrics"]["b1"]["n"] == 1540
+    rows = [r for items in json.loads(path.read_text()).values() for r in items]
+    shipped_f1 = round(100 * sum(r["f1_score"] for r in rows) / len(rows), 2)
+    shipped_b1 = 100 * sum(r["bleu_score"] for r in rows) / len(rows)
+    assert _pct(summary, "f1_mem0") == shipped_f1
+    assert abs(100 * summary["metrics"]["b1"]["value"] - shipped_b1) < 0.02

@@ -16,7 +16,6 @@ from recallbench.datasets import load, require_folder
 from recallbench.datasets.carecall import DEFAULT_FILE
 from recallbench.datasets.stats import TOKENIZER_NOTES, CareCallStats, carecall_stats
 from recallbench.errors import did_you_mean
-from recallbench.records import JSON
 from recallbench.run.provenance import episodes_sha256
 from recallbench.tables import (
     BuiltTable,
@@ -27,6 +26,7 @@ from recallbench.tables import (
     reference_table,
 )
 from recallbench.tables.render import reference_value
+from recallbench.verdict import JSONValue
 
 ROWS = [
     ("Turns", "turns", 0),
@@ -71,9 +71,15 @@ def _session_cells(
     return cells
 
 
-def table1_cells(stats: Mapping[str, CareCallStats], reference: Mapping[str, JSON]) -> list[Cell]:
+def table1_cells(
+    stats: Mapping[str, CareCallStats], reference: Mapping[str, JSONValue]
+) -> list[Cell]:
     """Lay out CareCall Table 1: the paper's rows x (all sessions, then each session index)."""
-    values: Mapping[str, object] = reference["values"]
+    values = reference["values"]
+    if not isinstance(values, dict):
+        raise ValueError(
+            f"papers/carecall/reference.yaml table1: values: expected a mapping, got {values!r:.60}"
+        )
     indices = sorted(
         {int(k.split("_")[1]) for k in stats if k != "all"}
         | {int(k.split("_")[1]) for k in values if k != "all"}

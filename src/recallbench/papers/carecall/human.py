@@ -38,7 +38,7 @@ from recallbench.humaneval import (
     Study,
     Unit,
     agreement,
-    export_info,
+    export_header,
     paired,
     pearson,
     ratings_path,
@@ -179,7 +179,7 @@ def human_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
                     tests.append((len(cells), paired(scores, row.label, reference_row)))
                 cells.append(cell)
     cells = _with_tests(cells, tests)
-    header = {**export_info(ctx.results_dir, STUDY).get("header", {}), **_header(raw, statistic)}
+    header = {**export_header(ctx.results_dir, STUDY), **_header(raw, statistic)}
     return BuiltTable(cells, header=header, notes=_notes(raw))
 
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from recallbench.datasets import FOLDERS, load, require_folder, try_load
 from recallbench.datasets.stats import TOKENIZER_NOTES, ConversationStats, conversation_stats
 from recallbench.errors import did_you_mean
-from recallbench.records import JSON, Episode
+from recallbench.records import Episode
 from recallbench.run.provenance import episodes_sha256
 from recallbench.tables import (
     BuiltTable,
@@ -27,6 +27,7 @@ from recallbench.tables import (
     reference_table,
 )
 from recallbench.tables.render import reference_value
+from recallbench.verdict import JSONValue
 
 # Who talks in each dataset (LUFY Table 1 "Conv. Setting"), from the datasets' own papers.
 SETTINGS = {
@@ -60,7 +61,7 @@ NOTES = [
 
 def table1_cells(
     loaded: Mapping[str, ConversationStats],
-    reference: Mapping[str, JSON],
+    reference: Mapping[str, JSONValue],
     alt: Mapping[str, ConversationStats] | None = None,
 ) -> list[Cell]:
     """Lay out LUFY Table 1: the paper's rows first (ours n/a where not loaded), then extras.
@@ -68,8 +69,10 @@ def table1_cells(
     ``loaded`` maps dataset names to stats with the main tokenizer; ``alt`` (optional) to stats
     of the same episodes with a second tokenizer, shown last in a column without paper values.
     """
-    labels: dict[str, str] = dict(reference["labels"])
-    values: Mapping[str, object] = reference["values"]
+    given, values = reference["labels"], reference["values"]
+    if not isinstance(given, dict) or not isinstance(values, dict):
+        raise ValueError("papers/lufy/reference.yaml table1: labels and values: expected mappings")
+    labels = {k: str(v) for k, v in given.items()}
     alt_tok = next(iter(alt.values())).tokenizer if alt else None
     cells = []
     for key in list(labels) + [name for name in loaded if name not in labels]:

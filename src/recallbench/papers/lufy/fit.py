@@ -34,7 +34,8 @@ from scipy.optimize import least_squares
 
 from recallbench.memory import replay_recalls
 from recallbench.memory.lufy import METRICS, PAPER_WEIGHTS, Lufy, LufyFamilyMemory
-from recallbench.records import JSON, Episode
+from recallbench.records import Episode
+from recallbench.verdict import JSONValue
 
 S_FLOOR = 1e-3
 
@@ -52,7 +53,7 @@ class FitResult:
     l2: float
     mse: float
 
-    def to_dict(self) -> dict[str, JSON]:
+    def to_dict(self) -> dict[str, JSONValue]:
         """Return a JSON-ready dict."""
         return dict(vars(self))
 
@@ -245,7 +246,7 @@ def fit_two_stage(
     bounds: Mapping[str, tuple[float, float]],
     *,
     l2: float = 1e-3,
-) -> dict[str, JSON]:
+) -> dict[str, JSONValue]:
     """Fit (wA, wP, wL) on ``stage1``, then (wR1, wR2) on ``stage2`` with the first fixed."""
     first = ("A", "P", "L")
     fit1 = fit_weights(stage1.matrix(first, bounds), np.asarray(stage1.target), first, l2=l2)
@@ -257,7 +258,7 @@ def fit_two_stage(
     )
     weights = fit1.weights | fit2.weights
     return {
-        "weights": weights,
+        "weights": dict[str, JSONValue](weights),
         "paper": dict(PAPER_WEIGHTS),
         "stage1": fit1.to_dict(),
         "stage2": fit2.to_dict(),

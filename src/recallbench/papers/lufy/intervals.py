@@ -11,15 +11,14 @@ sessions' statistics over the same resampled episodes (``MeanOf``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import TypedDict, TypeVar
 
 import numpy as np
 
 from recallbench.metrics.bootstrap import Additive, Generic, MeanOf, cluster_ci
 from recallbench.metrics.clusters import ClusterStatistic
-from recallbench.records import JSON
 
-__all__ = ["agreement_statistic", "interval_fields", "ratio_statistic"]
+__all__ = ["IntervalFields", "agreement_statistic", "interval_fields", "ratio_statistic"]
 
 R = TypeVar("R")  # one record of an episode
 
@@ -56,7 +55,16 @@ def mean_statistic(parts: Sequence[ClusterStatistic | None]) -> ClusterStatistic
     return MeanOf.of(parts)  # type: ignore[arg-type]
 
 
-def interval_fields(stat: ClusterStatistic | None, scale: float = 1.0) -> dict[str, JSON]:
+class IntervalFields(TypedDict, total=False):
+    """The ``Cell`` fields of a statistic's interval (and a builder's ``comparable``)."""
+
+    ci_low: float
+    ci_high: float
+    episodes: int
+    comparable: bool
+
+
+def interval_fields(stat: ClusterStatistic | None, scale: float = 1.0) -> IntervalFields:
     """Cell fields ``ci_low``, ``ci_high``, ``episodes`` of a statistic (empty without one)."""
     if stat is None:
         return {}

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
 
 from recallbench.analysis import select
 from recallbench.embed.base import TextEmbedder
-from recallbench.papers.lufy.intervals import interval_fields, ratio_statistic
+from recallbench.papers.lufy.intervals import IntervalFields, interval_fields, ratio_statistic
 from recallbench.papers.lufy.runs import lufy_reference, paper_value, run_episodes, snapshots
 from recallbench.records import in_memory
 from recallbench.run.read import RunRecord
@@ -97,7 +96,7 @@ def topk_cells(
     found = [r for r in ranks if r is not None]
     where = [e for e, r in zip(episodes or [], ranks, strict=False) if r is not None]
 
-    def extra(hit: Callable[[int], float]) -> dict[str, Any]:
+    def extra(hit: Callable[[int], float]) -> IntervalFields:
         return (
             interval_fields(ratio_statistic(where, [hit(r) for r in found]), 100) if where else {}
         )

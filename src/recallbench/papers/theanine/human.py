@@ -31,7 +31,7 @@ from recallbench.humaneval import (
     Study,
     Unit,
     agreement,
-    export_info,
+    export_header,
     majority,
     ratings_path,
     read_ratings,
@@ -200,7 +200,7 @@ def _table(
             f"{label}: Fleiss' kappa {'n/a' if kappa is None else f'{kappa:.2f}'} "
             "(paper: not reported)"
         )
-    header = dict(export_info(ctx.results_dir, study).get("header", {}))
+    header = export_header(ctx.results_dir, study)
     header["judge"] = (
         f"human: {len({r.annotator for r in ratings})} annotators, majority rule (tie: {tie})"
         if ratings

@@ -2,7 +2,9 @@
 
 A run under errata (``dataset.options.errata``, ``datasets.locomo``) scores F1, B1 and recall
 against the corrected answers and evidence (the predictions' references are the corrected
-ones). Besides, ``score_locomo`` reports, from each prediction's ``errata_meta``:
+ones); a question an erratum marks ``no_key`` (its correction is a remark, not an answer) has no
+usable key: F1, B1, Mem0's F1 and ``ceiling_f1`` leave it out, J keeps it (flagged, so out of
+``clean``). Besides, ``score_locomo`` reports, from each prediction's ``errata_meta``:
 
 - ``clean``: a subset of every metric: the questions of categories 1-4 that no source flags as
   score-changing (for the audit, its 99 entries that are not ``WRONG_CITATION``);
@@ -27,14 +29,14 @@ from typing import Any
 
 from recallbench.payloads import ErratumMeta, answer_meta
 from recallbench.protocols.locomo._scoring import locomo_f1
-from recallbench.records import JSON, Episode, Prediction, QAItem
-from recallbench.verdict import verdict_of
+from recallbench.records import Episode, Prediction, QAItem
+from recallbench.verdict import JSONValue, verdict_of
 
 CLEAN = "clean"
 RELEASE_KEY = "release"  # a verdict's "key": judged against the release's uncorrected answer
 
 
-def errata_meta(episode: Episode, qa: QAItem) -> dict[str, JSON]:
+def errata_meta(episode: Episode, qa: QAItem) -> dict[str, JSONValue]:
     """The prediction meta of ``qa`` that scoring under errata reads (empty without errata).
 
     ``errata``: the run's errata sources; ``erratum``: the item's corrections and flags.
@@ -58,6 +60,11 @@ def score_changing(p: Prediction) -> bool:
     return _erratum(p).get("score_changing", False)
 
 
+def no_key(p: Prediction) -> bool:
+    """Does an erratum say this question has no usable answer key (F1 and B1 leave it out)?"""
+    return "no_key" in _erratum(p).get("fields", {})
+
+
 def clean_subsets(p: Prediction) -> list[str]:
     """``["clean"]`` for a category 1-4 question of a run under errata no source flags, else []."""
     meta = answer_meta(p)
@@ -71,6 +78,8 @@ def ceiling_values(p: Prediction) -> dict[str, float]:
     meta = answer_meta(p)
     if not meta.get("errata") or meta["category"] == 5:
         return {}
+    if no_key(p):
+        return {"ceiling": 0.0 if score_changing(p) else 1.0}
     answer = _erratum(p).get("fields", {}).get("answer")
     f1 = (
         1.0
@@ -99,7 +108,7 @@ def release_key_verdict(p: Prediction) -> bool:
     return bool(release_key_judges(p))
 
 
-def errata_summary(answers: Sequence[Prediction]) -> dict[str, JSON] | None:
+def errata_summary(answers: Sequence[Prediction]) -> dict[str, JSONValue] | None:
     """The summary's ``errata`` block (None when the run used no errata)."""
     under = [p for p in answers if answer_meta(p).get("errata")]
     if not under:
@@ -110,6 +119,7 @@ def errata_summary(answers: Sequence[Prediction]) -> dict[str, JSON] | None:
         "corrected_or_flagged": sum(1 for p in under if "erratum" in p.meta),
         "score_changing": sum(1 for p in under if score_changing(p)),
         "clean": sum(1 for p in under if clean_subsets(p)),
-        "conflicts": sorted(conflicts),
+        "no_key": sum(1 for p in under if no_key(p)),
+        "conflicts": list[JSONValue](sorted(conflicts)),
         "release_key_verdicts": sum(1 for p in under if release_key_verdict(p)),
     }

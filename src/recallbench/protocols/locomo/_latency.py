@@ -18,7 +18,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from recallbench.records import JSON, Prediction
+from recallbench.records import Prediction
+from recallbench.verdict import JSONValue
 
 NOTE = (
     "seconds per question (memory_construction: per session), p50/p95; this machine and this "
@@ -26,12 +27,12 @@ NOTE = (
 )
 
 
-def _quantiles(values: list[float]) -> dict[str, JSON]:
+def _quantiles(values: list[float]) -> dict[str, JSONValue]:
     p50, p95 = np.percentile(np.asarray(values, dtype=float), [50, 95])
     return {"p50": round(float(p50), 6), "p95": round(float(p95), 6), "n": len(values)}
 
 
-def latency_summary(predictions: Sequence[Prediction]) -> dict[str, JSON] | None:
+def latency_summary(predictions: Sequence[Prediction]) -> dict[str, JSONValue] | None:
     """The summary's ``latency`` block (None when no stage was timed)."""
     answers = [p for p in predictions if p.kind == "answer"]
     stages: dict[str, list[float]] = {

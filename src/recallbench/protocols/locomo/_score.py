@@ -13,7 +13,8 @@ category name and ``answerable`` (categories 1-4, the set Mem0 reports). Items:
 - ``recall_at_5``, ``recall_at_10``, ``evidence_recall``: questions with evidence; the share of
   their evidence turns among the sources of the first 5 / 10 / all recalled items.
 
-Under errata (``_errata``): every metric gains the ``clean`` subset, ``ceiling`` and
+Under errata (``_errata``): a question marked ``no_key`` has no F1, B1 or Mem0's F1; every
+metric gains the ``clean`` subset, ``ceiling`` and
 ``ceiling_f1`` are scored, ``errata`` counts corrections, conflicts and verdicts judged against
 the release's key (then ``metrics.j.key`` says so). ``latency``: p50/p95 per timed stage
 (``_latency``).
@@ -36,6 +37,7 @@ from recallbench.protocols.locomo._errata import (
     ceiling_values,
     clean_subsets,
     errata_summary,
+    no_key,
     release_key_judges,
 )
 from recallbench.protocols.locomo._latency import latency_summary
@@ -53,8 +55,10 @@ def item_values(p: Prediction) -> dict[str, float]:
     """The per-question values of one answer prediction (absent: not scored for that metric)."""
     meta = answer_meta(p)
     category = meta["category"]
-    out: dict[str, float] = {"f1": locomo_f1(category, p.output, p.reference or "")}
-    if category != 5:  # Mem0's evaluation skips category 5
+    out: dict[str, float] = {}
+    if not no_key(p):  # an erratum's remark in place of an answer: no key to score against
+        out["f1"] = locomo_f1(category, p.output, p.reference or "")
+    if category != 5 and "f1" in out:  # Mem0's evaluation skips category 5
         out["b1"] = mem0_b1(p.output, p.reference or "")
         out["f1_mem0"] = mem0_f1(p.output, p.reference or "")
     verdict = verdict_of(p)

@@ -11,6 +11,9 @@ Formats (``FORMATS``; the shapes are described in ``docs/import_answers.md``):
 - ``mem0``: what mem0ai/mem0's ``evaluation/evals.py`` writes (``{"<i>": [{"question",
   "answer", "response", "category" (a string), "bleu_score", "f1_score", "llm_score" (0/1)}]}``:
   the conversation's index in ``locomo10.json`` as key, category 5 skipped, the rest in order);
+- ``memobase``: Memobase's published run (memodb-io/memobase ``docs/experiments/locomo-benchmark``,
+  a fork of mem0's evaluation): the ``mem0`` shape, read by the same reader; its own judge name
+  (``j_memobase``) and its README's naming of the category numbers;
 - ``jsonl``: one ``{"question_id", "answer"[, "verdicts", "question", "category",
   "duration_ms"]}`` per line for anyone's system; ``question_id`` in the audit's scheme
   (``locomo_<i>_qa<j>``) or the harness's (``locomo/conv-26/q3``).
@@ -48,10 +51,17 @@ CATEGORY_NAMING: dict[str, dict[int, str]] = {
     "locomo-audit": {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"},
     "zep": {1: "Multi-Hop", 2: "Open Domain", 3: "Temporal", 4: "Single-Hop"},
     "mem0": {1: "Single Hop", 2: "Temporal", 3: "Multi-Hop", 4: "Open Domain"},
+    "memobase": {1: "single_hop", 2: "temporal", 3: "multi_hop", 4: "open_domain"},
     "jsonl": {},
 }
 # The shipped verdicts' judge, named for its source (metric ``j_<source>``).
-JUDGE_OF = {"locomo-audit": "audit", "zep": "zep", "mem0": "mem0", "jsonl": "shipped"}
+JUDGE_OF = {
+    "locomo-audit": "audit",
+    "zep": "zep",
+    "mem0": "mem0",
+    "memobase": "memobase",
+    "jsonl": "shipped",
+}
 _AUDIT_ID = re.compile(r"locomo_(\d+)_qa(\d+)")
 _OUR_ID = re.compile(r"locomo/(conv-\d+)/q(\d+)")
 
@@ -237,9 +247,11 @@ READERS: dict[str, Callable[[Any, str], list[ImportedAnswer]]] = {
     "locomo-audit": _audit,
     "zep": _zep,
     "mem0": _mem0,
+    "memobase": _mem0,  # a fork of mem0's evals.py: the same file shape
 }
 FORMATS = (*READERS, "jsonl")
-SCHEME = {"locomo-audit": "id", "zep": "order", "mem0": "order", "jsonl": "id"}
+SCHEME = {"locomo-audit": "id", "zep": "order", "mem0": "order", "memobase": "order", "jsonl": "id"}
+_SHAPE = {"memobase": "mem0"}  # formats whose files have another format's shape
 
 
 def read_answer_file(path: str | Path, fmt: str) -> AnswerFile:
@@ -266,7 +278,7 @@ def _read_shaped(data: Any, fmt: str, name: str) -> list[ImportedAnswer]:
         return READERS[fmt](data, name)
     except DatasetFormatError as exc:
         guess = _guess(data)
-        if guess is not None and guess != fmt:
+        if guess is not None and guess != _SHAPE.get(fmt, fmt):
             raise fail(name, f"looks like a {guess} file, not {fmt} (--format {guess})") from exc
         raise
 

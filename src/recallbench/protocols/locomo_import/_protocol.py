@@ -58,7 +58,7 @@ from recallbench.protocols.locomo_import._formats import (
     read_answer_file,
 )
 from recallbench.protocols.locomo_import._match import Matched, match_answers, merge_latency
-from recallbench.records import JSON, Episode, Prediction, Score
+from recallbench.records import Episode, Prediction, Score
 from recallbench.verdict import JSONValue
 
 
@@ -142,7 +142,7 @@ class LocomoImportProtocol(EvalProtocol):
             self.matched.setdefault(m.episode.episode_id, []).append(m)
         self.sha256 = sha
 
-    def provenance(self) -> dict[str, JSON]:
+    def provenance(self) -> dict[str, JSONValue]:
         """What run.json records of the imported file (``imported``)."""
         out: dict[str, Any] = {
             "file": str(self.file),
@@ -173,7 +173,7 @@ class LocomoImportProtocol(EvalProtocol):
         return EpisodeResult(predictions=predictions)
 
     def _prediction(
-        self, m: Matched, last: int, verdict: dict[str, JSON], lexical: float
+        self, m: Matched, last: int, verdict: dict[str, JSONValue], lexical: float
     ) -> Prediction:
         qa, a = m.qa, m.answer
         category = int(qa.meta["category"])

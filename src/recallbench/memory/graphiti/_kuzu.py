@@ -1,0 +1,46 @@
+"""The graph store of ``memory=graphiti``: graphiti-core's ``KuzuDriver`` on a bounded Kuzu database.
+
+Two gaps of graphiti-core 0.31.2's Kuzu driver are closed here: its database takes Kuzu's default
+buffer pool (``bounded_kuzu``), and its ``build_indices_and_constraints`` is a no-op, so the
+full-text indexes every BM25 search reads are never made (``FULLTEXT_INDEXES``: the method runs
+them once per fresh graph; without them a search fails with "doesn't have an index").
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any
+
+os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"  # read at import: before the imports below
+
+try:
+    import kuzu
+    from graphiti_core.driver.driver import GraphProvider
+    from graphiti_core.driver.kuzu_driver import KuzuDriver
+    from graphiti_core.graph_queries import get_fulltext_indices
+except ImportError as exc:  # pragma: no cover - exercised only without the packages
+    raise ImportError(
+        "memory=graphiti needs graphiti-core and kuzu: "
+        "pip install 'graphiti-core==0.31.2' 'kuzu==0.11.3' (or make install)"
+    ) from exc
+
+FULLTEXT_INDEXES: list[str] = list(get_fulltext_indices(GraphProvider.KUZU))
+
+
+def bounded_kuzu(db: str, buffer_pool_mb: int) -> Any:
+    """A ``KuzuDriver`` on a Kuzu database whose buffer pool is ``buffer_pool_mb`` MB.
+
+    ``KuzuDriver`` opens ``kuzu.Database(db)`` with Kuzu's default pool, ~80% of the machine's
+    memory: with it (and graphiti's depth-3 graph walk, ``_graphiti`` Deviations) the questions
+    of one LoCoMo conversation grew the process to 17.9 GB until the kernel killed it; bounded,
+    a query that needs more fails with Kuzu's "Buffer manager exception" (one line). The driver is built on a throwaway in-memory database (its schema is
+    tiny) and then given the bounded one, with its schema and connection.
+    """
+    with warnings.catch_warnings():  # Kuzu's driver is deprecated upstream (see Deviations)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        driver = KuzuDriver(db=":memory:")
+    driver.db = kuzu.Database(db, buffer_pool_size=int(buffer_pool_mb) * 2**20)
+    driver.setup_schema()
+    driver.client = kuzu.AsyncConnection(driver.db, max_concurrent_queries=1)
+    return driver
