@@ -6,7 +6,7 @@ half-written file. JSON is written with ``allow_nan=False``: a NaN in a result i
 not a value to store.
 
     from recallbench.io import write_json, write_text, atomic_path
-    write_json(run_dir / "usage.json", usage)
+    write_json(out / "notes.json", notes)
     with atomic_path(out / "figure.png") as tmp:
         fig.savefig(tmp)
 

@@ -150,21 +150,3 @@ def test_the_submitting_process_exits_1_when_a_job_failed_or_died_even_if_others
     assert (
         stop.value.code == 1 and "(broken; jobs: 1 died, 1 interrupted)" in capsys.readouterr().err
     )
-
-
-def test_a_resumed_job_gives_back_what_a_killed_attempt_reserved(tmp_path, capsys):
-    from recallbench.cli.ledger import release_on_resume
-
-    sweep, dead = tmp_path / "runs" / "t" / "s", _dead_pid()
-    record_job(sweep, "k1", status="running", host=platform.node(), pid=dead)
-    store = SqliteStore(tmp_path / "store.sqlite")
-    store.reserve("sweep:t/s", 0.4, None, 1.0, f"{platform.node()}:{dead}")  # kill -9 mid-call
-    store.reserve("sweep:t/s", 0.1, None, 1.0, f"{platform.node()}:{os.getpid()}")  # alive
-    release_on_resume(store, sweep)
-    assert store.totals("sweep:t/s").reserved == pytest.approx(0.1)
-    assert capsys.readouterr().err.strip() == (
-        f"recallbench: released $0.4000 of sweep t/s reserved by 1 process(es) that are gone "
-        f"({platform.node()}:{dead})"
-    )
-    release_on_resume(store, sweep)  # nothing left to give back: silent
-    assert capsys.readouterr().err == ""

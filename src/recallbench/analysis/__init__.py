@@ -6,7 +6,7 @@
 
 Runs are keyed by ``(tag, stamp, job)``; every frame carries that key and one typed column per
 config key any of the runs overrode (``memory.k``). Only files of run folders are read, through
-the run layer's one reader (``run.read.read_run``: a ``RunRecord``, ``RunInfo`` here); nothing
+the run layer's one reader (``run.read.read_run``: a ``RunRecord``); nothing
 here runs a method or a model.
 """
 
@@ -18,7 +18,6 @@ from recallbench.analysis.frames import (
 )
 from recallbench.analysis.locate import explain_no_runs, find_results_dir, project_root
 from recallbench.analysis.runs import (
-    RunInfo,
     config_value,
     find_runs,
     latest_per_job,
@@ -30,7 +29,6 @@ from recallbench.analysis.runs import (
 )
 
 __all__ = [
-    "RunInfo",
     "config_value",
     "explain_no_runs",
     "find_results_dir",

@@ -1,6 +1,6 @@
 """Failure attribution of a finished run: its judged answers as ``metrics.attribution.ItemFacts``.
 
-    items, info = run_items(run)              # a RunInfo of protocol qa, qa_gvd, teafarm, timerag
+    items, info = run_items(run)              # a RunRecord of protocol qa, qa_gvd, teafarm, timerag
     summary = summarize(items, info.cover)    # metrics.attribution
 
 Only the run folder is read (``run.read``): the predictions, the store after every session, the
@@ -47,7 +47,6 @@ from recallbench.analysis.attribution_reads import (
     read_stores,
     turn_facts,
 )
-from recallbench.analysis.runs import RunInfo
 from recallbench.judges.caim import caim_verdicts
 from recallbench.metrics.attribution import Cover, ItemFacts
 from recallbench.metrics.bootstrap import RATIO, Additive, ci_fields
@@ -55,6 +54,7 @@ from recallbench.protocols.evidence import EvidenceLocator
 from recallbench.protocols.timerag import reply_targets, split_single
 from recallbench.protocols.timerag import scores as ts
 from recallbench.records import Episode, MemoryItem, Prediction, QAItem
+from recallbench.run.read import RunRecord
 from recallbench.verdict import require_verdict
 
 PROTOCOLS = ("qa", "qa_gvd", "teafarm", "timerag", "locomo_qa")
@@ -86,7 +86,7 @@ class RunAttribution:
 
 
 def run_items(
-    run: RunInfo,
+    run: RunRecord,
     evidence: Mapping[str, Any] | None = None,
     primary: str = "auto",
     subset: str | None = None,
@@ -122,7 +122,7 @@ C1 = {1: 1.0, 0: 0.0, 2: 0.0}
 
 
 def _qa_items(
-    run: RunInfo,
+    run: RunRecord,
     proto: Mapping[str, Any],
     preds: list[Prediction],
     settings: dict[str, Any],
@@ -166,7 +166,7 @@ def _qa_items(
     return items, RunAttribution(str(proto.get("name")), judges, how, "all", is_oracle(run))
 
 
-def _question(episode: Episode, qa_id: str, run: RunInfo) -> QAItem:
+def _question(episode: Episode, qa_id: str, run: RunRecord) -> QAItem:
     for qa in episode.qa:
         if qa.qa_id == qa_id:
             return qa
@@ -191,7 +191,7 @@ def _evidence(
 
 
 def _teafarm_items(
-    run: RunInfo, proto: Mapping[str, Any], preds: list[Prediction], settings: dict[str, Any]
+    run: RunRecord, proto: Mapping[str, Any], preds: list[Prediction], settings: dict[str, Any]
 ) -> tuple[list[ItemFacts], RunAttribution]:
     replies = [p for p in preds if p.kind == "teafarm"]
     episodes = read_episodes(run, list(dict.fromkeys(p.episode_id for p in replies)))
@@ -222,7 +222,7 @@ def _teafarm_items(
 
 
 def _timerag_items(
-    run: RunInfo, proto: Mapping[str, Any], preds: list[Prediction]
+    run: RunRecord, proto: Mapping[str, Any], preds: list[Prediction]
 ) -> tuple[list[ItemFacts], RunAttribution]:
     replies = [p for p in preds if p.kind == "response" and p.meta.get("retrieval")]
     episodes = read_episodes(run, list(dict.fromkeys(p.episode_id for p in replies)))

@@ -23,10 +23,10 @@ from recallbench.analysis.attribution_reads import (
     read_stores,
     turn_facts,
 )
-from recallbench.analysis.runs import RunInfo
 from recallbench.metrics.attribution import ItemFacts
 from recallbench.protocols.locomo import locomo_f1
 from recallbench.records import Prediction
+from recallbench.run.read import RunRecord
 from recallbench.verdict import verdict_of
 
 J_NAME = "J {judge}"  # the run's judge: mem0_j (Mem0's J), or another QA judge
@@ -43,7 +43,7 @@ def _credit(p: Prediction, j_name: str) -> tuple[float, dict[str, float], str]:
 
 
 def locomo_items(
-    run: RunInfo, preds: list[Prediction], subset: str | None = None
+    run: RunRecord, preds: list[Prediction], subset: str | None = None
 ) -> tuple[list[ItemFacts], dict[str, Any]]:
     """Return the attribution facts of the run's answers (of one category with ``subset``)."""
     answers = [p for p in preds if p.kind == "answer"]

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from recallbench.analysis.runs import RunInfo
 from recallbench.judges.lexical import is_dont_know
 from recallbench.metrics.attribution import ItemFacts
 from recallbench.records import Episode, MemoryItem, Prediction, in_memory
+from recallbench.run.read import RunRecord
 
 Stores = dict[int, list[MemoryItem]]
 
@@ -24,7 +24,7 @@ def live(item: MemoryItem, decayed: bool = False) -> bool:
     return in_memory(item, decayed)
 
 
-def decayed_of(run: RunInfo) -> bool:
+def decayed_of(run: RunRecord) -> bool:
     """Whether the run's method recalls decayed records (``records.decayed_recallable``)."""
     return run.config.memory.decayed_recallable
 
@@ -35,22 +35,22 @@ def carried(store: Sequence[MemoryItem], gone: bool = False, decayed: bool = Fal
     return {s for item in store if gone or live(item, decayed) for s in item.source_ids}
 
 
-def read_stores(run: RunInfo, episode_id: str) -> Stores:
+def read_stores(run: RunRecord, episode_id: str) -> Stores:
     """The run's store after every session of ``episode_id`` ({} when none was written)."""
     return {s.after_session: list(s.items) for s in run.snapshots_of(episode_id)}
 
 
-def read_episodes(run: RunInfo, episode_ids: Sequence[str]) -> dict[str, Episode]:
+def read_episodes(run: RunRecord, episode_ids: Sequence[str]) -> dict[str, Episode]:
     """The episodes the run replayed, from ``episodes/`` (else reloaded from its dataset)."""
     return run.episodes_for(episode_ids)
 
 
-def protocol_config(run: RunInfo) -> dict[str, Any]:
+def protocol_config(run: RunRecord) -> dict[str, Any]:
     """The run's protocol settings (its config's ``protocol`` block)."""
     return dict(run.config.protocol.settings)
 
 
-def is_oracle(run: RunInfo) -> bool:
+def is_oracle(run: RunRecord) -> bool:
     """True for an oracle-context run (``protocol.oracle_context``)."""
     return bool(protocol_config(run).get("oracle_context"))
 

@@ -29,7 +29,15 @@ from typing import Any
 
 from recallbench.errors import DataNotFoundError
 from recallbench.llm.prices import PRICES_AS_OF, PriceTable
-from recallbench.run.read import RUN_FILE, USAGE_FILE, RunRecord, RunUsage, UsageBucket, read_run
+from recallbench.run.read import (
+    RUN_FILE,
+    USAGE_FILE,
+    RunRecord,
+    RunUsage,
+    UsageBucket,
+    is_run_folder,
+    read_run,
+)
 
 AGENT_STAGES = ("memory", "answer")
 EVAL_TASK_PREFIXES = ("judge.", "teafarm.")
@@ -79,7 +87,7 @@ def run_cost(
     usage = run.usage
     if usage is None:
         raise _missing(run.path, USAGE_FILE)
-    if not run.provenance.raw:
+    if not is_run_folder(run.path):
         raise _missing(run.path, RUN_FILE)
     n = run.provenance.n_episodes or 0
     if n <= 0:

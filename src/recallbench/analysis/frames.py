@@ -14,21 +14,21 @@ from typing import Any
 
 import pandas as pd
 
-from recallbench.analysis.runs import RunInfo, config_value, override_keys
-from recallbench.run.read import MetricSummary
+from recallbench.analysis.runs import config_value, override_keys
+from recallbench.run.read import MetricSummary, RunRecord
 
 KEY = ("tag", "stamp", "job")
 SUMMARY_COLUMNS = (*KEY, "metric", "session", "value", "session_mean", "n", "ci_low", "ci_high")
 USAGE_COLUMNS = (*KEY, "calls", "cached_calls", "failures", "parse_failures", "cost_usd")
 
 
-def override_columns(runs: list[RunInfo]) -> dict[tuple[str, str, str], dict[str, Any]]:
+def override_columns(runs: list[RunRecord]) -> dict[tuple[str, str, str], dict[str, Any]]:
     """Map each run's key to ``{config key: its typed value}`` over every key any run overrode."""
     keys = list(dict.fromkeys(k for run in runs for k in override_keys(run) if k not in KEY))
     return {run.key: {k: config_value(run, k) for k in keys} for run in runs}
 
 
-def _base(run: RunInfo, overrides: dict[tuple[str, str, str], dict[str, Any]]) -> dict[str, Any]:
+def _base(run: RunRecord, overrides: dict[tuple[str, str, str], dict[str, Any]]) -> dict[str, Any]:
     return {
         "tag": run.tag,
         "stamp": run.stamp,
@@ -53,7 +53,7 @@ def _typed(
     return frame
 
 
-def load_summaries(runs: list[RunInfo]) -> pd.DataFrame:
+def load_summaries(runs: list[RunRecord]) -> pd.DataFrame:
     """One row per (run, metric, session); session ``all`` is the whole run."""
     overrides = override_columns(runs)
     rows = []
@@ -99,7 +99,7 @@ def _ci(entry: MetricSummary) -> dict[str, float | None]:
     return {"ci_low": low, "ci_high": high}
 
 
-def load_predictions(run: RunInfo) -> pd.DataFrame:
+def load_predictions(run: RunRecord) -> pd.DataFrame:
     """The run's predictions, one row each, with usage columns flattened and the run's key."""
     rows = []
     for p in run.predictions:
@@ -113,7 +113,7 @@ def load_predictions(run: RunInfo) -> pd.DataFrame:
     return df
 
 
-def load_usage(runs: list[RunInfo]) -> pd.DataFrame:
+def load_usage(runs: list[RunRecord]) -> pd.DataFrame:
     """Usage totals and per-stage cost of each run, one row per run."""
     overrides = override_columns(runs)
     rows = []

@@ -1,9 +1,8 @@
 """Find run folders and select among them (tag, stamp, job, status, config choices).
 
-Each run is read by the run layer's one reader (``run.read.read_run``: a ``RunRecord``, named
-``RunInfo`` here as it always was).
+Each run is read by the run layer's one reader (``run.read.read_run``: a ``RunRecord``).
 
-A run is keyed by ``(tag, stamp, job)`` (``RunInfo.key``): job names repeat across tags and
+A run is keyed by ``(tag, stamp, job)`` (``RunRecord.key``): job names repeat across tags and
 stamps. ``status`` is run.json's, except that a ``running`` record whose process is gone reads
 ``stale`` (``run.record.is_stale``). ``find_runs(finished=True)`` keeps the usable statuses,
 ``finished`` and ``degraded``; ``runs_in`` finds the runs under any folder (a run, a sweep, a
@@ -17,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from recallbench.run.read import RUN_FILE, RunRecord, read_run
+from recallbench.run.read import RUN_FILE, RunRecord, is_run_folder, read_run
 from recallbench.run.record import USABLE
 
 # Where ``run_folders`` looks for run.json under a folder (a run, a sweep, a tag, runs/, results).
@@ -46,17 +45,13 @@ def note_read(folder: str | Path) -> None:
         seen.add(str(Path(folder).resolve()))
 
 
-# A run folder as every reader sees it (``run.read.RunRecord``); the name analysis has always used.
-RunInfo = RunRecord
-
-
-def _read_run(path: Path) -> RunInfo | None:
-    return read_run(path) if (path / RUN_FILE).exists() else None
+def _read_run(path: Path) -> RunRecord | None:
+    return read_run(path) if is_run_folder(path) else None
 
 
 def find_runs(
     results_dir: str | Path, tag: str | None = None, *, finished: bool = True
-) -> list[RunInfo]:
+) -> list[RunRecord]:
     """List run folders under ``results_dir/runs`` (optionally one tag), oldest stamp first."""
     root = Path(results_dir) / "runs"
     note_read(root / tag if tag else root)
@@ -67,7 +62,7 @@ def find_runs(
     return sorted(runs, key=lambda r: (r.stamp, r.job))
 
 
-def runs_in(folder: str | Path, *, finished: bool = True) -> list[RunInfo]:
+def runs_in(folder: str | Path, *, finished: bool = True) -> list[RunRecord]:
     """List the run folders in ``folder``: a run, a sweep (stamp), a tag, ``runs/`` or results.
 
     Raises FileNotFoundError naming the folder when it does not exist.
@@ -84,27 +79,29 @@ def runs_in(folder: str | Path, *, finished: bool = True) -> list[RunInfo]:
 
 def run_folders(folder: Path) -> list[Path]:
     """The folders holding a run.json in or under ``folder`` (``RUN_PATTERNS``), sorted."""
-    return sorted({p.parent for pattern in RUN_PATTERNS for p in folder.glob(f"{pattern}run.json")})
+    return sorted(
+        {p.parent for pattern in RUN_PATTERNS for p in folder.glob(f"{pattern}{RUN_FILE}")}
+    )
 
 
-def latest_per_job(runs: list[RunInfo]) -> dict[tuple[str, str], RunInfo]:
+def latest_per_job(runs: list[RunRecord]) -> dict[tuple[str, str], RunRecord]:
     """Keep the newest run of every job of every tag, keyed by ``(tag, job)``.
 
     Same-named jobs under different tags (two sweeps of ``memory.k``) stay apart.
     """
-    out: dict[tuple[str, str], RunInfo] = {}
+    out: dict[tuple[str, str], RunRecord] = {}
     for run in sorted(runs, key=lambda r: r.stamp):  # newer stamps overwrite older ones
         out[run.tag, run.job] = run
     return out
 
 
-def override_keys(run: RunInfo) -> list[str]:
+def override_keys(run: RunRecord) -> list[str]:
     """The config keys the run's overrides set (``memory.k``, ``memory``), in their order."""
     keys = (o.split("=", 1)[0].lstrip("+~") for o in run.overrides if "=" in o)
     return list(dict.fromkeys(keys))
 
 
-def config_value(run: RunInfo, key: str) -> object:
+def config_value(run: RunRecord, key: str) -> object:
     """Return the run's value of ``key``: a group's choice, else the typed config value.
 
     ``memory`` -> ``memory_retrieval`` (the choice), ``memory.k`` -> ``2`` (an int, from
@@ -122,7 +119,7 @@ def config_value(run: RunInfo, key: str) -> object:
 ALIASES = {"logs": "dataset.options.system"}
 
 
-def run_value(run: RunInfo, key: str) -> object:
+def run_value(run: RunRecord, key: str) -> object:
     """Return a run's config-group choice (``memory``) or config value (``memory.threshold``).
 
     A key without a dot names a config group (``job``: the run's job name); a dotted key (or an
@@ -141,11 +138,11 @@ def _as_list(value: object) -> list[object]:
     return list(value) if isinstance(value, list | tuple) else [value]
 
 
-def matches(run: RunInfo, selector: Mapping[str, object]) -> bool:
+def matches(run: RunRecord, selector: Mapping[str, object]) -> bool:
     """Return True when ``run_value(run, key)`` is in every ``selector[key]`` (a value or a list)."""
     return all(run_value(run, key) in _as_list(want) for key, want in selector.items())
 
 
-def select(runs: Iterable[RunInfo], selector: Mapping[str, object]) -> list[RunInfo]:
+def select(runs: Iterable[RunRecord], selector: Mapping[str, object]) -> list[RunRecord]:
     """Return the runs that match ``selector`` (see ``matches``), in their order."""
     return [run for run in runs if matches(run, selector)]

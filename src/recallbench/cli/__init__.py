@@ -43,7 +43,6 @@ from recallbench.cli.config import (
     EXIT_USER_ERROR,
     RunKeys,
     check_choices,
-    check_resume_dir,
     check_run_keys,
     compose_job,
     default_job,
@@ -62,16 +61,13 @@ from recallbench.cli.job import run
 from recallbench.cli.judge_panel import judge_panel_main
 from recallbench.cli.launch import Launch
 from recallbench.cli.reproduce import reproduce_main
-from recallbench.cli.sweep import (
-    resume_command,
-    settled_job,
-    status_main,
-    sweep_exit,
-)
+from recallbench.cli.sweep import status_main, sweep_exit
 from recallbench.cli.table import render_table, table_main, table_services
 from recallbench.cli.view import view_main
 from recallbench.errors import ConfigError
-from recallbench.run.sweep import new_stamp
+from recallbench.run.job import settled_job
+from recallbench.run.places import check_resume_dir
+from recallbench.run.sweep import new_stamp, resume_command
 
 __all__ = [
     "EXIT_USER_ERROR",

@@ -28,11 +28,13 @@ from omegaconf import DictConfig, OmegaConf
 
 from recallbench import CONFIG_NAME
 from recallbench.cli.build import HYDRA_KEYS, LABELS, job_metrics, plain, with_target
-from recallbench.cli.config import check_resume_dir, check_run_keys
+from recallbench.cli.config import check_run_keys
 from recallbench.cli.signatures import check_arguments, check_value, hint
-from recallbench.cli.sweep import check_places, sweep_folder
+from recallbench.cli.sweep import check_places
 from recallbench.errors import ConfigError, one_line
 from recallbench.protocols.base import EvalProtocol
+from recallbench.run.places import check_resume_dir
+from recallbench.run.sweep import sweep_folder
 from recallbench.store import reach_store
 
 if TYPE_CHECKING:

@@ -12,17 +12,15 @@ import random
 import sys
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ValidationError
 
 from recallbench import CONF_DIR, CONFIG_NAME, ROOT_CONFIG
-from recallbench.errors import ConfigError, ResumeError, UserError, one_line
+from recallbench.errors import ConfigError, UserError, one_line
 from recallbench.llm.protocol import LLMClient
 from recallbench.records import Episode
-from recallbench.run.read import CONFIG_FILE, ITEMS_DIR, RUN_FILE
 
 EXIT_USER_ERROR = 2
 
@@ -99,34 +97,6 @@ def check_run_keys(cfg: DictConfig) -> None:
             not str(value).strip() or "/" in str(value) or value in {".", ".."}
         ):
             raise ConfigError(f"{key}={value!r}: expected {_EXPECTED[key]} without '/'")
-
-
-def check_resume_dir(resume_dir: str | None, sweep: bool = False) -> None:
-    """A ``resume_dir`` names a run folder (a run.json inside) or, for a sweep (``-m``), the
-    sweep's folder ``runs/<tag>/<stamp>`` whose job folders each resume (or start)."""
-    if not resume_dir:
-        return
-    path = Path(resume_dir)
-    if not path.is_dir():
-        raise ResumeError(
-            f"resume_dir={resume_dir}: no such folder; name the run folder of an interrupted run "
-            "(results/runs/<tag>/<stamp>/<job>) or, with -m, its sweep folder "
-            "(results/runs/<tag>/<stamp>), or drop resume_dir to start a new run"
-        )
-    is_run = (path / "run.json").is_file()
-    jobs = sorted(p.name for p in path.iterdir() if (p / "run.json").is_file())
-    if sweep and is_run:
-        raise ResumeError(
-            f"resume_dir={resume_dir}: one run of a sweep; resume the whole sweep with -m and "
-            f"resume_dir={path.parent} (finished jobs are skipped), or this run alone without -m"
-        )
-    if not sweep and not is_run:
-        found = f" (it holds the sweep jobs {', '.join(jobs[:4])}{' ...' if len(jobs) > 4 else ''})"
-        raise ResumeError(
-            f"resume_dir={resume_dir}: not a run folder (no run.json inside)"
-            f"{found if jobs else ''}; name the folder that holds {RUN_FILE}, {CONFIG_FILE} "
-            f"and {ITEMS_DIR}/, or resume a sweep folder with -m and the sweep's overrides"
-        )
 
 
 def select_episodes(episodes: list[Episode], n: int | None, seed: int) -> list[Episode]:

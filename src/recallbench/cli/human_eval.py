@@ -35,8 +35,8 @@ from recallbench.errors import ConfigError
 from recallbench.verdict import JSONValue
 
 if TYPE_CHECKING:
-    from recallbench.analysis import RunInfo
     from recallbench.humaneval import Study, Unit
+    from recallbench.run.read import RunRecord
     from recallbench.tables import TableSpec
 
 __all__ = ["export_study", "human_eval_main", "import_study"]
@@ -80,7 +80,7 @@ def studies(conf_dir: Path = CONF_DIR) -> list[str]:
     )
 
 
-def _runs(results_dir: Path, experiment: str | None) -> list[RunInfo]:
+def _runs(results_dir: Path, experiment: str | None) -> list[RunRecord]:
     from recallbench.analysis import find_runs, latest_per_job
     from recallbench.tables import load_spec
 

@@ -8,9 +8,9 @@ protocol=locomo_import memory=no_memory generator=extractive +judge=mem0_j tag=i
 ``longmemeval``: ``dataset=longmemeval protocol=longmemeval_import +judge=longmemeval``, the
 same memory, generator and tag; then the user's overrides, e.g. ``dataset.options.errata=default``,
 ``protocol.errata=default`` or ``judge.generator=...``) and runs it through the run layer
-(``cli.job.run``): the run folder is ``results/runs/<tag>/<stamp>/<NAME>`` and its path is the
-last line printed. A bad file is one line naming the file and the item, exit 2, and no run
-folder is left behind. Logic: ``recallbench.protocols.locomo_import`` and
+(``cli.job.run``, ``run.job.run_job``): the run folder is ``results/runs/<tag>/<stamp>/<NAME>``
+and its path is the last line printed. A bad file is one line naming the file and the item,
+exit 2, and no run folder is left behind. Logic: ``recallbench.protocols.locomo_import`` and
 ``recallbench.protocols.longmemeval_import``.
 """
 
@@ -99,7 +99,7 @@ def import_overrides(args: argparse.Namespace) -> list[str]:
 def import_main(argv: list[str]) -> None:
     """Entry point of ``recallbench import-answers``."""
     from recallbench.cli.job import run
-    from recallbench.cli.sweep import sweep_folder
+    from recallbench.run.sweep import sweep_folder
 
     args = parser().parse_intermixed_args(argv)
     with user_errors("recallbench import-answers"):

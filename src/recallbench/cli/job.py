@@ -1,20 +1,16 @@
-"""One job of a command, split by what it does: its folders, its meter, its runner, the run with
-its stop messages, and its end (a plan's bill, the end-of-run lines).
+"""One job of a command, as the command line runs it: the run layer's ``run.job.run_job`` with
+the parts only ``cli`` can build (``HydraParts``: the dataset, the meter, the models and the
+runner from the composed config) and the process's exit.
 
 ``run`` is the entry (``cli.main`` calls it for every job of a sweep, ``recallbench matrix`` for
-every cell); each step is a function that takes what it needs as arguments: the composed config,
-the job's name, and how the command was launched (``cli.launch.Launch``: the command line as
-typed, plan mode, the submitting process).
+every cell, ``import-answers`` for its one job); the job's lifecycle (its folders, store, reuse,
+sweep record, stop lines, end) is ``run.job``'s.
 """
 
 from __future__ import annotations
 
-import os
-import platform
 import shutil
 import sys
-import tempfile
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,57 +26,17 @@ from recallbench.cli.build import (
     job_metrics,
     plain,
 )
-from recallbench.cli.config import (
-    check_resume_dir,
-    check_run_keys,
-    resolve_workers,
-    select_episodes,
-)
+from recallbench.cli.config import check_run_keys, resolve_workers, select_episodes
 from recallbench.cli.launch import Launch
-from recallbench.cli.sweep import report_done, report_stop, resume_command
-from recallbench.errors import EndpointDown, RunStopped
 from recallbench.records import JSON, Episode
+from recallbench.run.job import JobPlace, run_job
 
 if TYPE_CHECKING:
     from recallbench.llm.budget import Meter
     from recallbench.run.runner import Runner
     from recallbench.store import Store
 
-__all__ = ["JobPlace", "build_runner", "job_meter", "job_place", "run", "run_guarded"]
-
-
-@dataclass(frozen=True)
-class JobPlace:
-    """Where a job writes: its sweep folder ``runs/<tag>/<stamp>`` and its run folder."""
-
-    sweep_dir: Path
-    run_dir: Path
-    sweep: bool
-
-
-def job_place(cfg: DictConfig, job: str, sweep: bool) -> JobPlace:
-    """The job's folders: ``<sweep folder>/<job>``, or ``resume_dir`` for a resumed single run
-    (a resumed sweep's ``resume_dir`` is its sweep folder)."""
-    from recallbench.cli.sweep import sweep_folder
-
-    check_resume_dir(cfg.resume_dir, sweep)
-    sweep_dir = sweep_folder(cfg, sweep)
-    run_dir = Path(cfg.resume_dir) if cfg.resume_dir and not sweep else sweep_dir / job
-    return JobPlace(sweep_dir, run_dir, sweep)
-
-
-def job_meter(cfg: DictConfig, store: Store, sweep_dir: Path, launch: Launch) -> Meter:
-    """One meter for every LLM of the job: the generator's budget within the sweep's (``sweep.``
-    keys, a ledger in the store), or (a plan) the dry replay's counts."""
-    from recallbench.cli.plan import plan_meter
-    from recallbench.llm.budget import Budget, Meter, SweepLedger
-    from recallbench.run.sweep import sweep_name
-
-    budget = Budget.of(plain(cfg.generator))
-    if launch.planning:
-        return plan_meter(budget, store, sweep_name(sweep_dir))
-    swept = Budget.of(plain(cfg.get("sweep") or {}), "sweep")
-    return Meter(budget, sweep=SweepLedger(store, sweep_name(sweep_dir), swept))
+__all__ = ["HydraParts", "build_runner", "run"]
 
 
 def build_runner(
@@ -124,60 +80,55 @@ def build_runner(
     )
 
 
-def run_guarded(
-    runner: Runner, place: JobPlace, job: str, episodes: Sequence[Episode], launch: Launch
-) -> bool:
-    """Run the episodes; a clean stop prints why and how to resume. False: a job of a sweep (or
-    in a worker) that stopped: the sweep's other jobs go on and the submitting process exits
-    with the worst outcome once every job ended (``sweep_exit``). A stop signal in this process
-    ends the sweep at once (the user asked)."""
-    from recallbench.llm.budget import BudgetExceeded
-    from recallbench.run.record import RunInterrupted
-    from recallbench.run.sweep import record_end
+@dataclass(frozen=True)
+class HydraParts:
+    """``run.job.JobParts`` from a composed config: what the run layer cannot build itself."""
 
-    run_dir, sweep, dry = place.run_dir, place.sweep, runner.llm.meter.dry
-    try:
-        runner.run(episodes)
-    except RunStopped as stop:  # a budget, or the store went away (StoreLost)
-        budget = isinstance(stop, BudgetExceeded)
-        why = f"stopped by the budget: {stop.reason}" if budget else f"stopped: {stop.reason}"
-        then = "raise it and resume" if budget else "once it answers, resume"
-        report_stop(runner, run_dir, sweep, job, why, then, len(episodes), launch.argv)
-        if launch.in_worker() or sweep:
-            return False
-        sys.exit(stop.exit_status)
-    except RunInterrupted as stop:
-        report_stop(runner, run_dir, sweep, job, str(stop), "resume", len(episodes), launch.argv)
-        if launch.in_worker():
-            return False
-        sys.exit(stop.exit_status)
-    except EndpointDown as exc:
-        record_end(runner.info, run_dir, place.sweep_dir, job)
-        resume = resume_command(run_dir, sweep, launch.argv)
-        raise EndpointDown(f"{exc}; resume with: {resume}") from None
-    except BaseException:
-        if not dry:
-            record_end(runner.info, run_dir, place.sweep_dir, job)
-        raise
-    if not dry:
-        record_end(runner.info, run_dir, place.sweep_dir, job)
-    return True
+    cfg: DictConfig
+    launch: Launch
+    job: str
 
+    @property
+    def planning(self) -> bool:
+        return self.launch.planning
 
-def finish_plan(
-    runner: Runner, meter: Meter, store: Store, place: JobPlace, job: str, n: int, launch: Launch
-) -> None:
-    """A plan's end: its bill (kept under the sweep folder's ``plan/``), the cache keys it will
-    have sent for the plan's next jobs, and its throw-away run folder removed."""
-    from recallbench.cli.plan import DEFAULT_LATENCY_S, describe_llm, keep_planned, report_plan
-    from recallbench.run.sweep import sweep_name
+    def episodes(self) -> list[Episode]:
+        cfg = self.cfg
+        return select_episodes(build_dataset(cfg.dataset), cfg.episodes, int(cfg.seed))
 
-    llm = runner.llm
-    about = f"{n} episode(s), generator {describe_llm(llm)}"
-    latency = launch.plan_latency_s or DEFAULT_LATENCY_S
-    report_plan(meter, job, about, runner.workers, llm, place.sweep_dir / "plan", latency)
-    keep_planned(meter, store, sweep_name(place.sweep_dir))
-    shutil.rmtree(place.run_dir.parent, ignore_errors=True)
+    def meter(self, store: Store, sweep_dir: Path) -> Meter:
+        """One meter for every LLM of the job: the generator's budget within the sweep's
+        (``sweep.`` keys, a ledger in the store), or (a plan) the dry replay's counts."""
+        from recallbench.cli.plan import plan_meter
+        from recallbench.llm.budget import Budget, Meter, SweepLedger
+        from recallbench.run.sweep import sweep_name
+
+        budget = Budget.of(plain(self.cfg.generator))
+        if self.launch.planning:
+            return plan_meter(budget, store, sweep_name(sweep_dir))
+        swept = Budget.of(plain(self.cfg.get("sweep") or {}), "sweep")
+        return Meter(budget, sweep=SweepLedger(store, sweep_name(sweep_dir), swept))
+
+    def runner(
+        self, run_dir: Path, config: dict[str, JSON], meter: Meter, n_episodes: int
+    ) -> Runner:
+        return build_runner(self.cfg, run_dir, config, meter, n_episodes)
+
+    def finish_plan(
+        self, runner: Runner, meter: Meter, store: Store, place: JobPlace, n_episodes: int
+    ) -> None:
+        """A plan's end: its bill (kept under the sweep folder's ``plan/``), the cache keys it
+        will have sent for the plan's next jobs, and its throw-away run folder removed."""
+        from recallbench.cli.plan import DEFAULT_LATENCY_S, describe_llm, keep_planned, report_plan
+        from recallbench.run.sweep import sweep_name
+
+        llm = runner.llm
+        about = f"{n_episodes} episode(s), generator {describe_llm(llm)}"
+        latency = self.launch.plan_latency_s or DEFAULT_LATENCY_S
+        keep = place.sweep_dir / "plan"
+        report_plan(meter, self.job, about, runner.workers, llm, keep, latency)
+        keep_planned(meter, store, sweep_name(place.sweep_dir))
+        shutil.rmtree(place.run_dir.parent, ignore_errors=True)
 
 
 def run(
@@ -193,22 +144,12 @@ def run(
     """Run one job described by a composed config; return its run folder (None: a plan).
 
     ``choices`` are the config-group choices (e.g. ``{"memory": "memory_retrieval"}``); tables
-    find runs by them. ``sweep``: the job belongs to a multirun, so a ``resume_dir`` names the
-    sweep's folder and the job resumes (or starts) in ``<resume_dir>/<job>``. A run folder that
-    already finished (same config and data) is not run again: a line says so. ``episodes``:
-    the dataset already loaded and sampled (``recallbench matrix`` loads each dataset once for
-    all its methods); None loads ``cfg.dataset`` and samples ``cfg.episodes``. A new run
-    (no ``resume_dir``) whose job's newest finished run has the same config, code, packages and
-    data returns that run's folder instead (``run.resume.reusable_run``) unless ``rerun`` (None:
-    ``RECALLBENCH_RERUN``, which ``make ... RERUN=1`` sets). ``launch``: how the command was
-    launched (None: in this process, from ``sys.argv``, not a plan).
+    find runs by them. ``sweep``, ``episodes`` and ``rerun`` as ``run.job.run_job`` takes them.
+    ``launch``: how the command was launched (None: in this process, from ``sys.argv``, not a
+    plan). A run that stopped outside a sweep exits with the status it asks (75, 130, 143).
     """
-    from recallbench.cli.ledger import release_on_resume
-    from recallbench.cli.reuse import note_job, reused_run
-    from recallbench.cli.sweep import job_store
-    from recallbench.llm.budget import Budget
+    from recallbench.cli.reuse import note_job
     from recallbench.run.sources import watch
-    from recallbench.run.sweep import record_job
 
     watch()  # in a launcher's worker process too: the files it reads key its run
     launch = launch or Launch.here()
@@ -220,49 +161,20 @@ def run(
 
         with open_dict(cfg):
             cfg.stamp = new_stamp()
-    place = job_place(cfg, job, sweep)
-    with job_store(cfg) as store:
-        if episodes is None:
-            episodes = select_episodes(build_dataset(cfg.dataset), cfg.episodes, int(cfg.seed))
-        config = plain(cfg)
-        config.update(job=job, choices=dict(choices or {}), overrides=list(overrides or []))
-        if not (launch.planning or cfg.resume_dir) and (
-            done := reused_run(cfg, job, config, episodes, rerun)
-        ):
-            return done
-        if cfg.resume_dir and not launch.planning:
-            release_on_resume(store, place.sweep_dir)  # what a killed attempt never settled
-        meter = job_meter(cfg, store, place.sweep_dir, launch)
-        if meter.dry:  # a plan: a throw-away folder
-            dry_dir = Path(tempfile.mkdtemp(prefix="recallbench-plan-run-")) / job
-            place = JobPlace(place.sweep_dir, dry_dir, sweep)
-        runner = build_runner(cfg, place.run_dir, config, meter, len(episodes))
-        if not meter.dry:
-            swept = Budget.of(plain(cfg.get("sweep") or {}), "sweep")
-            record_job(
-                place.sweep_dir,
-                job,
-                status="running",
-                host=platform.node(),
-                pid=os.getpid(),
-                budget={"max_usd": swept.max_usd, "max_calls": swept.max_calls},
-                store=store.url if store.server else "sqlite",
-                ledger=store.url,  # where `recallbench status` reads the sweep's ledger
-                resume=resume_command(place.run_dir, sweep, launch.argv),
-            )
-        if not run_guarded(runner, place, job, episodes, launch):
-            return place.run_dir
-        if meter.dry:
-            finish_plan(runner, meter, store, place, job, len(episodes), launch)
-            return None
-        if not runner.already_finished:
-            report_done(runner, place.run_dir)
-        else:
-            print(
-                f"recallbench: {place.run_dir} already {runner.info.get('status')}: nothing to "
-                "run or score (a new run: drop resume_dir)",
-                file=sys.stderr,
-                flush=True,
-            )
-        note_job(str(cfg.tag), job, place.run_dir, plain(cfg.dataset))  # a record names every job
-        return place.run_dir
+    config = plain(cfg)
+    config.update(job=job, choices=dict(choices or {}), overrides=list(overrides or []))
+    outcome = run_job(
+        config,
+        job,
+        HydraParts(cfg, launch, job),
+        sweep=sweep,
+        episodes=episodes,
+        rerun=rerun,
+        argv=launch.argv,
+        in_worker=launch.in_worker(),
+    )
+    if outcome.exit_status is not None:
+        sys.exit(outcome.exit_status)
+    if outcome.recorded and outcome.run_dir is not None:  # a command's record names every job
+        note_job(str(cfg.tag), job, outcome.run_dir, plain(cfg.dataset))
+    return outcome.run_dir

@@ -39,17 +39,17 @@ from omegaconf import DictConfig
 
 from recallbench.cli.build import plain
 from recallbench.io import write_json
-from recallbench.metrics.summary import has_summary
 from recallbench.records import JSON, Episode
-from recallbench.run.provenance import package_versions, same_versions
+from recallbench.run.job import REUSED, finished_before
+from recallbench.run.provenance import package_versions
+from recallbench.run.read import read_run
 from recallbench.run.record import USABLE
 from recallbench.run.resume import (
-    previous_info,
+    previous_log,
     rerun_asked,
-    reusable_run,
-    run_identity,
+    same_code,
 )
-from recallbench.run.sources import changed, file_sha256, project_key, project_path, sources
+from recallbench.run.sources import file_sha256, project_key, project_path, sources
 
 __all__ = [
     "code_identity",
@@ -60,10 +60,8 @@ __all__ = [
     "replay_command",
     "replayed",
     "reused_run",
-    "same_code",
     "start_command",
 ]
-REUSED = "finished with the same config, code, packages and data; RERUN=1 runs it again"
 
 # per invocation, never part of what a command computes
 PER_INVOCATION = {
@@ -146,7 +144,7 @@ def start_command() -> None:
 
 def note_job(tag: str, job: str, folder: Path, dataset: Mapping[str, JSON]) -> None:
     """Collect one finished (or reused) job of this command for ``record_command``."""
-    info = previous_info(folder)
+    log = previous_log(folder)
     paths = data_paths(dataset)
     known = [j["data_fingerprint"] for j in _JOBS if j["data"] == paths]  # a sweep's data
     _JOBS.append(
@@ -154,8 +152,8 @@ def note_job(tag: str, job: str, folder: Path, dataset: Mapping[str, JSON]) -> N
             "tag": tag,
             "job": job,
             "run": str(folder),
-            "config_hash": info.get("config_hash"),
-            "dataset_sha256": info.get("dataset_sha256"),
+            "config_hash": log.config_hash if log else None,
+            "dataset_sha256": log.dataset_sha256 if log else None,
             "data": paths,
             "data_fingerprint": known[0] if known else fingerprint(paths),
         }
@@ -166,14 +164,6 @@ def code_identity(data: Iterable[str] = (), writes: Iterable[str | Path] = ()) -
     """The packages and what this process ran and read so far (``run.sources``; files under
     ``data`` too, none under ``writes``): what a command's or a table's record is keyed on."""
     return {"versions": package_versions(), "sources": sources(data, writes)}
-
-
-def same_code(recorded: object) -> bool:
-    """Whether a ``code_identity`` recorded earlier still holds: same packages (recallbench's own
-    version number aside: ``run.provenance.same_versions``), every file as recorded."""
-    if not isinstance(recorded, dict) or not same_versions(recorded.get("versions")):
-        return False
-    return isinstance(recorded.get("sources"), dict) and changed(recorded["sources"]) is None
 
 
 def record_command(argv: Sequence[str], planning: bool = False) -> Path | None:
@@ -202,16 +192,19 @@ def _in_results(results: Path, run: str) -> str:
 def _still_newest(job: CommandJob) -> bool:
     """Whether the recorded run is still its job's newest usable run, as recorded."""
     folder = Path(job["run"])
-    info = previous_info(folder)
-    if info.get("status") not in USABLE or not has_summary(folder):
+    log = previous_log(folder)
+    if log is None or not read_run(folder).usable:
         return False
-    if (info.get("config_hash"), info.get("dataset_sha256")) != (
-        job["config_hash"],
-        job["dataset_sha256"],
-    ):
+    if (log.config_hash, log.dataset_sha256) != (job["config_hash"], job["dataset_sha256"]):
         return False
     newer = [s / job["job"] for s in folder.parent.parent.iterdir() if s.name > folder.parent.name]
-    return not any(previous_info(n).get("status") in USABLE for n in newer)
+    return not any(_usable_status(n) for n in newer)
+
+
+def _usable_status(folder: Path) -> bool:
+    """Is the run in ``folder`` finished or degraded (its summary aside)?"""
+    log = previous_log(folder)
+    return log is not None and log.status in USABLE
 
 
 def replay_command(argv: Sequence[str]) -> list[CommandJob] | None:
@@ -243,14 +236,10 @@ def reused_run(
     episodes: Sequence[Episode],
     rerun: bool | None,
 ) -> Path | None:
-    """The finished run ``job`` can reuse (``run.resume.reusable_run``), said on stderr, unless
-    ``rerun`` (None: ``RECALLBENCH_RERUN``); None: the job runs."""
-    if rerun_asked() if rerun is None else rerun:
-        return None
-    identity = run_identity(config, episodes)
-    done = reusable_run(Path(cfg.paths.results_dir), str(cfg.tag), job, identity)
+    """The finished run ``job`` reuses (``run.job.finished_before``, said on stderr), noted for
+    this command's record; None: the job runs."""
+    done = finished_before(config, job, episodes, rerun)
     if done is not None:
-        print(f"recallbench: {job}: reusing {done} ({REUSED})", file=sys.stderr, flush=True)
         note_job(str(cfg.tag), job, done, plain(cfg.dataset))
     return done
 

@@ -259,12 +259,11 @@ def _sha256(path: Path) -> str | None:
 
 def rendered_before(experiment: str, overrides: list[str]) -> dict[str, Path] | None:
     """The table files of ``experiment`` when nothing it reads changed since they were
-    rendered (the code it ran: ``cli.reuse.same_code``) and they are as written (None: render
+    rendered (the code it ran: ``run.resume.same_code``) and they are as written (None: render
     it); ``RECALLBENCH_RERUN`` renders."""
     import json
 
-    from recallbench.cli.reuse import same_code
-    from recallbench.run.resume import rerun_asked
+    from recallbench.run.resume import rerun_asked, same_code
 
     found = None if rerun_asked() else _render_key(experiment, overrides)
     if found is None or not found[0].is_file():

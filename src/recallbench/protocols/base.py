@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from recallbench.metrics.summary import Summary
 from recallbench.records import JSON, Episode, MemoryItem, Prediction, Score
+from recallbench.verdict import JSONValue
 
 if TYPE_CHECKING:
     from recallbench.llm.protocol import LLMClient
@@ -123,7 +124,17 @@ def reply_text(result: TaskResult[object]) -> str:
     return result.value if isinstance(result.value, str) else result.raw
 
 
-def add_judge_usage(summary: Summary, judge: object, run_llm: object) -> None:
+class JudgedSummary(Summary, total=False):
+    """The summary of a protocol whose answers a judge scores (``qa``, ``qa_gvd``, ``locomo``,
+    ``locomo_import``): ``Summary`` and the keys they write."""
+
+    judge: dict[str, JSONValue]  # the judge's description and its failure counts
+    judge_usage: dict[str, JSONValue]  # a judge with its own LLM (``add_judge_usage``)
+    answer_failures: int  # answers whose call failed
+    aggregation: str  # how per-session and pooled values are formed
+
+
+def add_judge_usage(summary: JudgedSummary, judge: object, run_llm: object) -> None:
     """Put the usage of a judge with its own LLM (``judge.generator`` set) in
     ``summary["judge_usage"]``; a judge on the run's LLM (``run_llm``) is in ``usage.json``."""
     judge_llm = getattr(judge, "llm", None)

@@ -17,6 +17,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import TypedDict
 
 from recallbench.records import Episode
 
@@ -44,7 +45,15 @@ def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes] | Non
     return out if out.returncode == 0 else None
 
 
-def git_state(cwd: Path | None = None) -> dict[str, str | bool | None]:
+class GitState(TypedDict):
+    """The commit a run's code comes from (``git_state``); all None outside a checkout."""
+
+    git_sha: str | None
+    git_dirty: bool | None
+    git_diff_sha256: str | None
+
+
+def git_state(cwd: Path | None = None) -> GitState:
     """The commit a run's code comes from and whether the working tree differs from it.
 
     ``git_dirty`` is true when tracked files under ``CODE_PATHS`` differ from ``HEAD`` (staged
@@ -86,12 +95,13 @@ def describe_code(info: Mapping[str, object]) -> str:
     return sha
 
 
-def describe_deviations(info: Mapping[str, object], generator: Mapping[str, object]) -> str:
-    """`` (structured outputs: <mode>, repair turns: n; ...)`` when a run (its ``run.json``
-    ``info``, else its generator config) constrained or re-asked its replies: deviations from
-    the papers' free-text, single-call setting; else ""."""
-    recorded = info.get("generator")
-    recorded = recorded if isinstance(recorded, Mapping) else {}
+def describe_deviations(
+    recorded: Mapping[str, object] | None, generator: Mapping[str, object]
+) -> str:
+    """`` (structured outputs: <mode>, repair turns: n; ...)`` when a run (the generator its
+    ``run.json`` records, ``recorded``, else its generator config) constrained or re-asked its
+    replies: deviations from the papers' free-text, single-call setting; else ""."""
+    recorded = recorded or {}
     mode = recorded.get("structured") or generator.get("structured")
     repairs = recorded.get("repairs") or generator.get("repairs") or 0
     parts = [f"structured outputs: {mode}"] if mode not in (None, "off", False) else []

@@ -1,10 +1,11 @@
 """What a run folder records about its own life: attempts, usage over attempts, health, stops.
 
 A run may take several attempts (a crash, ``kill -9``, SIGTERM from SLURM, Ctrl-C, then
-``resume_dir=``). Each attempt writes ``usage/attempt-<n>.json`` after every finished episode
-and at its end; ``usage.json`` is the sum over all attempts, so calls, tokens and cost add up over
-the whole run (an attempt killed with ``-9`` loses only the usage of its unfinished episode, whose
-calls are in the LLM cache and come back as cached calls at no cost).
+``resume_dir=``). Each attempt writes its own usage after every finished episode and at its end
+(``run.read.write_usage``); the run's usage is the sum over all attempts (``add_usage``), so
+calls, tokens and cost add up over the whole run (an attempt killed with ``-9`` loses only the
+usage of its unfinished episode, whose calls are in the LLM cache and come back as cached calls
+at no cost).
 
 ``run.json`` carries ``pid``, ``host`` and ``heartbeat_unix`` (refreshed after every episode):
 ``is_stale`` recognises a ``running`` record whose process is gone. Statuses:
@@ -29,10 +30,8 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, NoReturn, TypedDict
 
-from recallbench.io import write_json
 from recallbench.verdict import JSONValue
 
 USABLE = ("finished", "degraded")  # statuses whose results tables may use
@@ -186,24 +185,6 @@ def add_usage(a: Mapping[str, JSONValue], b: Mapping[str, JSONValue]) -> dict[st
     return out
 
 
-def attempt_files(run_dir: Path) -> list[Path]:
-    """The per-attempt usage files of a run folder, in attempt order."""
-    files = (run_dir / "usage").glob("attempt-*.json")
-    return sorted(files, key=lambda p: int(p.stem.split("-")[1]))
-
-
-def summed_usage(run_dir: Path) -> dict[str, Any]:  # Any: the runner reads its totals as numbers
-    """Sum every attempt's usage; ``attempts`` lists each attempt's totals."""
-    total: dict[str, Any] = {}
-    attempts: list[JSONValue] = []
-    for path in attempt_files(run_dir):
-        usage = json.loads(path.read_text())
-        attempts.append({"attempt": int(path.stem.split("-")[1]), **usage.get("totals", {})})
-        total = add_usage(total, usage) if total else dict(usage)
-    total["attempts"] = attempts
-    return total
-
-
 # ----------------------------------------------------------------------------- health
 
 
@@ -300,9 +281,3 @@ def is_stale(info: Mapping[str, object], now: float | None = None) -> bool:
     beat = info.get("heartbeat_unix") or info.get("started_unix")
     now = time.time() if now is None else now
     return not isinstance(beat, int | float | str) or now - float(beat) > STALE_AFTER_S
-
-
-def write_run_json(run_dir: Path, info: dict[str, JSONValue]) -> None:
-    """Refresh the heartbeat and write ``run.json`` atomically."""
-    info["heartbeat_unix"] = time.time()
-    write_json(run_dir / "run.json", info)

@@ -9,14 +9,14 @@ what the run wrote, so what the terminal shows is what a table or notebook will 
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from recallbench.errors import DatasetFormatError
-from recallbench.metrics.summary import Summary, read_summary
+from recallbench.metrics.summary import Summary
 from recallbench.run.provenance import describe_code
+from recallbench.run.read import USAGE_FILE, RunLog, RunRecord, RunSummary, RunUsage, read_run
 from recallbench.verdict import JSONValue
 
 if TYPE_CHECKING:
@@ -25,24 +25,25 @@ if TYPE_CHECKING:
 HEADLINE = 8  # metrics shown (the rest are in summary.json)
 
 
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def _number(value: object) -> str:
     return f"{value:.4g}" if isinstance(value, (int, float)) else "n/a"
 
 
-def _summary(run_dir: Path) -> Summary:
+def _summary(run: RunRecord) -> RunSummary:
     """The run's summary; an unscored run (or an unreadable file) shows no metric."""
     try:
-        return read_summary(run_dir)
+        return run.summary
     except (OSError, DatasetFormatError):
         return {"metrics": {}}
+
+
+def _usage(run: RunRecord) -> RunUsage:
+    """The run's usage over its attempts; none (or an unreadable file) shows zeros."""
+    try:
+        usage = run.usage
+    except (OSError, DatasetFormatError):
+        usage = None
+    return usage or RunUsage.from_dict({})
 
 
 def metric_rows(summary: Summary) -> list[tuple[str, str, str, str]]:
@@ -57,30 +58,30 @@ def metric_rows(summary: Summary) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def _object(value: JSONValue | None) -> Mapping[str, JSONValue]:
+def _object(value: object) -> Mapping[str, JSONValue]:
     return value if isinstance(value, dict) else {}
 
 
-def _count(value: JSONValue | None) -> int | float:
+def _count(value: object) -> int | float:
     return value if isinstance(value, int | float) else 0
 
 
-def usage_line(usage: Mapping[str, JSONValue]) -> str:
+def usage_line(usage: RunUsage | Mapping[str, object]) -> str:
     """Calls, cache hits, failures, unparsed replies and cost over every attempt."""
-    totals = _object(usage.get("totals"))
-    cost = totals.get("cost_usd")
-    repairs = totals.get("repairs") or 0
-    fixed = f" · repair turns {repairs} ({totals.get('repaired', 0)} parsed)" if repairs else ""
+    totals = (usage if isinstance(usage, RunUsage) else RunUsage.from_dict(usage)).totals
+    cost, repairs = totals.cost_usd, totals.count("repairs")
+    fixed = f" · repair turns {repairs} ({totals.count('repaired')} parsed)" if repairs else ""
     return (
-        f"calls {totals.get('calls', 0)} · cache hits {totals.get('cached_calls', 0)} · "
-        f"failed {totals.get('failures', 0)} · unparsed {totals.get('parse_failures', 0)}"
+        f"calls {totals.count('calls')} · cache hits {totals.count('cached_calls')} · "
+        f"failed {totals.count('failures')} · unparsed {totals.count('parse_failures')}"
         f"{fixed} · cost {'unknown' if cost is None else f'${cost:.4f}'}"
     )
 
 
-def compute_line(usage: Mapping[str, JSONValue]) -> str | None:
+def compute_line(usage: RunUsage | Mapping[str, object]) -> str | None:
     """LM scores and embeddings (how many came from a cache) and where the time went."""
-    compute = _object(usage.get("compute"))
+    raw = usage.raw if isinstance(usage, RunUsage) else usage
+    compute = _object(raw.get("compute"))
     parts = []
     for what, label in (("lm_scores", "LM scores"), ("embeddings", "embeddings")):
         c = _object(compute.get(what))
@@ -101,24 +102,23 @@ def end_of_run(run_dir: Path) -> Panel:
     from rich.panel import Panel
     from rich.table import Table
 
-    info = _read(run_dir / "run.json")
-    summary = _summary(run_dir)
-    usage = _read(run_dir / "usage.json")
+    run = read_run(run_dir, need_record=False)
+    log = run.provenance.log
+    summary, usage = _summary(run), _usage(run)
     table = Table(box=None, pad_edge=False)
     for column, justify in (("metric", "left"), ("value", "right"), ("95% CI", "right")):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     table.add_column("n", justify="right")
     for row in metric_rows(summary):
         table.add_row(*row)
-    started = info.get("started_unix")
-    finished = info.get("finished_unix")
+    started, finished = log.started_unix, log.finished_unix
     wall = f"{finished - started:.1f} s" if started and finished else "n/a"
+    episodes = summary.get("n_episodes", log.n_episodes if log.n_episodes is not None else "?")
     lines = [
-        f"status {info.get('status', 'unknown')} · attempt {info.get('attempt', 1)} · "
-        f"{summary.get('n_episodes', info.get('n_episodes', '?'))} episodes · "
+        f"status {log.status} · attempt {log.attempt or 1} · {episodes} episodes · "
         f"{summary.get('n_predictions', '?')} predictions · wall {wall}",
         usage_line(usage),
-        f"code {describe_code(info)}",
+        f"code {describe_code(log.code)}",
     ]
     if line := compute_line(usage):
         lines.append(line)
@@ -137,3 +137,28 @@ def print_end_of_run(run_dir: Path) -> None:
 
     Console(stderr=True).print(end_of_run(run_dir))
     print(f"run folder {run_dir}", file=sys.stderr, flush=True)
+
+
+def say_stderr(line: str) -> None:
+    """How the run layer says a job's lines by default (a caller may pass its own ``say``)."""
+    import sys
+
+    print(line, file=sys.stderr, flush=True)
+
+
+def report_done(log: RunLog, run_dir: Path, say: Callable[[str], None] = say_stderr) -> None:
+    """The end of a run that ran: a degraded run's warning, the end-of-run summary, and a
+    warning when the code was not a clean commit."""
+    from recallbench.run.record import describe_problems
+
+    if log.status == "degraded":
+        say(
+            f"recallbench: warning: run degraded ({describe_problems(log.health or [])}); "
+            f"samples of unparsed replies in {run_dir / USAGE_FILE}"
+        )
+    print_end_of_run(run_dir)
+    if log.git_dirty:
+        say(
+            f"recallbench: warning: code {describe_code(log.code)}: this run is not "
+            "reproducible from its commit alone (run.json: git_dirty, git_diff_sha256)"
+        )

@@ -19,18 +19,16 @@ implies the same code.
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from recallbench.errors import DatasetFormatError, ResumeError
-from recallbench.metrics.summary import has_summary
 from recallbench.records import Episode
 from recallbench.run.provenance import episodes_sha256, git_state, package_versions, same_versions
-from recallbench.run.read import CONFIG_FILE, read_config
-from recallbench.run.record import CONFIG_HASH_VERSION, USABLE, config_diff, config_hash
+from recallbench.run.read import CONFIG_FILE, RunLog, read_config, read_log, read_run
+from recallbench.run.record import CONFIG_HASH_VERSION, config_diff, config_hash
 from recallbench.run.sources import changed
 
 RERUN_ENV = "RECALLBENCH_RERUN"  # 1: run every job again even when a matching run finished
@@ -63,42 +61,52 @@ def reusable_run(results_dir: Path, tag: str, job: str, identity: dict[str, Any]
         sorted((p for p in root.iterdir() if p.is_dir()), reverse=True) if root.is_dir() else []
     )
     for folder in (s / job for s in stamps):
-        info = previous_info(folder)
-        if info.get("status") not in USABLE or not has_summary(folder):
+        log = previous_log(folder)
+        if log is None or not read_run(folder).usable:
             continue
-        recorded = {**info, "config_hash": recorded_hash(folder, info)}
+        recorded = {**log.to_dict(), "config_hash": recorded_hash(folder, log)}
         same = all(
-            same_versions(info.get(k), v) if k == "versions" else recorded.get(k) == v
+            same_versions(recorded.get(k), v) if k == "versions" else recorded.get(k) == v
             for k, v in identity.items()
         )
-        return folder if same and same_code(info) else None
+        return folder if same and same_code(recorded) else None
     return None
 
 
-def same_code(info: dict[str, Any]) -> bool:
-    """Whether the code a finished run ran is the code on disk now: every file its ``sources``
-    lists is unchanged; a run without ``sources`` (recorded before them) by its commit, dirty
-    flag and diff hash, and never when git cannot say (no checkout, a failed ``git diff``)."""
-    if "sources" in info:
-        return isinstance(info["sources"], dict) and changed(info["sources"]) is None
+def same_code(recorded: object) -> bool:
+    """Whether the code a record was made with (a run's ``run.json``, a command's or a table's
+    record: ``cli.reuse.code_identity``) is the code on disk now. The one rule for all of them:
+
+    - the packages it lists (``versions``; recallbench's own version number aside:
+      ``run.provenance.same_versions``) are installed now;
+    - every file its ``sources`` lists is unchanged (``run.sources.changed``);
+    - a record without ``sources`` (a run recorded before them) by its commit, dirty flag and
+      diff hash, never when git cannot say (no checkout, a failed ``git diff``).
+    """
+    if not isinstance(recorded, Mapping):
+        return False
+    if "versions" in recorded and not same_versions(recorded["versions"]):
+        return False
+    if "sources" in recorded:
+        return isinstance(recorded["sources"], dict) and changed(recorded["sources"]) is None
     code = git_state()
     if code["git_sha"] is None or code["git_dirty"] is None:
         return False
-    return all(info.get(k) == code[k] for k in CODE_KEYS)
+    return all(recorded.get(k) == v for k, v in code.items() if k in CODE_KEYS)
 
 
-def recorded_hash(run_dir: Path, info: dict[str, Any]) -> str | None:
-    """The config hash of the run in ``run_dir`` (``info``: its run.json) under today's rule
+def recorded_hash(run_dir: Path, log: RunLog) -> str | None:
+    """The config hash of the run in ``run_dir`` (``log``: its run.json) under today's rule
     (``run.record.CONFIG_HASH_VERSION``), to compare with ``config_hash`` of a config now.
 
     A run recorded under rule 1 (no ``config_hash_version``: cache locations were part of the
     hash) is migrated: its ``config.yaml`` hashed under today's rule, provided that file hashes
     under rule 1 to what run.json recorded; otherwise the recorded hash, which no config of today
     matches (the run is foreign: never reused, never resumed by mistake)."""
-    recorded = info.get("config_hash")
-    version = info.get("config_hash_version", 1)
-    if not isinstance(recorded, str) or version == CONFIG_HASH_VERSION:
-        return recorded if isinstance(recorded, str) else None
+    recorded = log.config_hash
+    version = log.config_hash_version or 1
+    if recorded is None or version == CONFIG_HASH_VERSION:
+        return recorded
     try:
         config = read_config(run_dir).raw
     except DatasetFormatError:  # an unreadable config.yaml: nothing to migrate from
@@ -108,23 +116,20 @@ def recorded_hash(run_dir: Path, info: dict[str, Any]) -> str | None:
     return recorded
 
 
-def previous_info(run_dir: Path) -> dict[str, Any]:
-    """The ``run.json`` of an earlier attempt in this folder (empty for a new run)."""
-    path = run_dir / "run.json"
-    if not path.is_file():
-        return {}
+def previous_log(run_dir: Path) -> RunLog | None:
+    """The ``run.json`` of an earlier attempt in this folder (None: a new run, or a record
+    that cannot be read, which a new attempt then overwrites)."""
     try:
-        data = json.loads(path.read_text())
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
+        return read_log(run_dir)
+    except (OSError, DatasetFormatError):
+        return None
 
 
 def refuse_foreign(
-    run_dir: Path, config: dict[str, Any], previous: dict[str, Any], digest: str, dataset_sha: str
+    run_dir: Path, config: dict[str, Any], previous: RunLog | None, digest: str, dataset_sha: str
 ) -> None:
     """A run folder belongs to one config and one dataset: refuse to continue another's."""
-    if not previous:
+    if previous is None:
         return
     old_hash = recorded_hash(run_dir, previous)
     if old_hash is not None and old_hash != digest:
@@ -135,9 +140,9 @@ def refuse_foreign(
             "give this run its own folder (job=<name>, or a new RECALLBENCH_STAMP) or resume "
             f"it with the config in that folder's {CONFIG_FILE}"
         )
-    if previous.get("dataset_sha256") not in (None, dataset_sha):
+    if previous.dataset_sha256 not in (None, dataset_sha):
         raise ResumeError(
             f"{run_dir} holds a run on other data (dataset sha256 "
-            f"{previous['dataset_sha256'][:12]}, now {dataset_sha[:12]}): the episodes "
+            f"{previous.dataset_sha256[:12]}, now {dataset_sha[:12]}): the episodes "
             "differ (data files, dataset options or episodes=); start a new run folder"
         )

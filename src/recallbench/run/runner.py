@@ -37,34 +37,47 @@ from typing import TYPE_CHECKING, Any
 
 from recallbench import meter
 from recallbench.errors import ConfigError, RunStopped
-from recallbench.io import safe_name, write_json, write_jsonl_rows, write_yaml
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
-from recallbench.metrics.summary import Summary, has_summary, read_summary, write_summary
 from recallbench.parallel import ordered_map
 from recallbench.protocols.base import EvalProtocol
-from recallbench.records import Episode, MemoryItem, Prediction, read_jsonl, write_jsonl
+from recallbench.records import Episode, Prediction, read_jsonl
 from recallbench.run.imports import config_paths
 from recallbench.run.provenance import episodes_sha256, git_state, package_versions
-from recallbench.run.read import read_run
+from recallbench.run.read import (
+    ITEMS_DIR,
+    RunLog,
+    RunSummary,
+    RunUsage,
+    items_path,
+    read_run,
+    write_config,
+    write_episode,
+    write_items,
+    write_log,
+    write_predictions,
+    write_scores,
+    write_summary,
+    write_usage,
+)
 from recallbench.run.record import (
     CONFIG_HASH_VERSION,
-    USABLE,
     HealthPolicy,
     RunInterrupted,
     config_hash,
     health_problems,
     stop_signals_raise,
-    summed_usage,
-    write_run_json,
 )
-from recallbench.run.resume import previous_info, refuse_foreign
+from recallbench.run.resume import previous_log, refuse_foreign
 from recallbench.run.sources import sources
+from recallbench.verdict import JSONValue
 
 if TYPE_CHECKING:
     from recallbench.run.tracking import WandbLogger
 
 log = logging.getLogger(__name__)
+
+EXTRA_ITEMS = "_extra"  # items/_extra.jsonl: a protocol's items of no episode (run_extra)
 
 
 class Runner:
@@ -96,11 +109,11 @@ class Runner:
         self.workers = max(1, int(workers))
         self._make_lock = threading.Lock()
         self.attempt = 1
-        self.info: dict[str, Any] = {}
+        self.log = RunLog()  # run.json: filled as the run goes (status "unknown": not started)
         self.already_finished = False  # run() found this folder's run finished: nothing done
         self._metered = meter.snapshot()
 
-    def run(self, episodes: Sequence[Episode]) -> Summary:
+    def run(self, episodes: Sequence[Episode]) -> RunSummary:
         """Run every episode (skipping finished ones), score, and write the run folder.
 
         The record stays honest whatever happens (``run.record``): SIGTERM/SIGINT leave
@@ -108,89 +121,92 @@ class Runner:
         ``failed``; a finished run whose tasks failed to parse too often is ``degraded``. Usage is
         written per attempt and summed over attempts into ``usage.json``.
         """
-        previous = previous_info(self.run_dir)
+        previous = previous_log(self.run_dir)
         digest = config_hash(self.config)
         dataset_sha = episodes_sha256(episodes)
         refuse_foreign(self.run_dir, self.config, previous, digest, dataset_sha)
-        if previous.get("status") in USABLE and has_summary(self.run_dir):
-            self.info, self.already_finished = previous, True  # same config and data: done
-            return read_summary(self.run_dir)
+        if previous is not None and (done := read_run(self.run_dir)).usable:
+            self.log, self.already_finished = previous, True  # same config and data: done
+            return done.summary
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.attempt = int(previous.get("attempt", 0)) + 1
+        self.attempt = (previous.attempt or 0) + 1 if previous is not None else 1
         self._seed_budget()
         self._metered = meter.snapshot()  # this run's share of the process meters starts here
-        info = self.info = {
-            "status": "running",
-            "attempt": self.attempt,
-            "config_hash": digest,
-            "config_hash_version": CONFIG_HASH_VERSION,  # run.resume.recorded_hash migrates
-            "overrides": list(self.config.get("overrides") or []),
+        now = time.time()
+        first = (previous.first_started_unix or previous.started_unix) if previous else None
+        log = self.log = RunLog(
+            status="running",
+            attempt=self.attempt,
+            config_hash=digest,
+            config_hash_version=CONFIG_HASH_VERSION,  # run.resume.recorded_hash migrates older
+            overrides=[str(o) for o in self.config.get("overrides") or []],
             **git_state(),
-            "versions": package_versions(),
-            "dataset_sha256": dataset_sha,
-            "n_episodes": len(episodes),
-            "started_unix": time.time(),
-            "first_started_unix": previous.get("first_started_unix")
-            or previous.get("started_unix")
-            or time.time(),
-            "host": platform.node(),
-            "pid": os.getpid(),
-        }
-        write_run_json(self.run_dir, info)
-        write_yaml(self.run_dir / "config.yaml", self.config)
+            versions=package_versions(),
+            dataset_sha256=dataset_sha,
+            n_episodes=len(episodes),
+            started_unix=now,
+            first_started_unix=first or now,
+            host=platform.node(),
+            pid=os.getpid(),
+        )
+        write_log(self.run_dir, log)
+        write_config(self.run_dir, self.config)
         predictions: list[Prediction] = []
         try:
             with stop_signals_raise():
                 self.protocol.prepare(episodes)  # e.g. per-fold thresholds (memory_ops)
                 if source := self.protocol.provenance():  # e.g. an imported answer file
-                    info["imported"] = source
+                    log.imported = source
                 predictions = self._replay(episodes)
-                info["replayed_unix"] = time.time()  # replay ends, scoring starts
+                log.replayed_unix = time.time()  # replay ends, scoring starts
                 if not predictions:
                     raise ConfigError(
                         f"{len(episodes)} episode(s) gave no predictions for protocol "
                         f"{self.protocol.name!r}: nothing to score (check the dataset's sessions "
                         "and the protocol's options)"
                     )
-                write_jsonl(self.run_dir / "predictions.jsonl", predictions)
+                write_predictions(self.run_dir, predictions)
                 with meter.timed("metrics"):
-                    scores, summary = self.protocol.score(predictions, self.metrics)
-            write_jsonl(self.run_dir / "scores.jsonl", scores)
-            summary["n_episodes"] = len(episodes)
-            summary["n_predictions"] = len(predictions)
-            summary["memory"] = read_run(self.run_dir).memory_activity(predictions)
+                    scores, scored = self.protocol.score(predictions, self.metrics)
+            write_scores(self.run_dir, scores)
+            summary: RunSummary = {
+                **scored,
+                "n_episodes": len(episodes),
+                "n_predictions": len(predictions),
+                "memory": read_run(self.run_dir).memory_activity(predictions),
+            }
             write_summary(self.run_dir, summary)
-            info["sources"] = self._sources()  # what it ran and read: its reuse key
+            log.sources = self._sources()  # what it ran and read: its reuse key
             usage = self._flush_usage()
             problems = health_problems(self.llm.usage.to_dict(), self.health)
-            info["status"] = "degraded" if problems else "finished"
+            log.status = "degraded" if problems else "finished"
             if problems:
-                info["health"] = problems
+                log.health = problems
             if self.logger is not None:
                 self.logger.log_run(self.config, summary, predictions, usage)
             return summary
         except RunStopped as exc:  # a budget, or the store went away: stopped cleanly, resumable
-            info["status"] = "interrupted"
-            info["reason"] = exc.reason
+            log.status = "interrupted"
+            log.reason = exc.reason
             raise
         except (RunInterrupted, KeyboardInterrupt) as exc:
             stop = exc if isinstance(exc, RunInterrupted) else RunInterrupted(signal.SIGINT)
-            info["status"] = "interrupted"
-            info["signal"] = stop.signal_name
+            log.status = "interrupted"
+            log.signal = stop.signal_name
             raise stop from None
         except BaseException as exc:
-            info["status"] = "failed"
-            info["error"] = f"{type(exc).__name__}: {exc}"
+            log.status = "failed"
+            log.error = f"{type(exc).__name__}: {exc}"
             raise
         finally:
-            info["generator"] = self.llm.describe()  # incl. the structured mode in force
-            info["finished_unix"] = time.time()
-            info["episodes_done"] = len(list((self.run_dir / "items").glob("*.jsonl")))
-            info["predictions_done"] = len(predictions) or self._items_predictions()
-            write_run_json(self.run_dir, info)
+            log.generator = self.llm.describe()  # incl. the structured mode in force
+            log.finished_unix = time.time()
+            log.episodes_done = len(list((self.run_dir / ITEMS_DIR).glob("*.jsonl")))
+            log.predictions_done = len(predictions) or self._items_predictions()
+            write_log(self.run_dir, log)
             self._flush_usage()
 
-    def _sources(self) -> dict[str, Any]:
+    def _sources(self) -> dict[str, dict[str, str]]:
         """The project modules this process imported and the project and data files it read
         (``run.sources``), but the results and cache it writes."""
         paths = self.config.get("paths") or {}
@@ -202,24 +218,21 @@ class Runner:
         budget = self.llm.meter  # llm.budget.Meter (not the process meters)
         if not budget.budget or self.attempt == 1:
             return
-        totals = summed_usage(self.run_dir).get("totals") or {}
-        sent = int(totals.get("calls") or 0) - int(totals.get("cached_calls") or 0)
-        budget.seed(float(totals.get("cost_usd") or 0.0), sent)
+        usage = read_run(self.run_dir, need_record=False).usage
+        totals = usage.totals if usage is not None else RunUsage.from_dict({}).totals
+        budget.seed(totals.cost_usd or 0.0, totals.sent)
 
     def _items_predictions(self) -> int:
         """How many predictions the finished episodes' item files hold (cheap line count)."""
         return sum(
             sum(1 for line in p.open(encoding="utf-8") if line.strip())
-            for p in (self.run_dir / "items").glob("*.jsonl")
+            for p in (self.run_dir / ITEMS_DIR).glob("*.jsonl")
         )
 
-    def _flush_usage(self) -> dict[str, Any]:
-        """Write this attempt's usage and the sum over attempts (``usage.json``); return the sum."""
+    def _flush_usage(self) -> dict[str, JSONValue]:
+        """Write this attempt's usage and the sum over attempts; return the sum."""
         usage = {**self.llm.usage.to_dict(), "compute": meter.delta(self._metered)}
-        write_json(self.run_dir / "usage" / f"attempt-{self.attempt}.json", usage)
-        total = summed_usage(self.run_dir)
-        write_json(self.run_dir / "usage.json", total)
-        return total
+        return write_usage(self.run_dir, self.attempt, usage)
 
     def _replay(self, episodes: Sequence[Episode]) -> list[Prediction]:
         """Replay the episodes not finished yet, ``workers`` at a time; keep the input order.
@@ -231,11 +244,10 @@ class Runner:
         """
         from tqdm.auto import tqdm
 
-        items_dir = self.run_dir / "items"
         done: dict[int, list[Prediction]] = {}
         todo: list[tuple[int, Episode]] = []
         for i, episode in enumerate(episodes):
-            item_path = items_dir / f"{safe_name(episode.episode_id)}.jsonl"
+            item_path = items_path(self.run_dir, episode.episode_id)
             finished = self._read_items(item_path) if item_path.exists() else None
             if finished is not None:  # finished in an earlier, interrupted run
                 done[i] = finished
@@ -252,7 +264,7 @@ class Runner:
             for (i, _), predictions in ordered_map(self._run_one, todo, self.workers):
                 done[i] = predictions
                 self._flush_usage()
-                write_run_json(self.run_dir, self.info)  # heartbeat
+                write_log(self.run_dir, self.log)  # heartbeat
                 totals = self.llm.usage.to_dict()["totals"]
                 bar.update(1)
                 bar.set_postfix(
@@ -263,7 +275,7 @@ class Runner:
         finally:
             bar.close()
         out = [p for i in range(len(episodes)) for p in done.get(i, ())]
-        return out + self._extra(items_dir)
+        return out + self._extra()
 
     def _run_one(self, job: tuple[int, Episode]) -> list[Prediction]:
         """Replay one episode with a fresh method; write its items and snapshots."""
@@ -271,25 +283,18 @@ class Runner:
         with self._make_lock:  # config instantiation is not meant to run in parallel
             method = self.make_method()
         result = self.protocol.run_episode(episode, method, self.llm)
-        self._write_snapshots(episode.episode_id, result.snapshots)
-        write_json(
-            self.run_dir / "episodes" / f"{safe_name(episode.episode_id)}.json",
-            episode.to_dict(),
-            indent=None,
-        )
-        write_jsonl(
-            self.run_dir / "items" / f"{safe_name(episode.episode_id)}.jsonl", result.predictions
-        )
+        write_episode(self.run_dir, episode, result.snapshots)
+        write_items(self.run_dir, episode.episode_id, result.predictions)
         return result.predictions
 
-    def _extra(self, items_dir: Path) -> list[Prediction]:
+    def _extra(self) -> list[Prediction]:
         """Items of the protocol that belong to no episode (memory_ops' labelled pairs)."""
-        path = items_dir / "_extra.jsonl"
+        path = items_path(self.run_dir, EXTRA_ITEMS)
         if path.exists() and (done := self._read_items(path)) is not None:
             return done
         got = self.protocol.run_extra(self.make_method, self.llm)
         if got:  # most protocols have none: no file
-            write_jsonl(path, got)
+            write_items(self.run_dir, EXTRA_ITEMS, got)
         return got
 
     def _read_items(self, path: Path) -> list[Prediction] | None:
@@ -304,15 +309,6 @@ class Runner:
                 f"{aside.name}, the episode is run again"
             )
             log.warning(message)
-            self.info.setdefault("redone_episodes", []).append(
-                {"items": path.name, "reason": message}
-            )
+            redone = self.log.redone_episodes = self.log.redone_episodes or []
+            redone.append({"items": path.name, "reason": message})
             return None
-
-    def _write_snapshots(
-        self, episode_id: str, snapshots: list[tuple[int, list[MemoryItem]]]
-    ) -> None:
-        rows = (
-            {"after_session": i, "items": [m.to_dict() for m in items]} for i, items in snapshots
-        )
-        write_jsonl_rows(self.run_dir / "memory" / f"{safe_name(episode_id)}.jsonl", rows)

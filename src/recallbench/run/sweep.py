@@ -6,7 +6,9 @@ start ``running`` with its host and pid, at the end its status (``finished``, ``
 ``usage.json``) and why it stopped; the sweep's own facts (the sweep budget, the store, the
 command that resumes it) sit beside the jobs. ``sweep_lines`` is what ``recallbench status`` and
 ``recallbench view`` show: a job recorded ``running`` whose process is gone on this host is
-``died`` (``kill -9``, a lost node on the same host).
+``died`` (``kill -9``, a lost node on the same host). ``sweep_folder`` is where a job's sweep
+writes (``runs/<tag>/<stamp>``), ``resume_command`` the command that resumes a job or a sweep,
+and ``sweep_outcome`` the exit a command owes once every job ended.
 """
 
 from __future__ import annotations
@@ -15,18 +17,20 @@ import json
 import os
 import platform
 import time
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from recallbench.errors import ConfigError
+from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.io import write_json
+from recallbench.run.read import RunLog, read_run
 from recallbench.store.base import Totals
 
 SWEEP_FILE = "sweep.json"
-# The stamp of one command, a user's setting (the Makefile sets one per make invocation so the
-# sweeps of a table share a folder); default: the time the command started.
+# The stamp of one invocation, a user's setting (the Makefile sets one per make invocation so the
+# sweeps of a table share a folder); ``cli.main`` passes it on as ``stamp=``.
 STAMP_ENV = "RECALLBENCH_STAMP"
 
 
@@ -84,13 +88,15 @@ class JobUsage(TypedDict):
 
 
 def job_usage(run_dir: Path) -> JobUsage:
-    """Requests sent and dollars spent by a run over its attempts (its ``usage.json``)."""
+    """Requests sent and dollars spent by a run over its attempts (its usage); none recorded
+    (or an unreadable record): zero."""
     try:
-        totals = json.loads((run_dir / "usage.json").read_text())["totals"]
-    except (OSError, ValueError, KeyError):
+        usage = read_run(run_dir, need_record=False).usage
+    except (OSError, DatasetFormatError):
+        usage = None
+    if usage is None:
         return {"calls": 0, "usd": 0.0}
-    sent = int(totals.get("calls") or 0) - int(totals.get("cached_calls") or 0)
-    return {"calls": sent, "usd": float(totals.get("cost_usd") or 0.0)}
+    return {"calls": usage.totals.sent, "usd": usage.totals.cost_usd or 0.0}
 
 
 def _alive(entry: Mapping[str, object]) -> bool:
@@ -221,17 +227,88 @@ def worst_exit(statuses: Iterable[str]) -> int:
     return EXIT_INTERRUPTED if seen & set(RESUMABLE) else 0
 
 
-def record_end(info: Mapping[str, object], run_dir: Path, sweep_dir: Path, job: str) -> None:
-    """A job's final state in ``sweep.json``, from its run record (``Runner.info``) and its
-    ``usage.json``; nothing when the run never started (no record)."""
-    if not info:
+def record_end(log: RunLog, run_dir: Path, sweep_dir: Path, job: str) -> None:
+    """A job's final state in ``sweep.json``, from its run log (``Runner.log``) and its usage;
+    nothing when the run never started (a log not filled: status ``unknown``)."""
+    if log.status == "unknown":
         return
-    reason = info.get("reason") or info.get("error") or info.get("signal")
+    reason = log.stop_reason
     record_job(
         sweep_dir,
         job,
-        status=info.get("status", "failed"),
-        attempt=info.get("attempt"),
-        reason=str(reason)[:300] if reason else None,
+        status=log.status,
+        attempt=log.attempt,
+        reason=reason[:300] if reason else None,
         **job_usage(run_dir),
+    )
+
+
+# ----------------------------------------------------------------------------- places, exit
+
+
+def sweep_folder(config: Mapping[str, Any], sweep: bool) -> Path:
+    """The sweep folder ``runs/<tag>/<stamp>`` of a job (a resumed run's: from ``resume_dir``).
+
+    The stamp is the config's ``stamp``, which the command chose once (``new_stamp``) and gave
+    every check and job: never chosen here, where a second choice could fall in another second
+    than the first."""
+    if config.get("resume_dir"):
+        path = Path(str(config["resume_dir"]))
+        return path if sweep else path.parent
+    if not config.get("stamp"):
+        raise ValueError(
+            "sweep_folder: the config has no stamp; the command chooses one "
+            "(run.sweep.new_stamp) and passes it as stamp= to every check and job"
+        )
+    return (
+        Path(str(config["paths"]["results_dir"]))
+        / "runs"
+        / str(config["tag"])
+        / str(config["stamp"])
+    )
+
+
+def resume_command(run_dir: Path, sweep: bool = False, argv: Sequence[str] | None = None) -> str:
+    """The command line that resumes ``run_dir``: the command's overrides (``argv``, as typed:
+    ``Launch.argv``; None: this process's) + ``resume_dir=``; for a job of a sweep, ``-m`` and
+    the sweep's folder (its finished jobs are skipped)."""
+    import shlex
+    import sys
+
+    argv = sys.argv[1:] if argv is None else argv
+    drop = ("resume_dir=", "stamp=")
+    args = [a for a in argv if not a.startswith(drop) and a not in ("-m", "--multirun")]
+    target = run_dir.parent if sweep else run_dir
+    return shlex.join(["recallbench", *(["-m"] if sweep else []), *args, f"resume_dir={target}"])
+
+
+def sweep_outcome(
+    folders: Iterable[Path], since: float, argv: Sequence[str] | None = None
+) -> tuple[int, str | None]:
+    """The exit of a command whose jobs all ended: the worst outcome of those this invocation
+    ran (``worst_exit``: 1 if any failed or died, 75 if any stopped ``interrupted``, else 0) and
+    the line naming them and the command that resumes (None when 0; ``argv``: the command as
+    typed, for a sweep none of whose jobs recorded one)."""
+    outcome: dict[str, str] = {}
+    resume = ""
+    for folder in folders:
+        path = folder / SWEEP_FILE
+        if not path.is_file():
+            continue
+        data = read_sweep(path)
+        for job, entry in sorted(data["jobs"].items()):
+            if entry.get("updated_unix", 0) >= since:
+                outcome[job] = job_status(entry)
+                resume = str(data.get("resume") or resume_command(folder / job, True, argv))
+    code = worst_exit(outcome.values())
+    if code == 0:
+        return 0, None
+    fine = DONE if code == EXIT_INTERRUPTED else (*DONE, *RESUMABLE)
+    bad = [j for j, s in outcome.items() if s not in fine]
+    what = "failed or died" if code == EXIT_FAILED else "stopped interrupted"
+    names = f"{', '.join(bad[:4])}{' ...' if len(bad) > 4 else ''}"
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(Counter(outcome.values()).items()))
+    return code, (
+        f"recallbench: {len(bad)} job(s) of the sweep {what} ({names}; jobs: {counts}); "
+        f"{'fix them and ' if code == EXIT_FAILED else ''}resume with: {resume}"
     )

@@ -27,10 +27,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from recallbench.analysis import RunInfo, select
+from recallbench.analysis import select
 from recallbench.analysis.attribution import RunAttribution, is_oracle, known_accuracy, run_items
 from recallbench.io import write_text
 from recallbench.metrics.attribution import CLASS_LABELS, CLASSES, ItemFacts, classify, summarize
+from recallbench.run.read import RunRecord
 from recallbench.tables.cell import FIXTURE, Cell
 from recallbench.tables.comparability import is_fixture
 from recallbench.tables.engine import BuiltTable, TableContext
@@ -94,8 +95,8 @@ def _cell(
 
 
 def _read(
-    runs: Sequence[RunInfo], spec: TableSpec, subset: str | None = None
-) -> tuple[list[ItemFacts], list[RunAttribution], list[tuple[RunInfo, ItemFacts]]]:
+    runs: Sequence[RunRecord], spec: TableSpec, subset: str | None = None
+) -> tuple[list[ItemFacts], list[RunAttribution], list[tuple[RunRecord, ItemFacts]]]:
     items: list[ItemFacts] = []
     infos: list[RunAttribution] = []
     owned = []
@@ -129,7 +130,7 @@ def attribution_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     rows, columns = spec.need("rows"), spec.columns or (Entry(""),)
     measures = _measures(spec)
     cells, used, notes, failures, empty = [], {}, [], [], []
-    row_runs: dict[str, list[RunInfo]] = {}  # the memory activity behind identical rows
+    row_runs: dict[str, list[RunRecord]] = {}  # the memory activity behind identical rows
     for row in rows:
         for column in columns:
             name = f"{row.label} / {column.label}" if column.label else row.label
@@ -179,8 +180,8 @@ def _entry_safe(summary: Mapping[str, Any], measure: str) -> Mapping[str, Any] |
 def _row_notes(
     where: str,
     infos: Sequence[RunAttribution],
-    actual: Sequence[RunInfo],
-    oracle: Sequence[RunInfo],
+    actual: Sequence[RunRecord],
+    oracle: Sequence[RunRecord],
     cover: str,
 ) -> list[str]:
     judges = sorted({j for i in infos for j in i.judges})
@@ -195,7 +196,7 @@ def _row_notes(
 
 
 def _items_file(
-    spec: TableSpec, ctx: TableContext, failures: list[tuple[str, RunInfo, Any, Any]]
+    spec: TableSpec, ctx: TableContext, failures: list[tuple[str, RunRecord, Any, Any]]
 ) -> Path:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")

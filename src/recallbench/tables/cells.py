@@ -50,8 +50,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from recallbench.analysis import RunInfo, run_value, select
-from recallbench.metrics.summary import Summary, metric_entry, read_summary
+from recallbench.analysis import run_value, select
+from recallbench.metrics.summary import Summary, metric_entry
+from recallbench.run.read import RunRecord, read_summary
 from recallbench.tables.cell import Cell, seed_sd
 from recallbench.tables.comparability import Setting, is_fixture
 from recallbench.tables.engine import BuiltTable, TableContext, paper_setting, reference_values
@@ -73,7 +74,7 @@ def pool(found: Sequence[Number]) -> tuple[float | None, int]:
     return (sum(v * k for v, k in found) / n if n else None), n
 
 
-def rows_by(runs: Sequence[RunInfo], key: str) -> list[Entry]:
+def rows_by(runs: Sequence[RunRecord], key: str) -> list[Entry]:
     """Return one row per distinct value of ``key`` among the runs (a sweep), sorted."""
     found: set[Any] = {v for r in runs if (v := run_value(r, key)) is not None}  # sortable scalars
     values = sorted(found)
@@ -95,7 +96,7 @@ def _layout(
     return ((r, c, m) for r in rows for c in columns for m in metrics)
 
 
-def summary_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cell], list[RunInfo]]:
+def summary_cells(spec: TableSpec, runs: Sequence[RunRecord]) -> tuple[list[Cell], list[RunRecord]]:
     """Return the table's cells and the runs they came from."""
     built = _cells(spec, runs)
     return built.cells, list(built.used.values())
@@ -110,8 +111,8 @@ class _Built:
     """Cells, the runs used (per row), each cell's per-run numbers, why cells are not comparable."""
 
     cells: list[Cell] = field(default_factory=list)
-    used: dict[Any, RunInfo] = field(default_factory=dict)
-    row_runs: dict[str, dict[Any, RunInfo]] = field(default_factory=dict)
+    used: dict[Any, RunRecord] = field(default_factory=dict)
+    row_runs: dict[str, dict[Any, RunRecord]] = field(default_factory=dict)
     behind: dict[Key, list[Found]] = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
     left_out: dict[tuple[str, str], int] = field(default_factory=dict)  # (column, dataset)
@@ -121,12 +122,12 @@ class _Built:
 
 
 def _read(
-    runs: Sequence[RunInfo],
+    runs: Sequence[RunRecord],
     metric: str,
     column: Entry,
     field_name: str,
     summaries: Summaries,
-) -> list[tuple[RunInfo, Found]]:
+) -> list[tuple[RunRecord, Found]]:
     """The (run, number) pairs of ``metric`` the runs give for ``column``."""
     out = []
     for run in runs:
@@ -139,14 +140,14 @@ def _read(
     return out
 
 
-def _detail(run: RunInfo, metric: str, summaries: Summaries) -> str:
+def _detail(run: RunRecord, metric: str, summaries: Summaries) -> str:
     meta = (metric_entry(summaries[str(run.path)], metric) or {}).get("meta") or {}
     return str(meta.get("featurizer") or meta.get("model") or "")
 
 
 def _real_only(
-    pairs: list[tuple[RunInfo, Found]], column: str, out: _Built
-) -> list[tuple[RunInfo, Found]]:
+    pairs: list[tuple[RunRecord, Found]], column: str, out: _Built
+) -> list[tuple[RunRecord, Found]]:
     """Leave fixture runs out of a cell that also pools real data (noted per column/dataset)."""
     real = [(r, f) for r, f in pairs if not is_fixture(r) and f.n > 0]
     if not real or len(real) == len([p for p in pairs if p[1].n > 0]):
@@ -158,7 +159,7 @@ def _real_only(
     return [(r, f) for r, f in pairs if not is_fixture(r)]
 
 
-def _cells(spec: TableSpec, runs: Sequence[RunInfo]) -> _Built:
+def _cells(spec: TableSpec, runs: Sequence[RunRecord]) -> _Built:
     rows: Sequence[Entry] = (
         rows_by(runs, spec.option("rows_by")) if spec.option("rows_by", None) else spec.need("rows")
     )
@@ -187,7 +188,7 @@ def _cell(
     column: Entry,
     metric: str,
     style: str,
-    pairs: list[tuple[RunInfo, Found]],
+    pairs: list[tuple[RunRecord, Found]],
     summaries: Summaries,
     out: _Built,
 ) -> Cell:
@@ -240,7 +241,7 @@ def left_out_notes(left_out: Mapping[tuple[str, str], int]) -> list[str]:
     ]
 
 
-def _summary(run: RunInfo) -> Summary:
+def _summary(run: RunRecord) -> Summary:
     return read_summary(run.path)
 
 

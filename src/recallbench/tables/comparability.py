@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recallbench.analysis import RunInfo
+from recallbench.run.read import RunRecord
 from recallbench.tables.cell import FEWER, FIXTURE
 
 __all__ = ["FIXTURE_REASON", "Setting", "generator_class", "is_fixture", "judge_class"]
@@ -50,7 +50,7 @@ FIXTURE_REASON = "cells on the project's fixtures (§), not the paper's data"
 SETTING_KEYS = (*CLASS_KEYS, "metrics", "data")
 
 
-def generator_class(run: RunInfo) -> tuple[str, str]:
+def generator_class(run: RunRecord) -> tuple[str, str]:
     """Return (class, model) of the run's generator: extractive, or llm for any model backend."""
     gen = run.config.generator
     backend = gen.backend or "extractive"
@@ -58,7 +58,7 @@ def generator_class(run: RunInfo) -> tuple[str, str]:
     return klass, f"{backend}:{gen.model}"
 
 
-def judge_class(run: RunInfo) -> tuple[str, str] | None:
+def judge_class(run: RunRecord) -> tuple[str, str] | None:
     """Return (class, name) of the run's judge (None: the run used none)."""
     choice = run.choice("judge")
     judge = run.config.judge
@@ -71,7 +71,7 @@ def judge_class(run: RunInfo) -> tuple[str, str] | None:
     return name, f"{name} judge"
 
 
-def is_fixture(run: RunInfo) -> bool:
+def is_fixture(run: RunRecord) -> bool:
     """Whether the run read the project's fixtures (its data folder is named ``fixtures``)."""
     data_dir = run.config.dataset.data_dir
     return bool(data_dir) and "fixtures" in Path(str(data_dir)).parts
@@ -125,7 +125,7 @@ class Setting:
         return cls(True, classes, metrics, episodes, data, where, note)
 
     def reasons(
-        self, runs: Iterable[RunInfo], metric: str, detail: str = "", label: str | None = None
+        self, runs: Iterable[RunRecord], metric: str, detail: str = "", label: str | None = None
     ) -> list[str]:
         """Why the cell of ``metric`` computed from ``runs`` is not comparable ([] = it is).
 
@@ -178,7 +178,7 @@ class Setting:
         return None if self.episodes is None else int(self.episodes)
 
     def coverage(
-        self, runs: Iterable[RunInfo], column: str, episodes: int | None, row: str | None = None
+        self, runs: Iterable[RunRecord], column: str, episodes: int | None, row: str | None = None
     ) -> str:
         """The cell's coverage marker: fixture, fewer episodes than the paper, or ""."""
         if any(is_fixture(r) for r in runs):

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, overload
 
-from recallbench.analysis import RunInfo
 from recallbench.errors import ConfigError, DataNotFoundError
+from recallbench.run.read import RunRecord
 from recallbench.tables.render import Cell
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ class TableContext:
 
     results_dir: Path
     data_dir: Path | None = None
-    runs: tuple[RunInfo, ...] = ()
+    runs: tuple[RunRecord, ...] = ()
     config: Mapping[str, object] = field(default_factory=dict)
     make_llm: LLMFactory | None = None
     make_judge: JudgeFactory | None = None
@@ -92,11 +92,11 @@ class BuiltTable:
     """A builder's result: cells plus what the header, notes and layout need."""
 
     cells: list[Cell]
-    runs: Sequence[RunInfo] = ()  # the runs the cells came from (header); () = all of ctx.runs
+    runs: Sequence[RunRecord] = ()  # the runs the cells came from (header); () = all of ctx.runs
     header: dict[str, str] = field(default_factory=dict)  # added to (or replacing) the run header
     notes: list[str] = field(default_factory=list)
     corner: str = ""
     show_n: bool = True
     files: dict[str, Path] = field(default_factory=dict)  # other files written (png, json)
     reasons: list[str] = field(default_factory=list)  # why cells are not comparable (header)
-    row_runs: dict[str, list[RunInfo]] = field(default_factory=dict)  # row -> its runs
+    row_runs: dict[str, list[RunRecord]] = field(default_factory=dict)  # row -> its runs

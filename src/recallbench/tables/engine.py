@@ -23,9 +23,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from recallbench.analysis import RunInfo, find_runs, latest_per_job
+from recallbench.analysis import find_runs, latest_per_job
 from recallbench.errors import DataNotFoundError, did_you_mean
 from recallbench.run.provenance import describe_code, describe_deviations, git_state
+from recallbench.run.read import RunRecord
 from recallbench.run.record import describe_problems
 from recallbench.tables.cell import FEWER, FIXTURE
 from recallbench.tables.comparability import FIXTURE_REASON, Setting, is_fixture
@@ -63,7 +64,7 @@ def resolve_builder(spec: TableSpec) -> Callable[[TableSpec, TableContext], Buil
     return typed
 
 
-def table_runs(spec: TableSpec, results_dir: str | Path) -> list[RunInfo]:
+def table_runs(spec: TableSpec, results_dir: str | Path) -> list[RunRecord]:
     """Return the newest finished run of every job of the experiment ``table.runs`` (or of
     every (tag, job) under its tags and folders)."""
     if spec.runs is None:
@@ -102,7 +103,7 @@ def paper_setting(spec: TableSpec) -> Setting:
 
 
 def assess(
-    cells: Sequence[Cell], setting: Setting, runs: Sequence[RunInfo], fixture: bool
+    cells: Sequence[Cell], setting: Setting, runs: Sequence[RunRecord], fixture: bool
 ) -> tuple[list[Cell], list[str]]:
     """Decide what a builder left open: comparability (None) and coverage ("") of each cell.
 
@@ -148,18 +149,18 @@ def reference_notes(spec: TableSpec) -> list[str]:
     return notes
 
 
-def header_for(runs: Sequence[RunInfo]) -> dict[str, str]:
+def header_for(runs: Sequence[RunRecord]) -> dict[str, str]:
     """Name the generator, embedder, judge and data every cell came from."""
 
-    def collect(fn: Callable[[RunInfo], Any]) -> str:
+    def collect(fn: Callable[[RunRecord], Any]) -> str:
         return ", ".join(sorted({str(fn(r)) for r in runs})) or "n/a"
 
-    def generator(r: RunInfo) -> str:
+    def generator(r: RunRecord) -> str:
         gen = r.config.generator
         label = f"{gen.backend}:{gen.model}"
-        return label + describe_deviations(r.provenance.raw, gen.settings)
+        return label + describe_deviations(r.provenance.log.generator, gen.settings)
 
-    def data(r: RunInfo) -> str:
+    def data(r: RunRecord) -> str:
         ds = r.config.dataset
         sha = r.provenance.dataset_sha256
         return data_label(str(ds.name), ds.get("options"), sha, ds.data_dir)
@@ -169,8 +170,8 @@ def header_for(runs: Sequence[RunInfo]) -> dict[str, str]:
         "embedder": collect(lambda r: r.config.embedder.kind),
         "judge": collect(lambda r: r.choice("judge") or "none"),
         "data": collect(data),
-        "episodes": collect(lambda r: r.provenance.raw["n_episodes"]),
-        "code": collect(lambda r: describe_code(r.provenance.raw)),
+        "episodes": collect(lambda r: r.provenance.n_episodes),
+        "code": collect(lambda r: describe_code(r.provenance.log.code)),
         "runs": collect(lambda r: f"{r.tag}/{r.stamp}"),
     }
 
@@ -192,7 +193,7 @@ def data_label(
     return " ".join(p for p in parts if p)
 
 
-def degraded_notes(runs: Sequence[RunInfo]) -> list[str]:
+def degraded_notes(runs: Sequence[RunRecord]) -> list[str]:
     """One note per ``degraded`` run: its job and the tasks that failed to parse (run.json)."""
     notes = []
     for run in runs:

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from recallbench.analysis import RunInfo, select
-from recallbench.metrics.summary import Summary, read_summary
+from recallbench.analysis import select
+from recallbench.run.read import RunRecord, read_summary
 from recallbench.tables.cell import Cell
 from recallbench.tables.engine import BuiltTable, TableContext
 from recallbench.tables.spec import TableSpec
@@ -32,9 +32,14 @@ __all__ = ["latency_table", "run_latency"]
 QUANTILES = ("p50", "p95")
 
 
-def run_latency(summary: Summary, stage: str, quantile: str) -> tuple[float, int] | None:
-    """(milliseconds, n) of ``stage``'s ``quantile`` in a run summary; None: not timed."""
-    block = (summary.get("latency") or {}).get(stage)
+def run_latency(
+    summary: Mapping[str, object], stage: str, quantile: str
+) -> tuple[float, int] | None:
+    """(milliseconds, n) of ``stage``'s ``quantile`` in a run summary (``locomo_qa``'s
+    ``latency``, ``locomo_import``'s ``latency_ms``: ``protocols.locomo.LocomoSummary``,
+    ``protocols.locomo_import.ImportSummary``); None: not timed."""
+    timed = summary.get("latency")
+    block = timed.get(stage) if isinstance(timed, Mapping) else None
     if isinstance(block, Mapping) and quantile in block:
         return 1000.0 * _number(block[quantile]), int(_number(block.get("n") or 0))
     imported = summary.get("latency_ms")
@@ -49,7 +54,7 @@ def _number(value: object) -> float:
     return float(value)
 
 
-def _newest(runs: list[RunInfo]) -> RunInfo | None:
+def _newest(runs: list[RunRecord]) -> RunRecord | None:
     return max(runs, key=lambda r: str(r.path.parent.name)) if runs else None
 
 
@@ -57,8 +62,8 @@ def latency_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     """One cell per (row, column): the newest matching run's stage percentile, in ms."""
     metric, mspec = next(iter(spec.need("metrics").items()))
     cells: list[Cell] = []
-    used: dict[Any, RunInfo] = {}
-    row_runs: dict[str, list[RunInfo]] = {}
+    used: dict[Any, RunRecord] = {}
+    row_runs: dict[str, list[RunRecord]] = {}
     for row in spec.need("rows"):
         for column in spec.need("columns"):
             if column.quantile not in QUANTILES:

@@ -33,9 +33,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from recallbench.analysis import RunInfo, select
+from recallbench.analysis import select
 from recallbench.analysis.runs import note_read
 from recallbench.errors import ConfigError, DataNotFoundError
+from recallbench.run.read import RunRecord
 from recallbench.tables.cell import Cell
 from recallbench.tables.cells import summary_table
 from recallbench.tables.engine import BuiltTable, TableContext
@@ -161,7 +162,7 @@ def matrix_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
 # -- quality vs cost --------------------------------------------------------------------------
 
 
-def _tokens(run: RunInfo, stage: str) -> float | None:
+def _tokens(run: RunRecord, stage: str) -> float | None:
     """Prompt + completion tokens of ``stage`` per episode of the run (None: no usage.json)."""
     if run.usage is None:
         return None

@@ -26,9 +26,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from recallbench.analysis import RunInfo
 from recallbench.metrics.activity import COUNTS, METHOD
-from recallbench.run.read import MEMORY_DIR
+from recallbench.run.read import MEMORY_DIR, RunRecord
 from recallbench.tables.cell import Cell, fmt
 
 __all__ = [
@@ -131,7 +130,7 @@ def constant_columns(cells: Sequence[Cell], min_rows: int = 3) -> list[str]:
 ActivityCache = dict[Path, dict[str, Any] | None]  # a run folder's activity_of, once per folder
 
 
-def activity_of(run: RunInfo) -> dict[str, Any] | None:
+def activity_of(run: RunRecord) -> dict[str, Any] | None:
     """A run's memory activity: its summary's ``memory`` entry when the current rule wrote it
     (its ``method``), else recomputed from the folder (a run scored before the rule changed)."""
     entry = run.summary.get("memory") if run.has_summary else None
@@ -142,7 +141,7 @@ def activity_of(run: RunInfo) -> dict[str, Any] | None:
     return run.memory_activity()
 
 
-def describe_activity(runs: Sequence[RunInfo], cache: ActivityCache | None = None) -> str:
+def describe_activity(runs: Sequence[RunRecord], cache: ActivityCache | None = None) -> str:
     """What the memory of ``runs`` did, summed over them, in one phrase."""
     cache = {} if cache is None else cache
     totals = dict.fromkeys(("episodes", *COUNTS), 0)
@@ -177,7 +176,7 @@ def describe_activity(runs: Sequence[RunInfo], cache: ActivityCache | None = Non
 
 
 def _evidence(
-    rows: Sequence[str], row_runs: Mapping[str, Sequence[RunInfo]], cache: ActivityCache
+    rows: Sequence[str], row_runs: Mapping[str, Sequence[RunRecord]], cache: ActivityCache
 ) -> str:
     texts = {r: describe_activity(row_runs[r], cache) for r in rows if row_runs.get(r)}
     if not texts:
@@ -189,7 +188,7 @@ def _evidence(
 
 
 def sameness_notes(
-    cells: Sequence[Cell], row_runs: Mapping[str, Sequence[RunInfo]], rtol: float = RTOL
+    cells: Sequence[Cell], row_runs: Mapping[str, Sequence[RunRecord]], rtol: float = RTOL
 ) -> list[str]:
     """Notes on identical rows and a flat sweep, each with the memory activity behind them."""
     values = _values(cells)

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from recallbench.analysis import RunInfo, find_runs, latest_per_job, runs_in
+from recallbench.analysis import find_runs, latest_per_job, runs_in
 from recallbench.errors import ConfigError, DataNotFoundError
+from recallbench.run.read import RunRecord
 
 RUN_SOURCES = ("tag", "folder")
 
@@ -60,7 +61,7 @@ def _folder(folder: str, results_dir: Path, where: str) -> Path:
 
 def source_runs(
     tags: tuple[str, ...], folders: tuple[str, ...], results_dir: str | Path, where: str
-) -> list[RunInfo]:
+) -> list[RunRecord]:
     """The newest finished run of every (tag, job) under the tags and folders."""
     results_dir = Path(results_dir)
     found = [r for tag in tags for r in find_runs(results_dir, tag)]

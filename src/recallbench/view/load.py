@@ -14,18 +14,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recallbench.analysis.runs import RunInfo, runs_in
+from recallbench.analysis.runs import runs_in
 from recallbench.errors import DataNotFoundError
 from recallbench.metrics.summary import Summary
 from recallbench.records import Episode, Prediction
-from recallbench.run.read import EPISODES_DIR, Snapshot, read_run
+from recallbench.run.read import EPISODES_DIR, RunRecord, Snapshot, read_run
 
 
 @dataclass(frozen=True)
 class RunFiles:
     """What a run folder holds, as records."""
 
-    info: RunInfo
+    info: RunRecord
     record: dict[str, Any]  # run.json
     summary: Summary
     usage: dict[str, Any]
@@ -63,7 +63,7 @@ def load_run(folder: str | Path) -> RunFiles:
         missing.append(f"{EPISODES_DIR}/")
     return RunFiles(
         info=run,
-        record=dict(run.provenance.raw),
+        record=run.provenance.log.to_dict(),
         summary=run.summary,
         usage=dict(run.usage.raw) if run.usage is not None else {},
         predictions=run.predictions,

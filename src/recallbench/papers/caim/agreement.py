@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from recallbench.analysis import RunInfo, select
+from recallbench.analysis import select
 from recallbench.judges.caim import CaimJudge
 from recallbench.metrics.agreement import agreement_report, align_ratings
 from recallbench.protocols.qa_gvd.scores import rescore_answers
 from recallbench.records import JSON
+from recallbench.run.read import RunRecord
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 from recallbench.tables.engine import reference_values
 from recallbench.tables.entry import Entry
@@ -35,7 +36,7 @@ STATISTICS = (
 
 
 def rater_scores(
-    run: RunInfo, judges: Mapping[str, CaimJudge]
+    run: RunRecord, judges: Mapping[str, CaimJudge]
 ) -> dict[str, dict[str, dict[str, float | None]]]:
     """Return ``{metric: {rater label: {pred_id: score or None}}}`` for one run."""
     out: dict[str, dict[str, dict[str, float | None]]] = {}
@@ -93,8 +94,8 @@ def _cells(
 
 
 def agreement_cells(
-    spec: TableSpec, runs: Sequence[RunInfo], judges: Mapping[str, CaimJudge]
-) -> tuple[list[Cell], list[RunInfo]]:
+    spec: TableSpec, runs: Sequence[RunRecord], judges: Mapping[str, CaimJudge]
+) -> tuple[list[Cell], list[RunRecord]]:
     """Return the cells (ours beside the paper's) and the runs they came from.
 
     ``judges`` maps each rater label to its built CAIM judge; a column reads its newest run.

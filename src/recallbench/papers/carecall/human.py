@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from recallbench.analysis import RunInfo, select
+from recallbench.analysis import select
 from recallbench.humaneval import (
     Criterion,
     Rating,
@@ -49,6 +49,7 @@ from recallbench.humaneval import (
 )
 from recallbench.metrics.bootstrap import holm
 from recallbench.records import Episode, Session
+from recallbench.run.read import RunRecord
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 from recallbench.tables.entry import Entry
 from recallbench.tables.render import paper_values, reference_value
@@ -93,7 +94,7 @@ CORRELATIONS = (("memorability", "engagingness", 0.68), ("memorability", "humann
 STATISTICS = ("standardized", "absolute", "per_session")
 
 
-def _newest(runs: Sequence[RunInfo], row: Entry) -> RunInfo | None:
+def _newest(runs: Sequence[RunRecord], row: Entry) -> RunRecord | None:
     found = select(runs, row.select)
     return max(found, key=lambda r: r.stamp) if found else None
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from statistics import mean
 
-from recallbench.analysis import RunInfo
+from recallbench.run.read import RunRecord
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 
 COLUMNS = [
@@ -32,7 +32,7 @@ COLUMNS = [
 ]
 
 
-def run_costs(run: RunInfo) -> dict[str, float]:
+def run_costs(run: RunRecord) -> dict[str, float]:
     """The cost columns of one run (missing files give 0, a missing field is not guessed)."""
     answers = [p for p in run.predictions if p.kind == "answer"]
     memory = [p for p in run.predictions if p.kind == "memory"]
@@ -61,9 +61,8 @@ def run_costs(run: RunInfo) -> dict[str, float]:
             bucket = usage.stage(stage)
             tokens = bucket.count("prompt_tokens") + bucket.count("completion_tokens")
             out[f"{stage}_tokens"] = tokens / n
-    raw = run.provenance.raw
-    started, finished = raw.get("started_unix"), raw.get("finished_unix")
-    if isinstance(started, (int, float)) and isinstance(finished, (int, float)):
+    started, finished = run.provenance.log.started_unix, run.provenance.log.finished_unix
+    if started is not None and finished is not None:
         out["wall_min"] = (finished - started) / 60
     return out
 

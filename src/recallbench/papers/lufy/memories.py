@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from recallbench.analysis import RunInfo, select
+from recallbench.analysis import select
 from recallbench.metrics.clusters import ClusterStatistic
 from recallbench.papers.lufy.intervals import (
     agreement_statistic,
@@ -28,6 +28,7 @@ from recallbench.papers.lufy.intervals import (
 )
 from recallbench.papers.lufy.runs import lufy_reference, paper_value, run_episodes, snapshots
 from recallbench.records import Episode, MemoryItem, in_memory
+from recallbench.run.read import RunRecord
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 from recallbench.tables.entry import Entry
 
@@ -127,12 +128,12 @@ def annotator_agreement(label_maps: Sequence[Labels]) -> tuple[float, int]:
     return (sum(shares) / len(shares) if shares else 0.0), n
 
 
-def agreement_records(run: RunInfo) -> dict[int, list[tuple[Labels, set[str]]]]:
+def agreement_records(run: RunRecord) -> dict[int, list[tuple[Labels, set[str]]]]:
     """Return {session: [(labels, kept turn ids) per episode]} of one run."""
     return {s: [r for _, r in recs] for s, recs in _records(run).items()}
 
 
-def _records(run: RunInfo) -> dict[int, list[tuple[str, tuple[Labels, set[str]]]]]:
+def _records(run: RunRecord) -> dict[int, list[tuple[str, tuple[Labels, set[str]]]]]:
     """Return {session: [(episode id, (labels, kept turn ids))]} of one run."""
     episodes = run_episodes(run)
     out: dict[int, list[tuple[str, Kept]]] = {}
@@ -143,7 +144,7 @@ def _records(run: RunInfo) -> dict[int, list[tuple[str, tuple[Labels, set[str]]]
     return out
 
 
-def _pooled_records(runs: Sequence[RunInfo]) -> dict[int, list[tuple[str, Kept]]]:
+def _pooled_records(runs: Sequence[RunRecord]) -> dict[int, list[tuple[str, Kept]]]:
     records: dict[int, list[tuple[str, Kept]]] = {}
     for run in runs:
         for index, recs in _records(run).items():
@@ -183,7 +184,9 @@ def _row_values(
     return {c.label: per_session.get(c.label, average) for c in columns}
 
 
-def agreement_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cell], list[RunInfo]]:
+def agreement_cells(
+    spec: TableSpec, runs: Sequence[RunRecord]
+) -> tuple[list[Cell], list[RunRecord]]:
     """Return the cells of an agreement table (rows: systems, (Random), (Annotators)) with the
     episode-clustered interval of each (``papers.lufy.intervals``)."""
     reference = lufy_reference(spec.id)

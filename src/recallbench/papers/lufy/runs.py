@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
-from recallbench.analysis import RunInfo
 from recallbench.records import JSON, Episode, MemoryItem
+from recallbench.run.read import RunRecord
 from recallbench.tables import TableSpec
 from recallbench.tables.cell import Value
 from recallbench.tables.entry import Entry
@@ -40,7 +40,7 @@ def row_logs(spec: TableSpec, row: Entry) -> str:
     return row.logs
 
 
-def snapshots(run: RunInfo, episode_ids: Iterable[str]) -> dict[str, dict[int, list[MemoryItem]]]:
+def snapshots(run: RunRecord, episode_ids: Iterable[str]) -> dict[str, dict[int, list[MemoryItem]]]:
     """Return {episode_id: {after_session: items}} from the run's ``memory/<episode>.jsonl``."""
     out: dict[str, dict[int, list[MemoryItem]]] = {}
     for episode_id in episode_ids:
@@ -49,6 +49,6 @@ def snapshots(run: RunInfo, episode_ids: Iterable[str]) -> dict[str, dict[int, l
     return out
 
 
-def run_episodes(run: RunInfo) -> dict[str, Episode]:
+def run_episodes(run: RunRecord) -> dict[str, Episode]:
     """Load the episodes a run replayed (its dataset config, cached), keyed by episode id."""
     return run.dataset_episodes()

@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import partial
 
-from recallbench.analysis import RunInfo, select
+from recallbench.analysis import select
 from recallbench.embed.base import TextEmbedder
 from recallbench.papers.lufy.intervals import IntervalFields, interval_fields, ratio_statistic
 from recallbench.papers.lufy.runs import lufy_reference, paper_value, run_episodes, snapshots
 from recallbench.records import in_memory
+from recallbench.run.read import RunRecord
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 
 TOPK = 10
@@ -47,7 +48,7 @@ def answering_memory(
     return best
 
 
-def topk_ranks(run: RunInfo, embedder: TextEmbedder) -> list[tuple[str, int | None]]:
+def topk_ranks(run: RunRecord, embedder: TextEmbedder) -> list[tuple[str, int | None]]:
     """Return, per question of the run, its episode and the cosine rank of its answering memory.
 
     The store is the run's snapshot right after the question's session (retained utterance

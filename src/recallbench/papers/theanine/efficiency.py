@@ -15,19 +15,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from recallbench.analysis import RunInfo, select
+from recallbench.analysis import select
 from recallbench.analysis.costs import cost_table as cost_rows
 from recallbench.analysis.costs import run_cost
 from recallbench.analysis.pareto import pareto_front, plot_pareto
 from recallbench.io import write_json
-from recallbench.metrics.summary import metric_entry, read_summary
+from recallbench.metrics.summary import metric_entry
 from recallbench.records import JSON
+from recallbench.run.read import RunRecord, read_summary
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec, header_for
 from recallbench.tables.engine import reference_values
 from recallbench.tables.render import reference_value
 
 
-def build_cost_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cell], list[RunInfo]]:
+def build_cost_cells(
+    spec: TableSpec, runs: Sequence[RunRecord]
+) -> tuple[list[Cell], list[RunRecord]]:
     """Table 8 cells: per row and column, the matching runs' cost per episode and its ratio.
 
     Several runs of a cell (datasets) pool by episode; the ratio is to ``reference_row`` of the
@@ -36,7 +39,7 @@ def build_cost_cells(spec: TableSpec, runs: Sequence[RunInfo]) -> tuple[list[Cel
     price_model = spec.option("price_model", None)
     reference = reference_values(spec)
     per_row: dict[tuple[str, str], dict[str, float] | None] = {}
-    used: dict[Path, RunInfo] = {}
+    used: dict[Path, RunRecord] = {}
     for col in spec.need("columns"):
         for row in spec.need("rows"):
             matched = select(select(runs, row.select), col.select)
@@ -77,7 +80,7 @@ def _cost_value(
     return got.get(metric)
 
 
-def _pooled(runs: Sequence[RunInfo], price_model: str | None) -> dict[str, float] | None:
+def _pooled(runs: Sequence[RunRecord], price_model: str | None) -> dict[str, float] | None:
     """Episode-weighted per-episode cost and times of several runs (None: no run)."""
     costs = [run_cost(r.path, price_model=price_model) for r in runs]
     n = sum(c.n_episodes for c in costs)
@@ -108,7 +111,7 @@ AXES = {
 
 def run_quality(run_dir: str | Path, metric: str, value: str = "session_mean") -> float | None:
     """Return ``summary.json``'s ``metric`` (x100, as the paper prints it) or None if absent."""
-    entry = metric_entry(read_summary(run_dir), metric)
+    entry = metric_entry(read_summary(Path(run_dir)), metric)
     if entry is None:
         return None
     return 100.0 * float(entry[value] if value in entry else entry["value"])
@@ -154,7 +157,7 @@ def efficiency_figures(
 
 
 def _dataset_figures(
-    spec: TableSpec, runs: Sequence[RunInfo], out_dir: Path, note: str
+    spec: TableSpec, runs: Sequence[RunRecord], out_dir: Path, note: str
 ) -> dict[str, dict[str, JSON]]:
     """Fig. 9/10 PNGs per dataset (a row's newest run of that dataset); a report per dataset."""
     reference_row = spec.option("reference_row")

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recallbench.analysis import RunInfo, select
+from recallbench.analysis import select
 from recallbench.io import safe_name, write_json, write_jsonl_rows
 from recallbench.judges.geval import GEVAL_SOURCE, GEVAL_TASK
 from recallbench.llm.protocol import LLMClient
@@ -229,7 +229,7 @@ def _run_name(run: RunRecord) -> str:
     return run.choice("memory") or run.job
 
 
-def _newest(runs: Sequence[RunInfo], *selectors: Mapping[str, object]) -> RunInfo | None:
+def _newest(runs: Sequence[RunRecord], *selectors: Mapping[str, object]) -> RunRecord | None:
     for sel in selectors:
         runs = select(runs, sel)
     return max(runs, key=lambda r: r.stamp) if runs else None
@@ -241,7 +241,7 @@ def _comparison(
     llm: LLMClient,
     column: Entry,
     row: Entry,
-) -> tuple[GEvalResult | None, list[RunInfo]]:
+) -> tuple[GEvalResult | None, list[RunRecord]]:
     ours_row = parse_entry(spec.option("ours"), "ours", spec.error)  # the row of our method
     ours = _newest(ctx.runs, ours_row.select, column.select)
     theirs = _newest(ctx.runs, row.select, column.select)

@@ -24,7 +24,7 @@ import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from recallbench.analysis import RunInfo, select
+from recallbench.analysis import select
 from recallbench.humaneval import (
     Criterion,
     Rating,
@@ -37,6 +37,7 @@ from recallbench.humaneval import (
     read_ratings,
 )
 from recallbench.memory import render_history
+from recallbench.run.read import RunRecord
 from recallbench.tables import BuiltTable, Cell, TableContext, TableSpec
 from recallbench.tables.render import paper_values, reference_value
 
@@ -93,7 +94,7 @@ def _sample(units: list[Unit], spec: TableSpec, salt: str) -> list[Unit]:
     return sorted(rng.sample(units, min(k, len(units))), key=lambda u: u.unit_id)
 
 
-def _theanine_runs(runs: Sequence[RunInfo], memory: str = "theanine") -> list[RunInfo]:
+def _theanine_runs(runs: Sequence[RunRecord], memory: str = "theanine") -> list[RunRecord]:
     return sorted(select(runs, {"memory": memory}), key=lambda r: r.path.name)
 
 
@@ -114,7 +115,7 @@ def summary_units(spec: TableSpec, ctx: TableContext) -> list[Unit]:
     return _sample(units, spec, "summaries")
 
 
-def _link_units(run: RunInfo) -> list[Unit]:
+def _link_units(run: RunRecord) -> list[Unit]:
     stores = run.stores
     last: dict[str, int] = {}
     for episode_id, after in stores:
@@ -137,7 +138,7 @@ def _link_units(run: RunInfo) -> list[Unit]:
     return out
 
 
-def _refine_units(refined: RunInfo, raw: RunInfo) -> list[Unit]:
+def _refine_units(refined: RunRecord, raw: RunRecord) -> list[Unit]:
     episodes = refined.dataset_episodes()
     raws = {p.pred_id: p for p in raw.predictions}
     out = []

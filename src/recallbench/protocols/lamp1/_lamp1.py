@@ -45,6 +45,7 @@ from recallbench.memory import MemoryMethod
 from recallbench.metrics.summary import Summary
 from recallbench.protocols.base import EpisodeResult, EvalProtocol, refuse_unknown
 from recallbench.records import Episode, Prediction, Query, Score, Turn
+from recallbench.verdict import JSONValue
 
 LABELS = ("[1]", "[2]")
 METRICS = ("accuracy", "macro_f1", "ctx_tokens", "latency_ms")
@@ -90,6 +91,13 @@ def macro_f1(gold: Sequence[int] | np.ndarray, pred: Sequence[int] | np.ndarray)
     from sklearn.metrics import f1_score
 
     return float(f1_score(gold, pred, labels=[0, 1], average="macro", zero_division=0))
+
+
+class Lamp1Summary(Summary, total=False):
+    """A ``lamp1`` run's summary: predictions per label and the cross-fitted classifier."""
+
+    predicted: dict[str, int]
+    classifier: dict[str, JSONValue]
 
 
 class LaMP1Protocol(EvalProtocol):
@@ -170,7 +178,7 @@ class LaMP1Protocol(EvalProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], Summary]:
+    ) -> tuple[list[Score], Lamp1Summary]:
         """Cross-fitted predictions, then accuracy, macro-F1, context tokens and latency."""
         from recallbench.metrics.bootstrap import ci_fields, clustered_entry
         from recallbench.metrics.clusters import Generic
@@ -201,7 +209,7 @@ class LaMP1Protocol(EvalProtocol):
             else:
                 items = [(i, 1, [v, 1.0]) for i, v in zip(ids, rows[name], strict=True)]
                 metrics[name] = clustered_entry(items, per_session=False)
-        summary: Summary = {
+        summary: Lamp1Summary = {
             "metrics": metrics,
             "predicted": {LABELS[i]: int((got == i).sum()) for i in (0, 1)},
             "classifier": {"kind": "logistic_regression", "C": self.C, "folds": self.folds},

@@ -16,7 +16,12 @@ from recallbench.protocols.locomo._errata import (
 )
 from recallbench.protocols.locomo._mem0_scores import mem0_b1, mem0_f1
 from recallbench.protocols.locomo._protocol import LocomoQAProtocol
-from recallbench.protocols.locomo._score import METRICS, item_values, score_locomo
+from recallbench.protocols.locomo._score import (
+    METRICS,
+    LocomoSummary,
+    item_values,
+    score_locomo,
+)
 from recallbench.protocols.locomo._scoring import (
     adversarial_credit,
     f1_multi,
@@ -34,6 +39,7 @@ from recallbench.protocols.locomo._tasks import (
 )
 
 __all__ = [
+    "LocomoSummary",
     "ADVERSARIAL_TASK",
     "ANSWER_TASK",
     "CLEAN",

@@ -60,7 +60,6 @@ from recallbench.judges import Judge, JudgeItem
 from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import PromptTask
 from recallbench.memory import MemoryMethod
-from recallbench.metrics.summary import Summary
 from recallbench.protocols.base import (
     EpisodeResult,
     EvalProtocol,
@@ -71,7 +70,7 @@ from recallbench.protocols.base import (
 )
 from recallbench.protocols.evidence import EvidenceLocator
 from recallbench.protocols.locomo._errata import errata_meta
-from recallbench.protocols.locomo._score import METRICS, score_locomo
+from recallbench.protocols.locomo._score import METRICS, LocomoSummary, score_locomo
 from recallbench.protocols.locomo._tasks import (
     ADVERSARIAL_TASK,
     ANSWER_TASK,
@@ -208,7 +207,7 @@ class LocomoQAProtocol(EvalProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], Summary]:
+    ) -> tuple[list[Score], LocomoSummary]:
         """Per-answer scores and the summary (``score_locomo``), with the judge described."""
         self.check_metrics(metric_names)
         scores, summary = score_locomo(predictions)

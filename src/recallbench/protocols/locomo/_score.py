@@ -31,8 +31,8 @@ from typing import Any
 
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE
 from recallbench.metrics.bootstrap import clustered_entry
-from recallbench.metrics.summary import Summary
 from recallbench.payloads import answer_meta
+from recallbench.protocols.base import JudgedSummary
 from recallbench.protocols.locomo._errata import (
     ceiling_values,
     clean_subsets,
@@ -44,7 +44,7 @@ from recallbench.protocols.locomo._latency import latency_summary
 from recallbench.protocols.locomo._mem0_scores import mem0_b1, mem0_f1
 from recallbench.protocols.locomo._scoring import locomo_f1, recall_at
 from recallbench.records import Prediction, Score
-from recallbench.verdict import verdict_of
+from recallbench.verdict import JSONValue, verdict_of
 
 RECALL_K: dict[str, int | None] = {"recall_at_5": 5, "recall_at_10": 10, "evidence_recall": None}
 METRICS = ("f1", "j", "b1", "f1_mem0", *RECALL_K, "ceiling", "ceiling_f1")
@@ -82,7 +82,15 @@ def _entry(rows: list[tuple[Row, list[str]]]) -> dict[str, Any]:
     return entry
 
 
-def score_locomo(predictions: Sequence[Prediction]) -> tuple[list[Score], Summary]:
+class LocomoSummary(JudgedSummary, total=False):
+    """A ``locomo_qa`` run's summary: a judged protocol's, with the errata and the timing."""
+
+    errata_items: int  # answers corrected by the errata
+    errata: dict[str, JSONValue]  # under errata: sources, counts, conflicts
+    latency: dict[str, JSONValue]  # p50/p95 seconds per timed stage (``_latency``)
+
+
+def score_locomo(predictions: Sequence[Prediction]) -> tuple[list[Score], LocomoSummary]:
     """Return per-answer scores and the run summary of a ``locomo_qa`` run."""
     answers = [p for p in predictions if p.kind == "answer"]
     scored = [p for p in answers if not (p.failure or "").startswith(CALL_FAILURE)]
@@ -97,7 +105,7 @@ def score_locomo(predictions: Sequence[Prediction]) -> tuple[list[Score], Summar
             )
     verdicts = [v for v in map(verdict_of, answers) if v is not None]
     metrics = {name: _entry(r) for name, r in rows.items() if r or not name.startswith("ceiling")}
-    summary: Summary = {
+    summary: LocomoSummary = {
         "metrics": metrics,
         "failed_calls_not_scored": len(answers) - len(scored),
         "answer_failures": sum(1 for p in answers if p.failure),

@@ -42,9 +42,14 @@ from recallbench.judges import CORRECT, Judge, JudgeItem
 from recallbench.judges.lexical import LexicalJudge
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
-from recallbench.metrics.summary import Summary
 from recallbench.protocols.base import EpisodeResult, EvalProtocol, add_judge_usage, refuse_unknown
-from recallbench.protocols.locomo import METRICS, RELEASE_KEY, errata_meta, score_locomo
+from recallbench.protocols.locomo import (
+    METRICS,
+    RELEASE_KEY,
+    LocomoSummary,
+    errata_meta,
+    score_locomo,
+)
 from recallbench.protocols.locomo_import._agreement import agreement_entries
 from recallbench.protocols.locomo_import._formats import (
     CATEGORY_NAMING,
@@ -70,6 +75,13 @@ def shipped_values(source: str, verdicts: Sequence[bool]) -> dict[str, float]:
     out[source] = sum(verdicts) / len(verdicts)
     out[f"{source}_majority"] = float(sum(verdicts) * 2 > len(verdicts))
     return out
+
+
+class ImportSummary(LocomoSummary, total=False):
+    """A ``locomo_import`` run's summary: ``locomo_qa``'s, the source's naming and latency."""
+
+    imported: dict[str, JSONValue]  # the shipped judge's metric, the source's category naming
+    latency_ms: dict[str, JSONValue]  # the source's per-answer latency: p50, p95, n
 
 
 class LocomoImportProtocol(EvalProtocol):
@@ -200,10 +212,11 @@ class LocomoImportProtocol(EvalProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], Summary]:
+    ) -> tuple[list[Score], ImportSummary]:
         """LoCoMo's scoring (``score_locomo``) plus latency; recall is not scored (no context)."""
         self.check_metrics(metric_names)
-        scores, summary = score_locomo(predictions)
+        scores, scored = score_locomo(predictions)
+        summary: ImportSummary = {**scored}
         unscored = [k for k, v in summary["metrics"].items() if not v["n"]]  # recall: no context
         summary["metrics"] = {k: v for k, v in summary["metrics"].items() if k not in unscored}
         summary["metrics"].update(agreement_entries(predictions, self.source))

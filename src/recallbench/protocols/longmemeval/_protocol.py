@@ -58,7 +58,6 @@ from recallbench.judges import Judge
 from recallbench.judges.longmemeval import LongMemEvalItem
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
-from recallbench.metrics.summary import Summary
 from recallbench.protocols.base import (
     EpisodeResult,
     EvalProtocol,
@@ -68,7 +67,11 @@ from recallbench.protocols.base import (
     reply_text,
 )
 from recallbench.protocols.longmemeval._retrieval import gold_of
-from recallbench.protocols.longmemeval._score import METRICS, score_longmemeval
+from recallbench.protocols.longmemeval._score import (
+    METRICS,
+    LongMemEvalSummary,
+    score_longmemeval,
+)
 from recallbench.protocols.longmemeval._tasks import CON_TASK, READINGS, SESSION_BLOCK, read_task
 from recallbench.protocols.qa import Asked, Probe, ask_fields
 from recallbench.protocols.response import prompt_hash
@@ -278,7 +281,7 @@ class LongMemEvalQAProtocol(EvalProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], Summary]:
+    ) -> tuple[list[Score], LongMemEvalSummary]:
         """Per-answer scores and the summary (``score_longmemeval``), with the judge described."""
         self.check_metrics(metric_names)
         scores, summary = score_longmemeval(predictions)

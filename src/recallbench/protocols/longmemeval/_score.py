@@ -29,8 +29,8 @@ from typing import Any, cast
 from recallbench.datasets.longmemeval import QUESTION_TYPES
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE
 from recallbench.metrics.bootstrap import clustered_entry
-from recallbench.metrics.summary import Summary
 from recallbench.payloads import AnswerMeta, answer_meta
+from recallbench.protocols.base import JudgedSummary
 from recallbench.protocols.longmemeval._retrieval import NAMES, Gold, question_metrics
 from recallbench.records import Prediction, Score
 from recallbench.verdict import JSONValue, verdict_of
@@ -110,7 +110,17 @@ def _task_averaged(rows: list[tuple[Row, list[str]]]) -> dict[str, Any]:
     return clustered_entry(grouped, GROUPS, per_session=False)
 
 
-def score_longmemeval(predictions: Sequence[Prediction]) -> tuple[list[Score], Summary]:
+class LongMemEvalSummary(JudgedSummary, total=False):
+    """A ``longmemeval_qa`` run's summary: a judged protocol's, with the retrieval rankings seen
+    and the release's questions this data copy lacks."""
+
+    retrieval: dict[str, JSONValue]  # answers with a ranking, their granularities, exclusions
+    missing_questions: list[str]  # the release's questions this copy lacks (S here: 2 of 500)
+
+
+def score_longmemeval(
+    predictions: Sequence[Prediction],
+) -> tuple[list[Score], LongMemEvalSummary]:
     """Return per-answer scores and the run summary of a ``longmemeval_qa`` run."""
     answers = [p for p in predictions if p.kind == "answer"]
     scored = [p for p in answers if not (p.failure or "").startswith(CALL_FAILURE)]
@@ -129,7 +139,7 @@ def score_longmemeval(predictions: Sequence[Prediction]) -> tuple[list[Score], S
     ranked = [p for p in scored if "retrieval" in p.meta]
     kinds = sorted({str(p.meta["retrieval"]["granularity"]) for p in ranked})
     granularities: list[JSONValue] = [*kinds]
-    summary: Summary = {
+    summary: LongMemEvalSummary = {
         "metrics": metrics,
         "failed_calls_not_scored": len(answers) - len(scored),
         "answer_failures": sum(1 for p in answers if p.failure),

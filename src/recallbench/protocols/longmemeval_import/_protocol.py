@@ -41,7 +41,6 @@ from recallbench.judges import Judge
 from recallbench.judges.longmemeval import PAPER_MODEL, LongMemEvalItem
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
-from recallbench.metrics.summary import Summary
 from recallbench.protocols.base import (
     EpisodeResult,
     EvalProtocol,
@@ -56,7 +55,12 @@ from recallbench.protocols.longmemeval_import._formats import (
     HypothesisFile,
     read_hypotheses,
 )
-from recallbench.protocols.longmemeval_import._score import METRICS, SOURCE, score_import
+from recallbench.protocols.longmemeval_import._score import (
+    METRICS,
+    SOURCE,
+    LongMemEvalImportSummary,
+    score_import,
+)
 from recallbench.records import JSON, Episode, Prediction, QAItem, Score
 
 SHOWN = 10  # ids listed in run.json of the hypotheses left out (their count is always given)
@@ -190,7 +194,7 @@ class LongMemEvalImportProtocol(EvalProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], Summary]:
+    ) -> tuple[list[Score], LongMemEvalImportSummary]:
         """Accuracy of the run's judge and of the shipped labels, their agreement (``_score``)."""
         self.check_metrics(metric_names)
         scores, summary = score_import(predictions)

@@ -20,12 +20,12 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from recallbench.metrics.summary import Summary
 from recallbench.payloads import answer_meta
 from recallbench.protocols.locomo_import import agreement_entries
 from recallbench.protocols.longmemeval import score_longmemeval
+from recallbench.protocols.longmemeval._score import LongMemEvalSummary
 from recallbench.records import Prediction, Score
-from recallbench.verdict import CORRECT, INCORRECT, Verdict, verdict_of
+from recallbench.verdict import CORRECT, INCORRECT, JSONValue, Verdict, verdict_of
 
 SOURCE = "autoeval"  # the authors' field name: metrics accuracy_autoeval, task_averaged_autoeval
 METRICS = (
@@ -55,7 +55,15 @@ def shipped_as_verdict(p: Prediction) -> Prediction | None:
     return dataclasses.replace(p, meta={**p.meta, "judge": verdict.to_dict()})
 
 
-def score_import(predictions: Sequence[Prediction]) -> tuple[list[Score], Summary]:
+class LongMemEvalImportSummary(LongMemEvalSummary, total=False):
+    """A ``longmemeval_import`` run's summary: ``longmemeval_qa``'s, the shipped labels' source
+    and the errata applied."""
+
+    imported: dict[str, JSONValue]  # the shipped judge's metric, label models, the paper's judge
+    errata: dict[str, JSONValue]  # under errata: the entries and the clean subset's size
+
+
+def score_import(predictions: Sequence[Prediction]) -> tuple[list[Score], LongMemEvalImportSummary]:
     """Per-answer scores and the run summary of a ``longmemeval_import`` run."""
     answers = [p for p in predictions if p.kind == "answer"]
     ours_scores, ours = score_longmemeval(answers)
@@ -72,7 +80,7 @@ def score_import(predictions: Sequence[Prediction]) -> tuple[list[Score], Summar
         metrics.update({f"{k}_{SOURCE}": theirs["metrics"][k] for k in QA})
     metrics.update(agreement_entries(answers, SOURCE, judges=("j",)))
     verdicts = [v for v in map(verdict_of, answers) if v is not None]
-    summary: Summary = {
+    summary: LongMemEvalImportSummary = {
         "metrics": metrics,
         "judge": {
             "judged": len(verdicts),

@@ -48,9 +48,8 @@ from recallbench.memory.memory_update import (
     set_prf,
     transitions,
 )
-from recallbench.metrics.summary import Summary
 from recallbench.protocols.base import EvalProtocol, refuse_unknown
-from recallbench.protocols.memory_ops.scores import METRICS, score_memory_ops
+from recallbench.protocols.memory_ops.scores import METRICS, MemoryOpsSummary, score_memory_ops
 from recallbench.protocols.response import EpisodeResult
 from recallbench.records import Episode, Prediction, Score
 from recallbench.text import normalize_sentence
@@ -258,7 +257,7 @@ class MemoryOpsProtocol(EvalProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], Summary]:
+    ) -> tuple[list[Score], MemoryOpsSummary]:
         """Set F1, pairwise accuracy and operation shares (``scores.py``)."""
         self.check_metrics(metric_names)
         scores, summary = score_memory_ops(predictions)

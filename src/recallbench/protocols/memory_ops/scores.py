@@ -18,6 +18,7 @@ from typing import Any
 
 from recallbench.metrics.summary import Summary
 from recallbench.records import Prediction, Score
+from recallbench.verdict import JSONValue
 
 OPS = {"P": "pass", "R": "replace", "A": "append", "D": "delete"}
 SOURCES = ("table7", "own_ko", "own_en")
@@ -31,6 +32,16 @@ METRICS = (
 )
 
 
+class MemoryOpsSummary(Summary, total=False):
+    """A ``memory_ops`` run's summary: ``Summary``, its transitions and pairs, and the fits."""
+
+    n_transitions: int
+    n_transitions_with_pairs: int
+    n_pairs: int
+    fit: str  # how the thresholds were fitted ("cv", ...)
+    fits: list[dict[str, JSONValue]]  # the per-fold fits
+
+
 def _entry(rows: Sequence[tuple[str, int, float]], per_session: bool = True) -> dict[str, Any]:
     """Mean of (cluster, session, value) rows with its clustered interval and sessions."""
     from recallbench.metrics.bootstrap import clustered_entry
@@ -38,7 +49,7 @@ def _entry(rows: Sequence[tuple[str, int, float]], per_session: bool = True) -> 
     return clustered_entry([(c, s, [v, 1.0]) for c, s, v in rows], per_session=per_session)
 
 
-def score_memory_ops(predictions: Sequence[Prediction]) -> tuple[list[Score], Summary]:
+def score_memory_ops(predictions: Sequence[Prediction]) -> tuple[list[Score], MemoryOpsSummary]:
     """Return per-item scores and the summary of a ``memory_ops`` run."""
     sets = [p for p in predictions if p.kind == "memory_set"]
     pairs = [p for p in predictions if p.kind == "memory_pair"]
@@ -82,7 +93,7 @@ def score_memory_ops(predictions: Sequence[Prediction]) -> tuple[list[Score], Su
             "derived": True,
             "predicted": sum(o == op for o in predicted) / len(predicted) if predicted else 0.0,
         }
-    summary: Summary = {
+    summary: MemoryOpsSummary = {
         "metrics": metrics,
         "n_transitions": len(sets),
         "n_transitions_with_pairs": sum(1 for p in sets if p.meta["has_pairs"]),

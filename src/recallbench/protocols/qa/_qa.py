@@ -41,9 +41,9 @@ from recallbench.judges import Judge, JudgeItem
 from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import PromptTask
 from recallbench.memory import HasRetention, MemoryMethod, replay_recalls
-from recallbench.metrics.summary import Summary
 from recallbench.protocols.base import (
     EvalProtocol,
+    JudgedSummary,
     add_judge_usage,
     memory_state,
     refuse_unknown,
@@ -273,7 +273,7 @@ class QAProtocol(EvalProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], Summary]:
+    ) -> tuple[list[Score], JudgedSummary]:
         """Return per-answer scores and the run summary (``scores.score_qa``).
 
         A judge with its own LLM (``judge.generator`` set) has its usage and cost in

@@ -26,8 +26,8 @@ import numpy as np
 from recallbench.judges import CORRECT, DONT_KNOW, INCORRECT
 from recallbench.llm.task import CALL_FAILURE, PARSE_FAILURE
 from recallbench.metrics.bootstrap import Additive, ClusterStatistic, MeanOf, ci_fields
-from recallbench.metrics.summary import Summary
 from recallbench.payloads import MemoryStateMeta, answer_meta, memory_meta
+from recallbench.protocols.base import JudgedSummary
 from recallbench.records import JSON, Prediction, Score
 from recallbench.verdict import require_verdict
 
@@ -177,7 +177,7 @@ def _retention_metrics(states: Sequence[Prediction]) -> dict[str, dict[str, JSON
 
 def score_qa(
     predictions: Sequence[Prediction], judge_info: Mapping[str, JSON]
-) -> tuple[list[Score], Summary]:
+) -> tuple[list[Score], JudgedSummary]:
     """Score judged answers and memory states into per-answer scores and the run summary."""
     answers = [p for p in predictions if p.kind == "answer"]
     states = [p for p in predictions if p.kind == "memory"]
@@ -194,7 +194,7 @@ def score_qa(
         "call_failures": sum(1 for v in verdicts if v.failed(CALL_FAILURE)),
         "labels": {str(k): sum(1 for v in verdicts if v.label == k) for k in (1, 0, 2)},
     }
-    summary: Summary = {
+    summary: JudgedSummary = {
         "metrics": metrics,
         "judge": judge,
         "answer_failures": sum(1 for p in answers if p.failure),

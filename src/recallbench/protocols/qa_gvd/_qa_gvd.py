@@ -26,17 +26,23 @@ from recallbench.judges import Judge
 from recallbench.judges.caim import CaimItem, CaimJudge, LexicalCaimJudge
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory import MemoryMethod
-from recallbench.metrics.summary import Summary
-from recallbench.protocols.base import EpisodeResult, refuse_unknown
+from recallbench.protocols.base import EpisodeResult, JudgedSummary, refuse_unknown
 from recallbench.protocols.qa import Probe, QAProtocol
 from recallbench.protocols.qa.scores import QA_METRICS
 from recallbench.protocols.qa_gvd.scores import GVD_METRICS, caim_item, score_caim
 from recallbench.records import Episode, MemoryItem, Prediction, QAItem, Score
+from recallbench.verdict import JSONValue
 
 
 def is_keyed(qa: QAItem) -> bool:
     """Return True when an answer key covers ``qa`` (the gvd loader sets ``answerable``)."""
     return isinstance(qa.meta.get("answerable"), bool)
+
+
+class GvdSummary(JudgedSummary, total=False):
+    """A ``qa_gvd`` run's summary: protocol ``qa``'s and CAIM's rubric judge."""
+
+    caim_judge: dict[str, JSONValue]  # the CAIM judge's description
 
 
 class GVDQAProtocol(QAProtocol):
@@ -113,11 +119,11 @@ class GVDQAProtocol(QAProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], Summary]:
+    ) -> tuple[list[Score], GvdSummary]:
         """Return per-answer scores and the summary: protocol ``qa``'s plus CAIM's metrics."""
         self.check_metrics(metric_names)
         scores, summary = super().score(predictions, [m for m in metric_names if m in QA_METRICS])
         caim_scores, metrics = score_caim(predictions)
         summary["metrics"].update(metrics)
-        summary["caim_judge"] = {**self._caim.describe()}
-        return scores + caim_scores, summary
+        out: GvdSummary = {**summary, "caim_judge": {**self._caim.describe()}}
+        return scores + caim_scores, out

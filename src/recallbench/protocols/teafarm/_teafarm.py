@@ -49,9 +49,16 @@ from recallbench.protocols.teafarm._tasks import (
     SESSION6_TASK,
 )
 from recallbench.records import Episode, Prediction, QAItem, Query, Score, Turn
-from recallbench.verdict import CORRECT, INCORRECT, Verdict, require_verdict
+from recallbench.verdict import CORRECT, INCORRECT, JSONValue, Verdict, require_verdict
 
 TEAFARM_METRICS = ("success_rate",)
+
+
+class TeaFarmSummary(Summary, total=False):
+    """A ``teafarm`` run's summary: the success rate and where its questions and verdicts came
+    from (question sources, judges, failure counts)."""
+
+    teafarm: dict[str, JSONValue]
 
 
 class TeaFarmProtocol(EvalProtocol):
@@ -204,7 +211,7 @@ class TeaFarmProtocol(EvalProtocol):
 
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
-    ) -> tuple[list[Score], Summary]:
+    ) -> tuple[list[Score], TeaFarmSummary]:
         """Success rate (Correct / judged questions), overall and per source dataset.
 
         Intervals are episode-clustered bootstrap CIs (``metrics.bootstrap``): an episode's
@@ -247,7 +254,7 @@ class TeaFarmProtocol(EvalProtocol):
             **ci_fields(stat(list(zip(judged, values, strict=True)))),
         }
         entry["session_mean_ci95"] = entry["ci95"]
-        summary: Summary = {
+        summary: TeaFarmSummary = {
             "metrics": {"success_rate": entry},
             "teafarm": {
                 "question_sources": [*sorted({m["question_source"] for m in metas})],

@@ -1,4 +1,6 @@
-"""The run folder's one reader: ``read_run(folder) -> RunRecord`` (Inspect's ``read_eval_log``).
+"""The run folder's format: its one reader, ``read_run(folder) -> RunRecord`` (Inspect's
+``read_eval_log``), its one writer (``write_log``, ``write_summary``...: the runner's) and its
+typed, versioned log, ``RunLog`` (``run.json``; Inspect's ``EvalLog``).
 
     record = read_run("results/runs/theanine_table1/20260101-120000/msc-theanine")
     record.status, record.provenance.commit       # run.json, read at once
@@ -7,9 +9,13 @@
     record.predictions, record.scores, record.usage              # loaded when first asked
     record.snapshots_of(episode_id), record.episodes_for(ids)
 
-The runner (``run.runner``) writes the folder; everything else (tables, analysis, view, the
-judge panel, human evaluation, the papers' helpers, notebooks) reads it through this package,
-so the layout lives in one place (``_files``: the file names and their parsers).
+The runner (``run.runner``) writes the folder through ``_write``; everything else (resume,
+reuse, the end-of-run report, the sweep's record, tables, analysis, view, the judge panel, human
+evaluation, the papers' helpers, notebooks) reads it through this package, so the layout lives
+in one place (``_files``: the file names, spelled nowhere else in ``src/``, and their parsers).
+
+``run.json`` carries ``version`` (``LOG_VERSION``); a folder written before it (version 0) reads
+the same (``RunLog.from_dict`` migrates it; tests/run/test_log.py holds such a folder).
 
 Folders written by older versions read the same: a folder without ``config.yaml`` has an empty
 config; without ``usage.json`` ``usage`` is None; without ``predictions.jsonl`` (a run that did
@@ -37,17 +43,37 @@ from recallbench.run.read._files import (
     PREDICTIONS_FILE,
     RUN_FILE,
     SCORES_FILE,
+    SUMMARY_FILE,
     USAGE_FILE,
+    RunSummary,
     RunUsage,
     Snapshot,
     UsageBucket,
+    is_run_folder,
+    read_log,
     read_snapshots,
+    read_summary,
+    summed_usage,
 )
+from recallbench.run.read._log import LOG_VERSION, RunLog
 from recallbench.run.read._record import Provenance, RunRecord, read_config, read_run
 from recallbench.run.read._summary import MetricSummary
+from recallbench.run.read._write import (
+    items_path,
+    write_config,
+    write_episode,
+    write_items,
+    write_log,
+    write_predictions,
+    write_scores,
+    write_summary,
+    write_usage,
+)
 
 __all__ = [
     "CONFIG_FILE",
+    "LOG_VERSION",
+    "SUMMARY_FILE",
     "EPISODES_DIR",
     "ITEMS_DIR",
     "MEMORY_DIR",
@@ -65,11 +91,26 @@ __all__ = [
     "ProtocolConfig",
     "Provenance",
     "RunConfig",
+    "RunLog",
     "RunRecord",
+    "RunSummary",
     "RunUsage",
     "Snapshot",
     "UsageBucket",
+    "is_run_folder",
+    "items_path",
     "read_config",
+    "read_log",
     "read_run",
     "read_snapshots",
+    "read_summary",
+    "summed_usage",
+    "write_config",
+    "write_episode",
+    "write_items",
+    "write_log",
+    "write_predictions",
+    "write_scores",
+    "write_summary",
+    "write_usage",
 ]

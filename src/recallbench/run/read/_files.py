@@ -1,7 +1,9 @@
 """The files of a run folder and their parsers: one line reader, one snapshot parser, usage.
 
-Every parser names the file (and the line) of a record it cannot read; an absent file is the
-caller's to handle (``RunRecord`` says which files a folder lacks).
+This module is the one place of ``src/`` that spells a run folder's file names; the writer
+(``_write``) and the reader (``_record``) take them from here. Every parser names the file (and
+the line) of a record it cannot read; an absent file is the caller's to handle (``RunRecord``
+says which files a folder lacks).
 """
 
 from __future__ import annotations
@@ -10,10 +12,14 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple, TypeVar, cast
 
 from recallbench.errors import DatasetFormatError
+from recallbench.metrics.summary import Summary
 from recallbench.records import MemoryItem, Prediction
+from recallbench.run.read._log import RunLog
+from recallbench.run.record import add_usage
+from recallbench.verdict import JSONValue
 
 T = TypeVar("T")
 
@@ -21,10 +27,21 @@ CONFIG_FILE = "config.yaml"  # the resolved config (runner: write_yaml)
 RUN_FILE = "run.json"  # status and provenance (run.record)
 PREDICTIONS_FILE = "predictions.jsonl"  # every prediction, written once all are scored
 SCORES_FILE = "scores.jsonl"  # per-item metric values
-USAGE_FILE = "usage.json"  # LLM usage summed over the attempts (run.record.summed_usage)
+SUMMARY_FILE = "summary.json"  # per metric: value, n, interval (metrics.summary.Summary)
+USAGE_FILE = "usage.json"  # LLM usage summed over the attempts (summed_usage)
+USAGE_DIR = "usage"  # usage/attempt-<n>.json: each attempt's own usage
 ITEMS_DIR = "items"  # items/<episode>.jsonl: each finished episode's predictions
 MEMORY_DIR = "memory"  # memory/<episode>.jsonl: the store after every session
 EPISODES_DIR = "episodes"  # episodes/<episode>.json: the episode as replayed
+
+
+class RunSummary(Summary, total=False):
+    """A run's ``summary.json``: its protocol's ``Summary`` (with the protocol's own keys, typed
+    by the protocol: ``protocols.base.JudgedSummary``...) and what the runner adds."""
+
+    n_episodes: int
+    n_predictions: int
+    memory: dict[str, JSONValue]  # ``metrics.activity``: totals, per_session, method
 
 
 class Snapshot(NamedTuple):
@@ -43,6 +60,57 @@ def json_object(path: Path) -> dict[str, object]:
     if not isinstance(data, dict):
         raise DatasetFormatError(f"{path}: expected a JSON object, got {type(data).__name__}")
     return data
+
+
+def is_run_folder(folder: Path) -> bool:
+    """Does ``folder`` hold a run (its ``run.json``)?"""
+    return (folder / RUN_FILE).is_file()
+
+
+def read_log(folder: Path) -> RunLog:
+    """A run folder's ``run.json`` as a ``RunLog`` (any version: ``RunLog.from_dict``).
+
+    ``FileNotFoundError`` when absent; ``DatasetFormatError`` naming the file when unreadable."""
+    path = folder / RUN_FILE
+    return RunLog.from_dict(json_object(path), path)
+
+
+def read_summary(folder: Path) -> RunSummary:
+    """A run folder's ``summary.json``; one that is not a JSON object with a ``metrics`` object
+    raises ``DatasetFormatError`` naming it (a missing file raises ``FileNotFoundError``)."""
+    path = folder / SUMMARY_FILE
+    data = json_object(path)
+    if not isinstance(data.get("metrics"), dict):
+        raise DatasetFormatError(
+            f"{path}: expected a JSON object with a 'metrics' object, got {sorted(data)}"
+        )
+    return cast(RunSummary, data)  # checked above: the file is the edge
+
+
+def attempt_path(folder: Path, attempt: int) -> Path:
+    """Where attempt ``attempt`` of a run keeps its own usage."""
+    return folder / USAGE_DIR / f"attempt-{attempt}.json"
+
+
+def attempt_files(folder: Path) -> list[Path]:
+    """The per-attempt usage files of a run folder, in attempt order."""
+    files = (folder / USAGE_DIR).glob("attempt-*.json")
+    return sorted(files, key=lambda p: int(p.stem.split("-")[1]))
+
+
+def summed_usage(folder: Path) -> dict[str, JSONValue]:
+    """Sum every attempt's usage (``run.record.add_usage``); ``attempts`` lists each attempt's
+    totals. What ``usage.json`` holds."""
+    total: dict[str, JSONValue] = {}
+    attempts: list[JSONValue] = []
+    for path in attempt_files(folder):
+        usage = cast("dict[str, JSONValue]", json_object(path))  # json.loads output: JSON
+        totals = usage.get("totals")
+        counts = totals if isinstance(totals, dict) else {}
+        attempts.append({"attempt": int(path.stem.split("-")[1]), **counts})
+        total = add_usage(total, usage) if total else dict(usage)
+    total["attempts"] = attempts
+    return total
 
 
 def json_lines(path: Path, parse: Callable[[dict[str, object]], T]) -> list[T]:
@@ -124,6 +192,11 @@ class UsageBucket:
     def seconds(self, key: str = "latency_s") -> float:
         """A duration in seconds; 0.0 when absent."""
         return _number(self.raw.get(key))
+
+    @property
+    def sent(self) -> int:
+        """Requests sent to an endpoint: the calls less those answered from the cache."""
+        return self.count("calls") - self.count("cached_calls")
 
     @property
     def cost_usd(self) -> float | None:

@@ -12,7 +12,6 @@ import yaml
 from recallbench.errors import DataNotFoundError, DatasetFormatError
 from recallbench.io import safe_name
 from recallbench.metrics.activity import memory_activity
-from recallbench.metrics.summary import Summary, has_summary, read_summary
 from recallbench.records import Episode, MemoryItem, Prediction, Score
 from recallbench.run.read._config import RunConfig
 from recallbench.run.read._files import (
@@ -23,30 +22,28 @@ from recallbench.run.read._files import (
     PREDICTIONS_FILE,
     RUN_FILE,
     SCORES_FILE,
+    SUMMARY_FILE,
     USAGE_FILE,
+    RunSummary,
     RunUsage,
     Snapshot,
+    is_run_folder,
     json_lines,
     json_object,
     prediction,
+    read_log,
     read_snapshots,
+    read_summary,
 )
+from recallbench.run.read._log import RunLog
 from recallbench.run.read._summary import MetricSummary
-from recallbench.run.record import is_stale
+from recallbench.run.record import USABLE, is_stale
 from recallbench.verdict import JSONValue
-
-
-def _int(value: object) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _text(value: object) -> str | None:
-    return None if value is None else str(value)
 
 
 @dataclass(frozen=True)
 class Provenance:
-    """``run.json``: the run's status and what it was made from (``run.record``)."""
+    """``run.json``: the run's status and what it was made from; ``log`` is the whole record."""
 
     status: str  # run.json's, but ``stale`` for a ``running`` record whose process is gone
     attempt: int | None
@@ -57,28 +54,28 @@ class Provenance:
     sources: Mapping[str, object] | None  # None: recorded before run.sources existed
     health: tuple[Mapping[str, object], ...]  # the unhealthy tasks of a degraded run
     error: str | None
-    raw: Mapping[str, object] = field(default_factory=dict)
+    log: RunLog = field(default_factory=RunLog)
+
+    @classmethod
+    def from_log(cls, log: RunLog) -> Provenance:
+        """The provenance a ``RunLog`` (a run.json of any version) records."""
+        return cls(
+            status="stale" if is_stale(log.to_dict()) else log.status,
+            attempt=log.attempt,
+            n_episodes=log.n_episodes,
+            commit=log.git_sha,
+            dataset_sha256=log.dataset_sha256,
+            config_hash=log.config_hash,
+            sources=log.sources,
+            health=tuple(log.health or ()),
+            error=log.error,
+            log=log,
+        )
 
     @classmethod
     def from_dict(cls, info: Mapping[str, object]) -> Provenance:
         """Build from a ``run.json`` object (every key may be absent)."""
-        status = str(info.get("status", "unknown"))
-        health = info.get("health")
-        sources = info.get("sources")
-        return cls(
-            status="stale" if is_stale(info) else status,
-            attempt=_int(info.get("attempt")),
-            n_episodes=_int(info.get("n_episodes")),
-            commit=_text(info.get("git_sha")),
-            dataset_sha256=_text(info.get("dataset_sha256")),
-            config_hash=_text(info.get("config_hash")),
-            sources=dict(sources) if isinstance(sources, Mapping) else None,
-            health=tuple(dict(p) for p in health if isinstance(p, Mapping))
-            if isinstance(health, list)
-            else (),
-            error=_text(info.get("error")),
-            raw=dict(info),
-        )
+        return cls.from_log(RunLog.from_dict(info))
 
 
 def read_config(folder: Path) -> RunConfig:
@@ -160,15 +157,21 @@ class RunRecord:
     @property
     def missing(self) -> tuple[str, ...]:
         """The files of a finished run this folder lacks (an interrupted run has no summary)."""
-        names = ("summary.json", USAGE_FILE, PREDICTIONS_FILE, SCORES_FILE, CONFIG_FILE)
+        names = (SUMMARY_FILE, USAGE_FILE, PREDICTIONS_FILE, SCORES_FILE, CONFIG_FILE)
         return tuple(n for n in names if not (self.path / n).is_file())
 
     @property
     def has_summary(self) -> bool:
-        return has_summary(self.path)
+        """Was the run scored (has it a ``summary.json``)?"""
+        return (self.path / SUMMARY_FILE).is_file()
+
+    @property
+    def usable(self) -> bool:
+        """May tables use this run: finished or degraded (``run.record.USABLE``), and scored."""
+        return self.status in USABLE and self.has_summary
 
     @cached_property
-    def summary(self) -> Summary:
+    def summary(self) -> RunSummary:
         """``summary.json`` (``metrics.summary``); ``{"metrics": {}}`` for an unscored run."""
         return read_summary(self.path) if self.has_summary else {"metrics": {}}
 
@@ -268,11 +271,11 @@ def read_run(folder: str | Path, *, need_record: bool = True) -> RunRecord:
     when ``run.json`` is not a JSON object.
     """
     path = Path(folder)
-    if not need_record and not (path / RUN_FILE).is_file():
-        return RunRecord(path, Provenance.from_dict({}))
-    if not (path / RUN_FILE).is_file():
+    if not need_record and not is_run_folder(path):
+        return RunRecord(path, Provenance.from_log(RunLog()))
+    if not is_run_folder(path):
         raise DataNotFoundError(
             f"{path}: not a run folder (no {RUN_FILE}); a run folder is "
             "results/runs/<tag>/<stamp>/<job>/, a sweep folder results/runs/<tag>/<stamp>/"
         )
-    return RunRecord(path, Provenance.from_dict(json_object(path / RUN_FILE)))
+    return RunRecord(path, Provenance.from_log(read_log(path)))

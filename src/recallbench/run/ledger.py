@@ -16,10 +16,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from recallbench.records import JSON
-from recallbench.run.sweep import LedgerView, holder_gone
+from recallbench.run.sweep import SWEEP_FILE, LedgerView, holder_gone, read_sweep
 from recallbench.store import SqliteStore, Store, is_server, reach_store
 
-__all__ = ["ledger_store", "ledger_view", "release_gone"]
+__all__ = ["ledger_store", "ledger_view", "release_gone", "release_on_resume"]
 
 
 @contextlib.contextmanager
@@ -66,12 +66,9 @@ def release_gone(store: Store, data: Mapping[str, JSON]) -> str | None:
     )
 
 
-def release_on_resume(store: Store, sweep_dir: Path) -> None:
-    """A resumed job first gives back what gone holders of its sweep reserved (one line)."""
-    import sys
-
-    from recallbench.run.sweep import SWEEP_FILE, read_sweep
-
-    if (sweep_dir / SWEEP_FILE).is_file():
-        if line := release_gone(store, read_sweep(sweep_dir / SWEEP_FILE)):
-            print(line, file=sys.stderr, flush=True)
+def release_on_resume(store: Store, sweep_dir: Path) -> str | None:
+    """A resumed job first gives back what gone holders of its sweep reserved; the line that
+    says how much (None: nothing to give back, or no ``sweep.json``)."""
+    if not (sweep_dir / SWEEP_FILE).is_file():
+        return None
+    return release_gone(store, read_sweep(sweep_dir / SWEEP_FILE))

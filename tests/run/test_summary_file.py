@@ -1,4 +1,5 @@
-"""``metrics.summary``: the one reader and writer of ``summary.json`` keeps the format on disk."""
+"""``summary.json`` through the run folder's one writer and reader (``run.read``) keeps the
+format on disk."""
 
 from __future__ import annotations
 
@@ -7,17 +8,11 @@ import json
 import pytest
 
 from recallbench.errors import DatasetFormatError
-from recallbench.metrics.summary import (
-    Summary,
-    has_summary,
-    metric_entry,
-    read_summary,
-    summary_path,
-    write_summary,
-)
+from recallbench.metrics.summary import metric_entry
+from recallbench.run.read import SUMMARY_FILE, RunSummary, read_run, read_summary, write_summary
 
 # The shape every run folder has (metrics.scoring + the runner's counts), with keys out of order.
-SUMMARY: Summary = {
+SUMMARY: RunSummary = {
     "n_predictions": 3,
     "metrics": {
         "rouge_l": {"value": 0.25, "n": 3, "ci95": [0.1, 0.4], "per_session": {"2": {"n": 3}}},
@@ -30,16 +25,18 @@ SUMMARY: Summary = {
 
 def test_write_then_read_gives_the_same_summary_in_the_old_format(tmp_path):
     path = write_summary(tmp_path, SUMMARY)
-    assert path == tmp_path / "summary.json" == summary_path(tmp_path)
+    assert path == tmp_path / "summary.json" == tmp_path / SUMMARY_FILE
     # the format every committed run has: indent 2, sorted keys, a final newline
     assert path.read_text(encoding="utf-8") == json.dumps(SUMMARY, indent=2, sort_keys=True) + "\n"
-    assert has_summary(tmp_path) and read_summary(tmp_path) == SUMMARY
+    assert read_run(tmp_path, need_record=False).has_summary and read_summary(tmp_path) == SUMMARY
+    assert read_run(tmp_path, need_record=False).summary == SUMMARY
     assert metric_entry(read_summary(tmp_path), "rouge_l")["ci95"] == [0.1, 0.4]
     assert metric_entry(read_summary(tmp_path), "bleu4") is None  # not scored: no entry
 
 
 def test_a_run_without_summary_has_none(tmp_path):
-    assert not has_summary(tmp_path)
+    assert not read_run(tmp_path, need_record=False).has_summary
+    assert read_run(tmp_path, need_record=False).summary == {"metrics": {}}
     with pytest.raises(FileNotFoundError):
         read_summary(tmp_path)
 
@@ -48,7 +45,7 @@ def test_a_run_without_summary_has_none(tmp_path):
     ("text", "expected"),
     [
         ("{not json", "not JSON"),
-        ("[1, 2]", "expected a JSON object with a 'metrics' object, got list"),
+        ("[1, 2]", "expected a JSON object, got list"),
         ('{"n_episodes": 2}', "got ['n_episodes']"),
         ('{"metrics": [1]}', "got ['metrics']"),
     ],
