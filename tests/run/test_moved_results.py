@@ -95,15 +95,16 @@ def test_a_moved_results_folder_reruns_nothing_even_hashed_the_old_way(run_cli, 
 
 
 def test_a_run_json_whose_config_yaml_is_not_what_it_hashed_is_not_migrated(tmp_path):
+    from recallbench.run.read import RunLog
     from recallbench.run.record import config_hash
     from recallbench.run.resume import recorded_hash
 
     config = {"memory": {"k": 1, "cache_path": "/a/cache"}, "seed": 0}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     old = config_hash(config, 1)
-    assert recorded_hash(tmp_path, {"config_hash": old}) == config_hash(config)  # migrated
+    assert recorded_hash(tmp_path, RunLog(config_hash=old)) == config_hash(config)  # migrated
     other = config_hash({**config, "seed": 1}, 1)  # a run.json of another config than the yaml
-    assert recorded_hash(tmp_path, {"config_hash": other}) == other  # kept: matches nothing
-    new = {"config_hash": "abc", "config_hash_version": 2}
+    assert recorded_hash(tmp_path, RunLog(config_hash=other)) == other  # kept: matches nothing
+    new = RunLog.from_dict({"config_hash": "abc", "config_hash_version": 2})
     assert recorded_hash(tmp_path, new) == "abc"  # today's rule: as recorded
     assert config_hash(config) == config_hash({**config, "memory": {"k": 1, "cache_path": "/b"}})
