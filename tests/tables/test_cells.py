@@ -170,3 +170,30 @@ def test_rows_from_a_swept_config_value(tmp_path, make_run):
     )
     cells, _ = summary_cells(table, find_runs(tmp_path, "t"))
     assert [(c.row, round(c.ours, 6)) for c in cells] == [("0.50", 40.0), ("0.80", 20.0)]
+
+
+def test_a_session_column_no_run_scored_says_why(tmp_path, make_run):
+    # TimeRAG Fig. 4: the MSC copy has 4 sessions per episode, so a Session 5 column is n/a
+    from recallbench.tables.cells import summary_table
+    from recallbench.tables.engine import TableContext
+
+    per = {str(s): {"value": 0.1 * s, "n": 4} for s in (2, 3, 4)}
+    for memory in ("a", "b"):
+        make_run(
+            tmp_path,
+            "t",
+            memory,
+            {"memory": memory},
+            {"recall_at_5": entry(0.3, 12, per_session=per)},
+        )
+    table = spec(
+        rows=[{"label": "A", "memory": "a"}, {"label": "B", "memory": "b"}],
+        columns=[{"label": "Session 4", "session": 4}, {"label": "Session 5", "session": 5}],
+        metrics={"recall_at_5": {"label": "Recall@5"}},
+    )
+    built = summary_table(table, TableContext(tmp_path, runs=tuple(find_runs(tmp_path, "t"))))
+    assert built.notes == [
+        "Session 5: n/a in every row: no run of this table scored session 5 (the runs score "
+        "sessions 2, 3, 4); the episodes of the data they ran on end before session 5"
+    ]
+    assert {c.column for c in built.cells if c.ours is not None} == {"Session 4"}

@@ -83,3 +83,34 @@ def test_builders_get_models_only_from_the_command(tmp_path, make_run):
     )
     with pytest.raises(ConfigError, match="needs make_embedder, which only the table command"):
         reproduce(load_spec("lufy_table15"), TableContext(results_dir=tmp_path))
+
+
+def test_a_table_that_compares_rows_without_a_test_says_so(tmp_path, make_run):
+    from pathlib import Path
+
+    from recallbench.tables.context import BuiltTable
+    from recallbench.tables.engine import UNTESTED, untested_notes
+    from recallbench.tables.render import Cell
+    from recallbench.tables.spec import parse_spec
+
+    def spec(**block):
+        base = {
+            "paper": "theanine",
+            "id": "table1",
+            "title": "t",
+            "rows": [{"label": "A", "memory": "a"}, {"label": "B", "memory": "b"}],
+            "columns": [{"label": "MSC", "dataset": "msc"}],
+            "metrics": {"rouge_l": {"label": "Rouge-L"}},
+        }
+        return parse_spec("theanine_table1", Path("x.yaml"), {**base, **block}, own_tag="t")
+
+    cells = [Cell("A", "MSC", "Rouge-L", 0.2, None), Cell("B", "MSC", "Rouge-L", 0.3, None)]
+    assert untested_notes(spec(), BuiltTable(cells), cells) == [UNTESTED]
+    # declared in the spec, or tested by the builder (the matrix sets its reference itself)
+    assert untested_notes(spec(reference_row="A"), BuiltTable(cells), cells) == []
+    assert untested_notes(spec(), BuiltTable(cells, tested=True), cells) == []
+    # one row with a value of ours compares nothing; rows that are not systems (no rows in the
+    # spec, none mapped to runs: a dataset's statistics) neither
+    half = [cells[0], Cell("B", "MSC", "Rouge-L", None, 0.3)]
+    assert untested_notes(spec(), BuiltTable(half), half) == []
+    assert untested_notes(spec(rows=[]), BuiltTable(cells), cells) == []

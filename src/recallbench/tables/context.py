@@ -100,3 +100,4 @@ class BuiltTable:
     files: dict[str, Path] = field(default_factory=dict)  # other files written (png, json)
     reasons: list[str] = field(default_factory=list)  # why cells are not comparable (header)
     row_runs: dict[str, list[RunInfo]] = field(default_factory=dict)  # row -> its runs
+    tested: bool = False  # the builder tested rows against a reference row (tables.significance)

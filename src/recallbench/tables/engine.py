@@ -206,6 +206,25 @@ def degraded_notes(runs: Sequence[RunInfo]) -> list[str]:
     return notes
 
 
+UNTESTED = (
+    "no test between rows: this table declares no paired test (no reference_row), so no "
+    "difference between two of its rows is tested; the rows are described side by side, and "
+    "a gap between them is not evidence that one differs from another"
+)
+
+
+def untested_notes(spec: TableSpec, built: BuiltTable, cells: Sequence[Cell]) -> list[str]:
+    """``UNTESTED`` for a table that compares rows of ours without a test: it names rows (in
+    its spec, or rows its builder maps to runs), two or more of them hold a value of ours, and
+    neither the spec nor the builder declares a test."""
+    if built.tested or spec.option("reference_row", None) is not None:
+        return []
+    if len(spec.rows) < 2 and len(built.row_runs) < 2:
+        return []  # rows that are not systems (a dataset's statistics, fitted weights)
+    valued = {c.row for c in cells if isinstance(c.ours, int | float)}
+    return [UNTESTED] if len(valued) >= 2 else []
+
+
 def _fixture_dir(data_dir: Path | None) -> bool:
     """Whether a table that reads no runs read the project's fixtures."""
     return data_dir is not None and "fixtures" in Path(data_dir).parts
@@ -245,6 +264,7 @@ def reproduce(spec: TableSpec, ctx: TableContext) -> dict[str, Path]:
         notes=[
             *degraded,
             *built.notes,
+            *untested_notes(spec, built, cells),
             *sameness_notes(cells, built.row_runs),
             *reference_notes(spec),
         ],
