@@ -87,7 +87,7 @@ def tied_clusters(pooled: ClusterStatistic, n: int) -> np.ndarray:
             same &= pooled.present[:n] == pooled.present[n:]
         return np.asarray(same, dtype=bool)
     if isinstance(pooled, MeanOf) and pooled.parts:
-        return np.logical_and.reduce([tied_clusters(p, n) for p in pooled.parts])
+        return np.asarray(np.all([tied_clusters(p, n) for p in pooled.parts], axis=0), dtype=bool)
     return np.zeros(n, dtype=bool)
 
 
