@@ -114,3 +114,33 @@ def test_a_table_that_compares_rows_without_a_test_says_so(tmp_path, make_run):
     half = [cells[0], Cell("B", "MSC", "Rouge-L", None, 0.3)]
     assert untested_notes(spec(), BuiltTable(half), half) == []
     assert untested_notes(spec(rows=[]), BuiltTable(cells), cells) == []
+
+
+def test_a_builder_that_tested_some_pairs_gets_the_note_for_the_rest():
+    from pathlib import Path
+
+    from recallbench.tables.context import BuiltTable
+    from recallbench.tables.engine import untested_notes
+    from recallbench.tables.render import Cell
+    from recallbench.tables.spec import parse_spec
+
+    spec = parse_spec(
+        "lufy_table10",
+        Path("x.yaml"),
+        {
+            "paper": "lufy",
+            "id": "table10",
+            "title": "t",
+            "rows": [{"label": "A", "memory": "a"}, {"label": "B", "memory": "b"}],
+            "columns": [{"label": "S1", "session": 1}],
+            "metrics": {"sentiment": {"label": "sentiment"}},
+        },
+        own_tag="t",
+    )
+    cells = [Cell("A", "S1", "sentiment", 0.2, None), Cell("B", "S1", "sentiment", 0.3, None)]
+    built = BuiltTable(cells, tested="the t-tests in the notes (A against each other row)")
+    assert untested_notes(spec, built, cells) == [
+        "no test between rows beyond the t-tests in the notes (A against each other row): no "
+        "other pair of its rows is tested, and a gap between them is not evidence that one "
+        "differs from another"
+    ]

@@ -100,4 +100,6 @@ class BuiltTable:
     files: dict[str, Path] = field(default_factory=dict)  # other files written (png, json)
     reasons: list[str] = field(default_factory=list)  # why cells are not comparable (header)
     row_runs: dict[str, list[RunInfo]] = field(default_factory=dict)  # row -> its runs
-    tested: bool = False  # the builder tested rows against a reference row (tables.significance)
+    # True: the builder tested every row against a reference row (tables.significance); a text:
+    # the pairs it tested, when others are not (the engine notes the rest as untested)
+    tested: bool | str = False

@@ -216,13 +216,21 @@ UNTESTED = (
 def untested_notes(spec: TableSpec, built: BuiltTable, cells: Sequence[Cell]) -> list[str]:
     """``UNTESTED`` for a table that compares rows of ours without a test: it names rows (in
     its spec, or rows its builder maps to runs), two or more of them hold a value of ours, and
-    neither the spec nor the builder declares a test."""
-    if built.tested or spec.option("reference_row", None) is not None:
+    neither the spec nor the builder declares a test; a builder that tested some pairs only
+    (``BuiltTable.tested`` names them) gets the note for the other pairs."""
+    if built.tested is True or spec.option("reference_row", None) is not None:
         return []
     if len(spec.rows) < 2 and len(built.row_runs) < 2:
         return []  # rows that are not systems (a dataset's statistics, fitted weights)
     valued = {c.row for c in cells if isinstance(c.ours, int | float)}
-    return [UNTESTED] if len(valued) >= 2 else []
+    if len(valued) < 2:
+        return []
+    if built.tested:  # some pairs only
+        return [
+            f"no test between rows beyond {built.tested}: no other pair of its rows is tested, "
+            "and a gap between them is not evidence that one differs from another"
+        ]
+    return [UNTESTED]
 
 
 def _fixture_dir(data_dir: Path | None) -> bool:
