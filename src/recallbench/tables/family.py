@@ -193,10 +193,13 @@ def _twin_notes(cells: Sequence[Cell], twins: Mapping[int, int]) -> list[str]:
     """Which cells repeat another cell's test (counted once in the Holm family)."""
     pairs: dict[tuple[str, str], list[str]] = {}
     for i, j in twins.items():
-        pairs.setdefault((cells[i].column, cells[j].column), []).append(cells[i].row)
+        dup, held = cells[i], cells[j]
+        key = (f"{dup.column} / {dup.metric}", f"{held.column} / {held.metric}")
+        pairs.setdefault(key, []).append(dup.row)
     return [
-        f"counted once: column {dup} repeats column {held}'s test (the same runs on both sides) "
-        f"in {len(rows)} row(s); it enters the Holm family once and {dup} shows its result"
+        f"counted once: {dup} repeats {held}'s test (the same per-episode statistics on both "
+        f"sides) in {len(rows)} row(s) ({_names(rows)}): one test, one member of the Holm "
+        f"family, its result shown in both cells"
         for (dup, held), rows in pairs.items()
     ]
 
