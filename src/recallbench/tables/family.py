@@ -198,8 +198,8 @@ def _twin_notes(cells: Sequence[Cell], twins: Mapping[int, int]) -> list[str]:
         pairs.setdefault(key, []).append(dup.row)
     return [
         f"counted once: {dup} repeats {held}'s test (the same per-episode statistics on both "
-        f"sides) in {len(rows)} row(s) ({_names(rows)}): one test, one member of the Holm "
-        f"family, its result shown in both cells"
+        f"sides) in {len(rows)} row(s) ({_names(rows)}): one test, counted once toward the "
+        "Holm family (when it enters it), its p shown in both cells"
         for (dup, held), rows in pairs.items()
     ]
 
