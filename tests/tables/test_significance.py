@@ -77,6 +77,7 @@ def test_large_difference_is_significant_identical_runs_are_not(tmp_path, make_r
     # 20 episodes differ (> 16): 99,999 random sign flips, every one below the observed
     assert better.p_value == pytest.approx(2 / 100_000)
     assert "Monte Carlo sign flips, 99,999 random assignments" in built.notes[0]
+    assert "the floor is the random assignments' (2e-05), not the data's" in built.notes[0]
     assert "seed 0" in built.notes[0]
     assert "'Base'" in built.notes[0] and "2 paired tests" in built.notes[0]
     md = render(

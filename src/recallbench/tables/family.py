@@ -225,6 +225,12 @@ def _test_words(settings: Settings, tested: list[Tested]) -> str:
     out = f"{tests}; seed {settings.bootstrap.seed}"
     if any(t.exact for t in tested):
         out += f"; exact when at most {settings.exact_up_to} episodes differ"
+    if any("Monte Carlo" in t.test for t in tested):
+        floor = 2 / (settings.n_permutations + 1)
+        out += (
+            f"; above {settings.exact_up_to} episodes that differ the floor is the random "
+            f"assignments' ({floor:.2g}), not the data's"
+        )
     if any("bootstrap" in t.test for t in tested):
         out += f"; bootstrap: {settings.bootstrap.n_resamples} resamples"
     return out
@@ -260,7 +266,7 @@ def _notes(
             f"{', '.join(map(str, sorted({t.n_clusters for _, t in left})))} shared episode(s), "
             f"of which {', '.join(map(str, sorted(set(ks))))} differ between the two rows "
             f"(columns {_names([c.column for c, _ in left])}): a sign-flip test's smallest "
-            f"attainable p is 2^(1-k) over the k episodes that differ (here >= "
+            f"attainable p is 2^(1-k) over the k episodes that differ (the smallest here: "
             f"{min(t.floor for _, t in left):.3g}), above alpha = {settings.alpha}, so they "
             "could never be significant; their raw p_value is in the csv, no p_holm"
         )
