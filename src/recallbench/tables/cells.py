@@ -117,8 +117,8 @@ class _Built:
     left_out: dict[tuple[str, str], int] = field(default_factory=dict)  # (column, dataset)
     assessed: bool = False  # some cell has a value from runs
     setting: Setting = field(default_factory=lambda: Setting(False))  # the paper's setting
-    sessions: dict[str, tuple[int, set[int]]] = field(default_factory=dict)  # column -> (its
-    # session, the sessions its runs scored)
+    sessions: dict[str, tuple[int, set[int]]] = field(default_factory=dict)  # a cell's column
+    # label -> (its session, the sessions its runs scored)
     reference: Mapping[str, object] = field(default_factory=dict)  # the paper's values
 
 
@@ -176,13 +176,13 @@ def _cells(spec: TableSpec, runs: Sequence[RunInfo]) -> _Built:
         at = field_name if row.value is None else row.value  # a row may read another field
         name = row.read.get(metric, metric)  # the row's name of it
         pairs = _read(matched, name, column, at, summaries)
+        pairs = _real_only(pairs, column.label, out)
+        cell = _cell(spec, row, column, metric, style, pairs, summaries, out)
         if column.session is not None:  # which sessions the runs scored at all
-            _, seen = out.sessions.setdefault(column.label, (column.session, set()))
+            _, seen = out.sessions.setdefault(cell.column, (column.session, set()))
             for run in matched:
                 entry = metric_entry(summaries[str(run.path)], name) or {}
                 seen.update(int(k) for k in entry.get("per_session") or {})
-        pairs = _real_only(pairs, column.label, out)
-        cell = _cell(spec, row, column, metric, style, pairs, summaries, out)
         out.cells.append(cell)
         out.behind[cell.row, cell.column, cell.metric] = [f for _, f in pairs if f.n > 0]
     return out
@@ -251,8 +251,8 @@ def empty_session_notes(built: _Built) -> list[str]:
     """Why a session column is n/a in every row: no run scored that session."""
     notes = []
     for column, (session, seen) in built.sessions.items():
-        if any(c.ours is not None for c in built.cells if c.column == column):
-            continue
+        if session in seen or any(c.ours is not None for c in built.cells if c.column == column):
+            continue  # scored: a column empty for another reason is not this note's
         scored = ", ".join(map(str, sorted(seen))) or "none"
         why = f"{column}: n/a in every row: no run of this table scored session {session} (the "
         why += f"runs score sessions {scored})"
