@@ -33,7 +33,13 @@ def test_session_changes_by_hand():
     before = {"a": item("a", "x"), "b": item("b"), "d": item("d", status="decayed")}
     after = {"a": item("a", "y"), "b": item("b", status="decayed"), "d": item("d"), "e": item("e")}
     # e written; a updated (text); b retired = deleted; d decayed -> active again = updated
-    assert session_changes(before, after) == {"written": 1, "updated": 2, "deleted": 1, "store": 3}
+    assert session_changes(before, after) == {
+        "written": 1,
+        "updated": 2,
+        "deleted": 1,
+        "returned": 1,  # d, back into memory: store 3 = 2 before + 1 written - 1 deleted + 1
+        "store": 3,
+    }
 
 
 def test_activity_per_session_and_totals():

@@ -170,3 +170,54 @@ def test_rows_from_a_swept_config_value(tmp_path, make_run):
     )
     cells, _ = summary_cells(table, find_runs(tmp_path, "t"))
     assert [(c.row, round(c.ours, 6)) for c in cells] == [("0.50", 40.0), ("0.80", 20.0)]
+
+
+def test_a_session_column_no_run_scored_says_why(tmp_path, make_run):
+    # TimeRAG Fig. 4: the MSC copy has 4 sessions per episode, so a Session 5 column is n/a
+    from recallbench.tables.cells import summary_table
+    from recallbench.tables.engine import TableContext
+
+    per = {str(s): {"value": 0.1 * s, "n": 4} for s in (2, 3, 4)}
+    for memory in ("a", "b"):
+        make_run(
+            tmp_path,
+            "t",
+            memory,
+            {"memory": memory},
+            {"recall_at_5": entry(0.3, 12, per_session=per)},
+        )
+    table = spec(
+        rows=[{"label": "A", "memory": "a"}, {"label": "B", "memory": "b"}],
+        columns=[{"label": "Session 4", "session": 4}, {"label": "Session 5", "session": 5}],
+        metrics={"recall_at_5": {"label": "Recall@5"}},
+    )
+    built = summary_table(table, TableContext(tmp_path, runs=tuple(find_runs(tmp_path, "t"))))
+    assert built.notes == [
+        "Session 5: n/a in every row: no run of this table scored session 5 (the runs score "
+        "sessions 2, 3, 4); the episodes of the data they ran on end before session 5"
+    ]
+    assert {c.column for c in built.cells if c.ours is not None} == {"Session 4"}
+
+
+def test_per_metric_session_columns_are_matched_by_their_own_label(tmp_path, make_run):
+    # LUFY Table 11's columns read "Precision S1", ...: a scored session is no empty column
+    from recallbench.tables.cells import summary_table
+    from recallbench.tables.engine import TableContext
+
+    per = {str(s): {"value": 0.1 * s, "n": 4} for s in (1, 2)}
+    for memory in ("a", "b"):
+        make_run(
+            tmp_path,
+            "t",
+            memory,
+            {"memory": memory},
+            {m: entry(0.3, 8, per_session=per) for m in ("precision", "recall")},
+        )
+    table = spec(
+        rows=[{"label": "A", "memory": "a"}, {"label": "B", "memory": "b"}],
+        columns=[{"label": "S1", "session": 1}, {"label": "S3", "session": 3}],
+        metrics={"precision": {"label": "Precision"}, "recall": {"label": "Recall"}},
+        column_label="{metric} {column}",
+    )
+    built = summary_table(table, TableContext(tmp_path, runs=tuple(find_runs(tmp_path, "t"))))
+    assert [n.split(":")[0] for n in built.notes] == ["Precision S3", "Recall S3"]

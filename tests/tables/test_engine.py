@@ -83,3 +83,64 @@ def test_builders_get_models_only_from_the_command(tmp_path, make_run):
     )
     with pytest.raises(ConfigError, match="needs make_embedder, which only the table command"):
         reproduce(load_spec("lufy_table15"), TableContext(results_dir=tmp_path))
+
+
+def test_a_table_that_compares_rows_without_a_test_says_so(tmp_path, make_run):
+    from pathlib import Path
+
+    from recallbench.tables.context import BuiltTable
+    from recallbench.tables.engine import UNTESTED, untested_notes
+    from recallbench.tables.render import Cell
+    from recallbench.tables.spec import parse_spec
+
+    def spec(**block):
+        base = {
+            "paper": "theanine",
+            "id": "table1",
+            "title": "t",
+            "rows": [{"label": "A", "memory": "a"}, {"label": "B", "memory": "b"}],
+            "columns": [{"label": "MSC", "dataset": "msc"}],
+            "metrics": {"rouge_l": {"label": "Rouge-L"}},
+        }
+        return parse_spec("theanine_table1", Path("x.yaml"), {**base, **block}, own_tag="t")
+
+    cells = [Cell("A", "MSC", "Rouge-L", 0.2, None), Cell("B", "MSC", "Rouge-L", 0.3, None)]
+    assert untested_notes(spec(), BuiltTable(cells), cells) == [UNTESTED]
+    # declared in the spec, or tested by the builder (the matrix sets its reference itself)
+    assert untested_notes(spec(reference_row="A"), BuiltTable(cells), cells) == []
+    assert untested_notes(spec(), BuiltTable(cells, tested=True), cells) == []
+    # one row with a value of ours compares nothing; rows that are not systems (no rows in the
+    # spec, none mapped to runs: a dataset's statistics) neither
+    half = [cells[0], Cell("B", "MSC", "Rouge-L", None, 0.3)]
+    assert untested_notes(spec(), BuiltTable(half), half) == []
+    assert untested_notes(spec(rows=[]), BuiltTable(cells), cells) == []
+
+
+def test_a_builder_that_tested_some_pairs_gets_the_note_for_the_rest():
+    from pathlib import Path
+
+    from recallbench.tables.context import BuiltTable
+    from recallbench.tables.engine import untested_notes
+    from recallbench.tables.render import Cell
+    from recallbench.tables.spec import parse_spec
+
+    spec = parse_spec(
+        "lufy_table10",
+        Path("x.yaml"),
+        {
+            "paper": "lufy",
+            "id": "table10",
+            "title": "t",
+            "rows": [{"label": "A", "memory": "a"}, {"label": "B", "memory": "b"}],
+            "columns": [{"label": "S1", "session": 1}],
+            "metrics": {"sentiment": {"label": "sentiment"}},
+        },
+        own_tag="t",
+    )
+    cells = [Cell("A", "S1", "sentiment", 0.2, None), Cell("B", "S1", "sentiment", 0.3, None)]
+    built = BuiltTable(cells, tested="the t-tests in the notes (A against each other row)")
+    assert untested_notes(spec, built, cells) == [
+        "no test between rows beyond the t-tests in the notes (A against each other row): no "
+        "other pair of its rows is tested, and a gap between them is not evidence that one "
+        "differs from another"
+    ]

@@ -87,8 +87,8 @@ def test_activity_is_recomputed_for_runs_recorded_before_it(tmp_path, make_run):
         {"A": [r for r in find_runs(tmp_path, "t") if r.job == "old"], "B": []},
     )
     assert (
-        "A: 1 records written (1.0 per episode-session), 0 updated, 0 deleted or retired over 1 episodes"
-        in notes[0]
+        "A: 1 records written (1.0 per episode-session), 0 updated, 0 deleted or retired, "
+        "0 returned to memory over 1 episodes" in notes[0]
     )
 
 
@@ -97,7 +97,7 @@ def test_a_flat_sweep_is_one_note_not_also_an_identical_group():
     notes = sameness_notes(cells(rows), {})
     assert len(notes) == 1 and notes[0].startswith("FLAT: all 3 rows stay within 1%")
     assert "all equal in 2 of 2 cells" in notes[0]
-    assert "no runs map to these rows" in notes[0]
+    assert "the table's builder did not map these rows to their runs" in notes[0]
 
 
 def test_a_column_printed_the_same_in_every_row_gets_a_note():

@@ -15,6 +15,8 @@ the run's config):
   ``deleted``/``decayed`` records stay in its store), and a new id already out of memory
   (written and forgotten in the same session: counted in both);
 - **updated**: an id in memory whose text or kind changed, or one that came back into memory;
+- **returned**: of the updated, the ids that came back into memory (a retired record recalled
+  again); so per episode ``store = written - deleted + returned`` summed over its sessions;
 - **store**: the items in memory after the session.
 
 Attribute-only changes (LUFY strengths, retrieval counters) are not updates: the text the
@@ -41,7 +43,16 @@ __all__ = [
     "session_changes",
 ]
 
-COUNTS = ("written", "updated", "deleted", "store", "retrieved", "recalls", "empty_recalls")
+COUNTS = (
+    "written",
+    "updated",
+    "deleted",
+    "returned",
+    "store",
+    "retrieved",
+    "recalls",
+    "empty_recalls",
+)
 METHOD = (
     "diff of the memory/<episode>.jsonl snapshots by item id (written, updated, deleted, store: "
     "items in memory by records.in_memory; total store: each episode's last store, summed) and "
@@ -58,7 +69,7 @@ def session_changes(
 
     ``decayed``: the method recalls decayed records (``records.in_memory``).
     """
-    written = deleted = updated = 0
+    written = deleted = updated = returned = 0
     for key, fresh in after.items():
         if key not in before:
             written += 1
@@ -70,8 +81,15 @@ def session_changes(
             deleted += int(was)
         else:
             updated += int((old.text, old.kind) != (new.text, new.kind) or not was)
+            returned += int(not was)
     store = sum(1 for item in after.values() if in_memory(item, decayed))
-    return {"written": written, "updated": updated, "deleted": deleted, "store": store}
+    return {
+        "written": written,
+        "updated": updated,
+        "deleted": deleted,
+        "returned": returned,
+        "store": store,
+    }
 
 
 def _empty(episodes: int = 0) -> dict[str, int]:

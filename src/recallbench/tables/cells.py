@@ -118,6 +118,8 @@ class _Built:
     left_out: dict[tuple[str, str], int] = field(default_factory=dict)  # (column, dataset)
     assessed: bool = False  # some cell has a value from runs
     setting: Setting = field(default_factory=lambda: Setting(False))  # the paper's setting
+    sessions: dict[str, tuple[int, set[int]]] = field(default_factory=dict)  # a cell's column
+    # label -> (its session, the sessions its runs scored)
     reference: Mapping[str, object] = field(default_factory=dict)  # the paper's values
 
 
@@ -177,6 +179,11 @@ def _cells(spec: TableSpec, runs: Sequence[RunRecord]) -> _Built:
         pairs = _read(matched, name, column, at, summaries)
         pairs = _real_only(pairs, column.label, out)
         cell = _cell(spec, row, column, metric, style, pairs, summaries, out)
+        if column.session is not None:  # which sessions the runs scored at all
+            _, seen = out.sessions.setdefault(cell.column, (column.session, set()))
+            for run in matched:
+                entry = metric_entry(summaries[str(run.path)], name) or {}
+                seen.update(int(k) for k in entry.get("per_session") or {})
         out.cells.append(cell)
         out.behind[cell.row, cell.column, cell.metric] = [f for _, f in pairs if f.n > 0]
     return out
@@ -241,6 +248,21 @@ def left_out_notes(left_out: Mapping[tuple[str, str], int]) -> list[str]:
     ]
 
 
+def empty_session_notes(built: _Built) -> list[str]:
+    """Why a session column is n/a in every row: no run scored that session."""
+    notes = []
+    for column, (session, seen) in built.sessions.items():
+        if session in seen or any(c.ours is not None for c in built.cells if c.column == column):
+            continue  # scored: a column empty for another reason is not this note's
+        scored = ", ".join(map(str, sorted(seen))) or "none"
+        why = f"{column}: n/a in every row: no run of this table scored session {session} (the "
+        why += f"runs score sessions {scored})"
+        if seen and max(seen) < session:
+            why += f"; the episodes of the data they ran on end before session {session}"
+        notes.append(why)
+    return notes
+
+
 def _summary(run: RunRecord) -> Summary:
     return read_summary(run.path)
 
@@ -252,7 +274,7 @@ def summary_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     (``tables.significance``).
     """
     built = _cells(spec, ctx.runs)
-    notes = left_out_notes(built.left_out)
+    notes = left_out_notes(built.left_out) + empty_session_notes(built)
     if (settings := settings_of(spec)) is not None:
         notes += mark_significance(built.cells, built.behind, settings)
     header = built.setting.header(built.reasons) if built.assessed else {}
@@ -264,4 +286,5 @@ def summary_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         notes=notes,
         reasons=built.reasons,
         row_runs=row_runs,
+        tested=settings is not None,
     )

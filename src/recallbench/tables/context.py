@@ -100,3 +100,6 @@ class BuiltTable:
     files: dict[str, Path] = field(default_factory=dict)  # other files written (png, json)
     reasons: list[str] = field(default_factory=list)  # why cells are not comparable (header)
     row_runs: dict[str, list[RunRecord]] = field(default_factory=dict)  # row -> its runs
+    # True: the builder tested every row against a reference row (tables.significance); a text:
+    # the pairs it tested, when others are not (the engine notes the rest as untested)
+    tested: bool | str = False

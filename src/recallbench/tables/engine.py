@@ -207,6 +207,33 @@ def degraded_notes(runs: Sequence[RunRecord]) -> list[str]:
     return notes
 
 
+UNTESTED = (
+    "no test between rows: this table declares no paired test (no reference_row), so no "
+    "difference between two of its rows is tested; the rows are described side by side, and "
+    "a gap between them is not evidence that one differs from another"
+)
+
+
+def untested_notes(spec: TableSpec, built: BuiltTable, cells: Sequence[Cell]) -> list[str]:
+    """``UNTESTED`` for a table that compares rows of ours without a test: it names rows (in
+    its spec, or rows its builder maps to runs), two or more of them hold a value of ours, and
+    neither the spec nor the builder declares a test; a builder that tested some pairs only
+    (``BuiltTable.tested`` names them) gets the note for the other pairs."""
+    if built.tested is True or spec.option("reference_row", None) is not None:
+        return []
+    if len(spec.rows) < 2 and len(built.row_runs) < 2:
+        return []  # rows that are not systems (a dataset's statistics, fitted weights)
+    valued = {c.row for c in cells if isinstance(c.ours, int | float)}
+    if len(valued) < 2:
+        return []
+    if built.tested:  # some pairs only
+        return [
+            f"no test between rows beyond {built.tested}: no other pair of its rows is tested, "
+            "and a gap between them is not evidence that one differs from another"
+        ]
+    return [UNTESTED]
+
+
 def _fixture_dir(data_dir: Path | None) -> bool:
     """Whether a table that reads no runs read the project's fixtures."""
     return data_dir is not None and "fixtures" in Path(data_dir).parts
@@ -246,6 +273,7 @@ def reproduce(spec: TableSpec, ctx: TableContext) -> dict[str, Path]:
         notes=[
             *degraded,
             *built.notes,
+            *untested_notes(spec, built, cells),
             *sameness_notes(cells, built.row_runs),
             *reference_notes(spec),
         ],

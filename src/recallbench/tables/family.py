@@ -29,10 +29,12 @@ question-session cells) get no test either, and the notes say so.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
 
 from recallbench.metrics.bootstrap import holm
+from recallbench.metrics.clusters import Additive, ClusterStatistic, MeanOf
+from recallbench.metrics.signflip import sign_flip_floor
 from recallbench.tables.cell import FIXTURE, SIGNIFICANT, Cell
 from recallbench.tables.intervals import Found
 from recallbench.tables.significance import Settings, Tested, pair_test
@@ -40,13 +42,13 @@ from recallbench.tables.significance import Settings, Tested, pair_test
 __all__ = ["best_p_holm", "mark_significance", "min_attainable_p"]
 
 
-def min_attainable_p(n_clusters: int, n_resamples: int) -> float:
-    """The smallest two-sided p a paired test by episode can give on ``n_clusters`` episodes.
+def min_attainable_p(n_clusters: int, n_resamples: int | None = None) -> float:
+    """The smallest two-sided p of a sign-flip test on ``n_clusters`` episodes that differ.
 
-    Exact sign flips: the observed assignment and its mirror are 2 of the 2^n, so p >= 2^(1-n);
-    a resampled p (permutation or bootstrap, B resamples) is also >= 2 / (B + 1).
+    Exact (``n_resamples`` None): the observed assignment and its mirror are 2 of the 2^n, so
+    p >= 2^(1-n); with B random assignments also p >= 2 / (B + 1) (``metrics.signflip``).
     """
-    return max(2.0 ** (1 - n_clusters), 2.0 / (n_resamples + 1))
+    return sign_flip_floor(n_clusters, n_resamples)
 
 
 def best_p_holm(floors: Sequence[float]) -> float:
@@ -55,25 +57,64 @@ def best_p_holm(floors: Sequence[float]) -> float:
     return min(1.0, len(floors) * min(floors)) if floors else 1.0
 
 
+def _span(values: Sequence[int]) -> str:
+    ns = sorted(set(values))
+    return str(ns[0]) if len(ns) == 1 else f"{ns[0]}-{ns[-1]}"
+
+
 def _blocked(settings: Settings, groups: Mapping[str, list[Tested]]) -> list[str]:
     """Notes for the Holm families that cannot reject even at their floors (none: all can)."""
-    boot = settings.bootstrap
     out = []
     for name, tests in groups.items():
-        floors = [min_attainable_p(t.n_clusters, boot.n_resamples) for t in tests]
+        floors = [t.floor for t in tests]
         best = best_p_holm(floors)
         if best <= settings.alpha:
             continue
-        ns = sorted({t.n_clusters for t in tests})
-        span = str(ns[0]) if len(ns) == 1 else f"{ns[0]}-{ns[-1]}"
         where = f"column {name}" if name else "this table"
         out.append(
             f"NO CELL OF {where.upper()} CAN BE MARKED: its Holm family has m = {len(tests)} "
-            f"tests on {span} episode clusters; even with every test at its smallest attainable p "
-            f"({min(floors):.3g}) the best p_holm is {best:.3g} > alpha = {settings.alpha}; an "
-            "unmarked cell here is untestable at this size, not evidence of no difference"
+            f"tests on {_span([t.n_clusters for t in tests])} episode clusters (of which "
+            f"{_span([t.informative for t in tests])} differ between the two rows); even with "
+            f"every test at its smallest attainable p ({min(floors):.3g}) the best p_holm is "
+            f"{best:.3g} > alpha = {settings.alpha}; an unmarked cell here is untestable at "
+            "this size, not evidence of no difference"
         )
     return out
+
+
+def _never(settings: Settings, cells: Sequence[Cell], tests: Sequence[Tested]) -> list[str]:
+    """One note per cell of a Holm family that can reject elsewhere but never at this cell:
+    even with every test of the family at its floor, Holm gives this one p_holm > alpha (Holm
+    is monotone, so no data can do better). Families that can reject nowhere: ``_blocked``."""
+    best = holm([t.floor for t in tests])
+    if min(best, default=1.0) > settings.alpha:
+        return []
+    return [
+        f"cannot be marked: {c.row} / {c.column} ({c.metric}): {t.informative} of its "
+        f"{t.n_clusters} shared episodes differ, so its p is >= {t.floor:.3g} and, with every "
+        f"test of its Holm family (m = {len(tests)}) at its floor, its p_holm >= {h:.3g} > "
+        f"alpha = {settings.alpha}; unmarked here is untestable, not evidence of no difference"
+        for c, t, h in zip(cells, tests, best, strict=True)
+        if h > settings.alpha
+    ]
+
+
+def _fingerprint(stat: ClusterStatistic | None) -> Hashable:
+    """Equal for statistics holding the same data (the same test twice, e.g. an Avg. column
+    that pools one dataset is that dataset's column)."""
+    if isinstance(stat, Additive):
+        present = None if stat.present is None else stat.present.tobytes()
+        return (stat.ids, stat.matrix.tobytes(), repr(sorted(stat.spec.items())), present)
+    if isinstance(stat, MeanOf):
+        return ("mean", stat.ids, tuple(_fingerprint(p) for p in stat.parts))
+    return ("object", id(stat))
+
+
+def _test_key(row: str, found: Sequence[Found], base: Sequence[Found]) -> Hashable:
+    def side(cell: Sequence[Found]) -> Hashable:
+        return tuple((f.stratum, f.n, _fingerprint(f.stat)) for f in cell if f.n > 0)
+
+    return (row, side(found), side(base))
 
 
 def _untestable(cell: Cell, base_cell: Cell | None) -> str | None:
@@ -88,30 +129,37 @@ def mark_significance(
 ) -> list[str]:
     """Set p_value/p_holm/significant on ``cells`` in place; return the notes for the table.
 
-    ``found`` maps (row, column, metric) to the runs' numbers behind each cell.
+    ``found`` maps (row, column, metric) to the runs' numbers behind each cell. A test that
+    another cell already holds (the same row and runs on both sides) enters the family once and
+    its result is copied to the other cell.
     """
     by_key = {(c.row, c.column, c.metric): c for c in cells}
     results: dict[int, Tested] = {}
+    first: dict[Hashable, int] = {}  # a test's key -> the cell that holds it in the family
+    twins: dict[int, int] = {}  # a cell whose test another cell holds -> that cell
     skipped: dict[str, list[Cell]] = {}
     for i, cell in enumerate(cells):
         ref = settings.reference_of(cell.row)
         if ref is None or cell.ours is None:
             continue
         base = found.get((ref, cell.column, cell.metric)) or []
+        mine = found.get((cell.row, cell.column, cell.metric)) or []
         why = _untestable(cell, by_key.get((ref, cell.column, cell.metric)))
         if why is None and not base:
             why = "the reference row has no value"
         if why is None:
-            got = pair_test(found.get((cell.row, cell.column, cell.metric)) or [], base, settings)
+            key = _test_key(cell.row, mine, base)
+            if key in first:
+                twins[i] = first[key]
+                continue
+            got = pair_test(mine, base, settings)
             why = got if isinstance(got, str) else None
             if why is None:
                 results[i] = got  # type: ignore[assignment]
+                first[key] = i
         if why is not None:
             skipped.setdefault(why, []).append(cell)
-    floor = settings.bootstrap.n_resamples
-    family = {
-        i: t for i, t in results.items() if min_attainable_p(t.n_clusters, floor) <= settings.alpha
-    }
+    family = {i: t for i, t in results.items() if t.floor <= settings.alpha}
     groups: dict[str, list[int]] = {}  # one Holm correction per table, or per column
     for i in family:
         groups.setdefault(cells[i].column if settings.family == "column" else "", []).append(i)
@@ -124,10 +172,36 @@ def mark_significance(
     for i, t in results.items():
         if i not in family:
             cells[i] = replace(cells[i], p_value=t.p_value)
+    for i, j in twins.items():
+        held = cells[j]
+        cells[i] = replace(
+            cells[i], p_value=held.p_value, p_holm=held.p_holm, significant=held.significant
+        )
     out = [cells[i] for i in family]
     left = [(cells[i], results[i]) for i in results if i not in family]
     blocked = _blocked(settings, {k: [family[i] for i in v] for k, v in groups.items()})
-    return blocked + _notes(settings, list(family.values()), out, left, skipped)
+    never = [
+        note
+        for members in groups.values()
+        for note in _never(settings, [cells[i] for i in members], [family[i] for i in members])
+    ]
+    notes = _notes(settings, list(family.values()), out, left, skipped)
+    return blocked + notes + never + _twin_notes(cells, twins)
+
+
+def _twin_notes(cells: Sequence[Cell], twins: Mapping[int, int]) -> list[str]:
+    """Which cells repeat another cell's test (counted once in the Holm family)."""
+    pairs: dict[tuple[str, str], list[str]] = {}
+    for i, j in twins.items():
+        dup, held = cells[i], cells[j]
+        key = (f"{dup.column} / {dup.metric}", f"{held.column} / {held.metric}")
+        pairs.setdefault(key, []).append(dup.row)
+    return [
+        f"counted once: {dup} repeats {held}'s test (the same per-episode statistics on both "
+        f"sides) in {len(rows)} row(s) ({_names(rows)}): one test, counted once toward the "
+        "Holm family (when it enters it), its p shown in both cells"
+        for (dup, held), rows in pairs.items()
+    ]
 
 
 def _names(values: Sequence[str]) -> str:
@@ -145,6 +219,23 @@ def _scope(settings: Settings, family: list[Cell]) -> str:
     return f"within each column, a family of its own (tests per column: {each})"
 
 
+def _test_words(settings: Settings, tested: list[Tested]) -> str:
+    """The tests, their settings and the seed, in words."""
+    tests = "; ".join(sorted({t.test for t in tested}))
+    out = f"{tests}; seed {settings.bootstrap.seed}"
+    if any(t.exact for t in tested):
+        out += f"; exact when at most {settings.exact_up_to} episodes differ"
+    if any("Monte Carlo" in t.test for t in tested):
+        floor = 2 / (settings.n_permutations + 1)
+        out += (
+            f"; above {settings.exact_up_to} episodes that differ the floor is the random "
+            f"assignments' ({floor:.2g}), not the data's"
+        )
+    if any("bootstrap" in t.test for t in tested):
+        out += f"; bootstrap: {settings.bootstrap.n_resamples} resamples"
+    return out
+
+
 def _notes(
     settings: Settings,
     tested: list[Tested],
@@ -152,8 +243,6 @@ def _notes(
     left: list[tuple[Cell, Tested]],
     skipped: dict[str, list[Cell]],
 ) -> list[str]:
-    boot = settings.bootstrap
-    tests = "; ".join(sorted({t.test for t in tested}))
     if not family:
         notes = [
             f"no {SIGNIFICANT} marker: no test against {settings.describe()} entered the Holm "
@@ -163,7 +252,7 @@ def _notes(
         notes = [
             f"{SIGNIFICANT} = differs from {settings.describe()} "
             f"(p_holm <= {settings.alpha}): {len(tested)} paired tests by "
-            f"{settings.pair_by} ({tests}), {boot.n_resamples} resamples, seed {boot.seed}, "
+            f"{settings.pair_by} ({_test_words(settings, tested)}), "
             f"Holm-corrected {_scope(settings, family)} (p_value, p_holm in the csv)",
             f"Holm {'families' if settings.family == 'column' else 'family'} ({len(family)} "
             f"tests): rows {_names([c.row for c in family])} x "
@@ -171,13 +260,15 @@ def _notes(
             f"{_names([c.metric for c in family])}, each against its reference row",
         ]
     if left:
-        ns = sorted({t.n_clusters for _, t in left})
-        floor = min_attainable_p(max(ns), boot.n_resamples)
+        ks = [t.informative for _, t in left]
         notes.append(
-            f"left out of the Holm family: {len(left)} tests on {', '.join(map(str, ns))} shared "
-            f"episode(s) (columns {_names([c.column for c, _ in left])}): their smallest "
-            f"attainable p (2^(1-n), here >= {floor:.3g}) exceeds alpha = {settings.alpha}, so "
-            "they could never be significant; their raw p_value is in the csv, no p_holm"
+            f"left out of the Holm family: {len(left)} tests on "
+            f"{', '.join(map(str, sorted({t.n_clusters for _, t in left})))} shared episode(s), "
+            f"of which {', '.join(map(str, sorted(set(ks))))} differ between the two rows "
+            f"(columns {_names([c.column for c, _ in left])}): a sign-flip test's smallest "
+            f"attainable p is 2^(1-k) over the k episodes that differ (the smallest here: "
+            f"{min(t.floor for _, t in left):.3g}), above alpha = {settings.alpha}, so they "
+            "could never be significant; their raw p_value is in the csv, no p_holm"
         )
     notes += [
         f"no test ({why}): {len(c)} cells, columns {_names([x.column for x in c])} x metrics "

@@ -219,6 +219,7 @@ def matrix_cost(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         raise spec.error("metrics", "expected exactly quality, write and answer")
     settings = [s for s in plan["settings"] if _quality_metric(s, quality)]
     quality_cells: list[Cell] = []
+    row_runs: dict[str, list[RunRecord]] = {}  # the memory activity behind identical rows
     notes = []
     path = _plan_path(ctx.results_dir, spec.tag)
     for setting in settings:
@@ -232,6 +233,8 @@ def matrix_cost(spec: TableSpec, ctx: TableContext) -> BuiltTable:
             replace(sub, rows=tuple(_rows(plan)), columns=tuple(_columns(path, [setting]))), ctx
         )
         quality_cells += single.cells
+        for row, runs in single.row_runs.items():
+            row_runs.setdefault(row, []).extend(runs)
         notes.append(f"quality of {setting['label']}: {metric}")
     cells, why = explain_empty(
         _cost_cells(spec, ctx, plan, settings, quality_cells), plan, settings
@@ -243,4 +246,4 @@ def matrix_cost(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         "is evaluation and not counted; no interval (usage.json is per run, not per episode); "
         "the extractive backend's counts are the tokens its prompts and replies would bill",
     }
-    return BuiltTable(cells, header=header, notes=[*notes, *why], show_n=False)
+    return BuiltTable(cells, header=header, notes=[*notes, *why], show_n=False, row_runs=row_runs)

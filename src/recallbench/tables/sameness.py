@@ -156,6 +156,9 @@ def describe_activity(runs: Sequence[RunRecord], cache: ActivityCache | None = N
         found = True
         for key in totals:
             totals[key] += int(got["totals"].get(key, 0))
+        if "returned" not in got["totals"]:  # a summary from before returns were counted
+            t = got["totals"]
+            totals["returned"] += int(t["store"]) - int(t["written"]) + int(t["deleted"])
         sessions += sum(int(s.get("episodes", 0)) for s in got["per_session"].values())
     if not found:
         return "no memory activity recorded"
@@ -169,9 +172,10 @@ def describe_activity(runs: Sequence[RunRecord], cache: ActivityCache | None = N
     )
     return (
         f"{totals['written']} records written ({totals['written'] / per:.1f} per "
-        f"episode-session), {totals['updated']} updated, {totals['deleted']} deleted or retired over "
-        f"{totals['episodes']} episodes; {totals['store'] / max(totals['episodes'], 1):.1f} "
-        f"live per episode at the end; {recalled}"
+        f"episode-session), {totals['updated']} updated, {totals['deleted']} deleted or retired, "
+        f"{totals['returned']} returned to memory over {totals['episodes']} episodes; "
+        f"{totals['store'] / max(totals['episodes'], 1):.1f} live per episode at the end "
+        f"(= (written - deleted + returned) / episodes); {recalled}"
     )
 
 
@@ -180,7 +184,7 @@ def _evidence(
 ) -> str:
     texts = {r: describe_activity(row_runs[r], cache) for r in rows if row_runs.get(r)}
     if not texts:
-        return "no runs map to these rows, so no memory activity to show"
+        return "the table's builder did not map these rows to their runs, so no memory activity"
     parts = [f"{r}: {t}" for r, t in texts.items()]
     if len(texts) > 1 and len(set(texts.values())) == 1:
         parts.append("their memories did exactly the same")

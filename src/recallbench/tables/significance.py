@@ -7,23 +7,27 @@ A table names its reference row in its ``table:`` block::
                                  # e.g. {"GPT-4o / CAIM": "GPT-4o / MemoryBank", ...}
     pair_by: user                # episode (default) | user: pair LUFY's lufy/<system>/<user>
                                  # episodes of different systems' logs by user
-    significance: {alpha: 0.05, n_resamples: 2000, seed: 0, family: table}   # optional
-                                 # (these are the defaults); family: column makes each column's
+    significance: {alpha: 0.05, n_resamples: 2000, seed: 0, family: table,
+                   exact_up_to: 16, n_permutations: 99999}   # optional (the defaults);
+                                 # n_resamples: the paired bootstrap's; family: column makes each column's
                                  # tests a Holm family of their own (the cross-paper matrix,
                                  # whose columns are separate settings on separate data)
 
 For every cell (row, column, metric) of another row whose runs share episodes with the reference
 row's cell, the difference ours - reference is tested by episode:
 
-- one run per cell: ``metrics.bootstrap.paired_test`` (a paired permutation test swapping the
-  two runs within each episode when both values are the same estimator of additive statistics,
-  else the paired bootstrap's two-sided p);
-- several runs per cell (pooled datasets): the runs are paired by dataset and the test is the
-  same permutation test, the two rows swapped within each episode of every dataset and the
-  cell's n-weighted value recomputed (exact when 2^episodes <= resamples); where the statistics
-  are not exchangeable, a stratified paired bootstrap (each dataset's shared episodes resampled
-  together), two-sided p = 2 (k + 1) / (B + 1) with k the resampled differences on the smaller
-  side of 0 (anti-conservative with very few episodes: the test name is in the notes).
+- when both cells' statistics are the same estimator of additive statistics (or a mean of such
+  over sessions), a paired sign-flip test (``metrics.signflip``): the two rows swapped within
+  episodes, the cell's value recomputed; exact over all 2^k assignments of the k episodes whose
+  two runs differ when k <= ``exact_up_to`` (16), else ``n_permutations`` (99,999) random
+  assignments. Pooled cells (several datasets) pair the runs by dataset and swap within each
+  episode of every dataset, recomputing the n-weighted value. The test's floor (its smallest
+  attainable p) counts only the k episodes that differ;
+- otherwise the paired bootstrap's two-sided p (``metrics.bootstrap.paired_test``; pooled:
+  each dataset's shared episodes resampled together), 2 (k + 1) / (B + 1) with k the resampled
+  differences on the smaller side of 0 (anti-conservative with very few episodes: the test
+  name is in the notes); its floor is taken as max(2^(1 - n), 2 / (B + 1)) on the n shared
+  episodes, the sign-flip bound, so that a bootstrap on 3 episodes never enters a Holm family.
 
 Which tests form the table's Holm family, and the notes that document it:
 ``tables.family.mark_significance``.
@@ -39,6 +43,15 @@ import numpy as np
 
 from recallbench.metrics.bootstrap import Bootstrap, paired_test, rekeyed
 from recallbench.metrics.clusters import ClusterStatistic, pooled
+from recallbench.metrics.signflip import (
+    EXACT_UP_TO,
+    N_MONTE_CARLO,
+    SignFlip,
+    pooled_statistic,
+    sign_flip_floor,
+    sign_flip_test,
+    tied_clusters,
+)
 from recallbench.tables.intervals import Found, stratified_values
 
 if TYPE_CHECKING:
@@ -47,7 +60,14 @@ if TYPE_CHECKING:
 __all__ = ["FAMILIES", "PAIR_KEYS", "Settings", "Tested", "pair_test", "settings_of"]
 
 FAMILIES = ("table", "column")  # what one Holm correction spans
-SIGNIFICANCE_KEYS = ("alpha", "n_resamples", "seed", "family")  # of ``significance:``
+SIGNIFICANCE_KEYS = (
+    "alpha",
+    "n_resamples",
+    "seed",
+    "family",
+    "exact_up_to",
+    "n_permutations",
+)  # of ``significance:``
 
 PAIR_KEYS: dict[str, Callable[[str], str] | None] = {
     "episode": None,
@@ -64,6 +84,8 @@ class Settings:
     alpha: float = 0.05
     bootstrap: Bootstrap = Bootstrap()
     family: str = "table"  # "column": each column's tests are a Holm family of their own
+    exact_up_to: int = EXACT_UP_TO  # sign flips enumerated exactly up to this many episodes
+    n_permutations: int = N_MONTE_CARLO  # random sign flips above that
 
     def reference_of(self, row: str) -> str | None:
         """The row ``row`` is compared with (None: not tested)."""
@@ -81,12 +103,20 @@ class Settings:
 
 @dataclass(frozen=True)
 class Tested:
-    """One comparison: difference, raw p, the test's name and the shared episodes."""
+    """One comparison: difference, raw p, the test's name, the shared episodes, how many of
+    them differ between the two rows, and the smallest p the test could have given."""
 
     diff: float
     p_value: float
     test: str
     n_clusters: int
+    informative: int
+    floor: float
+    exact: bool = False
+
+
+def _flipped(diff: float, t: SignFlip, test: str) -> Tested:
+    return Tested(diff, t.p_value, test, t.n_clusters, t.informative, t.floor, t.exact)
 
 
 def settings_of(spec: TableSpec) -> Settings | None:
@@ -115,7 +145,9 @@ def settings_of(spec: TableSpec) -> Settings | None:
         n_resamples=int(extra.get("n_resamples", 2000)), seed=int(extra.get("seed", 0))
     )
     reference = row if isinstance(row, Mapping) else str(row)
-    return Settings(reference, pair_by, float(extra.get("alpha", 0.05)), boot, family)
+    exact = int(extra.get("exact_up_to", EXACT_UP_TO))
+    draws = int(extra.get("n_permutations", N_MONTE_CARLO))
+    return Settings(reference, pair_by, float(extra.get("alpha", 0.05)), boot, family, exact, draws)
 
 
 Strata = dict[str, tuple[float, ClusterStatistic]]  # dataset -> (weight, statistic)
@@ -145,13 +177,46 @@ def pair_test(a: Sequence[Found], b: Sequence[Found], settings: Settings) -> Tes
     if len(sa) == 1:
         (_, stat_a), (_, stat_b) = next(iter(sa.values())), next(iter(sb.values()))
         try:
-            t = paired_test(stat_a, stat_b, settings.bootstrap, key)
-        except ValueError as exc:
+            return _single(stat_a, stat_b, settings, key)
+        except ValueError as exc:  # a pairing key that maps two episodes to one
             return str(exc)
-        if t.n_clusters < 2:
-            return "fewer than 2 shared episodes"
-        return Tested(t.diff, t.p_value, t.test, t.n_clusters)
     return _stratified(sa, sb, settings, key)
+
+
+def _bootstrap_floor(n: int, settings: Settings) -> float:
+    return max(sign_flip_floor(n), 2.0 / (settings.bootstrap.n_resamples + 1))
+
+
+def _flip(statistic: Callable[[np.ndarray], np.ndarray], tied: np.ndarray, s: Settings) -> SignFlip:
+    return sign_flip_test(
+        statistic,
+        tied,
+        exact_up_to=s.exact_up_to,
+        n_monte_carlo=s.n_permutations,
+        seed=s.bootstrap.seed,
+    )
+
+
+def _single(
+    a: ClusterStatistic, b: ClusterStatistic, settings: Settings, key: Callable[[str], str] | None
+) -> Tested | str:
+    """Sign-flip test of one run against one (paired bootstrap when not exchangeable)."""
+    if key is not None:
+        a, b = rekeyed(a, key), rekeyed(b, key)
+    shared = [c for c in a.ids if c in set(b.ids)]
+    if not shared:
+        return "paired_test: the two runs share no episode"
+    if len(shared) < 2:
+        return "fewer than 2 shared episodes"
+    a, b = a.aligned(shared), b.aligned(shared)
+    both = pooled(a, b)
+    if both is None:
+        t = paired_test(a, b, settings.bootstrap)
+        floor = _bootstrap_floor(t.n_clusters, settings)
+        return Tested(t.diff, t.p_value, t.test, t.n_clusters, t.n_clusters, floor)
+    n = len(shared)
+    flip = _flip(pooled_statistic(both, n), tied_clusters(both, n), settings)
+    return _flipped(a.value() - b.value(), flip, f"paired sign-flip by episode ({flip.method})")
 
 
 def _stratified(
@@ -171,52 +236,40 @@ def _stratified(
     if clusters < 2:
         return "fewer than 2 shared episodes"
     diff = float(sum(p.value() for p in pairs))
-    p_perm = _stratified_permutation(pairs, settings)
-    if p_perm is not None:
-        test = "paired permutation by episode within each dataset (scipy.stats.permutation_test)"
-        return Tested(diff, p_perm, test, clusters)
+    flip = _stratified_flip(pairs, settings)
+    if flip is not None:
+        test = f"paired sign-flip by episode within each dataset ({flip.method})"
+        return _flipped(diff, flip, test)
     p_boot = _stratified_bootstrap(pairs, settings)
     if p_boot is None:
         return "fewer than 2 shared episodes per dataset"
-    return Tested(diff, p_boot, "stratified paired bootstrap by episode (per dataset)", clusters)
+    test = "stratified paired bootstrap by episode (per dataset)"
+    return Tested(diff, p_boot, test, clusters, clusters, _bootstrap_floor(clusters, settings))
 
 
-def _stratified_permutation(pairs: Sequence[_Pair], settings: Settings) -> float | None:
+def _stratified_flip(pairs: Sequence[_Pair], settings: Settings) -> SignFlip | None:
     """Swap the two runs within episodes (every dataset at once); None when not exchangeable.
 
-    Positions 0..N-1 are the episodes of all datasets for run a, N..2N-1 the same for run b;
-    ``permutation_type="samples"`` swaps position i with N + i, and each dataset's pooled
-    statistic (``metrics.clusters.pooled``: a's rows then b's) maps them to its own rows.
+    Each dataset's pooled statistic (``metrics.clusters.pooled``: a's rows then b's) is swapped
+    within its own episodes; the datasets' n-weighted differences are summed.
     """
-    from scipy import stats as st
-
     maybe_pooled = [pooled(p.a, p.b) for p in pairs]
     pooled_stats = [ps for ps in maybe_pooled if ps is not None]
     if len(pooled_stats) < len(maybe_pooled):
         return None
     sizes = [len(p.ids) for p in pairs]
-    total, offsets = sum(sizes), np.cumsum([0, *sizes])
-    local = np.empty(2 * total, dtype=int)
-    for n, o in zip(sizes, offsets[:-1], strict=True):
-        local[o : o + n] = np.arange(n)
-        local[total + o : total + o + n] = n + np.arange(n)
+    offsets = np.cumsum([0, *sizes])
 
-    def side(idx: np.ndarray, weights: Sequence[float]) -> np.ndarray | float:
-        return sum(
-            w * ps.values(local[idx[..., o : o + n]])
-            for w, ps, n, o in zip(weights, pooled_stats, sizes, offsets, strict=False)
-        )
+    def statistic(swap: np.ndarray) -> np.ndarray:
+        out = np.zeros(swap.shape[0])
+        for p, ps, n, o in zip(pairs, pooled_stats, sizes, offsets, strict=False):
+            own, flip = np.arange(n), swap[:, o : o + n]
+            x, y = np.where(flip, own + n, own), np.where(flip, own, own + n)
+            out += p.wa * ps.values(x) - p.wb * ps.values(y)
+        return out
 
-    res = st.permutation_test(
-        (np.arange(total), np.arange(total, 2 * total)),
-        lambda x, y, axis=-1: side(x, [p.wa for p in pairs]) - side(y, [p.wb for p in pairs]),
-        permutation_type="samples",
-        vectorized=all(ps.vectorized for ps in pooled_stats),
-        n_resamples=settings.bootstrap.n_resamples,
-        alternative="two-sided",
-        rng=np.random.default_rng(settings.bootstrap.seed),
-    )
-    return float(min(1.0, res.pvalue))
+    tied = np.concatenate([tied_clusters(ps, n) for ps, n in zip(pooled_stats, sizes, strict=True)])
+    return _flip(statistic, tied, settings)
 
 
 def _stratified_bootstrap(pairs: Sequence[_Pair], settings: Settings) -> float | None:

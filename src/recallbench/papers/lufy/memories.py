@@ -211,4 +211,5 @@ def agreement_cells(
 def agreement_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     """Builder of Tables 12 and 14: system-human agreement from the runs' memory snapshots."""
     cells, used = agreement_cells(spec, ctx.runs)
-    return BuiltTable(cells, runs=used)
+    row_runs = {row.label: select(ctx.runs, row.select) for row in spec.need("rows")}
+    return BuiltTable(cells, runs=used, row_runs=row_runs)

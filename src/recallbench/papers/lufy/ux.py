@@ -233,7 +233,7 @@ def sentiment_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         ),
     }
     cells, tests = ux_cells(spec, per_row)
-    return BuiltTable(cells, header=header, notes=tests)
+    return BuiltTable(cells, header=header, notes=tests, tested=_tested(spec, tests))
 
 
 def rating_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
@@ -266,4 +266,10 @@ def rating_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         else f"{judge.describe()}, {samples} sample(s) per session, temperature {temperature}",
     }
     cells, tests = ux_cells(spec, per_row)
-    return BuiltTable(cells, header=header, notes=notes + tests)
+    return BuiltTable(cells, header=header, notes=notes + tests, tested=_tested(spec, tests))
+
+
+def _tested(spec: TableSpec, tests: list[str]) -> str | bool:
+    """What ``ux_cells``'s notes test, for the engine's "no test between rows" note."""
+    target = spec.option("compare", None)
+    return f"the paired t-tests in the notes ({target} against each other row)" if tests else False
