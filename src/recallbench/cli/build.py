@@ -110,8 +110,7 @@ def plain(node: Node, resolve: bool = True) -> dict[str, JSON]:
 
 
 def job_metrics(cfg: DictConfig) -> list[str]:
-    """The metrics a job scores: the ``metrics`` group's ``names``, else its protocol's
-    ``metrics`` (what the runner passes to ``protocol.score`` and the checks refuse before)."""
+    """The metrics a job scores (``metrics.names``, else ``protocol.metrics``): score's, checks'."""
     metrics = cfg.get("metrics") or {}
     return [str(m) for m in (metrics.get("names") or cfg.protocol.get("metrics") or [])]
 

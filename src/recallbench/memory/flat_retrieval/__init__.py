@@ -4,7 +4,7 @@ time-aware query expansion) as one configurable index.
 The method (``memory=flat_retrieval``, ``conf/memory/flat_retrieval*.yaml``) is in ``_flat``.
 """
 
-from recallbench.memory.flat_retrieval._flat import (
+from recallbench.memory.flat_retrieval._flat_retrieval import (
     FlatRetrieval,
     render_history,
     time_range,

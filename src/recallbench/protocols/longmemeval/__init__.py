@@ -21,6 +21,7 @@ from recallbench.protocols.longmemeval._retrieval import (
 from recallbench.protocols.longmemeval._score import (
     METRICS,
     LongMemEvalMeta,
+    LongMemEvalSummary,
     item_values,
     lme_meta,
     score_longmemeval,
@@ -36,6 +37,7 @@ __all__ = [
     "Gold",
     "LongMemEvalMeta",
     "LongMemEvalQAProtocol",
+    "LongMemEvalSummary",
     "corpus_of",
     "dcg",
     "evaluate",

@@ -22,8 +22,7 @@ from typing import Any
 
 from recallbench.payloads import answer_meta
 from recallbench.protocols.locomo_import import agreement_entries
-from recallbench.protocols.longmemeval import score_longmemeval
-from recallbench.protocols.longmemeval._score import LongMemEvalSummary
+from recallbench.protocols.longmemeval import LongMemEvalSummary, score_longmemeval
 from recallbench.records import Prediction, Score
 from recallbench.verdict import CORRECT, INCORRECT, JSONValue, Verdict, verdict_of
 
