@@ -50,8 +50,8 @@ def test_notebook_finds_the_projects_runs_from_the_notebooks_folder(project):
     printed = _execute(project / "notebooks")
     assert f"3 finished runs under {project / 'results' / 'runs' / '*'}" in printed
     assert "numeric and varied: ['memory.k']" in printed
-    assert (project / "results" / "runs_by_memory.k.png").is_file()
-    assert (project / "results" / "runs_overview.png").is_file()
+    assert (project / "results" / "figures" / "runs_by_memory.k.png").is_file()
+    assert (project / "results" / "figures" / "runs_overview.png").is_file()
 
 
 def test_notebook_says_there_are_no_runs_of_an_unknown_tag(project, monkeypatch):

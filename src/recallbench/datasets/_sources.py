@@ -158,6 +158,8 @@ LAMP1_FILES.append("test/test_questions.json")
 LOCOMO_COMMIT = "e76cdff4a04fce19090596d49862fe87a5c15aaa"
 LOCOMO_SHA256 = "5c342973da4b45c12583c9fc7594d6410880f5aba2c491a0db09db262c906fb5"
 LOCOMO_CONVERSATIONS = (26, 30, 41, 42, 43, 44, 47, 48, 49, 50)
+# LongMemEval's cleaned release is on the Hugging Face hub only (../shared/data/longmemeval/SOURCE.md)
+LONGMEMEVAL_FILES = ("longmemeval_oracle.json", "longmemeval_s_cleaned.json")
 
 
 def _github(ep: Endpoints, name: str) -> tuple[RemoteFile, ...]:
@@ -253,6 +255,14 @@ def sources(ep: Endpoints | None = None, *, with_train: bool = False) -> dict[st
                 ),
             ),
             note="the authors' 10-conversation release (data/locomo10.zip at a pinned commit)",
+        ),
+        Source(
+            "longmemeval",
+            "longmemeval",
+            "MIT (xiaowu0162/LongMemEval)",
+            hub=(HubFiles("xiaowu0162/longmemeval-cleaned", LONGMEMEVAL_FILES),),
+            note="the cleaned release, oracle and S; M (longmemeval_m_cleaned.json, 2.7 GB) is "
+            "left out: fetch it by hand into the same folder (datasets/longmemeval.py reads it)",
         ),
     ]
     return {source.name: source for source in catalog}
