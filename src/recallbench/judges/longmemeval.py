@@ -47,6 +47,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from recallbench.datasets.longmemeval import QUESTION_TYPES
 from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.judges._longmemeval_twin import UNANSWERABLE_CUES, alternatives, offline_reply
 from recallbench.judges.base import CORRECT, INCORRECT, Description, Judge, JudgeItem, Verdict
@@ -88,15 +89,8 @@ PROMPT_SOURCE = (
 PAPER_MODEL = "gpt-4o-2024-08-06"  # evaluate_qa.py model_zoo['gpt-4o'], the paper's judge
 MAX_TOKENS = 10  # evaluate_qa.py: 'max_tokens': 10, 'temperature': 0, 'n': 1
 
-# The question types of the release and the template each gets (abstention overrides).
-QUESTION_TYPES = (
-    "single-session-user",
-    "single-session-assistant",
-    "single-session-preference",
-    "multi-session",
-    "temporal-reasoning",
-    "knowledge-update",
-)
+# The template each question type of the release gets (abstention overrides); the types are
+# the loader's (datasets.longmemeval.QUESTION_TYPES).
 BRANCH_OF = {
     "single-session-user": "default",
     "single-session-assistant": "default",
