@@ -213,10 +213,44 @@ def test_replay_records_ranking_and_scores(fixtures_dir, llm):
     scores, summary = protocol.score(predictions)
     metrics = summary["metrics"]
     assert metrics["accuracy"]["n"] == 2
-    assert set(metrics["accuracy"]["subsets"]) == {"single-session-user", "multi-session"}
+    # the default errata list no fixture question: both are clean
+    assert set(metrics["accuracy"]["subsets"]) == {"single-session-user", "multi-session", "clean"}
+    assert metrics["accuracy"]["subsets"]["clean"]["n"] == 2
+    assert summary["errata"]["source"] == "default" and summary["errata"]["flagged_in_run"] == []
     assert metrics["session_recall_any@5"]["n"] == 2
     per_q = {s.pred_id: s.value for s in scores if s.metric == "accuracy"}
     assert metrics["accuracy"]["value"] == pytest.approx(sum(per_q.values()) / 2)
+
+
+def test_errata_flag_a_question_out_of_clean_without_rewriting_its_key(fixtures_dir, llm, tmp_path):
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(
+        "errata:\n  - {question_id: fx000002, field: answer, applies: true, score_changing: true,"
+        " thread: t, data: d, sources: [x]}\n"
+    )
+    episodes = load(fixtures_dir, "s")
+    runs = {}
+    for errata in (None, str(mine)):
+        protocol = _protocol(llm, errata=errata)
+        predictions = []
+        for episode in episodes:
+            method = _method(llm, "memory_retrieval")
+            predictions += protocol.run_episode(episode, method, llm).predictions
+        runs[errata] = (predictions, protocol.score(predictions)[1])
+    (plain, plain_summary), (flagged, summary) = runs[None], runs[str(mine)]
+    assert "errata" not in plain_summary
+    assert "clean" not in plain_summary["metrics"]["accuracy"]["subsets"]
+    assert summary["metrics"]["accuracy"]["subsets"]["clean"]["n"] == 1
+    assert summary["errata"]["flagged_in_run"] == ["fx000002"]
+    answers = {p.meta["question_id"]: p for p in flagged if p.kind == "answer"}
+    assert answers["fx000002"].meta["erratum"]["score_changing"] is True
+    assert answers["fx000002"].meta["erratum"]["error_type"] == "answer (applies)"
+    assert "erratum" not in answers["fx000001"].meta
+    # nothing but the subsets and the erratum changes: same references and verdicts
+    before = {p.meta["question_id"]: p for p in plain if p.kind == "answer"}
+    for qid, p in answers.items():
+        assert p.reference == before[qid].reference
+        assert p.meta["judge"]["label"] == before[qid].meta["judge"]["label"]
 
 
 def test_full_history_records_no_ranking_and_reads_the_date(fixtures_dir, llm):
@@ -241,7 +275,11 @@ def test_task_averaged_is_the_mean_of_type_accuracies(fixtures_dir, llm):
         ).predictions
     _, summary = score_longmemeval(predictions)
     metrics = summary["metrics"]
-    per_type = [v["value"] for k, v in metrics["accuracy"]["subsets"].items() if k != "abstention"]
+    per_type = [
+        v["value"]
+        for k, v in metrics["accuracy"]["subsets"].items()
+        if k not in ("abstention", "clean")
+    ]
     assert len(per_type) == 4
     assert metrics["task_averaged"]["value"] == pytest.approx(sum(per_type) / 4)
     # abstention: scored for accuracy, never for retrieval

@@ -26,6 +26,11 @@ or a round), else "session" (summaries, facts gathered from several turns).
 Scores (``_score``): accuracy (pooled, per question type, abstention), task-averaged accuracy
 and the retrieval metrics ``session_*@5/10``, ``turn_*@5/10/50`` (``_retrieval``).
 
+Errata (``errata``: null, ``default`` or a file, ``datasets.longmemeval_errata``, as
+``longmemeval_import`` reads them): no answer key is rewritten; a question that no applying,
+score-changing entry lists is in the ``clean`` subset of every metric, a listed one records its
+entry (``meta["erratum"]``) and the summary says which questions the run flagged (``errata``).
+
 Memory records: one ``memory`` prediction and one snapshot per episode, after the last session
 (an S haystack has ~48 sessions per question: a snapshot after each would write ~24,000 store
 copies per run); ``observe_s`` is the whole replay's construction time.
@@ -53,6 +58,7 @@ from typing import Any, ClassVar
 
 from recallbench.datasets import needs
 from recallbench.datasets.longmemeval import DATE_FORMAT, QUESTION_TYPES
+from recallbench.datasets.longmemeval_errata import Errata, load_errata
 from recallbench.errors import ConfigError, did_you_mean
 from recallbench.judges import Judge
 from recallbench.judges.longmemeval import LongMemEvalItem
@@ -99,6 +105,7 @@ class LongMemEvalQAProtocol(EvalProtocol):
             "SessionSummaries",
             "AllMemories",
         ),
+        errata: str | None = None,
     ) -> None:
         if judge is None:
             raise ConfigError(
@@ -112,6 +119,7 @@ class LongMemEvalQAProtocol(EvalProtocol):
         self.task = read_task(reading, int(max_tokens), float(temperature), seed)
         self.check_unperturbed = bool(check_unperturbed)
         self.unranked = frozenset(str(u) for u in unranked)
+        self.errata: Errata = load_errata(errata)
         self._run_llm: LLMClient | None = None
 
     def needs(self) -> frozenset[str]:
@@ -183,7 +191,12 @@ class LongMemEvalQAProtocol(EvalProtocol):
                 "recall_s": round(row.recall_s, 6),
                 "generate_s": round(generate_s, 6),
                 "generate_timed": "call",
-                "subsets": [item.kind] + (["abstention"] if item.meta["abstention"] else []),
+                "subsets": [
+                    item.kind,
+                    *(["abstention"] if item.meta["abstention"] else []),
+                    *self.errata.subsets(str(item.meta["question_id"])),
+                ],
+                **self.errata.meta(str(item.meta["question_id"])),
                 "retrieval_gold": gold_of(episode).to_dict(),
                 "missing_questions": [str(q) for q in episode.meta.get("missing") or []],
             }
@@ -287,6 +300,9 @@ class LongMemEvalQAProtocol(EvalProtocol):
         scores, summary = score_longmemeval(predictions)
         summary["judge"] = {**self.judge.describe(), **summary.get("judge", {})}
         add_judge_usage(summary, self.judge, self._run_llm)
+        if self.errata.spec is not None:
+            asked = {str(p.meta.get("question_id")) for p in predictions if p.kind == "answer"}
+            summary["errata"] = self.errata.describe(asked)
         return scores, summary
 
 

@@ -116,6 +116,7 @@ class LongMemEvalSummary(JudgedSummary, total=False):
 
     retrieval: dict[str, JSONValue]  # answers with a ranking, their granularities, exclusions
     missing_questions: list[str]  # the release's questions this copy lacks (S here: 2 of 500)
+    errata: dict[str, JSONValue]  # under errata: the source, entries and the questions flagged
 
 
 def score_longmemeval(
