@@ -95,3 +95,25 @@ def test_same_versions_sets_aside_recallbench_own_number_only():
     assert not same_versions({**now, "torch": "2.12.0"}, now)
     assert not same_versions({k: v for k, v in now.items() if k != "torch"}, now)
     assert not same_versions(None, now) and not same_versions(["torch"], now)
+
+
+def test_an_optional_library_is_recorded_when_imported_and_compared_when_recorded(monkeypatch):
+    import sys
+    from importlib import metadata
+
+    from recallbench.run import provenance
+    from recallbench.run.provenance import package_versions, same_versions
+
+    monkeypatch.delitem(sys.modules, "kuzu", raising=False)
+    base = package_versions()
+    assert "kuzu" not in base  # a run that never imported it records nothing of it
+    monkeypatch.setitem(sys.modules, "kuzu", object())
+    installed = metadata.version("kuzu")
+    assert package_versions()["kuzu"] == installed
+    # a graphiti run's record is reused by a process that has not imported kuzu yet ...
+    assert same_versions({**base, "kuzu": installed}, base)
+    # ... not once another kuzu is installed, and a run without it is unaffected
+    assert not same_versions({**base, "kuzu": "0.0.1"}, base)
+    monkeypatch.setattr(provenance, "_installed", lambda name: "9.9.9")
+    assert not same_versions({**base, "kuzu": installed}, base)
+    assert same_versions(base, base)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import platform
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
@@ -30,6 +31,16 @@ PACKAGES = (
     "numpy",
     "mem0ai",
 )
+# Libraries that shape only the runs of the methods importing them (memory=graphiti, langmem):
+# distribution -> module. A run records one when its process imported the module, so adding
+# them left every other run's reuse key as it was; a run that recorded one is reused only while
+# that version is installed (``same_versions``).
+OPTIONAL_PACKAGES = {
+    "graphiti-core": "graphiti_core",
+    "kuzu": "kuzu",
+    "langmem": "langmem",
+    "langgraph": "langgraph",
+}
 
 
 # What a dirty flag covers: the code and configs that shape a run (results/, docs/ and tests/
@@ -114,14 +125,21 @@ def describe_deviations(
 OWN_PACKAGE = "recallbench"  # recorded in run.json, not compared (``same_versions``)
 
 
+def _installed(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def package_versions() -> dict[str, str]:
-    """Return installed versions of the packages that shape results."""
+    """Return installed versions of the packages that shape results: ``PACKAGES`` always, an
+    ``OPTIONAL_PACKAGES`` one when this process imported its module."""
     found = {"python": platform.python_version()}
-    for name in PACKAGES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
+    imported = [d for d, module in OPTIONAL_PACKAGES.items() if module in sys.modules]
+    for name in (*PACKAGES, *imported):
+        if (version := _installed(name)) is not None:
+            found[name] = version
     return found
 
 
@@ -132,9 +150,20 @@ def same_versions(recorded: object, now: Mapping[str, str] | None = None) -> boo
     if not isinstance(recorded, Mapping):
         return False
     current = package_versions() if now is None else now
-    return {k: v for k, v in recorded.items() if k != OWN_PACKAGE} == {
-        k: v for k, v in current.items() if k != OWN_PACKAGE
-    }
+
+    def compared(versions: Mapping[str, object]) -> dict[str, object]:
+        skip = {OWN_PACKAGE, *OPTIONAL_PACKAGES}
+        return {k: v for k, v in versions.items() if k not in skip}
+
+    if compared(recorded) != compared(current):
+        return False
+    # an optional library the run imported: the version installed now (the current process
+    # may not have imported it yet when it asks)
+    return all(
+        recorded[name] == (current.get(name) or _installed(name))
+        for name in OPTIONAL_PACKAGES
+        if name in recorded
+    )
 
 
 def episodes_sha256(episodes: Sequence[Episode]) -> str:

@@ -177,6 +177,7 @@ class Runner:
             }
             write_summary(self.run_dir, summary)
             log.sources = self._sources()  # what it ran and read: its reuse key
+            log.versions = package_versions()  # with the optional libraries it imported
             usage = self._flush_usage()
             problems = health_problems(self.llm.usage.to_dict(), self.health)
             log.status = "degraded" if problems else "finished"
