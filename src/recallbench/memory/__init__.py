@@ -10,6 +10,7 @@ needs is re-exported here; ``tests/test_architecture.py`` keeps the layout.
 
 from recallbench.memory._abilities import (
     HasAnswerPromptFields,
+    HasEmbedder,
     HasQueryEmbedder,
     HasRetention,
     HasUpdater,
@@ -19,6 +20,7 @@ from recallbench.memory.blocks.replay import replay_recalls, reply_queries
 
 __all__ = [
     "HasAnswerPromptFields",
+    "HasEmbedder",
     "HasQueryEmbedder",
     "HasRetention",
     "HasUpdater",
