@@ -15,7 +15,13 @@ from recallbench.memory._abilities import (
     HasRetention,
     HasUpdater,
 )
-from recallbench.memory._base import MemoryMethod, Message, render_history, strip_speaker
+from recallbench.memory._base import (
+    MemoryMethod,
+    Message,
+    MethodFactory,
+    render_history,
+    strip_speaker,
+)
 from recallbench.memory.blocks.replay import replay_recalls, reply_queries
 
 __all__ = [
@@ -26,6 +32,7 @@ __all__ = [
     "HasUpdater",
     "MemoryMethod",
     "Message",
+    "MethodFactory",
     "render_history",
     "replay_recalls",
     "reply_queries",

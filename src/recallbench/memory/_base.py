@@ -7,8 +7,10 @@ sessions. ``snapshot`` returns the store, dumped by the runner after every sessi
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import cast
 
 from recallbench.llm.types import Message
 from recallbench.memory._abilities import HasEmbedder, HasQueryEmbedder
@@ -175,3 +177,28 @@ class MemoryMethod(ABC):
             return best
         topic = max(content_words(query.history[-1].text), key=len, default="")
         return f"I see. Tell me more about {topic}." if topic else "I see. Tell me more."
+
+
+class MethodFactory:
+    """Builds a fresh method per episode (``build()``) and names its class without building one,
+    so the runner can ask whether the class fixes texts to embed (``run.prefetch``)."""
+
+    def __init__(self, method_class: type[MemoryMethod], build: Callable[[], MemoryMethod]) -> None:
+        self.method_class, self.build = method_class, build
+
+    def __call__(self) -> MemoryMethod:
+        return self.build()
+
+    @classmethod
+    def named(cls, target: object, build: Callable[[], object]) -> Callable[[], MemoryMethod]:
+        """``build`` (it instantiates ``target``) as a factory naming ``target``'s class when
+        that is a ``MemoryMethod``, else as is (a bad target is reported when it builds)."""
+        made = cast("Callable[[], MemoryMethod]", build)
+        module, _, name = str(target).rpartition(".")
+        try:
+            found = vars(importlib.import_module(module)).get(name) if module else None
+        except ImportError:
+            return made
+        if isinstance(found, type) and issubclass(found, MemoryMethod):
+            return cls(found, made)
+        return made
