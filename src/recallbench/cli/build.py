@@ -31,12 +31,14 @@ else the target its name key names in ``BY_NAME``, the one name-keyed map.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias, cast
 
 from omegaconf import DictConfig, OmegaConf
 
 from recallbench.errors import ConfigError, DatasetFormatError, UserError, one_line
+from recallbench.memory import MemoryMethod, MethodFactory
 from recallbench.records import JSON
 
 if TYPE_CHECKING:
@@ -45,7 +47,6 @@ if TYPE_CHECKING:
     from recallbench.judges.caim import CaimJudge
     from recallbench.llm import LLM, LLMClient
     from recallbench.llm.budget import Meter
-    from recallbench.memory import MemoryMethod
     from recallbench.protocols.base import EvalProtocol
     from recallbench.records import Episode
 
@@ -324,7 +325,5 @@ def build_memory_factory(
     """A function returning a fresh memory method per episode (``_target_(llm=, embedder=)``)."""
     cfg = plain(node)
     what = f"memory {cfg.get('_target_', '')}".strip()
-    # instantiate returns Any: the target is a memory method class (conf/memory)
-    return lambda: cast(
-        "MemoryMethod", construct(cfg, "memory", what, "none", llm=llm, embedder=embedder)
-    )
+    build = partial(construct, cfg, "memory", what, "none", llm=llm, embedder=embedder)
+    return MethodFactory.named(cfg.get("_target_"), build)  # it names the class (run.prefetch)

@@ -10,20 +10,29 @@ needs is re-exported here; ``tests/test_architecture.py`` keeps the layout.
 
 from recallbench.memory._abilities import (
     HasAnswerPromptFields,
+    HasEmbedder,
     HasQueryEmbedder,
     HasRetention,
     HasUpdater,
 )
-from recallbench.memory._base import MemoryMethod, Message, render_history, strip_speaker
+from recallbench.memory._base import (
+    MemoryMethod,
+    Message,
+    MethodFactory,
+    render_history,
+    strip_speaker,
+)
 from recallbench.memory.blocks.replay import replay_recalls, reply_queries
 
 __all__ = [
     "HasAnswerPromptFields",
+    "HasEmbedder",
     "HasQueryEmbedder",
     "HasRetention",
     "HasUpdater",
     "MemoryMethod",
     "Message",
+    "MethodFactory",
     "render_history",
     "replay_recalls",
     "reply_queries",

@@ -12,6 +12,8 @@ ability by defining the method (no base class or registration needed).
   only accumulates (the ``memory_ops`` protocol classifies with it).
 - ``HasQueryEmbedder``: an embedder and the turns of a query it embeds (``query_text``);
   ``MemoryMethod.prefetch`` encodes a session's queries in one batch with them.
+- ``HasEmbedder``: an embedder; ``MemoryMethod.prefetch_episode`` encodes the texts of
+  ``prefetch_texts`` with it in one call.
 """
 
 from __future__ import annotations
@@ -65,4 +67,14 @@ class HasQueryEmbedder(Protocol):
     @property
     def context_turns(self) -> int | None:
         """The dialogue turns a retrieval text holds (``query_text``)."""
+        ...
+
+
+@runtime_checkable
+class HasEmbedder(Protocol):
+    """A method that embeds with an embedder (``prefetch_episode`` encodes with it)."""
+
+    @property
+    def embedder(self) -> TextEmbedder | None:
+        """The method's embedder (None: none configured)."""
         ...

@@ -7,11 +7,13 @@ sessions. ``snapshot`` returns the store, dumped by the runner after every sessi
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import cast
 
 from recallbench.llm.types import Message
-from recallbench.memory._abilities import HasQueryEmbedder
+from recallbench.memory._abilities import HasEmbedder, HasQueryEmbedder
 from recallbench.records import Episode, MemoryItem, Query, Recall, Session, Turn
 from recallbench.text import content_words
 
@@ -79,16 +81,33 @@ class MemoryMethod(ABC):
     def observe(self, session: Session) -> None:
         """Take in a finished session: summarize, write, link, update, forget."""
 
-    def prefetch_episode(self, episode: Episode) -> None:  # noqa: B027 (an optional hook)
+    def prefetch_texts(self, episode: Episode) -> Sequence[str]:
+        """The texts replaying ``episode`` will embed that its data already fixes (default: none).
+
+        A method whose embedded strings are built from the episode's turns alone (rounds, keys,
+        utterance pairs, rule-extracted values) returns them here, before any session is
+        observed; ``prefetch_episode`` encodes them in one call. It may return a superset (a
+        text its gate later drops), never a text it would not form from this episode's data.
+        """
+        return ()
+
+    def prefetch_episode(self, episode: Episode) -> None:
         """Prepare for replaying ``episode``; the protocols call it right after ``reset``.
 
         A method whose model work the episode's data already fixes (embedding every turn pair it
         will write, scoring every utterance) does it here in one call, so the calls made session
         by session find their results in the embedder's or the LM-score cache: one large
         length-sorted batch pads far less than many small ones (LUFY's logs: 45% of the padded
-        tokens were real in per-session batches). It never changes what the method computes
-        beyond the floating-point noise of batching. Default: nothing.
+        tokens were real in per-session batches), and the per-call cost (a forward pass, the
+        cache lookups) is paid once. Default: the texts of ``prefetch_texts``, each once, in one
+        ``encode`` of the method's embedder (``HasEmbedder``). It never changes what the method
+        computes beyond the floating-point noise of batching.
         """
+        if not isinstance(self, HasEmbedder) or self.embedder is None:
+            return
+        texts = [t for t in dict.fromkeys(self.prefetch_texts(episode)) if t.strip()]
+        if texts:
+            self.embedder.encode(texts)
 
     def prefetch(self, queries: Sequence[Query]) -> None:
         """Prepare for ``queries``, which ``recall`` will then get one by one in this order.
@@ -158,3 +177,28 @@ class MemoryMethod(ABC):
             return best
         topic = max(content_words(query.history[-1].text), key=len, default="")
         return f"I see. Tell me more about {topic}." if topic else "I see. Tell me more."
+
+
+class MethodFactory:
+    """Builds a fresh method per episode (``build()``) and names its class without building one,
+    so the runner can ask whether the class fixes texts to embed (``run.prefetch``)."""
+
+    def __init__(self, method_class: type[MemoryMethod], build: Callable[[], MemoryMethod]) -> None:
+        self.method_class, self.build = method_class, build
+
+    def __call__(self) -> MemoryMethod:
+        return self.build()
+
+    @classmethod
+    def named(cls, target: object, build: Callable[[], object]) -> Callable[[], MemoryMethod]:
+        """``build`` (it instantiates ``target``) as a factory naming ``target``'s class when
+        that is a ``MemoryMethod``, else as is (a bad target is reported when it builds)."""
+        made = cast("Callable[[], MemoryMethod]", build)
+        module, _, name = str(target).rpartition(".")
+        try:
+            found = vars(importlib.import_module(module)).get(name) if module else None
+        except ImportError:
+            return made
+        if isinstance(found, type) and issubclass(found, MemoryMethod):
+            return cls(found, made)
+        return made

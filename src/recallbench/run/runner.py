@@ -43,6 +43,7 @@ from recallbench.parallel import ordered_map
 from recallbench.protocols.base import EvalProtocol
 from recallbench.records import Episode, Prediction, read_jsonl
 from recallbench.run.imports import config_paths
+from recallbench.run.prefetch import prefetch_embeddings
 from recallbench.run.provenance import episodes_sha256, git_state, package_versions
 from recallbench.run.read import (
     ITEMS_DIR,
@@ -254,6 +255,8 @@ class Runner:
                 done[i] = finished
             else:
                 todo.append((i, episode))
+        with self._make_lock:  # what the episodes fix, embedded in a few large calls first
+            prefetch_embeddings(self.make_method, [episode for _, episode in todo])
         bar = tqdm(
             total=len(episodes),
             initial=len(done),

@@ -154,13 +154,12 @@ class FlatRetrieval(BaselineMethod):
         facts = user_facts(turns, self._user()) if self.key == "value_userfact" else []
         return " ".join([key, *facts]).strip(), facts
 
-    def prefetch_episode(self, episode: Episode) -> None:
-        """Encode every key of the episode in one batch (recall then finds them cached)."""
+    def prefetch_texts(self, episode: Episode) -> list[str]:
+        """Every key ``observe`` writes for ``episode`` (dense: recall embeds them; BM25: none)."""
         self.speakers = episode.speakers
-        if self.retriever == "dense":
-            keys = [self._key(t, k)[0] for s in episode.sessions for t, k in self._values(s)]
-            if keys:
-                self.embedder.encode(list(dict.fromkeys(keys)))
+        if self.retriever != "dense":
+            return []
+        return [self._key(t, k)[0] for s in episode.sessions for t, k in self._values(s)]
 
     def _write(self, session: Session) -> None:
         for j, (turns, key) in enumerate(self._values(session)):

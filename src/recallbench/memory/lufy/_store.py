@@ -220,13 +220,18 @@ class LufyFamilyMemory(MemoryMethod):
         if self.forgetting:
             self._forget(store.assessed_at)
 
+    def prefetch_texts(self, episode: Episode) -> list[str]:
+        """What replaying ``episode`` embeds that its data fixes (``episode_texts``)."""
+        return episode_texts(episode, self._pairs(episode))
+
     def prefetch_episode(self, episode: Episode) -> None:
-        """Embed what replaying ``episode`` embeds (``episode_texts``) in one call, then score
-        its pairs (``prefetch_scores``); see ``MemoryMethod.prefetch_episode``."""
-        pairs = [p for s in episode.sessions for p in user_pairs(s.turns, self.store.user)]
-        if texts := episode_texts(episode, pairs):
-            self.embedder.encode(texts)
-        self.prefetch_scores(pairs)
+        """Embed ``prefetch_texts`` in one call, then score the episode's pairs
+        (``prefetch_scores``); see ``MemoryMethod.prefetch_episode``."""
+        super().prefetch_episode(episode)
+        self.prefetch_scores(self._pairs(episode))
+
+    def _pairs(self, episode: Episode) -> list[Pair]:
+        return [p for s in episode.sessions for p in user_pairs(s.turns, self.store.user)]
 
     def prefetch_scores(self, pairs: list[Pair]) -> None:
         """Compute ahead what ``score_session`` will compute for ``pairs`` (LUFY); no-op here."""

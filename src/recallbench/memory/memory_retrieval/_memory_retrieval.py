@@ -27,13 +27,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from recallbench.embed.base import TextEmbedder
-from recallbench.errors import ConfigError
+from recallbench.errors import ConfigError, DatasetFormatError
 from recallbench.llm.protocol import LLMClient
 from recallbench.memory._base import query_text
 from recallbench.memory.all_memories import AllMemories
 from recallbench.memory.blocks.bae_update import MemoryUpdater
 from recallbench.memory.blocks.retrieval import top_k
-from recallbench.records import MemoryItem, Query
+from recallbench.records import Episode, MemoryItem, Query
 
 
 class MemoryRetrieval(AllMemories):
@@ -71,6 +71,19 @@ class MemoryRetrieval(AllMemories):
             self._updater = MemoryUpdater(
                 llm, embedder, thresholds, offline_rule=offline_rule, charngram=charngram
             )
+
+    def prefetch_texts(self, episode: Episode) -> list[str]:
+        """The gold memory sentences of ``episode``'s sessions (``source: gold``): what recall
+        embeds unless the update rewrites them; none for summaries a model writes."""
+        texts: list[str] = []
+        if self.source != "gold":
+            return texts
+        for session in episode.sessions:
+            try:
+                texts += [item.text for item in self.summarize(session)]
+            except DatasetFormatError:  # a session without gold memory (observe will say so)
+                continue
+        return texts
 
     def _select(self, query: Query) -> tuple[list[MemoryItem], dict[str, Any]]:
         text = query_text(query, self.context_turns)

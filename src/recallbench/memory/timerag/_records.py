@@ -13,6 +13,12 @@ ACTIVE, DECAYED, DELETED = "active", "decayed", "deleted"
 STATUSES = (ACTIVE, DECAYED, DELETED)
 
 
+def record_text(speaker: str, slot_type: str, polarity: str, value: str) -> str:
+    """``<speaker> <slot words>: <value>`` (``not `` before a negative value): ``MemoryRecord.text``."""
+    negation = "not " if polarity == "-" else ""
+    return f"{speaker} {slot_type.replace('.', ' ')}: {negation}{value}"
+
+
 @dataclass(frozen=True)
 class MemoryRecord:
     """One record of Table II: ``slot_type``, canonical ``value``, ``polarity`` (+/-),
@@ -54,8 +60,7 @@ class MemoryRecord:
 
     def text(self) -> str:
         """Natural-language rendering used for similarity: ``<speaker> <slot words>: <value>``."""
-        negation = "not " if self.polarity == "-" else ""
-        return f"{self.speaker} {self.slot_type.replace('.', ' ')}: {negation}{self.value}"
+        return record_text(self.speaker, self.slot_type, self.polarity, self.value)
 
     def to_item(self) -> MemoryItem:
         return MemoryItem(

@@ -16,7 +16,7 @@ from recallbench.memory._base import MemoryMethod, query_text
 from recallbench.memory.blocks.prompts import TIMERAG_SYSTEM, TIMERAG_USER, response_messages
 from recallbench.memory.timerag._extractor import EXTRACT_TASK
 from recallbench.memory.timerag._profile import profile_candidates
-from recallbench.memory.timerag._records import MemoryRecord
+from recallbench.memory.timerag._records import MemoryRecord, record_text
 from recallbench.memory.timerag._store import Policy, RecordStore
 from recallbench.memory.timerag._writer import Candidate, candidates, deletion_requests
 from recallbench.records import Episode, MemoryItem, Query, Recall, Session, Turn
@@ -130,20 +130,37 @@ class TimeRAG(MemoryMethod):
         new = [t for t in turns if t.turn_id not in self.written]
         for turn in new:
             self.written.add(turn.turn_id)
-            if turn.speaker in self.profile_speakers:
-                for cand in profile_candidates(turn):
-                    self.store.offer(turn.speaker, cand, turn.turn_id, when, session_index)
-                continue
-            if self.users is not None and turn.speaker not in self.users:
-                continue
-            requests = deletion_requests(turn.text)
+            requests, offers = self._offers(turn)
             for request in requests:
                 self.store.delete_matching(turn.speaker, request, turn.turn_id)
-            if requests:  # "forget that I live in X" must not write "live in X" again
-                continue
-            for cand in self.candidates(turn.speaker, turn.text):
+            for cand in offers:
                 self.store.offer(turn.speaker, cand, turn.turn_id, when, session_index)
         return len(new)
+
+    def _offers(self, turn: Turn) -> tuple[list[str], list[Candidate]]:
+        """(the deletion requests, the candidates offered to the gate) of one turn."""
+        if turn.speaker in self.profile_speakers:
+            return [], profile_candidates(turn)
+        if self.users is not None and turn.speaker not in self.users:
+            return [], []
+        if requests := deletion_requests(turn.text):
+            return requests, []  # "forget that I live in X" must not write "live in X" again
+        return [], self.candidates(turn.speaker, turn.text)
+
+    def prefetch_texts(self, episode: Episode) -> list[str]:
+        """``phi`` of every candidate the rules writer offers for ``episode``'s turns: a
+        superset of what recall embeds (the gate and forgetting drop some); none for BM25 or
+        the LLM writer (its candidates are model output)."""
+        if self.retriever != "dense" or self.writer != "rules":
+            return []
+        return [
+            c.value
+            if self.sim_text == "value"
+            else record_text(t.speaker, c.slot_type, c.polarity, c.value)
+            for s in episode.sessions
+            for t in s.turns
+            for c in self._offers(t)[1]
+        ]
 
     def observe(self, session: Session) -> None:
         self.check_episode()

@@ -5,7 +5,8 @@ per job of the tags in ``runs:``), labelled by method and variant; columns per s
 run's own files: seconds per question of memory construction (the ``memory`` record's
 ``observe_s``: ``prefetch_episode`` and every ``observe``), of recall (``recall_s``) and of
 answering (``generate_s``: the reader's call, and the Chain-of-Note notes when read so), the
-embedding stage's seconds over the run (``usage.json`` compute), tokens per question of each
+embedding stage's seconds over the run (``usage.json`` compute: ``embeddings`` and
+``embedder_load``), tokens per question of each
 LLM stage (``usage.json`` ``by_stage``: memory writing, answering, judging; prompt + completion,
 as the backend counts them: offline, SmolLM2's BPE over the rendered prompt) and the run's wall
 time (``run.json``). Seconds are this machine's, two cores shared with other jobs: they order
@@ -56,7 +57,10 @@ def run_costs(run: RunRecord) -> dict[str, float]:
     if usage is not None:
         seconds = usage.raw.get("compute")
         if isinstance(seconds, dict) and isinstance(seconds.get("seconds"), dict):
-            out["embeddings_s"] = float(seconds["seconds"].get("embeddings", 0.0))
+            timed = seconds["seconds"]  # the stage: its encodes and lookups, and the model's load
+            out["embeddings_s"] = float(
+                timed.get("embeddings", 0.0) + timed.get("embedder_load", 0.0)
+            )
         for stage in ("memory", "answer", "judge"):
             bucket = usage.stage(stage)
             tokens = bucket.count("prompt_tokens") + bucket.count("completion_tokens")

@@ -1,0 +1,70 @@
+"""The runner encodes what every episode fixes before replaying (run.prefetch): the same texts,
+the same predictions, and no text an episode fixes reaches the model during the replay."""
+
+from __future__ import annotations
+
+import numpy as np
+from omegaconf import OmegaConf
+
+from recallbench import CONF_DIR
+from recallbench.cli.build import build_judge, build_memory_factory
+from recallbench.datasets.longmemeval import load
+from recallbench.embed.hashing import HashingEmbedder
+from recallbench.llm import build_llm
+from recallbench.protocols.longmemeval import LongMemEvalQAProtocol
+from recallbench.records import Prediction, read_jsonl
+from recallbench.run import prefetch
+from recallbench.run.runner import Runner
+from recallbench.testing.configs import load_group_config
+
+
+class Recording(HashingEmbedder):
+    """The hashing embedder, recording the texts it computes and the calls that asked."""
+
+    def __init__(self) -> None:
+        super().__init__(dim=64)
+        self.sent: list[list[str]] = []
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        self.sent.append(list(texts))
+        return super()._embed_batch(texts)
+
+
+def _run(tmp_path, fixtures_dir, name: str, *, group: int) -> tuple[Recording, list]:
+    llm = build_llm({"backend": "extractive"}, cache_path=None)
+    node = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "protocol" / "longmemeval_qa.yaml"))
+    params = {k: v for k, v in node.items() if k not in ("_target_", "name", "metrics", "judge")}
+    judge = {"_target_": "recallbench.judges.longmemeval.LongMemEvalJudge", "name": "longmemeval"}
+    protocol = LongMemEvalQAProtocol(
+        judge=build_judge({**judge, "generator": None}, llm=llm), **params
+    )
+    embedder = Recording()
+    memory = load_group_config(CONF_DIR / "memory" / "flat_retrieval.yaml")
+    make = build_memory_factory(memory, llm, embedder)
+    folder = tmp_path / f"{name}"
+    runner = Runner(
+        folder, protocol=protocol, make_method=make, llm=llm, metrics=["accuracy"], progress=False
+    )
+    original = prefetch.GROUP
+    prefetch.GROUP = group
+    try:
+        runner.run(load(fixtures_dir, "s"))
+    finally:
+        prefetch.GROUP = original
+    return embedder, read_jsonl(folder / "predictions.jsonl", Prediction)
+
+
+def test_the_runner_encodes_every_episodes_keys_first_with_the_same_results(tmp_path, fixtures_dir):
+    episodes = load(fixtures_dir, "s")
+    questions = {qa.question for e in episodes for qa in e.qa}
+    batched, got = _run(tmp_path, fixtures_dir, "batched", group=prefetch.GROUP)
+    first, *after = batched.sent
+    assert len({t for call in after for t in call} - questions) == 0  # only the questions after
+    assert len(first) > max(len(e.sessions) for e in episodes)  # every episode's keys at once
+    one_by_one, expected = _run(tmp_path, fixtures_dir, "per_episode", group=1)
+    assert sorted(t for c in batched.sent for t in c) == sorted(
+        t for c in one_by_one.sent for t in c
+    )
+    strip = lambda p: {k: v for k, v in vars(p).items() if k not in ("usage", "meta")}  # noqa: E731
+    assert [strip(p) for p in got] == [strip(p) for p in expected]
+    assert [p.meta.get("retrieval") for p in got] == [p.meta.get("retrieval") for p in expected]
