@@ -22,14 +22,18 @@ GROUP = 4096  # distinct texts per encode call (the embedder still splits it int
 
 
 def prefetch_embeddings(
-    make_method: Callable[[], MemoryMethod], episodes: Sequence[Episode], group: int | None = None
+    make_method: Callable[[], MemoryMethod],
+    episodes: Sequence[Episode],
+    group: int | None = None,
+    progress: bool = False,
 ) -> int:
     """Encode the ``prefetch_texts`` of every episode in calls of ``group`` or more distinct
     texts (default ``GROUP``); return how many distinct texts were asked for (0: none fixed).
 
     Only a factory that names its class (``MethodFactory``, as ``cli.build`` makes them) whose
     class defines ``prefetch_texts`` builds one extra method here, reset per episode (cheap for
-    those: it drops the store); other methods are never built for it.
+    those: it drops the store); other methods are never built for it. ``progress``: a bar over
+    the episodes with the texts encoded so far (on S this stage is most of a dense run).
     """
     if not episodes:
         return 0
@@ -41,11 +45,16 @@ def prefetch_embeddings(
     method = make_method()
     if not isinstance(method, HasEmbedder) or method.embedder is None:
         return 0
+    from tqdm.auto import tqdm
+
     embedder, pending, asked = method.embedder, dict[str, None](), 0
-    for i, episode in enumerate(episodes):
+    bar = tqdm(episodes, desc="embedding prefetch", unit="episode", disable=not progress)
+    for i, episode in enumerate(bar):
         method.reset(episode)
         pending.update(dict.fromkeys(t for t in method.prefetch_texts(episode) if t.strip()))
         if pending and (len(pending) >= group or i == len(episodes) - 1):
             embedder.encode(list(pending))
             asked, pending = asked + len(pending), {}
+            bar.set_postfix(texts=asked)
+    bar.close()
     return asked

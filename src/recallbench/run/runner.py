@@ -256,7 +256,8 @@ class Runner:
             else:
                 todo.append((i, episode))
         with self._make_lock:  # what the episodes fix, embedded in a few large calls first
-            prefetch_embeddings(self.make_method, [episode for _, episode in todo])
+            todo_episodes = [episode for _, episode in todo]
+            prefetch_embeddings(self.make_method, todo_episodes, progress=self.progress)
         bar = tqdm(
             total=len(episodes),
             initial=len(done),
