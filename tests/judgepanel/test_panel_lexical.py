@@ -70,6 +70,14 @@ def test_two_judges_agreement_and_spread(tiny_run):
     assert overall["pairs"][0]["cohen_kappa"] == pytest.approx(46 / 49)
 
 
+def test_a_panel_of_two_judges_says_no_pair_is_tested(tiny_run, tmp_path):
+    one = write_report(_panel(tiny_run), tmp_path / "one")["table.md"].read_text()
+    assert "no test between rows" not in one  # one judge compares nothing
+    judges = [AnswerJudge(LexicalJudge()), AnswerJudge(LexicalJudge(threshold=1.0), "strict")]
+    two = write_report(run_panel(tiny_run, judges), tmp_path / "two")["table.md"].read_text()
+    assert "- no test between rows: no pair of judges is tested" in two
+
+
 def test_report_files_carry_the_header(tiny_run, tmp_path):
     result = _panel(tiny_run)
     paths = write_report(result, tmp_path / "out")

@@ -43,6 +43,11 @@ TABLE = "judge_panel"
 AGREEMENT_TABLE = "judge_panel_agreement"
 METRIC_LABELS = {"precision": "Precision", "recall": "Recall", "f1": "F1"}
 SPREAD_ROW = "spread (max - min)"
+UNTESTED = (  # the table engine's note (tables.engine.UNTESTED) in the panel's terms
+    "no test between rows: no pair of judges is tested; the judges and the spread (max - min) "
+    "are described side by side, and a gap between two judges is not evidence that one "
+    "credits differently from the other"
+)
 AGREEMENT_COLUMNS = {
     "percent_agreement": ("Percent agr.", 100),
     "pairwise_agreement": ("Pairwise agr.", 100),
@@ -149,6 +154,8 @@ def _notes(result: PanelResult) -> list[str]:
         "acceptance = mean credit (%) with its 95% episode-clustered bootstrap interval",
     ]
     notes += [f"{v.name}: {v.source}" for v in VARIANTS.values() if v.paper is None]
+    if sum(1 for h in result.headline.values() if h["recall"]["value"] is not None) >= 2:
+        notes.append(UNTESTED)
     return notes
 
 

@@ -140,4 +140,7 @@ def topk_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         for p in topk_ranks(run, make_embedder(dict(run.config.embedder.settings)))
     ]
     cells, notes = topk_cells(spec, [r for _, r in pairs], [e for e, _ in pairs])
-    return BuiltTable(cells, runs=used, notes=notes)
+    # every row (Top k) is a ratio over the same runs' stores: the engine's notes (no test
+    # between rows, identical rows) name them
+    row_runs = {cell.row: list(used) for cell in cells}
+    return BuiltTable(cells, runs=used, notes=notes, row_runs=row_runs)
