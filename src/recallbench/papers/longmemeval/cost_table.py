@@ -83,9 +83,10 @@ def cost_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         for label, key, digits in COLUMNS:
             cells.append(Cell(row, label, key, costs[key], None, None, digits, episodes))
     notes = [
-        "Seconds are wall time on this machine (2 cores shared with other jobs, runs at nice "
-        "10): they order the stages and methods, they are no benchmark; the extractive reader "
-        "and judge take microseconds where an API model takes seconds.",
+        "Seconds are wall time on this machine (2 cores shared with other jobs; each session's "
+        "load and niceness: the table's notes): they order the stages and methods, they are no "
+        "benchmark; the extractive reader and judge take microseconds where an API model takes "
+        "seconds.",
         "Tokens: prompt + completion per question of each stage as the backend counts them "
         "(offline: SmolLM2's BPE over the rendered prompts, what an API call would be sent).",
         "Memory s/q: the episode's whole memory construction (prefetch_episode and every "
