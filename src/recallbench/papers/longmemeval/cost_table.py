@@ -70,6 +70,7 @@ def run_costs(run: RunRecord) -> dict[str, float]:
 def cost_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     """Builder of the cost table from the finished runs of ``runs:``."""
     cells: list[Cell] = []
+    row_runs: dict[str, list[RunRecord]] = {}  # each row's run: methods side by side, untested
     runs = sorted(
         ctx.runs,
         key=lambda r: (str(r.config.value("dataset.options.variant")), str(r.choice("memory"))),
@@ -79,6 +80,7 @@ def cost_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         limit = run.config.value("dataset.options.limit")
         row = f"{run.choice('memory')} ({variant}{f', first {limit}' if limit else ''})"
         costs = run_costs(run)
+        row_runs[row] = [run]
         episodes = int(costs["questions"])
         for label, key, digits in COLUMNS:
             cells.append(Cell(row, label, key, costs[key], None, None, digits, episodes))
@@ -95,4 +97,6 @@ def cost_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         "one method often recall the same items) takes no model time, so a later run's answer and "
         "judge seconds can be far below an earlier one's; tokens count every call.",
     ]
-    return BuiltTable(cells, notes=notes, show_n=False, corner="Method (variant)")
+    return BuiltTable(
+        cells, notes=notes, show_n=False, corner="Method (variant)", row_runs=row_runs
+    )
