@@ -309,3 +309,22 @@ def test_chain_of_note_reads_notes(fixtures_dir, llm):
     result = protocol.run_episode(episode, _method(llm, "memory_retrieval"), llm)
     answer = next(p for p in result.predictions if p.kind == "answer")
     assert answer.meta["question_type"] == "single-session-user"
+
+
+@pytest.mark.parametrize("name", ["naive_rag", "memorybank"])
+def test_the_lufy_family_remembers_the_users_turns(fixtures_dir, llm, name):
+    """LongMemEval's user speaks first, so the replier is the assistant: the LUFY family's
+    utterance pairs are keyed on the user's turns, and their ranking reaches the turn level."""
+    episode = load(fixtures_dir, "s", questions="fx000001")[0]
+    roles = {t.turn_id: t.labels["role"] for s in episode.sessions for t in s.turns}
+    method = _method(llm, name)
+    answer = next(
+        p
+        for p in _protocol(llm).run_episode(episode, method, llm).predictions
+        if p.kind == "answer"
+    )
+    assert method.store.user == "user"
+    pairs = [e for e in method.store.entries if e.kind == "utterance_pair"]
+    assert all(roles[e.source_ids[0]] == "user" for e in pairs)
+    if name == "naive_rag":  # nothing forgotten: every pair is there, and ranked
+        assert pairs and answer.meta["retrieval"]["turns"]

@@ -197,10 +197,15 @@ def session_time(session: Session) -> datetime:
 
 
 def infer_user(episode: Episode) -> str:
-    """Return the user: meta["user"], else the speaker with importance labels, else the replier."""
+    """Return the user: meta["user"], else the speaker of the turns labelled role "user"
+    (LongMemEval's chat logs: the replier there is the assistant), else the speaker with
+    importance labels, else the replier."""
     user = episode.meta.get("user")
     if isinstance(user, str) and user in episode.speakers:
         return user
+    for turn in episode.turns():
+        if turn.labels.get("role") == "user":
+            return turn.speaker
     for turn in episode.turns():
         if "importance" in turn.labels:
             return turn.speaker
