@@ -1,11 +1,20 @@
-"""LongMemEval's dataset-statistics table on the fixtures (papers/longmemeval/dataset_table.py)."""
+"""LongMemEval's dataset-statistics table on the fixtures (papers/longmemeval/dataset_table.py) and its
+cost table's rows (papers/longmemeval/cost_table.py)."""
 
 from __future__ import annotations
 
-import pytest
+import json
 
+import pytest
+import yaml
+
+from recallbench.analysis import find_runs
 from recallbench.datasets.longmemeval import load
+from recallbench.papers.longmemeval.cost_table import cost_table
 from recallbench.papers.longmemeval.dataset_table import variant_stats
+from recallbench.tables import TableContext
+from recallbench.tables.engine import UNTESTED, untested_notes
+from recallbench.tables.spec import load_spec
 
 
 def test_variant_stats_on_the_fixtures(fixtures_dir):
@@ -21,3 +30,23 @@ def test_variant_stats_on_the_fixtures(fixtures_dir):
     # the S fixture lacks two oracle questions; a filler session recurs in both histories
     assert s["questions"] == 2 and s["missing"] == 2
     assert s["distinct_sessions"] == 6
+
+
+def test_cost_table_maps_each_row_to_its_run_so_rows_are_untested(tmp_path):
+    # the cost table lays methods side by side without a test: the engine must say so
+    for memory in ("no_memory", "mem0"):
+        run = tmp_path / "runs" / "longmemeval_table1" / "20260101-000000" / f"lme-{memory}"
+        run.mkdir(parents=True)
+        (run / "run.json").write_text(json.dumps({"status": "finished", "n_episodes": 2}))
+        config = {
+            "choices": {"memory": memory},
+            "generator": {"backend": "extractive", "model": "extractive"},
+            "dataset": {"options": {"variant": "oracle"}},
+        }
+        (run / "config.yaml").write_text(yaml.safe_dump(config))
+        (run / "summary.json").write_text(json.dumps({"metrics": {}}))
+    runs = tuple(find_runs(tmp_path, "longmemeval_table1"))
+    spec = load_spec("longmemeval_table4")
+    built = cost_table(spec, TableContext(results_dir=tmp_path, runs=runs))
+    assert set(built.row_runs) == {"mem0 (oracle)", "no_memory (oracle)"}
+    assert untested_notes(spec, built, built.cells) == [UNTESTED]

@@ -74,6 +74,7 @@ def run_costs(run: RunRecord) -> dict[str, float]:
 def cost_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
     """Builder of the cost table from the finished runs of ``runs:``."""
     cells: list[Cell] = []
+    row_runs: dict[str, list[RunRecord]] = {}  # each row's run: methods side by side, untested
     runs = sorted(
         ctx.runs,
         key=lambda r: (str(r.config.value("dataset.options.variant")), str(r.choice("memory"))),
@@ -83,13 +84,15 @@ def cost_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         limit = run.config.value("dataset.options.limit")
         row = f"{run.choice('memory')} ({variant}{f', first {limit}' if limit else ''})"
         costs = run_costs(run)
+        row_runs[row] = [run]
         episodes = int(costs["questions"])
         for label, key, digits in COLUMNS:
             cells.append(Cell(row, label, key, costs[key], None, None, digits, episodes))
     notes = [
-        "Seconds are wall time on this machine (2 cores shared with other jobs, runs at nice "
-        "10): they order the stages and methods, they are no benchmark; the extractive reader "
-        "and judge take microseconds where an API model takes seconds.",
+        "Seconds are wall time on this machine (2 cores shared with other jobs; each session's "
+        "load and niceness: the table's notes): they order the stages and methods, they are no "
+        "benchmark; the extractive reader and judge take microseconds where an API model takes "
+        "seconds.",
         "Tokens: prompt + completion per question of each stage as the backend counts them "
         "(offline: SmolLM2's BPE over the rendered prompts, what an API call would be sent).",
         "Memory s/q: the episode's whole memory construction (prefetch_episode and every "
@@ -98,4 +101,6 @@ def cost_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         "one method often recall the same items) takes no model time, so a later run's answer and "
         "judge seconds can be far below an earlier one's; tokens count every call.",
     ]
-    return BuiltTable(cells, notes=notes, show_n=False, corner="Method (variant)")
+    return BuiltTable(
+        cells, notes=notes, show_n=False, corner="Method (variant)", row_runs=row_runs
+    )
