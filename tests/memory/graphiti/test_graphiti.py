@@ -160,3 +160,46 @@ def test_a_missing_package_is_one_line_saying_what_to_install(monkeypatch):
     message = str(caught.value)
     assert "\n" not in message
     assert "pip install 'graphiti-core==0.31.2' 'kuzu==0.11.3'" in message
+
+
+def test_a_fulltext_search_past_kuzus_timeout_counts_as_no_hits(caplog):
+    import asyncio
+
+    import kuzu
+
+    from recallbench import meter
+    from recallbench.memory.graphiti._kuzu import _fulltext_misses_on_timeout
+
+    # what Kuzu raises at its timeout (the wrapper's contract with it)
+    db = kuzu.Database(":memory:", buffer_pool_size=64 * 2**20)
+    conn = kuzu.Connection(db)
+    conn.execute("CREATE NODE TABLE T(id INT64, PRIMARY KEY(id))")
+    conn.execute("UNWIND range(1, 3000) AS i CREATE (:T {id: i})")
+    conn.set_query_timeout(1)
+    with pytest.raises(RuntimeError, match="Interrupted"):
+        conn.execute("MATCH (a:T), (b:T) WHERE a.id < b.id RETURN count(*)")
+
+    async def interrupted(cypher_query_, **kwargs):
+        raise RuntimeError("Interrupted.")
+
+    async def broken(cypher_query_, **kwargs):
+        raise RuntimeError("IO exception: disk full")
+
+    fts = "CALL QUERY_FTS_INDEX('RelatesToNode_', 'edge_name_and_fact', $query, TOP := $limit)"
+    before = meter.snapshot()
+    loop = asyncio.new_event_loop()
+    try:
+        rows = loop.run_until_complete(
+            _fulltext_misses_on_timeout(interrupted, 60)(fts, query="a whole message", limit=20)
+        )
+        assert rows == ([], None, None)
+        assert meter.delta(before)["graphiti"]["fulltext_timeouts"] == 1
+        assert "counts as no hits" in caplog.text
+        with pytest.raises(RuntimeError, match="Interrupted"):  # not a full-text search
+            loop.run_until_complete(
+                _fulltext_misses_on_timeout(interrupted, 60)("MATCH (n) RETURN n")
+            )
+        with pytest.raises(RuntimeError, match="disk full"):  # not a timeout
+            loop.run_until_complete(_fulltext_misses_on_timeout(broken, 60)(fts, query="q"))
+    finally:
+        loop.close()

@@ -41,6 +41,9 @@ Deviations:
   Kuzu's default pool (80% of RAM) a whole conversation's questions grew the process to 17.9 GB
   until the kernel killed it. Depth 1 answers a question in ~0.3 s there.
 - Kuzu's buffer pool is bounded (``buffer_pool_mb``, 2048; Kuzu's default: 80% of RAM).
+- Every Kuzu query has a timeout (``query_timeout_s``, 60; Kuzu's default: none): a full-text
+  search past it counts as no hits (``_kuzu``; one conv-26 search ran 35 minutes), any other
+  query past it fails the episode (one line, resumable).
 - Graphiti's LLM client appends the response model's JSON schema to the prompt and reads the
   JSON reply (graphiti's generic path); with ``generator.structured`` off nothing constrains
   decoding.
@@ -136,6 +139,7 @@ class GraphitiMemory(BaselineMethod):
         bfs_max_depth: int = 1,
         db: str = ":memory:",
         buffer_pool_mb: int = 2048,
+        query_timeout_s: float = 60.0,
         max_tokens: int = 8192,
         prompt_style: Any = "theanine",
     ) -> None:
@@ -151,6 +155,7 @@ class GraphitiMemory(BaselineMethod):
         self.bfs_max_depth = int(bfs_max_depth)
         self.db = db
         self.buffer_pool_mb = int(buffer_pool_mb)
+        self.query_timeout_s = float(query_timeout_s)
         self._llm = GraphitiLLM(llm, max_tokens=int(max_tokens))
         self._embedder = GraphitiEmbedder(embedder)
         self._reranker = GraphitiReranker(embedder)
@@ -184,7 +189,7 @@ class GraphitiMemory(BaselineMethod):
     def _clear(self) -> None:
         self.close()
         self._loop = asyncio.new_event_loop()
-        self._driver = bounded_kuzu(self.db, self.buffer_pool_mb)
+        self._driver = bounded_kuzu(self.db, self.buffer_pool_mb, self.query_timeout_s)
         self._graph = Graphiti(
             graph_driver=self._driver,
             llm_client=self._llm,

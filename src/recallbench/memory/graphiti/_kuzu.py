@@ -4,10 +4,16 @@ Two gaps of graphiti-core 0.31.2's Kuzu driver are closed here: its database tak
 buffer pool (``bounded_kuzu``), and its ``build_indices_and_constraints`` is a no-op, so the
 full-text indexes every BM25 search reads are never made (``FULLTEXT_INDEXES``: the method runs
 them once per fresh graph; without them a search fails with "doesn't have an index").
+
+A third, found on the full LoCoMo: one of Graphiti's full-text edge searches (a whole conv-26
+message as its query) ran for 35 minutes without returning. Every query gets Kuzu's timeout
+(``bounded_kuzu``'s ``timeout_s``); a full-text search that reaches it counts as no hits (the
+meter's ``graphiti.fulltext_timeouts``, a warning naming it), any other query fails as before.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import warnings
 from typing import Any
@@ -25,10 +31,14 @@ except ImportError as exc:  # pragma: no cover - exercised only without the pack
         "pip install 'graphiti-core==0.31.2' 'kuzu==0.11.3' (or make install)"
     ) from exc
 
+from recallbench import meter  # noqa: E402
+
 FULLTEXT_INDEXES: list[str] = list(get_fulltext_indices(GraphProvider.KUZU))
+FULLTEXT_CALL = "QUERY_FTS_INDEX"
+log = logging.getLogger(__name__)
 
 
-def bounded_kuzu(db: str, buffer_pool_mb: int) -> Any:
+def bounded_kuzu(db: str, buffer_pool_mb: int, timeout_s: float = 0.0) -> Any:
     """A ``KuzuDriver`` on a Kuzu database whose buffer pool is ``buffer_pool_mb`` MB.
 
     ``KuzuDriver`` opens ``kuzu.Database(db)`` with Kuzu's default pool, ~80% of the machine's
@@ -43,4 +53,31 @@ def bounded_kuzu(db: str, buffer_pool_mb: int) -> Any:
     driver.db = kuzu.Database(db, buffer_pool_size=int(buffer_pool_mb) * 2**20)
     driver.setup_schema()
     driver.client = kuzu.AsyncConnection(driver.db, max_concurrent_queries=1)
+    if timeout_s > 0:
+        driver.client.set_query_timeout(int(timeout_s * 1000))
+        driver.execute_query = _fulltext_misses_on_timeout(  # type: ignore[method-assign]
+            driver.execute_query, timeout_s
+        )
     return driver
+
+
+def _fulltext_misses_on_timeout(execute: Any, timeout_s: float) -> Any:
+    """``execute`` (a driver's ``execute_query``), where a full-text search Kuzu interrupted at
+    its timeout returns no rows; every other error is raised as it was."""
+
+    async def execute_query(cypher_query_: str, **kwargs: Any) -> Any:
+        try:
+            return await execute(cypher_query_, **kwargs)
+        except RuntimeError as exc:
+            if FULLTEXT_CALL not in cypher_query_ or "Interrupted" not in str(exc):
+                raise
+            meter.count("graphiti.fulltext_timeouts", 1)
+            query = str(kwargs.get("query", ""))
+            log.warning(
+                "graphiti: a full-text search ran past %ss and counts as no hits (query %r)",
+                timeout_s,
+                query[:80],
+            )
+            return [], None, None
+
+    return execute_query
