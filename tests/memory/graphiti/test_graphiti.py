@@ -162,7 +162,7 @@ def test_a_missing_package_is_one_line_saying_what_to_install(monkeypatch):
     assert "pip install 'graphiti-core==0.31.2' 'kuzu==0.11.3'" in message
 
 
-def test_a_fulltext_search_past_kuzus_timeout_counts_as_no_hits(caplog):
+def test_a_fulltext_search_past_kuzus_timeout_or_failing_counts_as_no_hits(caplog):
     import asyncio
 
     import kuzu
@@ -193,13 +193,15 @@ def test_a_fulltext_search_past_kuzus_timeout_counts_as_no_hits(caplog):
             _fulltext_misses_on_timeout(interrupted, 60)(fts, query="a whole message", limit=20)
         )
         assert rows == ([], None, None)
-        assert meter.delta(before)["graphiti"]["fulltext_timeouts"] == 1
-        assert "counts as no hits" in caplog.text
+        assert "counts as no hits (ran past 60s" in caplog.text
+        rows = loop.run_until_complete(_fulltext_misses_on_timeout(broken, 60)(fts, query="q"))
+        assert rows == ([], None, None) and "disk full" in caplog.text
+        assert meter.delta(before)["graphiti"]["fulltext_failures"] == 2
         with pytest.raises(RuntimeError, match="Interrupted"):  # not a full-text search
             loop.run_until_complete(
                 _fulltext_misses_on_timeout(interrupted, 60)("MATCH (n) RETURN n")
             )
-        with pytest.raises(RuntimeError, match="disk full"):  # not a timeout
-            loop.run_until_complete(_fulltext_misses_on_timeout(broken, 60)(fts, query="q"))
+        with pytest.raises(RuntimeError, match="disk full"):  # not a full-text search
+            loop.run_until_complete(_fulltext_misses_on_timeout(broken, 60)("MATCH (n) RETURN n"))
     finally:
         loop.close()

@@ -42,8 +42,9 @@ Deviations:
   until the kernel killed it. Depth 1 answers a question in ~0.3 s there.
 - Kuzu's buffer pool is bounded (``buffer_pool_mb``, 2048; Kuzu's default: 80% of RAM).
 - Every Kuzu query has a timeout (``query_timeout_s``, 60; Kuzu's default: none): a full-text
-  search past it counts as no hits (``_kuzu``; one conv-26 search ran 35 minutes), any other
-  query past it fails the episode (one line, resumable).
+  search past it, or one that fails inside Kuzu, counts as no hits (``_kuzu``: on conv-26 one
+  ran 35 minutes, one raised ``unordered_map::at``); any other query's error fails the episode
+  (one line, resumable).
 - Graphiti's LLM client appends the response model's JSON schema to the prompt and reads the
   JSON reply (graphiti's generic path); with ``generator.structured`` off nothing constrains
   decoding.
