@@ -108,7 +108,7 @@ def test_every_call_is_routed_and_the_twin_fits_graphitis_models(tmp_path, episo
 
 def test_recall_is_zeps_context_and_a_rerun_sends_nothing(tmp_path, episode):
     llm = LLM(_Twin(), Cache(tmp_path / "c.sqlite"))
-    method = GraphitiMemory(llm, HashingEmbedder())
+    method = GraphitiMemory(llm, HashingEmbedder(), fulltext=True)  # Zep's BM25 channel on
     items = _replay(method, episode)
     query = Query(episode.episode_id, 3, (), "Cleo", None, "Where did Dev move for a job?")
     recall = method.recall(query)
@@ -117,7 +117,7 @@ def test_recall_is_zeps_context_and_a_rerun_sends_nothing(tmp_path, episode):
     assert recall.items[0].kind == "fact" and recall.items[-1].kind == "profile"
     again = _Twin()
     llm_again = LLM(again, Cache(tmp_path / "c.sqlite"))
-    items_again = _replay(GraphitiMemory(llm_again, HashingEmbedder()), episode)
+    items_again = _replay(GraphitiMemory(llm_again, HashingEmbedder(), fulltext=True), episode)
     assert again.calls == []  # every call answered by the cache: the prompts are deterministic
     assert [i.text for i in items_again] == [i.text for i in items]
     assert [i.item_id for i in items_again] == [i.item_id for i in items]
@@ -205,3 +205,17 @@ def test_a_fulltext_search_past_kuzus_timeout_or_failing_counts_as_no_hits(caplo
             loop.run_until_complete(_fulltext_misses_on_timeout(broken, 60)("MATCH (n) RETURN n"))
     finally:
         loop.close()
+
+
+def test_without_fulltext_no_full_text_search_reaches_kuzu(tmp_path, episode):
+    from recallbench import meter
+
+    before = meter.snapshot()
+    method = GraphitiMemory(LLM(_Twin(), Cache(tmp_path / "c.sqlite")), HashingEmbedder())
+    assert method.fulltext is False  # the default (Kuzu 0.11.3's index breaks on LoCoMo)
+    items = _replay(method, episode)
+    assert {i.kind for i in items} >= {"fact", "profile"}  # the graph is written as before
+    method.recall(Query(episode.episode_id, 3, (), "Cleo", None, "Where did Dev move?"))
+    assert meter.delta(before)["graphiti"]["fulltext_skipped"] > 0
+    indexes = method._run(method._driver.execute_query("CALL SHOW_INDEXES() RETURN *"))[0]
+    assert indexes == []  # no full-text index is built

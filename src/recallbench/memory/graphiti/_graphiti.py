@@ -41,10 +41,13 @@ Deviations:
   Kuzu's default pool (80% of RAM) a whole conversation's questions grew the process to 17.9 GB
   until the kernel killed it. Depth 1 answers a question in ~0.3 s there.
 - Kuzu's buffer pool is bounded (``buffer_pool_mb``, 2048; Kuzu's default: 80% of RAM).
-- Every Kuzu query has a timeout (``query_timeout_s``, 60; Kuzu's default: none): a full-text
-  search past it, or one that fails inside Kuzu, counts as no hits (``_kuzu``: on conv-26 one
-  ran 35 minutes, one raised ``unordered_map::at``); any other query's error fails the episode
-  (one line, resumable).
+- No full-text (BM25) channel by default (``fulltext: false``): Kuzu 0.11.3's full-text index
+  breaks under Graphiti's writes on the full LoCoMo (conv-26: one search ran 35 minutes, one
+  raised ``unordered_map::at``, the next attempt segfaulted the process), so the indexes are not
+  built and every full-text search returns no hits without reaching Kuzu (``_kuzu``); the
+  cosine and graph-walk channels answer (Zep's recipe adds BM25). ``fulltext: true`` restores
+  it, with a per-query timeout (``query_timeout_s``, 60) under which a failing full-text
+  search counts as no hits and any other query's error fails the episode.
 - Graphiti's LLM client appends the response model's JSON schema to the prompt and reads the
   JSON reply (graphiti's generic path); with ``generator.structured`` off nothing constrains
   decoding.
@@ -141,6 +144,7 @@ class GraphitiMemory(BaselineMethod):
         db: str = ":memory:",
         buffer_pool_mb: int = 2048,
         query_timeout_s: float = 60.0,
+        fulltext: bool = False,
         max_tokens: int = 8192,
         prompt_style: Any = "theanine",
     ) -> None:
@@ -157,6 +161,7 @@ class GraphitiMemory(BaselineMethod):
         self.db = db
         self.buffer_pool_mb = int(buffer_pool_mb)
         self.query_timeout_s = float(query_timeout_s)
+        self.fulltext = bool(fulltext)
         self._llm = GraphitiLLM(llm, max_tokens=int(max_tokens))
         self._embedder = GraphitiEmbedder(embedder)
         self._reranker = GraphitiReranker(embedder)
@@ -190,7 +195,9 @@ class GraphitiMemory(BaselineMethod):
     def _clear(self) -> None:
         self.close()
         self._loop = asyncio.new_event_loop()
-        self._driver = bounded_kuzu(self.db, self.buffer_pool_mb, self.query_timeout_s)
+        self._driver = bounded_kuzu(
+            self.db, self.buffer_pool_mb, self.query_timeout_s, self.fulltext
+        )
         self._graph = Graphiti(
             graph_driver=self._driver,
             llm_client=self._llm,
@@ -199,7 +206,7 @@ class GraphitiMemory(BaselineMethod):
         )
         # KuzuDriver.build_indices_and_constraints is a no-op in graphiti-core 0.31.2: without
         # the full-text indexes every BM25 search fails ("doesn't have an index"); make them.
-        for query in FULLTEXT_INDEXES:
+        for query in FULLTEXT_INDEXES if self.fulltext else ():
             self._run(self._driver.execute_query(query))
         self._sources, self._ids, self._session = {}, {}, {}
 

@@ -9,8 +9,9 @@ A third, found on the full LoCoMo: Kuzu 0.11.3's full-text search fails on some 
 edge searches while writing conv-26 (a whole message as the query): once it ran for 35 minutes
 without returning, once, under a timeout, it raised ``unordered_map::at`` (an internal error; a
 fresh index with the same query answers in milliseconds, so it depends on the graph's state).
-Every query gets Kuzu's timeout (``bounded_kuzu``'s ``timeout_s``); a full-text search that
-reaches it or raises counts as no hits (the meter's ``graphiti.fulltext_failures``, a warning
+So by default (``fulltext=False``) no full-text index is built and no full-text search reaches
+Kuzu (``_without_fulltext``: no hits). With it, every query gets Kuzu's timeout
+(``bounded_kuzu``'s ``timeout_s``); a full-text search that reaches it or raises counts as no hits (the meter's ``graphiti.fulltext_failures``, a warning
 naming the query and the error): the search's other channels (cosine, graph walk) still answer.
 Any other query's error fails the episode as before.
 """
@@ -42,7 +43,9 @@ FULLTEXT_CALL = "QUERY_FTS_INDEX"
 log = logging.getLogger(__name__)
 
 
-def bounded_kuzu(db: str, buffer_pool_mb: int, timeout_s: float = 0.0) -> Any:
+def bounded_kuzu(
+    db: str, buffer_pool_mb: int, timeout_s: float = 0.0, fulltext: bool = True
+) -> Any:
     """A ``KuzuDriver`` on a Kuzu database whose buffer pool is ``buffer_pool_mb`` MB.
 
     ``KuzuDriver`` opens ``kuzu.Database(db)`` with Kuzu's default pool, ~80% of the machine's
@@ -59,10 +62,26 @@ def bounded_kuzu(db: str, buffer_pool_mb: int, timeout_s: float = 0.0) -> Any:
     driver.client = kuzu.AsyncConnection(driver.db, max_concurrent_queries=1)
     if timeout_s > 0:
         driver.client.set_query_timeout(int(timeout_s * 1000))
+    if not fulltext:  # no full-text search reaches Kuzu: each returns no hits
+        driver.execute_query = _without_fulltext(driver.execute_query)  # type: ignore[method-assign]
+    elif timeout_s > 0:
         driver.execute_query = _fulltext_misses_on_timeout(  # type: ignore[method-assign]
             driver.execute_query, timeout_s
         )
     return driver
+
+
+def _without_fulltext(execute: Any) -> Any:
+    """``execute`` (a driver's ``execute_query``) where a full-text search returns no rows
+    without running (counted: the meter's ``graphiti.fulltext_skipped``)."""
+
+    async def execute_query(cypher_query_: str, **kwargs: Any) -> Any:
+        if FULLTEXT_CALL in cypher_query_:
+            meter.count("graphiti.fulltext_skipped", 1)
+            return [], None, None
+        return await execute(cypher_query_, **kwargs)
+
+    return execute_query
 
 
 def _fulltext_misses_on_timeout(execute: Any, timeout_s: float) -> Any:
