@@ -42,6 +42,8 @@ def _instantiate(path: Path, llm, embedder) -> MemoryMethod:
     cfg = load_group_config(path)
     if "summarize_speakers" in cfg and cfg.summarize_speakers is not None:
         cfg.summarize_speakers = ["Alice"]  # the CareCall "user" of the tiny episode
+    if path.stem == "graphiti":  # the tiny episode's test vectors fall under Graphiti's cosine
+        cfg.fulltext = True  # floor (0.6), so only its BM25 channel finds facts here
     return build_memory_factory(cfg, llm, embedder)()  # as a run builds it
 
 
