@@ -1,5 +1,5 @@
 """LongMemEval's dataset-statistics table on the fixtures (papers/longmemeval/dataset_table.py) and its
-cost table's rows (papers/longmemeval/cost_table.py)."""
+cost table's rows (tables/stage_cost.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import yaml
 
 from recallbench.analysis import find_runs
 from recallbench.datasets.longmemeval import load
-from recallbench.papers.longmemeval.cost_table import cost_table
+from recallbench.tables.stage_cost import cost_table
 from recallbench.papers.longmemeval.dataset_table import variant_stats
 from recallbench.tables import TableContext
 from recallbench.tables.engine import UNTESTED, untested_notes

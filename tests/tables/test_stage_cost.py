@@ -1,0 +1,85 @@
+"""The per-stage cost table (tables/stage_cost.py) on hand-made runs: LoCoMo's per-conversation
+columns (option ``per: conversation``) against values computed by hand from the files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from recallbench.analysis import find_runs
+from recallbench.tables import TableContext
+from recallbench.tables.spec import load_spec
+from recallbench.tables.stage_cost import cost_table
+
+
+def _pred(episode: str, session: int, kind: str, n: int, **meta: float) -> dict[str, object]:
+    return {
+        "pred_id": f"{episode}/{kind}/{session}/{n}",
+        "episode_id": episode,
+        "session_index": session,
+        "kind": kind,
+        "prompt_hash": "h",
+        "output": "x",
+        "meta": meta,
+    }
+
+
+def _run(tmp_path, memory: str, rows: list[dict[str, object]], usage: dict[str, object]):
+    run = tmp_path / "runs" / "locomo_table1" / "20260101-000000" / f"locomo-{memory}"
+    run.mkdir(parents=True)
+    log = {"status": "finished", "n_episodes": 2, "started_unix": 100.0, "finished_unix": 400.0}
+    (run / "run.json").write_text(json.dumps(log))
+    config = {
+        "choices": {"memory": memory},
+        "generator": {"backend": "extractive", "model": "extractive"},
+        "dataset": {"options": {"conversations": None}},
+    }
+    (run / "config.yaml").write_text(yaml.safe_dump(config))
+    (run / "summary.json").write_text(json.dumps({"metrics": {}}))
+    (run / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (run / "usage.json").write_text(json.dumps(usage))
+
+
+def test_per_conversation_columns_from_the_runs_files(tmp_path):
+    # two conversations: memory written per session (observe_s), 3 questions in all
+    rows = [
+        _pred("c1", 1, "memory", 0, observe_s=2.0),
+        _pred("c1", 2, "memory", 0, observe_s=4.0),
+        _pred("c2", 1, "memory", 0, observe_s=6.0),
+        _pred("c1", 2, "answer", 0, recall_s=0.1, generate_s=0.3),
+        _pred("c1", 2, "answer", 1, recall_s=0.2, generate_s=0.3),
+        _pred("c2", 1, "answer", 0, recall_s=0.3, generate_s=0.6),
+    ]
+    stage = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    usage = {
+        "by_stage": {
+            "memory": {**stage, "calls": 10, "prompt_tokens": 900, "completion_tokens": 100},
+            "answer": {**stage, "calls": 3, "prompt_tokens": 30, "completion_tokens": 6},
+            "judge": {**stage, "calls": 3, "prompt_tokens": 12, "completion_tokens": 3},
+        },
+        "compute": {"seconds": {"embeddings": 5.0, "embedder_load": 2.5}},
+    }
+    _run(tmp_path, "graphiti", rows, usage)
+    runs = tuple(find_runs(tmp_path, "locomo_table1"))
+    built = cost_table(load_spec("locomo_cost"), TableContext(results_dir=tmp_path, runs=runs))
+    cell = {c.column: c.ours for c in built.cells if c.row == "graphiti"}
+    assert cell["Conversations"] == 2 and cell["Questions"] == 3
+    assert cell["Memory s/conv"] == pytest.approx((2 + 4 + 6) / 2)  # summed over sessions
+    assert cell["Memory LLM calls/conv"] == pytest.approx(10 / 2)
+    assert cell["Memory tokens/conv"] == pytest.approx(1000 / 2)
+    assert cell["Recall s/q"] == pytest.approx(0.2)
+    assert cell["Answer s/q"] == pytest.approx(0.4)
+    assert cell["Answer tokens/q"] == pytest.approx(36 / 3)
+    assert cell["Judge tokens/q"] == pytest.approx(15 / 3)
+    assert cell["Embedding s (run)"] == pytest.approx(7.5)
+    assert cell["Wall min (run)"] == pytest.approx(5.0)
+    assert set(built.row_runs) == {"graphiti"}  # no variant: LoCoMo's rows are the methods
+
+
+def test_an_unknown_per_option_names_the_file(tmp_path):
+    spec = load_spec("locomo_cost")
+    bad = type(spec)(**{**spec.__dict__, "options": {"per": "session"}})
+    with pytest.raises(Exception, match="locomo_cost.*per.*'session'"):
+        cost_table(bad, TableContext(results_dir=tmp_path, runs=()))
