@@ -30,6 +30,7 @@ def _run(tmp_path, memory: str, rows: list[dict[str, object]], usage: dict[str, 
     run = tmp_path / "runs" / "locomo_table1" / "20260101-000000" / f"locomo-{memory}"
     run.mkdir(parents=True)
     log = {"status": "finished", "n_episodes": 2, "started_unix": 100.0, "finished_unix": 400.0}
+    log["attempt"] = 2
     (run / "run.json").write_text(json.dumps(log))
     config = {
         "choices": {"memory": memory},
@@ -76,6 +77,8 @@ def test_per_conversation_columns_from_the_runs_files(tmp_path):
     assert cell["Embedding s (run)"] == pytest.approx(7.5)
     assert cell["Wall min (run)"] == pytest.approx(5.0)
     assert set(built.row_runs) == {"graphiti"}  # no variant: LoCoMo's rows are the methods
+    # a resumed run's wall is its last attempt's only: the table says so
+    assert any("graphiti (attempt 2)" in note for note in built.notes)
 
 
 def test_an_unknown_per_option_names_the_file(tmp_path):

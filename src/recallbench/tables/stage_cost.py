@@ -120,10 +120,13 @@ def cost_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         ctx.runs,
         key=lambda r: (str(r.config.value("dataset.options.variant")), str(r.choice("memory"))),
     )
+    resumed: list[str] = []  # a resumed run's wall is its last attempt's; its items hold all
     for run in runs:
         row = _row(run)
         costs = run_costs(run)
         row_runs[row] = [run]
+        if (run.provenance.log.attempt or 1) > 1:
+            resumed.append(f"{row} (attempt {run.provenance.log.attempt})")
         episodes = int(costs["questions"])
         for label, key, digits in COLUMNS[per]:
             cells.append(Cell(row, label, key, costs[key], None, None, digits, episodes))
@@ -145,6 +148,13 @@ def cost_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         "one method often recall the same items) takes no model time, so a later run's answer and "
         "judge seconds can be far below an earlier one's; tokens count every call.",
     ]
+    if resumed:
+        notes.append(
+            "Resumed runs: "
+            + ", ".join(resumed)
+            + ": Wall min is the last attempt's only; the per-episode and per-question seconds "
+            "come from the items of every attempt."
+        )
     return BuiltTable(
         cells,
         notes=notes,
