@@ -251,3 +251,10 @@ def test_the_english_rule_embeds_all_pairs_sentences_in_one_call(llm):
     plain = MemoryUpdater(llm, one_by_one)
     assert [plain.classify([pair])[0].value for pair in pairs] == labels
     assert sorted(t for c in one_by_one.calls for t in c) == sorted(bodies)
+    # memory_ops prefetches an episode's transitions at once: their updates then embed nothing
+    ahead = Calls()
+    updater = MemoryUpdater(llm, ahead)
+    transitions = [(memory[:2], summary[:1]), (summary[:1], summary[1:2])]
+    updater.prefetch([(m, s) for ms, ss in transitions for m in ms for s in ss])
+    assert len(ahead.calls) == 1
+    assert [updater.update_texts(*t)[1] for t in transitions] and len(ahead.calls) == 1

@@ -276,12 +276,15 @@ class MemoryUpdater:
         )
 
     def classify(self, pairs: Sequence[tuple[str, str]]) -> list[TaskResult[str]]:
-        """Return the classifier's results for (memory, summary) text pairs; value = label.
-        Offline, the English rule's sentences are embedded first in one call, not pair by pair."""
+        """Return the classifier's results for (memory, summary) text pairs; value = label."""
+        self.prefetch(pairs)
+        return self.llm.run_many(self.task, [{"memory": m, "summary": s} for m, s in pairs])
+
+    def prefetch(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Offline, embed the English rule's sentences of ``pairs`` in one call, not pair by pair."""
         if self.offline_rule in ("english", "auto") and self.llm.backend.offline:
             if texts := english_texts(pairs, skip_hangul=self.offline_rule == "auto"):
                 self.embedder.encode(texts)
-        return self.llm.run_many(self.task, [{"memory": m, "summary": s} for m, s in pairs])
 
     def update_texts(
         self, memory: Sequence[str], summary: Sequence[str]
