@@ -70,6 +70,7 @@ def test_memory_cache_hits_and_batching(hashing):
         "disk_hits": 0,
         "misses": 3,
         "batches": 2,
+        "miss_tokens": 0,  # the hashing embedder has no model tokens to count
     }
     again = hashing.encode(TEXTS)
     assert hashing.cache_info.memory_hits == 3 and hashing.cache_info.misses == 3
@@ -115,6 +116,25 @@ def test_minilm_batches_match_single_calls(minilm):
     together = minilm.encode(TEXTS)
     single = np.stack([minilm._embed_batch([t])[0] for t in TEXTS])
     np.testing.assert_allclose(together, single, atol=1e-5)
+
+
+def test_minilm_counts_the_word_pieces_of_its_misses(tmp_path):
+    """Hand-counted: [CLS] hello world [SEP] = 4; [CLS] hello , world ! i ' m here . [SEP] =
+    11; 300 words are cut at MiniLM's 256 word pieces; hits (memory or disk) add nothing."""
+    from recallbench import meter
+    from recallbench.embed import MiniLMEmbedder
+
+    texts = ["hello world", "Hello, world! I'm here.", "word " * 300]
+    before = meter.snapshot()
+    first = MiniLMEmbedder(cache_path=tmp_path / "emb.sqlite", batch_size=2)
+    first.encode(texts[:2] + texts[:1])
+    assert first.cache_info.miss_tokens == 4 + 11 and first.cache_info.misses == 2
+    first.encode(texts)  # two memory hits, one miss of 256 pieces
+    assert first.cache_info.miss_tokens == 4 + 11 + 256
+    second = MiniLMEmbedder(cache_path=tmp_path / "emb.sqlite")
+    second.encode(texts)  # all from disk
+    assert second.cache_info.miss_tokens == 0 and second.cache_info.disk_hits == 3
+    assert meter.delta(before)["embeddings"]["miss_tokens"] == 4 + 11 + 256
 
 
 @pytest.mark.parametrize("path", sorted(CONF.glob("*.yaml")), ids=lambda p: p.stem)

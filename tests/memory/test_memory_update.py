@@ -220,3 +220,41 @@ def test_m_prime_is_a_set_union_with_union_set(llm, embedder):
     assert [item.text for item in update.snapshot()] == kept["set"]
     with pytest.raises(ConfigError, match="union"):
         MemoryRetrieval(llm, embedder, union="bag")
+
+
+def test_the_english_rule_embeds_all_pairs_sentences_in_one_call(llm):
+    """Offline, ``classify`` embeds the bodies the English rule will compare in one call (each
+    once; none of a pair about two speakers, none of a Korean pair under ``auto``), so the rule
+    pair by pair only finds them; the labels are those of pair-by-pair embedding."""
+    import numpy as np
+
+    from recallbench.embed import HashingEmbedder
+
+    class Calls(HashingEmbedder):
+        def __init__(self) -> None:
+            super().__init__(dim=64)
+            self.calls: list[list[str]] = []
+
+        def _embed_batch(self, texts: list[str]) -> np.ndarray:
+            self.calls.append(list(texts))
+            return super()._embed_batch(texts)
+
+    memory = ["Alice: I have a sore throat.", "Alice: I live in Boston.", "Bob: I am a nurse."]
+    summary = ["Alice: My throat recovered.", "Alice: I moved to Lisbon.", "철수: 개를 키운다."]
+    pairs = [(m, s) for m in memory for s in summary]
+    batched = Calls()
+    labels = [r.value for r in MemoryUpdater(llm, batched).classify(pairs)]
+    assert len(batched.calls) == 1
+    bodies = {t.split(": ", 1)[1] for t in memory[:2] + summary[:2]}
+    assert set(batched.calls[0]) == bodies  # Bob's and the Korean pairs: never embedded
+    one_by_one = Calls()
+    plain = MemoryUpdater(llm, one_by_one)
+    assert [plain.classify([pair])[0].value for pair in pairs] == labels
+    assert sorted(t for c in one_by_one.calls for t in c) == sorted(bodies)
+    # memory_ops prefetches an episode's transitions at once: their updates then embed nothing
+    ahead = Calls()
+    updater = MemoryUpdater(llm, ahead)
+    transitions = [(memory[:2], summary[:1]), (summary[:1], summary[1:2])]
+    updater.prefetch([(m, s) for ms, ss in transitions for m in ms for s in ss])
+    assert len(ahead.calls) == 1
+    assert [updater.update_texts(*t)[1] for t in transitions] and len(ahead.calls) == 1

@@ -5,6 +5,9 @@ it sends to the model (its cache misses). After ``prefetch_episode`` the only mi
 texts the episode's data does not fix (the questions and retrieval queries, model-written
 summaries); the prefetched texts are embedded anyway without prefetch (none is extra) unless the
 method says it returns a superset; and the predictions are the same with and without prefetch.
+The response protocols' retrieval queries are fixed by the data too (``fixed_queries``): the
+method's ``query_texts`` of them reach the model in one call right after, never during the
+replay.
 """
 
 from __future__ import annotations
@@ -36,9 +39,11 @@ class RecordingEmbedder(HashingEmbedder):
     def __init__(self) -> None:
         super().__init__(dim=64)
         self.sent: list[str] = []
+        self.calls: list[list[str]] = []
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         self.sent += texts
+        self.calls.append(list(texts))
         return super()._embed_batch(texts)
 
 
@@ -48,6 +53,7 @@ class Replay:
 
     prefetched: list[str] = field(default_factory=list)
     after: list[str] = field(default_factory=list)
+    after_calls: list[list[str]] = field(default_factory=list)
     method: MemoryMethod | None = None
     predictions: list[Prediction] = field(default_factory=list)
 
@@ -57,16 +63,20 @@ def _replay(protocol, episode: Episode, make, *, prefetch: bool = True) -> Repla
     method = out.method = make(embedder)
     if not prefetch:  # the texts are embedded as the sessions come, as before the hook
         method.prefetch_texts = lambda episode: []  # type: ignore[method-assign]
+        method.query_texts = lambda queries: []  # type: ignore[method-assign]
     hook = method.prefetch_episode
+    calls_before: list[int] = []
 
     def prefetch_episode(ep: Episode) -> None:
         hook(ep)
         out.prefetched = list(embedder.sent)
+        calls_before.append(len(embedder.calls))
 
     method.prefetch_episode = prefetch_episode  # type: ignore[method-assign]
     llm = build_llm({"backend": "extractive"}, cache_path=None)
     out.predictions = protocol.run_episode(episode, method, llm).predictions
     out.after = embedder.sent[len(out.prefetched) :]
+    out.after_calls = embedder.calls[calls_before[0] :]
     return out
 
 
@@ -158,9 +168,8 @@ TIMERAG_SESSIONS = (
 )
 
 
-def test_timerag_prefetches_its_candidates_values():
-    protocol = _protocol("response_timerag", None)
-    episode = Episode(
+def _tiny_episode() -> Episode:
+    return Episode(
         "e",
         "tiny",
         ("Ann", "Ben"),
@@ -174,17 +183,55 @@ def test_timerag_prefetches_its_candidates_values():
             for i, turns in enumerate(TIMERAG_SESSIONS, start=1)
         ),
     )
+
+
+def test_timerag_prefetches_its_candidates_values():
+    protocol = _protocol("response_timerag", None)
+    episode = _tiny_episode()
     got = _replay(protocol, episode, _memory("timerag"))
     viewed = protocol.view(episode)
     queries = {
         query_text(query, got.method.context_turns)
         for session in viewed.sessions
+        if session.index in protocol.targets(viewed)
         for _, query in reply_queries(viewed, session, protocol._responds)
     }
     assert got.prefetched and set(got.after) <= queries  # the records' values were all there
+    assert set(got.method.query_texts(protocol.fixed_queries(episode))) == queries
+    first, *rest = got.after_calls  # the queries in one call right after, nothing later
+    assert set(first) == queries - set(got.prefetched) and not rest
     before = _replay(protocol, episode, _memory("timerag"), prefetch=False)
     embedded = set(before.prefetched + before.after) - queries
     assert embedded and embedded <= set(got.prefetched)  # a superset: the gate drops some
+    _same(got.predictions, before.predictions)
+
+
+@pytest.mark.parametrize(
+    "name, protocol_name",
+    [
+        ("memory_retrieval", "response_theanine"),
+        ("theanine", "response_theanine"),
+        ("timerag_bm25", "response_timerag"),
+        ("memochat", "response_theanine"),
+    ],
+)
+def test_response_queries_reach_the_model_once_before_the_replay(name, protocol_name):
+    """A dense retriever's queries (the last turns, or all of the session for THEANINE) in one
+    call after ``prefetch_episode``, none during the replay; a method whose embedder never reads
+    its query (BM25, an LLM selecting) embeds none; predictions as without any prefetch."""
+    protocol = _protocol(protocol_name, None, target_sessions=[2, 3])
+    episode = _tiny_episode()
+    got = _replay(protocol, episode, _memory(name))
+    method = got.method
+    fixed = protocol.fixed_queries(episode)
+    assert len(fixed) == 6  # every turn after the first of sessions 2 and 3
+    texts = set(method.query_texts(fixed))
+    dense = name in ("memory_retrieval", "theanine")
+    assert texts == ({query_text(q, method.context_turns) for q in fixed} if dense else set())
+    if dense:
+        assert set(got.after_calls[0]) == texts - set(got.prefetched)
+    assert not texts & {t for call in got.after_calls[dense:] for t in call}
+    before = _replay(protocol, episode, _memory(name), prefetch=False)
     _same(got.predictions, before.predictions)
 
 

@@ -232,6 +232,44 @@ def test_linking_goes_to_most_recent_memory_of_the_component(llm, embedder):
     assert method.graph.timelines(afraid) == [(afraid, booked, sold)]
 
 
+def test_a_sessions_memories_and_their_pairs_are_embedded_in_one_call_each(llm):
+    """Linking session 2: one call for the memories (session 1's and its new ones, the top-k
+    queries), one for the pairs' sentences the offline relation rule compares; the graph is the
+    one of a call per pair."""
+    import numpy as np
+
+    from recallbench.embed import HashingEmbedder
+
+    class Calls(HashingEmbedder):
+        def __init__(self) -> None:
+            super().__init__(dim=64)
+            self.calls: list[list[str]] = []
+
+        def _embed_batch(self, texts: list[str]) -> np.ndarray:
+            self.calls.append(list(texts))
+            return super()._embed_batch(texts)
+
+    batched, episode = Calls(), toy_episode()
+    method = replay(Theanine(llm, batched), episode, upto=1)
+    calls = len(batched.calls)
+    method.observe(episode.sessions[1])
+    assert len(batched.calls) - calls == 2 and method.link_log
+    plain = Calls()
+    single = Theanine(llm, plain)
+    original = Theanine._relations
+
+    def one_by_one(self, pairs):  # the relations pair by pair, each pair's cosine on its own
+        return [original(self, [pair])[0] for pair in pairs]
+
+    Theanine._relations = one_by_one  # type: ignore[method-assign]
+    try:
+        replay(single, episode)
+    finally:
+        Theanine._relations = original  # type: ignore[method-assign]
+    assert single.link_log == method.link_log
+    assert [m.attrs for m in single.snapshot()] == [m.attrs for m in method.snapshot()]
+
+
 def test_no_linking_uses_unlabelled_similarity_edges(llm, embedder):
     calls = llm.usage.to_dict()["tasks"].get("theanine.link_relation", {}).get("calls", 0)
     method = replay(Theanine(llm, embedder, linking="temporal"), toy_episode())

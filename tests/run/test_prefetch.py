@@ -68,3 +68,39 @@ def test_the_runner_encodes_every_episodes_keys_first_with_the_same_results(tmp_
     strip = lambda p: {k: v for k, v in vars(p).items() if k not in ("usage", "meta")}  # noqa: E731
     assert [strip(p) for p in got] == [strip(p) for p in expected]
     assert [p.meta.get("retrieval") for p in got] == [p.meta.get("retrieval") for p in expected]
+
+
+def test_the_runner_encodes_timerag_queries_with_the_values_first(tmp_path, fixtures_dir):
+    """TimeRAG on MSC (the response protocol): the records' values and the retrieval queries of
+    every episode (the last 3 turns of the dataset's dialogue) go to the model before the replay;
+    after it only what the data does not fix could, and on this fixture nothing does."""
+    from recallbench.cli.build import build_protocol
+    from recallbench.datasets import msc
+
+    llm = build_llm({"backend": "extractive"}, cache_path=None)
+    node = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "protocol" / "response_timerag.yaml"))
+    assert isinstance(node, dict)
+    protocol = build_protocol(node, 0, llm, None)
+    episodes = msc.load(fixtures_dir)
+    memory = load_group_config(CONF_DIR / "memory" / "timerag.yaml")
+    runs = {}
+    for group in (prefetch.GROUP, 1):
+        embedder = Recording()
+        make = build_memory_factory(memory, llm, embedder)
+        folder = tmp_path / f"group{group}"
+        runner = Runner(
+            folder, protocol=protocol, make_method=make, llm=llm, metrics=[], progress=False
+        )
+        original, prefetch.GROUP = prefetch.GROUP, group
+        try:
+            runner.run(episodes)
+        finally:
+            prefetch.GROUP = original
+        runs[group] = embedder, read_jsonl(folder / "predictions.jsonl", Prediction)
+    (batched, got), (one_by_one, expected) = runs[prefetch.GROUP], runs[1]
+    method = make()
+    queries = {t for e in episodes for t in method.query_texts(protocol.fixed_queries(e))}
+    assert queries and len(batched.sent) == 1 and queries <= set(batched.sent[0])
+    assert sorted(batched.sent[0]) == sorted(t for c in one_by_one.sent for t in c)
+    strip = lambda p: {k: v for k, v in vars(p).items() if k not in ("usage", "meta")}  # noqa: E731
+    assert [strip(p) for p in got] == [strip(p) for p in expected]

@@ -26,12 +26,20 @@ from recallbench.embed.cache import open_embedding_cache
 
 @dataclass
 class CacheInfo:
-    """Counters of ``Embedder.encode``: texts served from memory, disk, or the model."""
+    """Counters of ``Embedder.encode``: texts served from memory, disk, or the model.
+
+    ``miss_tokens``: the model's input tokens of the missed texts, as the model reads them
+    (word pieces with the special tokens, truncated at its maximum length): what the encodes
+    cost, so a stage's floor can be priced on its own texts (``bench/embed_floor.py``). It
+    stays 0 for an embedder that cannot count them (``_count_tokens`` returns None); ``usage.json``
+    then has no ``compute.embeddings.miss_tokens``.
+    """
 
     memory_hits: int = 0
     disk_hits: int = 0
     misses: int = 0
     batches: int = 0
+    miss_tokens: int = 0
 
     def to_dict(self) -> dict[str, int]:
         """Return the counters as a plain dict."""
@@ -82,6 +90,10 @@ class Embedder(ABC):
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         """Embed non-empty texts with the model; return an (n, dim) array (any norm)."""
 
+    def _count_tokens(self, texts: list[str]) -> int | None:
+        """The model's input tokens of ``texts`` as it reads them (truncated); None: unknown."""
+        return None
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Return an (n, dim) float32 matrix of L2-normalized rows, one per text, in order."""
         if isinstance(texts, str):
@@ -116,6 +128,7 @@ class Embedder(ABC):
             vecs = l2_normalize(self._checked(self._embed_batch(batch), len(batch)))
             self.cache_info.batches += 1
             self.cache_info.misses += len(batch)
+            self.cache_info.miss_tokens += self._count_tokens(batch) or 0
             if self._disk is not None:
                 self._disk.put_many(self.name, dict(zip(batch, vecs, strict=True)))
             for text, vec in zip(batch, vecs, strict=True):

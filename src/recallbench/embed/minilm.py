@@ -88,6 +88,13 @@ class MiniLMEmbedder(Embedder):
         with meter.timed("embedder_load"):
             return load_sentence_transformer(str(self.model_path), self.device)
 
+    def _count_tokens(self, texts: list[str]) -> int:
+        """Word pieces of ``texts`` with [CLS] and [SEP], truncated at ``max_seq_length`` (256),
+        from the model's own preprocessing (what its forward pass reads, padding excluded)."""
+        with _LOCK:  # a fast tokenizer's truncation state is not shared across threads safely
+            features = self._model.preprocess(texts)
+        return int(features["attention_mask"].sum())
+
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         with _LOCK:  # one forward pass at a time: torch already uses both cores
             return self._model.encode(

@@ -19,6 +19,7 @@ from recallbench.memory._base import (
     MemoryMethod,
     Message,
     MethodFactory,
+    prefetch_queries,
     render_history,
     strip_speaker,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "MemoryMethod",
     "Message",
     "MethodFactory",
+    "prefetch_queries",
     "render_history",
     "replay_recalls",
     "reply_queries",

@@ -44,6 +44,13 @@ def query_text(query: Query, context_turns: int) -> str:
     return "\n".join(t.text for t in turns)
 
 
+def prefetch_queries(method: MemoryMethod, queries: Sequence[Query]) -> None:
+    """Encode ``method.query_texts(queries)`` in one call of its embedder (each text once)."""
+    texts = list(dict.fromkeys(t for t in method.query_texts(queries) if t.strip()))
+    if texts and isinstance(method, HasEmbedder) and method.embedder is not None:
+        method.embedder.encode(texts)
+
+
 class MemoryMethod(ABC):
     """Base class of every memory method. Subclasses keep all state in instance attributes."""
 
@@ -109,22 +116,25 @@ class MemoryMethod(ABC):
         if texts:
             self.embedder.encode(texts)
 
+    def query_texts(self, queries: Sequence[Query]) -> Sequence[str]:
+        """The texts ``recall`` will embed for ``queries`` that the queries alone fix, whatever
+        the method's state (default: a ``HasQueryEmbedder`` method's retrieval text
+        ``query_text`` of each; none for other methods). A method whose embedder never sees its
+        retrieval text (an LLM or BM25 selects) returns none."""
+        if not isinstance(self, HasQueryEmbedder) or self.embedder is None:
+            return ()
+        turns = self.context_turns
+        return [query_text(q, turns) for q in queries] if isinstance(turns, int) else ()
+
     def prefetch(self, queries: Sequence[Query]) -> None:
         """Prepare for ``queries``, which ``recall`` will then get one by one in this order.
 
         The response protocol calls it with the queries of a target session before recalling
-        them. Default: a method with an ``embedder`` and ``context_turns`` (``HasQueryEmbedder``:
-        the retrieval text of ``query_text``) encodes all their retrieval texts in one batch, so each recall
-        finds its query vector in the embedder's cache instead of a forward pass of its own. It
-        never changes what a recall returns beyond the floating-point noise of batching.
+        them. Default: the texts of ``query_texts`` in one batch, so each recall finds its
+        query vector in the embedder's cache instead of a forward pass of its own. It never
+        changes what a recall returns beyond the floating-point noise of batching.
         """
-        if not queries or not isinstance(self, HasQueryEmbedder):
-            return
-        embedder, turns = self.embedder, self.context_turns
-        if embedder is None or not isinstance(turns, int):
-            return
-        texts = [query_text(q, turns) for q in queries]
-        embedder.encode(list(dict.fromkeys(texts)))
+        prefetch_queries(self, queries)
 
     @abstractmethod
     def recall(self, query: Query) -> Recall:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from recallbench.metrics.summary import Summary
-from recallbench.records import JSON, Episode, MemoryItem, Prediction, Score
+from recallbench.records import JSON, Episode, MemoryItem, Prediction, Query, Score
 from recallbench.verdict import JSONValue
 
 if TYPE_CHECKING:
@@ -83,6 +83,12 @@ class EvalProtocol(ABC):
 
     def prepare(self, episodes: Sequence[Episode]) -> None:  # noqa: B027 (optional hook)
         """Fit anything the protocol needs from the episodes before replay (default: nothing)."""
+
+    def fixed_queries(self, episode: Episode) -> Sequence[Query]:
+        """The queries replaying ``episode`` will recall that its data alone fixes, in replay
+        order (default: none). The runner embeds what methods embed of them
+        (``MemoryMethod.query_texts``) before the replay, with the texts the episodes fix."""
+        return ()
 
     @abstractmethod
     def run_episode(self, episode: Episode, method: MemoryMethod, llm: LLMClient) -> EpisodeResult:

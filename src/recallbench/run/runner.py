@@ -257,7 +257,9 @@ class Runner:
                 todo.append((i, episode))
         with self._make_lock:  # what the episodes fix, embedded in a few large calls first
             todo_episodes = [episode for _, episode in todo]
-            prefetch_embeddings(self.make_method, todo_episodes, progress=self.progress)
+            prefetch_embeddings(
+                self.make_method, todo_episodes, None, self.progress, self.protocol.fixed_queries
+            )
         bar = tqdm(
             total=len(episodes),
             initial=len(done),

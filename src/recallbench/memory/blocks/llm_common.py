@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Sequence
 from typing import Literal
 
 from recallbench.embed.base import TextEmbedder
@@ -151,6 +152,10 @@ class LLMBaseline(BaselineMethod):
         """Start ``episode`` with an empty store and zero failure counts."""
         self.failures = dict.fromkeys(self.TASKS, 0)
         super().reset(episode)
+
+    def query_texts(self, queries: Sequence[Query]) -> Sequence[str]:
+        """None: the LLM (offline: shared stems) selects, the embedder never reads a query."""
+        return ()
 
     def prompt(self, query: Query, recall: Recall) -> list[Message]:
         """Return the paper's response prompt (or THEANINE Fig. 24) filled with ``recall.text``."""

@@ -152,6 +152,12 @@ def relation_rule(
     return "SameTopic", f"shared topic ({topic})"
 
 
+def relation_texts(pairs: list[tuple[str, str]]) -> list[str]:
+    """What ``extractive_relation`` embeds for (sentence1, sentence2) ``pairs``: the bodies
+    (``split_subject``) of both sentences of each, each once."""
+    return list(dict.fromkeys(split_subject(t)[1] for pair in pairs for t in pair))
+
+
 def _cosine(embedder: TextEmbedder, a: str, b: str) -> float:
     vecs = embedder.encode([a, b])
     return float(np.dot(vecs[0], vecs[1]))

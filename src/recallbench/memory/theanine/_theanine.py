@@ -84,6 +84,7 @@ from recallbench.memory.theanine._linking import (
     SIMILAR,
     TIMELINE_MODES,
     linking_task,
+    relation_texts,
 )
 from recallbench.memory.theanine._recall import Collected, TimelineRetriever
 from recallbench.memory.theanine._refinement import refinement_task, timeline_units
@@ -189,6 +190,8 @@ class Theanine(SessionSummaries):
         old = list(self._items)
         by_id = {m.item_id: m for m in old + new}
         components = self.graph.components()  # of G^t: frozen while the session is linked
+        if old and new:  # G^t's memories and the session's (top-k queries here) in one call
+            self.embedder.encode([m.text for m in old + new])
         pairs = [(a.item_id, m.item_id) for m in new for a in self._associative(m, old)]
         relations = self._relations([(by_id[a], by_id[b]) for a, b in pairs])
         assigned: dict[str, dict[str, str]] = {m.item_id: {} for m in new}
@@ -210,6 +213,8 @@ class Theanine(SessionSummaries):
         """Return the relation of each (older, newer) pair (Phase I-2; Fig. 22 or ``Similar``)."""
         if self.linking == "temporal":
             return [SIMILAR] * len(pairs)
+        if pairs and self.llm.backend.offline:  # the offline rule's cosines: one call, not each
+            self.embedder.encode(relation_texts([(a.text, b.text) for a, b in pairs]))
         fields = [
             {
                 "dialogue1": self._origin(a),

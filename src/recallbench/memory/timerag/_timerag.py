@@ -162,6 +162,10 @@ class TimeRAG(MemoryMethod):
             for c in self._offers(t)[1]
         ]
 
+    def query_texts(self, queries: Sequence[Query]) -> Sequence[str]:
+        """The retrieval texts (``query_text``) for the dense retriever; BM25 embeds none."""
+        return super().query_texts(queries) if self.retriever == "dense" else ()
+
     def observe(self, session: Session) -> None:
         self.check_episode()
         self.write(session.turns, session.start, session.index)

@@ -159,6 +159,10 @@ class MemoryOpsProtocol(EvalProtocol):
         """Predict M' for every transition of ``episode`` and score it against the gold M'."""
         result = EpisodeResult()
         updater = self._updater(method, episode.episode_id)
+        if updater is not None:  # every transition's pairs in one embedding call
+            updater.prefetch(
+                [(m, s) for t in transitions([episode]) for m in t.memory for s in t.summary]
+            )
         for t in transitions([episode]):
             if updater is None:  # APPEND only
                 predicted = [*t.memory, *t.summary]

@@ -47,7 +47,7 @@ from recallbench.errors import ConfigError
 from recallbench.llm.protocol import LLMClient
 from recallbench.llm.task import TaskResult
 from recallbench.llm.types import Message
-from recallbench.memory import MemoryMethod, reply_queries
+from recallbench.memory import MemoryMethod, prefetch_queries, reply_queries
 from recallbench.parallel import ordered_map
 from recallbench.protocols.base import EpisodeResult, EvalProtocol
 from recallbench.records import Episode, MemoryItem, Prediction, Query, Recall, Session, Turn
@@ -139,6 +139,7 @@ class ResponseProtocol(EvalProtocol):
         targets = set(self.targets(episode))
         method.reset(episode)
         method.prefetch_episode(episode)
+        prefetch_queries(method, self._queries(episode))  # the episode's queries in one call
         for session in episode.sessions:
             if session.index in targets:
                 queries = reply_queries(episode, session, self._responds)
@@ -168,6 +169,23 @@ class ResponseProtocol(EvalProtocol):
             result.snapshots.append((session.index, snapshot))
             result.predictions.extend(self.observed(episode, session, snapshot))
         return result
+
+    def fixed_queries(self, episode: Episode) -> list[Query]:
+        """Every reply's query of the target sessions: its history is the dataset's turns, never
+        a generated reply, so the data fixes it (none with ``oracle_context``: no recall)."""
+        return self._queries(self.view(episode))
+
+    def _queries(self, viewed: Episode) -> list[Query]:
+        """``fixed_queries`` of an episode as this protocol replays it (``view``)."""
+        if self.oracle_context:
+            return []
+        targets = set(self.targets(viewed))
+        return [
+            query
+            for session in viewed.sessions
+            if session.index in targets
+            for _, query in reply_queries(viewed, session, self._responds)
+        ]
 
     # Hooks for protocols built on this one (``protocols.timerag``); the defaults do nothing.
 

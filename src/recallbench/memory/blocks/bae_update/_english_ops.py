@@ -22,7 +22,7 @@ has no stems and MiniLM cosines of unrelated Korean sentences are high; ``Memory
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from recallbench.embed.base import TextEmbedder
@@ -65,6 +65,23 @@ def _norm(text: str) -> str:
 def reply(label: str, why: str) -> str:
     """The offline reply in the Fig. 25 answer shape."""
     return f"Relation: {label}\nExplanation: {why}"
+
+
+HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
+
+
+def english_texts(pairs: Sequence[tuple[str, str]], *, skip_hangul: bool) -> list[str]:
+    """What ``english_operation`` embeds for (memory, summary) ``pairs``, each text once: both
+    bodies of every pair whose speaker tags do not differ (with ``skip_hangul``, none of a pair
+    with Hangul: ``offline_rule: auto`` sends it to the character n-gram rule)."""
+    out: dict[str, None] = {}
+    for memory, summary in pairs:
+        if skip_hangul and (HANGUL.search(memory) or HANGUL.search(summary)):
+            continue
+        (tag_m, body_m), (tag_s, body_s) = split_tag(memory), split_tag(summary)
+        if not (tag_m and tag_s and tag_m != tag_s):
+            out.update(dict.fromkeys((body_m, body_s)))
+    return list(out)
 
 
 def english_operation(

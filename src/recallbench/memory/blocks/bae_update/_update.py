@@ -54,7 +54,9 @@ from recallbench.memory.blocks.bae_update._algorithm1 import algorithm1
 from recallbench.memory.blocks.bae_update._charops import CHARNGRAM_DEFAULTS, charngram_operation
 from recallbench.memory.blocks.bae_update._english_ops import (
     DEFAULT_THRESHOLDS,
+    HANGUL,
     english_operation,
+    english_texts,
     reply,
 )
 from recallbench.records import MemoryItem
@@ -125,7 +127,6 @@ OFFLINE_RULES = ("auto", "english", "charngram", "append")
 OPERATION_REPLY = Pattern(r"Relation: (" + "|".join(LABELS) + r")\nExplanation: [^\n]{1,200}")
 _LABEL = re.compile(r"\b(" + "|".join(LABELS) + r")\b")
 _ECHO = re.compile(r"Example of [\"']\w+[\"']")
-_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
 # --- the pairwise classifier ---------------------------------------------------------------
 
 
@@ -165,7 +166,7 @@ def auto_operation(
     charngram: Mapping[str, float],
 ) -> str:
     """The character n-gram rule for a pair with Hangul, else the English rule."""
-    if _HANGUL.search(memory) or _HANGUL.search(summary):
+    if HANGUL.search(memory) or HANGUL.search(summary):
         return charngram_operation(memory=memory, summary=summary, thresholds=charngram)
     return english_operation(
         memory=memory, summary=summary, embedder=embedder, thresholds=thresholds
@@ -276,7 +277,14 @@ class MemoryUpdater:
 
     def classify(self, pairs: Sequence[tuple[str, str]]) -> list[TaskResult[str]]:
         """Return the classifier's results for (memory, summary) text pairs; value = label."""
+        self.prefetch(pairs)
         return self.llm.run_many(self.task, [{"memory": m, "summary": s} for m, s in pairs])
+
+    def prefetch(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Offline, embed the English rule's sentences of ``pairs`` in one call, not pair by pair."""
+        if self.offline_rule in ("english", "auto") and self.llm.backend.offline:
+            if texts := english_texts(pairs, skip_hangul=self.offline_rule == "auto"):
+                self.embedder.encode(texts)
 
     def update_texts(
         self, memory: Sequence[str], summary: Sequence[str]
