@@ -10,11 +10,11 @@ import yaml
 
 from recallbench.analysis import find_runs
 from recallbench.datasets.longmemeval import load
-from recallbench.tables.stage_cost import cost_table
 from recallbench.papers.longmemeval.dataset_table import variant_stats
 from recallbench.tables import TableContext
 from recallbench.tables.engine import UNTESTED, untested_notes
 from recallbench.tables.spec import load_spec
+from recallbench.tables.stage_cost import cost_table
 
 
 def test_variant_stats_on_the_fixtures(fixtures_dir):
