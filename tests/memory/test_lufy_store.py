@@ -241,27 +241,22 @@ def test_prefetch_embeds_a_sessions_recalls_in_one_batch_and_changes_nothing(llm
 @pytest.mark.parametrize("cls", [NaiveRAG, MemoryBank])
 def test_episode_prefetch_leaves_only_summaries_to_embed_and_changes_nothing(llm, cls):
     from recallbench.embed import HashingEmbedder
-
-    class Recording(HashingEmbedder):
-        def _embed_batch(self, texts):
-            self.seen.append(list(texts))
-            return super()._embed_batch(texts)
+    from recallbench.testing.embedders import RecordingEmbedder
 
     episode = make_episode([SESSION_1, SESSION_2])
-    plain_emb, fetched_emb = HashingEmbedder(dim=256), Recording(dim=256)
-    fetched_emb.seen = []
+    plain_emb, fetched_emb = HashingEmbedder(dim=256), RecordingEmbedder(dim=256)
     plain = cls(llm, plain_emb, threshold=0.2, recent_turns=1)
     fetched = cls(llm, fetched_emb, threshold=0.2, recent_turns=1)
     replay(plain, episode)
     fetched.reset(episode)
     fetched.prefetch_episode(episode)
-    assert len(fetched_emb.seen) == 1  # one call (one length-sorted batch here)
-    fetched_emb.seen.clear()
+    assert len(fetched_emb.calls) == 1  # one call (one length-sorted batch here)
+    fetched_emb.calls.clear()
     summaries: set[str] = set()  # MemoryBank may forget one before the end
     for session in episode.sessions:
         replay_session(fetched, episode, session)
         fetched.observe(session)
         summaries |= {i.text for i in fetched.snapshot() if i.kind == "summary"}
-    later = [t for batch in fetched_emb.seen for t in batch]
+    later = fetched_emb.sent
     assert later and set(later) <= summaries  # the pairs and retrieval texts were all fetched
     assert fetched.snapshot() == plain.snapshot()

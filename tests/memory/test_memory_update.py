@@ -226,18 +226,7 @@ def test_the_english_rule_embeds_all_pairs_sentences_in_one_call(llm):
     """Offline, ``classify`` embeds the bodies the English rule will compare in one call (each
     once; none of a pair about two speakers, none of a Korean pair under ``auto``), so the rule
     pair by pair only finds them; the labels are those of pair-by-pair embedding."""
-    import numpy as np
-
-    from recallbench.embed import HashingEmbedder
-
-    class Calls(HashingEmbedder):
-        def __init__(self) -> None:
-            super().__init__(dim=64)
-            self.calls: list[list[str]] = []
-
-        def _embed_batch(self, texts: list[str]) -> np.ndarray:
-            self.calls.append(list(texts))
-            return super()._embed_batch(texts)
+    from recallbench.testing.embedders import RecordingEmbedder as Calls
 
     memory = ["Alice: I have a sore throat.", "Alice: I live in Boston.", "Bob: I am a nurse."]
     summary = ["Alice: My throat recovered.", "Alice: I moved to Lisbon.", "철수: 개를 키운다."]

@@ -15,14 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
 from recallbench import CONF_DIR
 from recallbench.cli.build import build_memory_factory, build_protocol
 from recallbench.datasets import longmemeval, lufy
-from recallbench.embed.hashing import HashingEmbedder
 from recallbench.llm import build_llm
 from recallbench.memory import MemoryMethod
 from recallbench.memory._base import query_text
@@ -31,20 +29,7 @@ from recallbench.memory.memory_retrieval import MemoryRetrieval
 from recallbench.protocols.qa import QAProtocol
 from recallbench.records import Episode, Prediction, Session, Turn
 from recallbench.testing.configs import load_group_config
-
-
-class RecordingEmbedder(HashingEmbedder):
-    """The hashing embedder, recording every text it computes (a miss of its caches)."""
-
-    def __init__(self) -> None:
-        super().__init__(dim=64)
-        self.sent: list[str] = []
-        self.calls: list[list[str]] = []
-
-    def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        self.sent += texts
-        self.calls.append(list(texts))
-        return super()._embed_batch(texts)
+from recallbench.testing.embedders import RecordingEmbedder
 
 
 @dataclass

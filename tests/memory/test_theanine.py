@@ -236,18 +236,7 @@ def test_a_sessions_memories_and_their_pairs_are_embedded_in_one_call_each(llm):
     """Linking session 2: one call for the memories (session 1's and its new ones, the top-k
     queries), one for the pairs' sentences the offline relation rule compares; the graph is the
     one of a call per pair."""
-    import numpy as np
-
-    from recallbench.embed import HashingEmbedder
-
-    class Calls(HashingEmbedder):
-        def __init__(self) -> None:
-            super().__init__(dim=64)
-            self.calls: list[list[str]] = []
-
-        def _embed_batch(self, texts: list[str]) -> np.ndarray:
-            self.calls.append(list(texts))
-            return super()._embed_batch(texts)
+    from recallbench.testing.embedders import RecordingEmbedder as Calls
 
     batched, episode = Calls(), toy_episode()
     method = replay(Theanine(llm, batched), episode, upto=1)

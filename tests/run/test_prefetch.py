@@ -3,34 +3,21 @@ the same predictions, and no text an episode fixes reaches the model during the 
 
 from __future__ import annotations
 
-import numpy as np
 from omegaconf import OmegaConf
 
 from recallbench import CONF_DIR
 from recallbench.cli.build import build_judge, build_memory_factory
 from recallbench.datasets.longmemeval import load
-from recallbench.embed.hashing import HashingEmbedder
 from recallbench.llm import build_llm
 from recallbench.protocols.longmemeval import LongMemEvalQAProtocol
 from recallbench.records import Prediction, read_jsonl
 from recallbench.run import prefetch
 from recallbench.run.runner import Runner
 from recallbench.testing.configs import load_group_config
+from recallbench.testing.embedders import RecordingEmbedder
 
 
-class Recording(HashingEmbedder):
-    """The hashing embedder, recording the texts it computes and the calls that asked."""
-
-    def __init__(self) -> None:
-        super().__init__(dim=64)
-        self.sent: list[list[str]] = []
-
-    def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        self.sent.append(list(texts))
-        return super()._embed_batch(texts)
-
-
-def _run(tmp_path, fixtures_dir, name: str, *, group: int) -> tuple[Recording, list]:
+def _run(tmp_path, fixtures_dir, name: str, *, group: int) -> tuple[RecordingEmbedder, list]:
     llm = build_llm({"backend": "extractive"}, cache_path=None)
     node = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "protocol" / "longmemeval_qa.yaml"))
     params = {k: v for k, v in node.items() if k not in ("_target_", "name", "metrics", "judge")}
@@ -38,7 +25,7 @@ def _run(tmp_path, fixtures_dir, name: str, *, group: int) -> tuple[Recording, l
     protocol = LongMemEvalQAProtocol(
         judge=build_judge({**judge, "generator": None}, llm=llm), **params
     )
-    embedder = Recording()
+    embedder = RecordingEmbedder()
     memory = load_group_config(CONF_DIR / "memory" / "flat_retrieval.yaml")
     make = build_memory_factory(memory, llm, embedder)
     folder = tmp_path / f"{name}"
@@ -58,13 +45,11 @@ def test_the_runner_encodes_every_episodes_keys_first_with_the_same_results(tmp_
     episodes = load(fixtures_dir, "s")
     questions = {qa.question for e in episodes for qa in e.qa}
     batched, got = _run(tmp_path, fixtures_dir, "batched", group=prefetch.GROUP)
-    first, *after = batched.sent
+    first, *after = batched.calls
     assert len({t for call in after for t in call} - questions) == 0  # only the questions after
     assert len(first) > max(len(e.sessions) for e in episodes)  # every episode's keys at once
     one_by_one, expected = _run(tmp_path, fixtures_dir, "per_episode", group=1)
-    assert sorted(t for c in batched.sent for t in c) == sorted(
-        t for c in one_by_one.sent for t in c
-    )
+    assert sorted(batched.sent) == sorted(one_by_one.sent)
     strip = lambda p: {k: v for k, v in vars(p).items() if k not in ("usage", "meta")}  # noqa: E731
     assert [strip(p) for p in got] == [strip(p) for p in expected]
     assert [p.meta.get("retrieval") for p in got] == [p.meta.get("retrieval") for p in expected]
@@ -85,7 +70,7 @@ def test_the_runner_encodes_timerag_queries_with_the_values_first(tmp_path, fixt
     memory = load_group_config(CONF_DIR / "memory" / "timerag.yaml")
     runs = {}
     for group in (prefetch.GROUP, 1):
-        embedder = Recording()
+        embedder = RecordingEmbedder()
         make = build_memory_factory(memory, llm, embedder)
         folder = tmp_path / f"group{group}"
         runner = Runner(
@@ -100,7 +85,7 @@ def test_the_runner_encodes_timerag_queries_with_the_values_first(tmp_path, fixt
     (batched, got), (one_by_one, expected) = runs[prefetch.GROUP], runs[1]
     method = make()
     queries = {t for e in episodes for t in method.query_texts(protocol.fixed_queries(e))}
-    assert queries and len(batched.sent) == 1 and queries <= set(batched.sent[0])
-    assert sorted(batched.sent[0]) == sorted(t for c in one_by_one.sent for t in c)
+    assert queries and len(batched.calls) == 1 and queries <= set(batched.calls[0])
+    assert sorted(batched.calls[0]) == sorted(one_by_one.sent)
     strip = lambda p: {k: v for k, v in vars(p).items() if k not in ("usage", "meta")}  # noqa: E731
     assert [strip(p) for p in got] == [strip(p) for p in expected]
