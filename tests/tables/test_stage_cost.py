@@ -26,11 +26,13 @@ def _pred(episode: str, session: int, kind: str, n: int, **meta: float) -> dict[
     }
 
 
-def _run(tmp_path, memory: str, rows: list[dict[str, object]], usage: dict[str, object]):
+def _run(
+    tmp_path, memory: str, rows: list[dict[str, object]], usage: dict[str, object], attempt: int = 2
+):
     run = tmp_path / "runs" / "locomo_table1" / "20260101-000000" / f"locomo-{memory}"
     run.mkdir(parents=True)
     log = {"status": "finished", "n_episodes": 2, "started_unix": 100.0, "finished_unix": 400.0}
-    log["attempt"] = 2
+    log["attempt"] = attempt
     (run / "run.json").write_text(json.dumps(log))
     config = {
         "choices": {"memory": memory},
@@ -79,6 +81,17 @@ def test_per_conversation_columns_from_the_runs_files(tmp_path):
     assert set(built.row_runs) == {"graphiti"}  # no variant: LoCoMo's rows are the methods
     # a resumed run's wall is its last attempt's only: the table says so
     assert any("graphiti (attempt 2)" in note for note in built.notes)
+
+
+def test_embedding_seconds_beyond_the_wall_are_said_to_be_threads_added(tmp_path):
+    # a run of 300 s whose store embedded from several threads: 400 s of embedding timed
+    rows = [_pred("c1", 1, "memory", 0, observe_s=1.0), _pred("c1", 1, "answer", 0)]
+    _run(tmp_path, "langmem", rows, {"compute": {"seconds": {"embeddings": 400.0}}}, attempt=1)
+    _run(tmp_path, "mem0", rows, {"compute": {"seconds": {"embeddings": 290.0}}}, attempt=1)
+    runs = tuple(find_runs(tmp_path, "locomo_table1"))
+    built = cost_table(load_spec("locomo_cost"), TableContext(results_dir=tmp_path, runs=runs))
+    [note] = [n for n in built.notes if n.startswith("Embedding s exceeds")]
+    assert "langmem (400 s in 5.0 min)" in note and "mem0" not in note
 
 
 def test_an_unknown_per_option_names_the_file(tmp_path):

@@ -121,12 +121,15 @@ def cost_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         key=lambda r: (str(r.config.value("dataset.options.variant")), str(r.choice("memory"))),
     )
     resumed: list[str] = []  # a resumed run's wall is its last attempt's; its items hold all
+    threaded: list[str] = []  # embedding seconds beyond the wall: several threads' seconds added
     for run in runs:
         row = _row(run)
         costs = run_costs(run)
         row_runs[row] = [run]
         if (run.provenance.log.attempt or 1) > 1:
             resumed.append(f"{row} (attempt {run.provenance.log.attempt})")
+        elif costs["wall_min"] and costs["embeddings_s"] > costs["wall_min"] * 60:
+            threaded.append(f"{row} ({costs['embeddings_s']:,.0f} s in {costs['wall_min']:.1f} min)")
         episodes = int(costs["questions"])
         for label, key, digits in COLUMNS[per]:
             cells.append(Cell(row, label, key, costs[key], None, None, digits, episodes))
@@ -154,6 +157,14 @@ def cost_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
             + ", ".join(resumed)
             + ": Wall min is the last attempt's only; the per-episode and per-question seconds "
             "come from the items of every attempt."
+        )
+    if threaded:
+        notes.append(
+            "Embedding s exceeds the run's wall: "
+            + ", ".join(threaded)
+            + ": its encodes were timed on several threads at once, whose seconds add (the "
+            "meter is per thread), waits for the model's lock included; the stage took at most "
+            "the wall, and its misses and tokens (usage.json) are exact."
         )
     return BuiltTable(
         cells,

@@ -5,11 +5,14 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import threading
+import time
 import warnings
 
 import pytest
 from langmem.knowledge.extraction import Memory
 
+from recallbench import meter
 from recallbench.datasets.locomo import load
 from recallbench.embed.hashing import HashingEmbedder
 from recallbench.llm import LLM, Cache, Completion
@@ -20,6 +23,7 @@ from recallbench.memory.langmem._adapters import (
     parse_tool_calls,
     restore_ids,
     stable_ids,
+    store_embedder,
 )
 from recallbench.records import Query
 from recallbench.testing.backend import ReplyBackend
@@ -133,3 +137,39 @@ def test_a_missing_package_is_one_line_saying_what_to_install(monkeypatch):
         spec.loader.exec_module(importlib.util.module_from_spec(spec))
     assert "\n" not in str(caught.value)
     assert "pip install 'langmem==0.0.30'" in str(caught.value)
+
+
+class _SlowEmbedder(HashingEmbedder):
+    """The hashing embedder, taking 30 ms per model call and recording how many calls overlap."""
+
+    def __init__(self):
+        super().__init__(dim=16)
+        self.inside = self.most = 0
+        self._count = threading.Lock()
+
+    def _embed_batch(self, texts):
+        with self._count:
+            self.inside += 1
+            self.most = max(self.most, self.inside)
+        time.sleep(0.03)
+        with self._count:
+            self.inside -= 1
+        return super()._embed_batch(texts)
+
+
+def test_the_store_embedder_times_no_thread_waiting_for_another():
+    # LangGraph embeds from several threads at once; the meter adds each thread's encode time,
+    # so waits inside encode once summed to more embedding seconds than the run's wall
+    embedder = _SlowEmbedder()
+    embed = store_embedder(embedder)
+    before = meter.snapshot()["seconds"].get("embeddings", 0.0)
+    started = time.perf_counter()
+    threads = [threading.Thread(target=embed, args=([f"text {i}"],)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - started
+    timed = meter.snapshot()["seconds"].get("embeddings", 0.0) - before
+    assert embedder.most == 1  # one call in encode at a time
+    assert 6 * 0.03 <= timed <= wall  # every model call timed once, no wait counted

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -203,10 +204,21 @@ class LangMemChat(BaseChatModel):
 
 
 def store_embedder(embedder: TextEmbedder) -> Callable[[Sequence[str]], list[list[float]]]:
-    """LangGraph's ``InMemoryStore(index={"embed": ...})`` function onto the run's embedder."""
+    """LangGraph's ``InMemoryStore(index={"embed": ...})`` function onto the run's embedder.
+
+    LangGraph calls it from several threads at once (one per store operation), and MiniLM
+    runs one forward pass at a time behind its own lock. The meter times each thread's
+    ``encode`` and adds threads up, so a call waiting inside ``encode`` for another's pass
+    was timed as embedding: LangMem's oracle run recorded 13,295 embedding seconds in a
+    5,916 s run. One call at a time enters ``encode`` here, so the wait happens before the
+    timer starts; the model ran one pass at a time before too, so nothing is slower.
+    """
+    gate = threading.Lock()
 
     def embed(texts: Sequence[str]) -> list[list[float]]:
-        return [[float(v) for v in row] for row in embedder.encode([str(t) for t in texts])]
+        with gate:
+            vectors = embedder.encode([str(t) for t in texts])
+        return [[float(v) for v in row] for row in vectors]
 
     return embed
 
