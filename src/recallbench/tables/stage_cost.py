@@ -129,7 +129,9 @@ def cost_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
         if (run.provenance.log.attempt or 1) > 1:
             resumed.append(f"{row} (attempt {run.provenance.log.attempt})")
         elif costs["wall_min"] and costs["embeddings_s"] > costs["wall_min"] * 60:
-            threaded.append(f"{row} ({costs['embeddings_s']:,.0f} s in {costs['wall_min']:.1f} min)")
+            threaded.append(
+                f"{row} ({costs['embeddings_s']:,.0f} s in {costs['wall_min']:.1f} min)"
+            )
         episodes = int(costs["questions"])
         for label, key, digits in COLUMNS[per]:
             cells.append(Cell(row, label, key, costs[key], None, None, digits, episodes))
