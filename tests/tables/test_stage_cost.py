@@ -27,7 +27,12 @@ def _pred(episode: str, session: int, kind: str, n: int, **meta: float) -> dict[
 
 
 def _run(
-    tmp_path, memory: str, rows: list[dict[str, object]], usage: dict[str, object], attempt: int = 2
+    tmp_path,
+    memory: str,
+    rows: list[dict[str, object]],
+    usage: dict[str, object],
+    attempt: int = 2,
+    **config: object,
 ):
     run = tmp_path / "runs" / "locomo_table1" / "20260101-000000" / f"locomo-{memory}"
     run.mkdir(parents=True)
@@ -38,6 +43,7 @@ def _run(
         "choices": {"memory": memory},
         "generator": {"backend": "extractive", "model": "extractive"},
         "dataset": {"options": {"conversations": None}},
+        **config,
     }
     (run / "config.yaml").write_text(yaml.safe_dump(config))
     (run / "summary.json").write_text(json.dumps({"metrics": {}}))
@@ -92,6 +98,20 @@ def test_embedding_seconds_beyond_the_wall_are_said_to_be_threads_added(tmp_path
     built = cost_table(load_spec("locomo_cost"), TableContext(results_dir=tmp_path, runs=runs))
     [note] = [n for n in built.notes if n.startswith("Embedding s exceeds")]
     assert "langmem (400 s in 5.0 min)" in note and "mem0" not in note
+
+
+def test_a_subset_run_is_labelled_with_its_subset(tmp_path):
+    # LongMemEval S measured on a few questions: the row says how many and how they were drawn
+    rows = [_pred("q1", 1, "answer", 0)]
+    s = {"dataset": {"options": {"variant": "s"}}}
+    _run(tmp_path, "langmem", rows, {}, attempt=1, episodes=3, **s)
+    _run(tmp_path, "mem0", rows, {}, attempt=1, dataset={"options": {"variant": "s", "limit": 5}})
+    _run(tmp_path, "no_memory", rows, {}, attempt=1, **s)
+    runs = tuple(find_runs(tmp_path, "locomo_table1"))
+    built = cost_table(
+        load_spec("longmemeval_table4"), TableContext(results_dir=tmp_path, runs=runs)
+    )
+    assert set(built.row_runs) == {"langmem (s, 3 sampled)", "mem0 (s, first 5)", "no_memory (s)"}
 
 
 def test_an_unknown_per_option_names_the_file(tmp_path):

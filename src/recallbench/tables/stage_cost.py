@@ -101,12 +101,15 @@ def run_costs(run: RunRecord) -> dict[str, float]:
 
 
 def _row(run: RunRecord) -> str:
-    """The method, and LongMemEval's variant (and ``limit``) when the dataset has one."""
+    """The method, and LongMemEval's variant (and ``limit``, or the ``episodes`` sampled)
+    when the dataset has one."""
     variant = run.config.value("dataset.options.variant")
     limit = run.config.value("dataset.options.limit")
+    sampled = run.config.value("episodes")
     if variant is None and limit is None:
         return str(run.choice("memory"))
-    return f"{run.choice('memory')} ({variant or 'oracle'}{f', first {limit}' if limit else ''})"
+    subset = f", first {limit}" if limit else (f", {sampled} sampled" if sampled else "")
+    return f"{run.choice('memory')} ({variant or 'oracle'}{subset})"
 
 
 def cost_table(spec: TableSpec, ctx: TableContext) -> BuiltTable:
