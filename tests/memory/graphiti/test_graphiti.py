@@ -219,3 +219,27 @@ def test_without_fulltext_no_full_text_search_reaches_kuzu(tmp_path, episode):
     assert meter.delta(before)["graphiti"]["fulltext_skipped"] > 0
     indexes = method._run(method._driver.execute_query("CALL SHOW_INDEXES() RETURN *"))[0]
     assert indexes == []  # no full-text index is built
+
+
+def test_many_graphs_open_at_once_fit_in_the_address_space():
+    # graphiti-core leaves each driver to the garbage collector, so graphs of finished episodes
+    # linger; with Kuzu's 8 TB reservation per database the 14th open graph failed to map
+    # (the LongMemEval oracle run stopped after 69 questions)
+    from recallbench.memory.graphiti._kuzu import bounded_kuzu
+
+    drivers = [bounded_kuzu(":memory:", 16, fulltext=False) for _ in range(24)]
+    assert len({id(d.db) for d in drivers}) == 24
+
+
+def test_a_graph_kuzu_cannot_open_is_one_line_naming_the_episode(tmp_path, episode, monkeypatch):
+    import recallbench.memory.graphiti._graphiti as graphiti_module
+
+    def no_room(*args, **kwargs):
+        raise RuntimeError("Buffer manager exception: Mmap for size 8796093022208 failed.\nmore")
+
+    monkeypatch.setattr(graphiti_module, "bounded_kuzu", no_room)
+    method = GraphitiMemory(LLM(_Twin(), Cache(tmp_path / "c.sqlite")), HashingEmbedder())
+    with pytest.raises(GraphitiFailed) as caught:
+        method.reset(episode)
+    message = str(caught.value)
+    assert "\n" not in message and "episode locomo/conv-2" in message and "Mmap" in message

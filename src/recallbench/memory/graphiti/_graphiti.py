@@ -195,9 +195,15 @@ class GraphitiMemory(BaselineMethod):
     def _clear(self) -> None:
         self.close()
         self._loop = asyncio.new_event_loop()
-        self._driver = bounded_kuzu(
-            self.db, self.buffer_pool_mb, self.query_timeout_s, self.fulltext
-        )
+        try:
+            self._driver = bounded_kuzu(
+                self.db, self.buffer_pool_mb, self.query_timeout_s, self.fulltext
+            )
+        except RuntimeError as exc:  # Kuzu could not open the graph: one line, which episode
+            raise GraphitiFailed(
+                f"memory=graphiti: episode {self.episode_id}: Kuzu could not open its graph "
+                f"({self.db}): {exc}".splitlines()[0]
+            ) from exc
         self._graph = Graphiti(
             graph_driver=self._driver,
             llm_client=self._llm,

@@ -39,6 +39,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without the pack
 from recallbench import meter  # noqa: E402
 
 FULLTEXT_INDEXES: list[str] = list(get_fulltext_indices(GraphProvider.KUZU))
+# Virtual address space each Kuzu database reserves (``max_db_size``). Kuzu's default, 8 TB,
+# lets about 13 databases exist at once in a process's 128 TB: graphiti-core leaves its
+# driver to the garbage collector (``KuzuDriver.close`` does nothing), so graphs of finished
+# episodes linger until a collection, and the LongMemEval oracle run (a graph per question)
+# failed after 69 questions with "Mmap for size 8796093022208 failed". 64 GB per database is
+# far above any graph here (the buffer pool holds an in-memory one: ``buffer_pool_mb``).
+MAX_DB_BYTES = 1 << 36
 FULLTEXT_CALL = "QUERY_FTS_INDEX"
 log = logging.getLogger(__name__)
 
@@ -52,14 +59,20 @@ def bounded_kuzu(
     memory: with it (and graphiti's depth-3 graph walk, ``_graphiti`` Deviations) the questions
     of one LoCoMo conversation grew the process to 17.9 GB until the kernel killed it; bounded,
     a query that needs more fails with Kuzu's "Buffer manager exception" (one line). The driver is built on a throwaway in-memory database (its schema is
-    tiny) and then given the bounded one, with its schema and connection.
+    tiny, closed at once) and then given the bounded one, with its schema and connection; each
+    database reserves ``MAX_DB_BYTES`` of address space, not Kuzu's 8 TB.
     """
     with warnings.catch_warnings():  # Kuzu's driver is deprecated upstream (see Deviations)
         warnings.simplefilter("ignore", DeprecationWarning)
         driver = KuzuDriver(db=":memory:")
-    driver.db = kuzu.Database(db, buffer_pool_size=int(buffer_pool_mb) * 2**20)
+    throwaway, throwaway_client = driver.db, driver.client
+    driver.db = kuzu.Database(
+        db, buffer_pool_size=int(buffer_pool_mb) * 2**20, max_db_size=MAX_DB_BYTES
+    )
     driver.setup_schema()
     driver.client = kuzu.AsyncConnection(driver.db, max_concurrent_queries=1)
+    throwaway_client.close()  # nothing ran on it: its thread pool and database go now
+    throwaway.close()
     if timeout_s > 0:
         driver.client.set_query_timeout(int(timeout_s * 1000))
     if not fulltext:  # no full-text search reaches Kuzu: each returns no hits
