@@ -200,10 +200,8 @@ class GraphitiMemory(BaselineMethod):
                 self.db, self.buffer_pool_mb, self.query_timeout_s, self.fulltext
             )
         except RuntimeError as exc:  # Kuzu could not open the graph: one line, which episode
-            raise GraphitiFailed(
-                f"memory=graphiti: episode {self.episode_id}: Kuzu could not open its graph "
-                f"({self.db}): {exc}".splitlines()[0]
-            ) from exc
+            why = f"Kuzu could not open its graph ({self.db}): {exc}".splitlines()[0]
+            raise GraphitiFailed(f"memory=graphiti: episode {self.episode_id}: {why}") from exc
         self._graph = Graphiti(
             graph_driver=self._driver,
             llm_client=self._llm,
