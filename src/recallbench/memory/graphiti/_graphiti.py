@@ -1,9 +1,8 @@
 """``memory=graphiti``: Zep's temporal knowledge graph (graphiti-core) in-process on embedded Kuzu.
 
 Paper: Rasmussen et al., "Zep: A Temporal Knowledge Graph Architecture for Agent Memory",
-arXiv 2501.13956 (2025). Package: ``graphiti-core`` (pinned 0.31.2 in pyproject, with ``kuzu``
-0.11.3; not yet among the ``versions`` run.json records: adding them would change every recorded
-run's reuse key, ``run.provenance.same_versions``).
+arXiv 2501.13956 (2025). Package: ``graphiti-core`` 0.31.2 with ``kuzu`` 0.11.3 (run.json
+records both, ``run.provenance.OPTIONAL_PACKAGES``).
 
 What is Graphiti's (run unchanged, inside ``graphiti_core.Graphiti``): ``add_episode`` (entity
 extraction, entity resolution against the graph, fact (edge) extraction with validity dates,
@@ -62,6 +61,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 from datetime import UTC, datetime
@@ -92,11 +92,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the pack
         "pip install 'graphiti-core==0.31.2' 'kuzu==0.11.3' (or make install)"
     ) from exc
 
-from recallbench.memory.graphiti._adapters import (  # noqa: E402
-    GraphitiEmbedder,
-    GraphitiLLM,
-    GraphitiReranker,
-)
+from recallbench.memory.graphiti import _adapters  # noqa: E402
 from recallbench.memory.graphiti._kuzu import FULLTEXT_INDEXES, bounded_kuzu  # noqa: E402
 
 # getzep/zep-papers kg_architecture_agent_memory/locomo_eval/zep_locomo_search.py TEMPLATE, verbatim.
@@ -162,9 +158,9 @@ class GraphitiMemory(BaselineMethod):
         self.buffer_pool_mb = int(buffer_pool_mb)
         self.query_timeout_s = float(query_timeout_s)
         self.fulltext = bool(fulltext)
-        self._llm = GraphitiLLM(llm, max_tokens=int(max_tokens))
-        self._embedder = GraphitiEmbedder(embedder)
-        self._reranker = GraphitiReranker(embedder)
+        self._llm = _adapters.GraphitiLLM(llm, max_tokens=int(max_tokens))
+        self._embedder = _adapters.GraphitiEmbedder(embedder)
+        self._reranker = _adapters.GraphitiReranker(embedder)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._graph: Any = None
         self._driver: Any = None
@@ -179,12 +175,16 @@ class GraphitiMemory(BaselineMethod):
         return self._loop.run_until_complete(coro)
 
     def close(self) -> None:
-        """Close the graph and the event loop (at the next reset and at the end)."""
-        if self._loop is not None and not self._loop.is_closed():
+        """Close the graph and the loop (at the next reset and at the end) and free the Kuzu
+        database now: graphiti-core's objects hold it in cycles (an oracle run grew to 8.7 GB)."""
+        if self._loop is None:
+            return
+        if not self._loop.is_closed():
             if self._graph is not None:
                 self._loop.run_until_complete(self._graph.close())
             self._loop.close()
         self._loop, self._graph, self._driver = None, None, None
+        gc.collect()
 
     def __del__(self) -> None:
         try:
