@@ -14,6 +14,7 @@ from recallbench.llm import build_llm
 from recallbench.memory.full_history import FullHistory
 from recallbench.memory.no_memory import NoMemory
 from recallbench.protocols.lamp1 import LaMP1Protocol, cross_fit, features, macro_f1
+from recallbench.testing.embedders import RecordingEmbedder
 
 TOPICS = Path(__file__).resolve().parents[2] / "data" / "fixtures" / "lamp1_topics"
 HASHING = {"kind": "hashing", "dim": 512}
@@ -53,13 +54,20 @@ def questions():
     return lamp1.load(TOPICS, split="dev")
 
 
+def _replay(protocol, method_of, questions, llm):
+    """What the runner does: prepare, every episode, then finish (before writing and scoring)."""
+    protocol.prepare(questions)
+    preds = []
+    for episode in questions:
+        preds += protocol.run_episode(episode, method_of(), llm).predictions
+    return protocol.finish(preds)
+
+
 def _accuracy(method_cls, questions) -> float:
     llm = build_llm({"backend": "extractive"}, cache_path=None)
     embedder = build_embedder(HASHING)
     protocol = LaMP1Protocol(embedder=embedder)
-    preds = []
-    for episode in questions:
-        preds += protocol.run_episode(episode, method_cls(llm, embedder), llm).predictions
+    preds = _replay(protocol, lambda: method_cls(llm, embedder), questions, llm)
     _, summary = protocol.score(preds, ["accuracy", "macro_f1"])
     assert summary["metrics"]["accuracy"]["n"] == len(questions) == 50
     return summary["metrics"]["accuracy"]["value"]
@@ -85,3 +93,80 @@ def test_a_question_without_the_standard_input_is_named(questions):
 def test_protocol_needs_an_embedder_config():
     with pytest.raises(ConfigError, match="protocol.embedder"):
         LaMP1Protocol(embedder=None)
+
+
+class _Recorder(FullHistory):
+    """Full history that keeps the queries it was asked to recall."""
+
+    asked: list = []
+
+    def recall(self, query):
+        _Recorder.asked.append(query)
+        return super().recall(query)
+
+
+def test_the_features_texts_are_encoded_in_two_calls_for_the_run_not_one_per_question(questions):
+    # issue 55 item 7: titles and references before the replay, recalled profiles after it
+    llm = build_llm({"backend": "extractive"}, cache_path=None)
+    recording = RecordingEmbedder(dim=512)
+    protocol = LaMP1Protocol(embedder=recording)
+    memory_embedder = build_embedder(HASHING)  # the method's own: not the protocol's calls
+    preds = _replay(protocol, lambda: FullHistory(llm, memory_embedder), questions, llm)
+    assert len(preds) == 50 and len(recording.calls) == 2
+    fixed = {
+        t
+        for e in questions
+        for qa in e.qa
+        for t in [qa.meta["title"], *qa.meta["options"].values()]
+    }
+    assert set(recording.calls[0]) == fixed
+    assert not fixed & set(recording.calls[1])  # no text twice
+    # batching changes nothing: each question's features as one encode of its own texts gives
+    alone = build_embedder(HASHING)
+    for episode, p in zip(questions, preds, strict=True):
+        qa = episode.qa[0]
+        v = alone.encode(
+            [
+                qa.meta["title"],
+                qa.meta["options"]["[1]"],
+                qa.meta["options"]["[2]"],
+                *p.meta["texts"][3:],
+            ]
+        )
+        assert p.meta["features"] == pytest.approx(features(v[0], v[1], v[2], v[3:]), abs=1e-5)
+        assert p.meta["n_recalled"] == len(p.meta["texts"]) - 3 > 0
+
+
+def test_each_questions_latency_is_its_recall_plus_an_equal_share_of_the_encode(questions):
+    llm = build_llm({"backend": "extractive"}, cache_path=None)
+    embedder = build_embedder(HASHING)
+    protocol = LaMP1Protocol(embedder=embedder)
+    preds = _replay(protocol, lambda: FullHistory(llm, embedder), questions[:10], llm)
+    shares = {round(p.meta["latency_s"] - p.meta["recall_s"], 6) for p in preds}
+    assert len(shares) <= 2 and min(shares) >= 0  # one share (rounding may split it by 1e-6)
+    assert max(shares) - min(shares) <= 2e-6
+    # a prediction read back with its features (a resumed run's) is kept, not re-timed
+    again = protocol.finish(preds)
+    assert [p.meta for p in again] == [p.meta for p in preds]
+    # score completes predictions that never went through finish (a caller without the runner)
+    bare = [
+        p.__class__(
+            **{
+                **p.__dict__,
+                "meta": {k: v for k, v in p.meta.items() if k not in ("features", "latency_s")},
+            }
+        )
+        for p in preds
+    ]
+    _, summary = protocol.score(bare, ["accuracy", "latency_ms"])
+    assert summary["metrics"]["accuracy"]["n"] == 10
+    assert summary["metrics"]["latency_ms"]["value"] > 0
+
+
+def test_fixed_queries_are_the_queries_the_replay_recalls(questions):
+    llm = build_llm({"backend": "extractive"}, cache_path=None)
+    embedder = build_embedder(HASHING)
+    protocol = LaMP1Protocol(embedder=embedder)
+    _Recorder.asked = []
+    _replay(protocol, lambda: _Recorder(llm, embedder), questions[:5], llm)
+    assert _Recorder.asked == [q for e in questions[:5] for q in protocol.fixed_queries(e)]

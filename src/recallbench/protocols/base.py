@@ -104,6 +104,12 @@ class EvalProtocol(ABC):
         """
         return []
 
+    def finish(self, predictions: Sequence[Prediction]) -> list[Prediction]:
+        """Complete the replayed predictions with work done best in one batch across episodes
+        (lamp1: the features' encode), before they are written and scored (default: as they
+        are). A prediction that has it already (read back on resume) is kept as it is."""
+        return list(predictions)
+
     def score(
         self, predictions: Sequence[Prediction], metric_names: Sequence[str] = ()
     ) -> tuple[list[Score], Summary]:

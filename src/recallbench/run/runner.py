@@ -158,7 +158,7 @@ class Runner:
                 self.protocol.prepare(episodes)  # e.g. per-fold thresholds (memory_ops)
                 if source := self.protocol.provenance():  # e.g. an imported answer file
                     log.imported = source
-                predictions = self._replay(episodes)
+                predictions = self.protocol.finish(self._replay(episodes))  # e.g. lamp1's encode
                 log.replayed_unix = time.time()  # replay ends, scoring starts
                 if not predictions:
                     raise ConfigError(
