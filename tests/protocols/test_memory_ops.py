@@ -124,3 +124,28 @@ def test_pair_loader_names_file_line_and_expectation(tmp_path):
     with pytest.raises(DatasetFormatError, match="line 1: 'memory' should be a non-empty string"):
         memory_pairs.load(path=bad)
     assert {len(memory_pairs.load(s)) for s in ("table7",)} == {14}
+
+
+def test_a_runs_pairs_reach_the_embedder_in_one_call_and_score_the_same(episodes, llm):
+    # issue 55 item 7: every episode's pairs and the held-out labelled ones in the first
+    # episode's call (they used to go one call per episode and per pair source)
+    from recallbench.testing.embedders import RecordingEmbedder
+
+    protocol = MemoryOpsProtocol(fit="none", pair_sources=("own_en",))
+    batched = RecordingEmbedder(dim=256)
+    preds = _run(protocol, episodes, _method(llm, batched, "english"), llm)
+    assert len(batched.calls) == 1 and len(set(batched.sent)) == len(batched.sent)
+    one_by_one = RecordingEmbedder(dim=256)  # no prepare: each episode's pairs as it comes
+    method = _method(llm, one_by_one, "english")
+    alone = [
+        p
+        for ep in episodes
+        for p in MemoryOpsProtocol(fit="none", pair_sources=("own_en",))
+        .run_episode(ep, method, llm)
+        .predictions
+    ]
+    alone += protocol.run_extra(lambda: method, llm)
+    assert len(one_by_one.calls) > 1 and set(one_by_one.sent) == set(batched.sent)
+    assert [(p.pred_id, p.output, p.meta.get("labels")) for p in preds] == [
+        (p.pred_id, p.output, p.meta.get("labels")) for p in alone
+    ]

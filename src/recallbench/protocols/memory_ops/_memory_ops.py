@@ -33,6 +33,7 @@ Deviations:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -106,12 +107,16 @@ class MemoryOpsProtocol(EvalProtocol):
         self.seed = seed
         self.fits: list[dict[str, Any]] = []
         self._thresholds: dict[str, dict[str, float]] = {}
+        self._pending: list[tuple[str, str]] | None = None  # every episode's pairs (prepare)
+        self._pending_lock = threading.Lock()
 
     # --- held-out thresholds -------------------------------------------------------------
 
     def prepare(self, episodes: Sequence[Episode]) -> None:
-        """With ``fit: cv``, fit the character rule's thresholds per fold (module docstring)."""
+        """With ``fit: cv``, fit the character rule's thresholds per fold (module docstring);
+        keep every episode's (memory, summary) pairs for the first episode's embedding call."""
         self.fits, self._thresholds = [], {}
+        self._pending = [(m, s) for t in transitions(episodes) for m in t.memory for s in t.summary]
         if self.fit != "cv":
             return
         ids = sorted(ep.episode_id for ep in episodes)
@@ -159,10 +164,8 @@ class MemoryOpsProtocol(EvalProtocol):
         """Predict M' for every transition of ``episode`` and score it against the gold M'."""
         result = EpisodeResult()
         updater = self._updater(method, episode.episode_id)
-        if updater is not None:  # every transition's pairs in one embedding call
-            updater.prefetch(
-                [(m, s) for t in transitions([episode]) for m in t.memory for s in t.summary]
-            )
+        if updater is not None:  # the first episode: every episode's and labelled pair's
+            updater.prefetch(self._prefetched(episode, updater, llm))
         for t in transitions([episode]):
             if updater is None:  # APPEND only
                 predicted = [*t.memory, *t.summary]
@@ -208,6 +211,26 @@ class MemoryOpsProtocol(EvalProtocol):
             )
         return result
 
+    def _prefetched(
+        self, episode: Episode, updater: MemoryUpdater, llm: LLMClient
+    ) -> list[tuple[str, str]]:
+        """The pairs to embed in one call before ``episode``'s transitions: its own, and for
+        the first episode after ``prepare`` every episode's and every held-out labelled pair's
+        too (issue 55 item 7: one call for the run, not one per episode and source; the methods
+        of a run share one embedder and its memory)."""
+        own = [(m, s) for t in transitions([episode]) for m in t.memory for s in t.summary]
+        with self._pending_lock:
+            pending, self._pending = self._pending, None
+        if pending is None:
+            return own
+        labelled = [
+            (p.memory, p.summary)
+            for _, kept in self._labelled(updater, llm)
+            for p, why in kept
+            if why is None
+        ]
+        return [*pending, *labelled, *own]
+
     # --- pairwise level -------------------------------------------------------------------
 
     def held_out(
@@ -228,15 +251,22 @@ class MemoryOpsProtocol(EvalProtocol):
             return "the English rule's thresholds were set on these pairs"
         return None
 
+    def _labelled(
+        self, updater: MemoryUpdater | None, llm: LLMClient
+    ) -> list[tuple[str, list[tuple[memory_pairs.Pair, str | None]]]]:
+        """Each source's labelled pairs with why each cannot test ``updater`` (None: held out)."""
+        return [
+            (source, [(p, self.held_out(p, updater, llm)) for p in memory_pairs.load(source)])
+            for source in self.pair_sources
+        ]
+
     def run_extra(
         self, make_method: Callable[[], MemoryMethod], llm: LLMClient
     ) -> list[Prediction]:
         """Classify the labelled pairs the classifier was not fit on (one prediction each)."""
         updater = self._updater(make_method(), None)
         out: list[Prediction] = []
-        for source in self.pair_sources:
-            pairs = memory_pairs.load(source)
-            kept = [(p, self.held_out(p, updater, llm)) for p in pairs]
+        for source, kept in self._labelled(updater, llm):
             test = [p for p, why in kept if why is None]
             if updater is None:
                 labels = ["APPEND"] * len(test)
