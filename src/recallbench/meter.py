@@ -5,7 +5,9 @@ Four activities are timed where they happen: ``lm_scoring`` (causal-LM scores,
 extractive backend's offline implementations included) and ``metrics`` (the runner's scoring
 phase). Time is *exclusive*: an activity nested in another (an embedding inside an offline LLM
 task, LM scoring inside the perplexity metric) pauses the outer one, so the seconds of one thread
-add up to at most its wall time. Threads keep their own nesting; their seconds add up.
+add up to at most its wall time. Threads keep their own nesting; their seconds add up, so a
+thread waiting for a shared model inside a timed block would count another thread's work: MiniLM
+times the wait for its lock apart (``embedder_wait``), as it times its load (``embedder_load``).
 
 Counters are named ``<what>.<event>`` (``lm_scores.disk_hits``). The runner takes a
 ``snapshot`` when a run starts and writes the difference at its end (``delta``), so runs that

@@ -176,3 +176,57 @@ def test_a_store_value_that_is_not_a_vector_is_an_error_naming_where(tmp_path):
             cache.get_many("m", ["k"])
     with pytest.raises(ValueError, match="corrupt vector: 3 floats, expected 4"):
         decode({**encode(vec), "dim": 4})
+
+
+class _SlowModel:
+    """A stand-in for MiniLM's forward pass: 30 ms a call, counts calls inside at once."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.inside, self.most, self._count = 0, 0, threading.Lock()
+
+    def encode(self, texts, **_):
+        import time
+
+        with self._count:
+            self.inside += 1
+            self.most = max(self.most, self.inside)
+        time.sleep(0.03)
+        with self._count:
+            self.inside -= 1
+        return np.ones((len(texts), 384), dtype=np.float32)
+
+    def preprocess(self, texts):
+        return {"attention_mask": np.ones((len(texts), 3))}
+
+
+def test_minilms_lock_wait_is_timed_apart_so_threads_count_each_pass_once():
+    # threads embedding at once (workers > 1, LangGraph's store) used to time their wait for the
+    # model's lock as embedding: the meter adds threads up, so the seconds exceeded the wall
+    import threading
+    import time
+
+    from recallbench import meter
+    from recallbench.embed.minilm import MiniLMEmbedder
+
+    model = _SlowModel()
+
+    class Slow(MiniLMEmbedder):
+        _model = model  # no checkpoint loaded: the stand-in's passes
+
+    embedder = Slow()
+    before = meter.snapshot()["seconds"]
+    started = time.perf_counter()
+    threads = [threading.Thread(target=embedder.encode, args=([f"text {i}"],)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - started
+    after = meter.snapshot()["seconds"]
+    timed = after.get("embeddings", 0.0) - before.get("embeddings", 0.0)
+    waited = after.get("embedder_wait", 0.0) - before.get("embedder_wait", 0.0)
+    assert model.most == 1  # one pass at a time
+    assert 6 * 0.03 <= timed <= wall  # each pass counted once
+    assert waited >= 0.03 * (1 + 2 + 3 + 4 + 5) * 0.8  # the queue's waits, apart

@@ -211,7 +211,9 @@ def store_embedder(embedder: TextEmbedder) -> Callable[[Sequence[str]], list[lis
     ``encode`` and adds threads up, so a call waiting inside ``encode`` for another's pass
     was timed as embedding: LangMem's oracle run recorded 13,295 embedding seconds in a
     5,916 s run. One call at a time enters ``encode`` here, so the wait happens before the
-    timer starts; the model ran one pass at a time before too, so nothing is slower.
+    timer starts; the model ran one pass at a time before too, so nothing is slower. MiniLM
+    now also times the wait for its lock apart (``embedder_wait``, ``embed/minilm.py``), which
+    covers ``workers`` > 1 too; this gate stays, at no cost, for LangGraph's threads.
     """
     gate = threading.Lock()
 
