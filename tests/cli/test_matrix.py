@@ -163,3 +163,41 @@ def test_a_wrong_key_or_value_is_one_line_and_exit_2(tmp_path, capsys, args, exp
     assert stop.value.code == 2 and "Traceback" not in err
     (line,) = err.strip().splitlines()
     assert line.startswith("recallbench-matrix: error: ") and expected in line
+
+
+def test_a_skipped_method_keeps_its_row_as_not_run_with_the_reason(tmp_path, capsys, monkeypatch):
+    # a method that takes hours on two cores (Graphiti) is planned, shown, never run
+    monkeypatch.setenv("RECALLBENCH_STAMP", "20260101-000000")
+    argv = [
+        "--settings",
+        "msc_theanine",
+        "--methods",
+        "no_memory,naive_rag",
+        "--skip",
+        "naive_rag",
+        "--why",
+        "hours per episode here",
+        f"paths.data_dir={FIXTURES}",
+        f"paths.results_dir={tmp_path}",
+        "embedder=hashing",
+        "metrics.names=[rouge_l]",
+        "progress=false",
+    ]
+    matrix_main(argv)
+    plan = json.loads((tmp_path / "runs" / "matrix" / "plan.json").read_text())
+    cells = plan["cells"]["msc_theanine"]
+    assert cells["naive_rag"]["status"] == "skipped" and "run" not in cells["naive_rag"]
+    assert cells["no_memory"]["status"] == "finished"
+    rows = {
+        r["row"]: r for r in csv.DictReader((tmp_path / "tables" / "matrix_rouge_l.csv").open())
+    }
+    assert rows["Naive RAG"]["ours"] == "n/a: not run"
+    md = (tmp_path / "tables" / "matrix_rouge_l.md").read_text()
+    assert "not run (hours per episode here) -- Naive RAG @ MSC (THEANINE)" in md
+    # without --skip the next command runs it (the finished cell is reused)
+    matrix_main(["--settings", "msc_theanine", "--methods", "naive_rag", *argv[8:]])
+    again = json.loads((tmp_path / "runs" / "matrix" / "plan.json").read_text())
+    assert again["cells"]["msc_theanine"]["naive_rag"]["status"] == "finished"
+    with pytest.raises(SystemExit) as stop:  # --skip without a reason: one line, before planning
+        matrix_main(["--skip", "naive_rag", *argv[8:]])
+    assert stop.value.code == 2 and "--skip needs --why" in capsys.readouterr().err

@@ -1,7 +1,7 @@
 """``recallbench-matrix``: every memory method on every paper's setting, then the matrix tables.
 
     python -m recallbench.cli.matrix [--plan-only] [--settings KEY,..] [--methods NAME,..]
-        [--episodes N] [KEY=VALUE ...]
+        [--episodes N] [--skip NAME,.. --why TEXT] [KEY=VALUE ...]
 
 Reads the ``matrix:`` block of ``conf/experiment/matrix.yaml`` (``cli.matrix_plan``), plans
 every (setting, method) cell (runnable, or unavailable with the reason derived from what the
@@ -12,7 +12,9 @@ the table experiments the block lists (``tables.matrix``). The plan, with each c
 the tables read it to mark the cells that have no run. KEY=VALUE overrides go to every job
 (``paths.data_dir=...``, ``generator=openai``). ``--episodes N`` (or ``episodes=N``, which
 ``make matrix EPISODES=N`` passes) samples N episodes in every setting that does not fix its
-own. A cell that raises is recorded as failed with its error line and the matrix goes on.
+own. ``--skip`` plans the methods it names but runs none of their cells: they read "n/a: not
+run" with ``--why`` in the notes (a method that takes hours here), also where an earlier
+command finished them (a command without ``--skip`` reuses those runs). A cell that raises is recorded as failed with its error line and the matrix goes on.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from recallbench.cli.matrix_plan import (
     portable_reason,
     setting_entry,
     settings_of,
+    skip,
 )
 from recallbench.cli.table import render_table
 from recallbench.datasets.needs import missing, provided
@@ -267,6 +270,8 @@ def matrix_main(argv: list[str] | None = None) -> None:
     parser.add_argument("--settings", help="only these setting keys (comma-separated)")
     parser.add_argument("--methods", help="only these methods (comma-separated)")
     parser.add_argument("--rerun", action="store_true", help="rerun cells that finished before")
+    parser.add_argument("--skip", help="plan these methods (comma-separated), run none of them")
+    parser.add_argument("--why", default="", help="with --skip: the reason the tables give")
     parser.add_argument(
         "--episodes",
         type=int,
@@ -280,6 +285,8 @@ def matrix_main(argv: list[str] | None = None) -> None:
             if not value.isdigit():
                 raise ConfigError(f"{given}: expected an integer >= 1 (episodes per setting)")
             ns.episodes = int(value)
+        if ns.skip and not ns.why.strip():  # before the minute of planning
+            raise ConfigError("--skip needs --why: the reason the tables give")
         if ns.episodes is not None and ns.episodes < 1:
             raise ConfigError(f"--episodes {ns.episodes}: expected an integer >= 1")
         cfg, _ = compose_checked([f"experiment={ns.experiment}", *ns.overrides])
@@ -294,11 +301,15 @@ def matrix_main(argv: list[str] | None = None) -> None:
         methods = _pick(methods_of(block, where), "memory", ns.methods, "methods")
         started, cpu = time.monotonic(), time.process_time()
         plan, episodes = plan_matrix(block, tag, ns.overrides, settings, methods)
+        skipped = [m.memory for m in _pick(methods, "memory", ns.skip, "skip")] if ns.skip else []
+        methods = [m for m in methods if m.memory not in skipped]
         path = plan_path(cfg.paths.results_dir, tag)
         plan["planned_s"] = round(time.monotonic() - started, 1)
         text = path.read_text(encoding="utf-8") if path.is_file() else None
         earlier: Plan | None = None if text is None else json.loads(text)  # written before
         plan = merged(earlier, plan)
+        if skipped:  # planned, shown as not run with why, never run
+            skip(plan, skipped, ns.why)
         write_json(path, plan)
         print(f"recallbench-matrix: plan {path}", file=sys.stderr)
         if ns.plan_only:

@@ -81,7 +81,7 @@ class Cell(TypedDict, total=False):
     """One cell of ``plan.json``: its job and, once planned or run, how it went."""
 
     job: str
-    status: str  # unavailable | finished | failed
+    status: str  # unavailable | skipped | finished | failed
     reason: str
     run: str
     reused: bool
@@ -281,3 +281,17 @@ def setting_entry(setting: Setting, cfg: DictConfig, choices: dict[str, str]) ->
         "dataset": str(cfg.dataset.name),
         "protocol": str(cfg.protocol.name),
     }
+
+
+def skip(plan: Plan, memories: Sequence[str], why: str) -> None:
+    """Mark the runnable cells of ``memories`` not run, because ``why`` (``--skip``/``--why``).
+
+    Their rows stay in the tables as "n/a: not run", the notes give ``why`` (e.g. the hours a
+    method takes on two cores); a later command without ``--skip`` plans and runs them."""
+    if not why.strip():
+        raise ConfigError("--skip needs --why: the reason the tables give for the cells not run")
+    for row in plan["cells"].values():
+        for memory in memories:
+            cell = row.get(memory)
+            if cell is not None and cell.get("status") not in ("unavailable", "finished"):
+                cell.update({"status": "skipped", "reason": f"not run ({why.strip()})"})
