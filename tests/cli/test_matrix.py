@@ -86,6 +86,17 @@ def test_a_partial_plan_keeps_the_other_cells(plan):
     assert both["cells"]["ops"] == plan["cells"]["ops"]
 
 
+def _fixture_overrides(tmp_path: Path) -> list[str]:
+    """A matrix on the fixtures into ``tmp_path``, hashing embedder, ROUGE-L only."""
+    return [
+        f"paths.data_dir={FIXTURES}",
+        f"paths.results_dir={tmp_path}",
+        "embedder=hashing",
+        "metrics.names=[rouge_l]",
+        "progress=false",
+    ]
+
+
 def test_a_small_matrix_on_fixtures(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("RECALLBENCH_STAMP", "20260101-000000")  # one matrix command's stamp
     argv = [
@@ -93,11 +104,7 @@ def test_a_small_matrix_on_fixtures(tmp_path, capsys, monkeypatch):
         "msc_theanine",
         "--methods",
         "no_memory,gold_memory,naive_rag",
-        f"paths.data_dir={FIXTURES}",
-        f"paths.results_dir={tmp_path}",
-        "embedder=hashing",
-        "metrics.names=[rouge_l]",
-        "progress=false",
+        *_fixture_overrides(tmp_path),
     ]
     matrix_main(argv)
     plan = json.loads((tmp_path / "runs" / "matrix" / "plan.json").read_text())
@@ -177,11 +184,7 @@ def test_a_skipped_method_keeps_its_row_as_not_run_with_the_reason(tmp_path, cap
         "naive_rag",
         "--why",
         "hours per episode here",
-        f"paths.data_dir={FIXTURES}",
-        f"paths.results_dir={tmp_path}",
-        "embedder=hashing",
-        "metrics.names=[rouge_l]",
-        "progress=false",
+        *_fixture_overrides(tmp_path),
     ]
     matrix_main(argv)
     plan = json.loads((tmp_path / "runs" / "matrix" / "plan.json").read_text())

@@ -179,23 +179,16 @@ def test_a_store_value_that_is_not_a_vector_is_an_error_naming_where(tmp_path):
 
 
 class _SlowModel:
-    """A stand-in for MiniLM's forward pass: 30 ms a call, counts calls inside at once."""
+    """A stand-in for MiniLM's forward pass: 30 ms a call, counting calls inside at once."""
 
     def __init__(self) -> None:
-        import threading
+        from recallbench.testing.embedders import Overlap
 
-        self.inside, self.most, self._count = 0, 0, threading.Lock()
+        self.overlap = Overlap()
 
     def encode(self, texts, **_):
-        import time
-
-        with self._count:
-            self.inside += 1
-            self.most = max(self.most, self.inside)
-        time.sleep(0.03)
-        with self._count:
-            self.inside -= 1
-        return np.ones((len(texts), 384), dtype=np.float32)
+        with self.overlap.call():
+            return np.ones((len(texts), 384), dtype=np.float32)
 
     def preprocess(self, texts):
         return {"attention_mask": np.ones((len(texts), 3))}
@@ -227,6 +220,6 @@ def test_minilms_lock_wait_is_timed_apart_so_threads_count_each_pass_once():
     after = meter.snapshot()["seconds"]
     timed = after.get("embeddings", 0.0) - before.get("embeddings", 0.0)
     waited = after.get("embedder_wait", 0.0) - before.get("embedder_wait", 0.0)
-    assert model.most == 1  # one pass at a time
+    assert model.overlap.most == 1  # one pass at a time
     assert 6 * 0.03 <= timed <= wall  # each pass counted once
     assert waited >= 0.03 * (1 + 2 + 3 + 4 + 5) * 0.8  # the queue's waits, apart

@@ -27,6 +27,7 @@ from recallbench.memory.langmem._adapters import (
 )
 from recallbench.records import Query
 from recallbench.testing.backend import ReplyBackend
+from recallbench.testing.embedders import Overlap
 
 
 @pytest.fixture(scope="module")
@@ -144,17 +145,11 @@ class _SlowEmbedder(HashingEmbedder):
 
     def __init__(self):
         super().__init__(dim=16)
-        self.inside = self.most = 0
-        self._count = threading.Lock()
+        self.overlap = Overlap()
 
     def _embed_batch(self, texts):
-        with self._count:
-            self.inside += 1
-            self.most = max(self.most, self.inside)
-        time.sleep(0.03)
-        with self._count:
-            self.inside -= 1
-        return super()._embed_batch(texts)
+        with self.overlap.call():
+            return super()._embed_batch(texts)
 
 
 def test_the_store_embedder_times_no_thread_waiting_for_another():
@@ -171,5 +166,5 @@ def test_the_store_embedder_times_no_thread_waiting_for_another():
         t.join()
     wall = time.perf_counter() - started
     timed = meter.snapshot()["seconds"].get("embeddings", 0.0) - before
-    assert embedder.most == 1  # one call in encode at a time
+    assert embedder.overlap.most == 1  # one call in encode at a time
     assert 6 * 0.03 <= timed <= wall  # every model call timed once, no wait counted
