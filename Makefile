@@ -14,7 +14,9 @@ OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 # A job whose newest finished run has the same config, code, packages and data is reused;
 # RERUN=1 runs every job again.
 RERUN ?=
-RUN := $(OFFLINE) RECALLBENCH_DATA_DIR=$(abspath $(DATA_DIR)) RECALLBENCH_RESULTS_DIR=$(RESULTS) $(if $(RERUN),RECALLBENCH_RERUN=1) $(PY)
+# PYTHONPATH: a checkout runs its own src even when its .venv is another checkout's (a git
+# worktree sharing an editable install would otherwise import and record that checkout's code).
+RUN := $(OFFLINE) RECALLBENCH_DATA_DIR=$(abspath $(DATA_DIR)) RECALLBENCH_RESULTS_DIR=$(RESULTS) $(if $(RERUN),RECALLBENCH_RERUN=1) PYTHONPATH=$(CURDIR)/src $(PY)
 # Data folders of their own (else reproduce's default: DATA_DIR when it holds the data, else the
 # fixtures; cli/reproduce.py SETTINGS): Conversation Chronicles, LaMP-1's labelled dev split.
 CC_DATA_DIR ?=

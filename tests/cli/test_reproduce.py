@@ -129,6 +129,8 @@ def test_the_makefile_has_pattern_rules_only_and_every_target_goes_through_them(
         return done.stdout
 
     assert "recallbench.cli reproduce" in dry("reproduce-table-theanine-1")
+    # its own src first: a worktree sharing another checkout's editable venv ran that code
+    assert f"PYTHONPATH={ROOT}/src " in dry("reproduce-table-theanine-1")
     assert "reproduce --judge" in dry("attribution-lufy")
 
 
