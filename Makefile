@@ -55,7 +55,7 @@ TEST_WORKERS ?= 2
 XDIST = $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile)
 
 test: $(STAMP) ## Run the offline test suite (CPU only, no API calls; TEST_WORKERS=2 processes)
-	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q $(XDIST)
+	$(OFFLINE) WANDB_MODE=disabled PYTHONPATH=$(CURDIR)/src $(VENV)/bin/pytest -q $(XDIST)
 
 test-numeric: $(STAMP) ## The numeric tests alone (.ci/run also runs them under AVX2 dispatch: docs/testing.md)
 	$(OFFLINE) WANDB_MODE=disabled $(VENV)/bin/pytest -q $(XDIST) \
