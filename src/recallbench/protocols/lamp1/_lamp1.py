@@ -150,11 +150,13 @@ class LaMP1Protocol(EvalProtocol):
     def prepare(self, episodes: Sequence[Episode]) -> None:
         """Encode every question's title and two references in one call before the replay."""
         texts = dict.fromkeys(
-            str(text)
+            text
             for episode in episodes
             for qa in episode.qa
-            for text in [qa.meta.get("title") or "", *(qa.meta.get("options") or {}).values()]
-            if str(text).strip()
+            for text in map(
+                str, [qa.meta.get("title") or "", *(qa.meta.get("options") or {}).values()]
+            )
+            if text.strip()
         )
         if texts:
             self._encode(list(texts))

@@ -66,6 +66,11 @@ def derived_operation(m_kept: bool, s_kept: bool) -> str:
     ]
 
 
+def pairs_of(episodes: Sequence[Episode]) -> list[tuple[str, str]]:
+    """Every (memory, summary) sentence pair of the episodes' transitions, in order."""
+    return [(m, s) for t in transitions(episodes) for m in t.memory for s in t.summary]
+
+
 def _hangul(text: str) -> bool:
     return any(_HANGUL_START <= ch <= _HANGUL_END for ch in text)
 
@@ -116,7 +121,7 @@ class MemoryOpsProtocol(EvalProtocol):
         """With ``fit: cv``, fit the character rule's thresholds per fold (module docstring);
         keep every episode's (memory, summary) pairs for the first episode's embedding call."""
         self.fits, self._thresholds = [], {}
-        self._pending = [(m, s) for t in transitions(episodes) for m in t.memory for s in t.summary]
+        self._pending = pairs_of(episodes)
         if self.fit != "cv":
             return
         ids = sorted(ep.episode_id for ep in episodes)
@@ -218,7 +223,7 @@ class MemoryOpsProtocol(EvalProtocol):
         the first episode after ``prepare`` every episode's and every held-out labelled pair's
         too (issue 55 item 7: one call for the run, not one per episode and source; the methods
         of a run share one embedder and its memory)."""
-        own = [(m, s) for t in transitions([episode]) for m in t.memory for s in t.summary]
+        own = pairs_of([episode])
         with self._pending_lock:
             pending, self._pending = self._pending, None
         if pending is None:
